@@ -1,0 +1,66 @@
+# cloudroot — build, boot and test. `just --list` shows every recipe.
+# Without `just` installed: `npx --yes rust-just <recipe>`.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+build := justfile_directory() / "build"
+export GOFLAGS := "-buildvcs=false"
+export CGO_ENABLED := "0"
+
+# Boot a QEMU VM from the example NoCloud seed and show what it provisioned.
+demo: deps agent kernel initramfs rootfs
+    go run ./cmds/cloudroot-lab demo -example examples/demo
+
+# Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
+test: deps agent kernel initramfs rootfs
+    gofmt -l . | (! grep .) || (echo "gofmt: files above need formatting" >&2; exit 1)
+    go vet ./...
+    go test -count=1 ./...
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 25m -v ./integration/ 2>&1 | tee {{build}}/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|integration_test.go' 
+    @echo "integration log: {{build}}/integration.log"
+
+# Unit tests only (no QEMU, no root).
+unit:
+    go test ./...
+
+# Install the Debian packages the build and tests need (root), or say which are missing.
+deps:
+    bash scripts/deps.sh
+
+# The agent and CLI: build/cloudroot (static).
+agent:
+    mkdir -p {{build}}
+    go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot ./cmds/cloudroot
+
+# The initramfs /init: build/cloudroot-init (static).
+init-bin:
+    mkdir -p {{build}}
+    go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-init ./cmds/cloudroot-init
+
+# A Debian kernel and its modules in build/kernel/ (vmlinuz, vmlinux, modules).
+kernel:
+    bash scripts/kernel.sh
+
+# build/initramfs.cpio.gz: cloudroot-init as /init plus the drivers of initramfs/drivers.txt.
+initramfs: init-bin kernel
+    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -drivers initramfs/drivers.txt -init {{build}}/cloudroot-init -o {{build}}/initramfs.cpio.gz
+
+# build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
+rootfs: agent
+    AGENT={{build}}/cloudroot bash scripts/mkrootfs.sh
+
+# A NoCloud seed ISO from a directory: just seed examples/demo build/seed.iso
+seed dir="examples/demo" out=(build / "seed.iso"):
+    bash scripts/mkseed.sh {{dir}} {{out}} iso
+
+# Boot the demo VM several times and print the median of every stage.
+bench-boot runs="5": deps agent kernel initramfs rootfs
+    go run ./cmds/cloudroot-lab bench -example examples/demo -runs {{runs}}
+
+# Go benchmarks of the hot paths.
+bench:
+    go test -run '^$' -bench . -benchmem ./pkg/...
+
+# Remove build outputs (keeps the downloaded kernel .deb in build/cache).
+clean:
+    rm -rf {{build}}/kernel {{build}}/*.img {{build}}/*.iso {{build}}/*.gz {{build}}/cloudroot {{build}}/cloudroot-init

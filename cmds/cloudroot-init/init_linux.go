@@ -1,0 +1,535 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/u-root/u-root/pkg/kmodule"
+	"github.com/u-root/u-root/pkg/mount"
+	"golang.org/x/sys/unix"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/stages"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// Version is stamped at build time (-ldflags -X main.Version=...).
+var Version = "26.2-cloudroot"
+
+const (
+	sysroot     = "/sysroot"
+	modulesLoad = "/etc/cloudroot/modules.load"
+	defaultInit = "/sbin/init"
+)
+
+type boot struct {
+	log     *slog.Logger
+	console io.Writer
+	logBuf  *lockedBuffer // becomes /var/log/cloud-init.log
+	outBuf  *lockedBuffer // becomes /var/log/cloud-init-output.log
+	cmdline bootenv.Cmdline
+	st      *state.State
+	status  *state.Status
+	devs    []bootenv.Device
+	// noEntropy is set when the kernel RNG never became ready.
+	noEntropy bool
+}
+
+func uptime() float64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	return float64(ts.Sec) + float64(ts.Nsec)/1e9
+}
+
+func run() error {
+	ctx := context.Background()
+	b := &boot{
+		console: os.Stdout,
+		logBuf:  &lockedBuffer{},
+		outBuf:  &lockedBuffer{},
+		st:      &state.State{Created: time.Now().UTC()},
+		status:  state.NewStatus(),
+	}
+	b.log = slog.New(slog.NewMultiHandler(
+		newConsoleHandler(os.Stdout, slog.LevelInfo, uptime),
+		slog.NewTextHandler(b.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}),
+	))
+	b.log.Info("cloudroot-init starting", "version", Version, "pid", os.Getpid())
+	if os.Getpid() != 1 {
+		b.log.Warn("not running as PID 1: switch_root only works from PID 1")
+	}
+
+	b.step("early", b.early)
+	b.step("drivers", b.loadDrivers)
+	b.step("entropy", b.waitEntropy)
+	spec, rootDev := b.findRoot(ctx)
+	b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
+
+	t, err := target.New(sysroot)
+	if err != nil {
+		b.fatalRoot(spec, fmt.Errorf("open %s: %w", sysroot, err))
+	}
+	run, _ := target.New("/")
+
+	localStart := uptime()
+	b.status.Get(state.StageInitLocal).Start = &localStart
+	var data *datasource.Data
+	enabled := true
+	b.step("detect", func() error {
+		enabled = b.detect(t)
+		return nil
+	})
+	if enabled {
+		b.step("local", func() error {
+			d, err := stages.FindNoCloud(stages.LocalInput{
+				Cmdline: b.cmdline, DMI: bootenv.ReadDMI(""), Devices: b.devs, Target: t, Log: b.log,
+				ReadDevice: nocloud.ReadDevice,
+			})
+			if err != nil {
+				if errors.Is(err, datasource.ErrNotFound) {
+					b.disable("disabled-by-generator", "no datasource found: "+err.Error())
+					return nil
+				}
+				b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, err.Error())
+				b.disable("disabled-by-generator", "datasource could not be read: "+err.Error())
+				return err
+			}
+			data = d
+			b.log.Info("found datasource", "datasource", d.Description(), "instance_id", d.InstanceID())
+			return nil
+		})
+	}
+	localEnd := uptime()
+	b.status.Get(state.StageInitLocal).Finished = &localEnd
+
+	if data != nil {
+		b.status.Datasource = data.Description()
+		b.status.BootStatusCode = "enabled-by-generator"
+		initStart := uptime()
+		b.status.Get(state.StageInit).Start = &initStart
+		b.step("init", func() error { return b.provision(ctx, t, run, data) })
+		initEnd := uptime()
+		b.status.Get(state.StageInit).Finished = &initEnd
+	}
+	b.step("handoff", func() error { return b.handoff(t, run) })
+	b.switchRoot(t, spec)
+	return nil
+}
+
+// step runs one stage, timing it; an error is recorded and the boot goes on.
+func (b *boot) step(name string, f func() error) {
+	start := uptime()
+	err := f()
+	tm := state.Timing{Stage: name, Start: start, Duration: uptime() - start}
+	if err != nil {
+		tm.Error = err.Error()
+		b.st.Errors = append(b.st.Errors, fmt.Sprintf("%s: %v", name, err))
+		b.log.Error("stage failed", "stage", name, "err", err, "duration", fmt.Sprintf("%.3fs", tm.Duration))
+	} else {
+		b.log.Info("stage done", "stage", name, "duration", fmt.Sprintf("%.3fs", tm.Duration))
+	}
+	b.st.Timings = append(b.st.Timings, tm)
+}
+
+func (b *boot) early() error {
+	var errs []error
+	mounts := []struct {
+		src, dst, fstype, data string
+		flags                  uintptr
+	}{
+		{"devtmpfs", "/dev", "devtmpfs", "mode=0755", unix.MS_NOSUID},
+		{"proc", "/proc", "proc", "", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
+		{"sysfs", "/sys", "sysfs", "", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
+		{"tmpfs", "/run", "tmpfs", "mode=0755", unix.MS_NOSUID | unix.MS_NODEV},
+		{"tmpfs", "/tmp", "tmpfs", "mode=1777", unix.MS_NOSUID | unix.MS_NODEV},
+	}
+	for _, m := range mounts {
+		if err := os.MkdirAll(m.dst, 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if isMountPoint(m.dst) {
+			continue
+		}
+		if err := unix.Mount(m.src, m.dst, m.fstype, m.flags, m.data); err != nil && !errors.Is(err, unix.EBUSY) {
+			errs = append(errs, fmt.Errorf("mount %s on %s: %w", m.fstype, m.dst, err))
+		}
+	}
+	for _, d := range []string{"/etc", sysroot, "/run/cloud-init"} {
+		_ = os.MkdirAll(d, 0o755)
+	}
+	if raw, err := os.ReadFile("/proc/cmdline"); err == nil {
+		b.cmdline = bootenv.ParseCmdline(strings.TrimSpace(string(raw)))
+		b.st.Cmdline = b.cmdline.String()
+	} else {
+		errs = append(errs, fmt.Errorf("read /proc/cmdline: %w", err))
+	}
+	if id, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
+		b.st.BootID = strings.TrimSpace(string(id))
+	}
+	return errors.Join(errs...)
+}
+
+func isMountPoint(p string) bool {
+	var st, parent unix.Stat_t
+	if unix.Stat(p, &st) != nil || unix.Stat(filepath.Dir(p), &parent) != nil {
+		return false
+	}
+	return st.Dev != parent.Dev
+}
+
+// loadDrivers loads the modules listed in /etc/cloudroot/modules.load with
+// their dependencies (u-root kmodule reads modules.dep).
+func (b *boot) loadDrivers() error {
+	f, err := os.Open(modulesLoad)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			b.log.Info("no driver list; relying on built-in drivers", "path", modulesLoad)
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	var names []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l != "" && !strings.HasPrefix(l, "#") {
+			names = append(names, l)
+		}
+	}
+	p, err := kmodule.NewProber(kmodule.ProbeOpts{})
+	if err != nil {
+		return fmt.Errorf("kmodule: %w", err)
+	}
+	var failed []string
+	loaded := 0
+	for _, n := range names {
+		start := time.Now()
+		if err := p.Probe(n, ""); err != nil && !errors.Is(err, unix.EEXIST) {
+			failed = append(failed, n)
+			b.log.Debug("module load failed", "module", n, "err", err)
+			continue
+		}
+		loaded++
+		b.log.Debug("module loaded", "module", n, "duration", time.Since(start).Seconds())
+	}
+	b.log.Info("drivers loaded", "count", loaded, "failed", len(failed))
+	if len(failed) > 0 {
+		b.log.Info("drivers not loaded (absent hardware or not in this kernel)", "modules", strings.Join(failed, ","))
+	}
+	return nil
+}
+
+// waitEntropy makes sure getrandom will not block: Go's crypto (host keys)
+// needs the kernel CRNG initialised. Bounded; says what it waits for.
+func (b *boot) waitEntropy() error {
+	buf := make([]byte, 1)
+	deadline := time.Now().Add(20 * time.Second)
+	said := false
+	for {
+		if _, err := unix.Getrandom(buf, unix.GRND_NONBLOCK); err == nil {
+			if said {
+				b.log.Info("kernel random number generator ready")
+			}
+			return nil
+		}
+		if !said {
+			b.log.Info("waiting for the kernel random number generator (crng init); add virtio-rng or a CPU with RDRAND to avoid this wait")
+			said = true
+		}
+		if time.Now().After(deadline) {
+			b.noEntropy = true
+			return errors.New("kernel random number generator not ready after 20s: SSH host keys will not be generated")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// findRoot waits (bounded) for the root device named on the command line.
+func (b *boot) findRoot(ctx context.Context) (bootenv.RootSpec, *bootenv.Device) {
+	start := uptime()
+	spec, err := b.cmdline.Root()
+	env := bootenv.Env{}
+	wait := 10 * time.Second
+	if spec.Wait {
+		wait = 120 * time.Second
+	}
+	if v, ok := b.cmdline.Get("cloudroot.rootwait"); ok {
+		if d, perr := time.ParseDuration(v + "s"); perr == nil {
+			wait = d
+		}
+	}
+	if spec.Delay > 0 {
+		time.Sleep(spec.Delay)
+	}
+	var dev *bootenv.Device
+	if err == nil {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		devs, werr := env.WaitFor(wctx, func(ds []bootenv.Device) bool {
+			_, ok := bootenv.Find(ds, spec)
+			return ok
+		}, 20*time.Millisecond)
+		cancel()
+		b.devs = devs
+		if werr == nil {
+			if d, ok := bootenv.Find(devs, spec); ok {
+				dev = &d
+			}
+		}
+	}
+	// Let the remaining devices (CD-ROMs behind SCSI/ATA) finish appearing.
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	if devs, serr := env.Settle(sctx, 200*time.Millisecond, 3*time.Second); serr == nil || len(devs) > 0 {
+		b.devs = devs
+	}
+	cancel()
+	b.st.Timings = append(b.st.Timings, state.Timing{Stage: "devices", Start: start, Duration: uptime() - start})
+	for _, d := range b.devs {
+		b.log.Debug("block device", "device", d.Path, "fstype", d.FS.Type, "label", d.FS.Label, "uuid", d.FS.UUID, "partuuid", d.PartUUID)
+	}
+	if err != nil {
+		b.fatalRoot(spec, err)
+	}
+	if dev == nil {
+		if d, ok := bootenv.Find(b.devs, spec); ok {
+			dev = &d
+		} else {
+			b.fatalRoot(spec, fmt.Errorf("no device matches root=%s after waiting %s", spec, wait))
+		}
+	}
+	b.log.Info("root device", "root", spec.String(), "device", dev.Path, "fstype", dev.FS.Type)
+	return spec, dev
+}
+
+func (b *boot) mountRoot(spec bootenv.RootSpec, dev *bootenv.Device) error {
+	fstype := spec.FSType
+	if fstype == "" {
+		fstype = dev.FS.Type
+	}
+	if fstype == "" {
+		b.fatalRoot(spec, fmt.Errorf("%s has no recognisable filesystem; give rootfstype=", dev.Path))
+	}
+	// Provisioning writes to the root, so it is mounted read-write now and
+	// remounted read-only before switch_root when the command line says ro.
+	if err := unix.Mount(dev.Path, sysroot, fstype, 0, spec.Flags); err != nil {
+		b.fatalRoot(spec, fmt.Errorf("mount %s (%s) on %s: %w", dev.Path, fstype, sysroot, err))
+	}
+	return nil
+}
+
+// fatalRoot is the one failure that stops the boot: it says what was looked
+// for and what was seen, then waits (or acts on cloudroot.onfail=).
+func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\ncloudroot-init: FATAL: cannot mount the root filesystem: %v\n", err)
+	if r, ok := b.cmdline.Get("root"); ok {
+		fmt.Fprintf(&sb, "cloudroot-init: looked for root=%s (rootfstype=%q)\n", r, spec.FSType)
+	} else {
+		fmt.Fprintf(&sb, "cloudroot-init: the kernel command line has no root= (it is: %q)\n", b.cmdline.String())
+	}
+	if len(b.devs) == 0 {
+		fmt.Fprintf(&sb, "cloudroot-init: no block devices were seen: is the disk driver in the initramfs (%s)?\n", modulesLoad)
+	} else {
+		fmt.Fprintf(&sb, "cloudroot-init: block devices seen:\n")
+		for _, d := range b.devs {
+			fmt.Fprintf(&sb, "  %-10s %8d MiB  type=%-8s label=%q uuid=%q partuuid=%q partlabel=%q", d.Path, d.Size>>20, d.FS.Type, d.FS.Label, d.FS.UUID, d.PartUUID, d.PartLabel)
+			if d.Err != "" {
+				fmt.Fprintf(&sb, " (%s)", d.Err)
+			}
+			sb.WriteString("\n")
+		}
+	}
+	msg := sb.String()
+	fmt.Fprint(b.console, msg)
+	action, _ := b.cmdline.Get("cloudroot.onfail")
+	unix.Sync()
+	switch action {
+	case "poweroff":
+		_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	case "reboot":
+		_ = unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
+	}
+	for {
+		time.Sleep(60 * time.Second)
+		fmt.Fprint(b.console, msg)
+	}
+}
+
+// detect decides whether provisioning runs (cloud-init=disabled, the marker
+// file, a ds= naming a datasource this build lacks).
+func (b *boot) detect(t *target.Root) bool {
+	if b.cmdline.Disabled() {
+		b.disable("disabled-by-kernel-command-line", "cloud-init=disabled on the kernel command line")
+		return false
+	}
+	if t.Exists("/etc/cloud/cloud-init.disabled") {
+		b.disable("disabled-by-marker-file", "/etc/cloud/cloud-init.disabled exists")
+		return false
+	}
+	if arg, ok := b.cmdline.DS(); ok && !arg.NoCloud() && !strings.EqualFold(arg.Name, "none") {
+		msg := fmt.Sprintf("ds=%s: this build of cloudroot only provides the NoCloud datasource", arg.Name)
+		b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, msg)
+		b.log.Error(msg)
+	}
+	return true
+}
+
+func (b *boot) disable(code, reason string) {
+	b.st.Disabled = true
+	b.st.DisabledReason = reason
+	b.status.BootStatusCode = code
+	b.log.Info("provisioning disabled for this boot", "reason", reason)
+}
+
+// provision applies the init stage to the target, with /dev, /proc, /sys
+// and /run bound into it so commands (bootcmd) see a normal system.
+func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource.Data) error {
+	var bound []string
+	for _, m := range []string{"/dev", "/proc", "/sys", "/run"} {
+		dst := filepath.Join(sysroot, m)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			continue
+		}
+		if err := unix.Mount(m, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			b.log.Warn("bind mount for commands failed", "path", dst, "err", err)
+			continue
+		}
+		bound = append(bound, dst)
+	}
+	defer func() {
+		for i := len(bound) - 1; i >= 0; i-- {
+			if err := unix.Unmount(bound[i], unix.MNT_DETACH); err != nil {
+				b.log.Warn("unmount failed", "path", bound[i], "err", err)
+			}
+		}
+	}()
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	si := stages.SysInfo{
+		System: cstr(uts.Sysname[:]), KernelRelease: cstr(uts.Release[:]), Version: cstr(uts.Version[:]),
+		Machine: cstr(uts.Machine[:]), Hostname: cstr(uts.Nodename[:]),
+	}
+	out := io.MultiWriter(b.console, b.outBuf)
+	opts := stages.InitOptions{
+		Target: t, Run: run, Data: d, Cmdline: b.cmdline.String(), Log: b.log, Out: out,
+		Now: time.Now, Uptime: uptime, Version: Version, SysInfo: si,
+		SetLiveHostname: func(name string) error { return unix.Sethostname([]byte(name)) },
+		NoHostKeys:      b.noEntropy,
+	}
+	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
+}
+
+func cstr(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// handoff writes the state, status, markers and logs.
+func (b *boot) handoff(t, run *target.Root) error {
+	var errs []error
+	if b.st.Disabled {
+		if err := run.WriteFile(state.DisabledMarker, nil, 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	} else if err := run.WriteFile(state.EnabledMarker, nil, 0o644); err != nil {
+		errs = append(errs, err)
+	}
+	st, err := state.Marshal(b.st)
+	if err != nil {
+		return err
+	}
+	if err := run.WriteFile(state.StateFile, st, 0o600); err != nil {
+		errs = append(errs, err)
+	}
+	if !b.st.Disabled && b.st.InstanceID != "" {
+		if err := t.WriteFile(state.InstanceDir(b.st.InstanceID)+"/"+state.InstanceStateName, st, 0o600); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if b.status.BootStatusCode != "" || !b.st.Disabled {
+		if err := stages.WriteStatus(t, run, b.status); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.summary()
+	for _, f := range []struct {
+		p string
+		b []byte
+	}{{state.LogFile, b.logBuf.Bytes()}, {state.OutputLogFile, b.outBuf.Bytes()}} {
+		if err := t.WriteFileOpts(f.p, f.b, target.WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// summary prints every stage's duration on the console.
+func (b *boot) summary() {
+	var sb strings.Builder
+	var total float64
+	for _, tm := range b.st.Timings {
+		if strings.Contains(tm.Stage, "/") {
+			continue
+		}
+		fmt.Fprintf(&sb, " %s=%.3fs", tm.Stage, tm.Duration)
+		if tm.Stage != "devices" && tm.Stage != "drivers" && tm.Stage != "entropy" {
+			total += tm.Duration
+		}
+	}
+	b.log.Info("timings:" + sb.String())
+	b.log.Info(fmt.Sprintf("cloudroot work in the initramfs (excluding driver, device and entropy waits): %.3fs", total))
+}
+
+// switchRoot checks the target init exists, then hands over. If the root
+// must be read-only (ro), it is remounted so before the switch.
+func (b *boot) switchRoot(t *target.Root, spec bootenv.RootSpec) {
+	candidates := []string{defaultInit, "/etc/init", "/bin/init", "/bin/sh"}
+	if spec.Init != "" {
+		candidates = append([]string{spec.Init}, candidates...)
+	}
+	initPath := ""
+	for _, c := range candidates {
+		hp, err := t.Resolve(c)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(hp); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			initPath = c
+			break
+		}
+		if c == spec.Init {
+			b.log.Error("init= does not exist or is not executable in the root; trying defaults", "init", c)
+		}
+	}
+	if initPath == "" {
+		b.fatalRoot(spec, fmt.Errorf("the root filesystem has no init (looked for %s)", strings.Join(candidates, ", ")))
+	}
+	if spec.ReadOnly {
+		if err := unix.Mount("", sysroot, "", unix.MS_REMOUNT|unix.MS_RDONLY, spec.Flags); err != nil {
+			b.log.Warn("remount root read-only failed", "err", err)
+		}
+	}
+	b.log.Info("switching root", "init", initPath)
+	unix.Sync()
+	if err := mount.SwitchRoot(sysroot, initPath); err != nil {
+		b.fatalRoot(spec, fmt.Errorf("switch_root to %s: %w", initPath, err))
+	}
+}

@@ -1,0 +1,9 @@
+package cli
+
+// Commands is every subcommand, in help order. Add new ones here.
+func Commands() []Command {
+	return []Command{
+		statusCommand(),
+		modulesCommand(),
+	}
+}

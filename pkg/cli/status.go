@@ -1,0 +1,1289 @@
+package cli
+
+// `cloud-init status [--format {json,tabular,yaml}] [-l|--long] [-w|--wait]`
+//
+// The contract, after cloud-init 26.x cloudinit/cmd/status.py:
+//
+//   - status.json is read from <root>/run/cloud-init/status.json, falling back
+//     to <root>/var/lib/cloud/data/status.json when that copy was written
+//     during this boot (mtime at or after Now-Uptime). result.json is read
+//     beside whichever status.json was used.
+//   - boot_status_code follows cloud-init's order: cloud-init=enabled on the
+//     kernel command line, /etc/cloud/cloud-init.disabled, cloud-init=disabled
+//     on the command line, /run/cloud-init/disabled, then the code cloudroot
+//     recorded in status.json, then /run/cloud-init/enabled, else "unknown".
+//   - running status: disabled (a disabled-* code), running (status.json with
+//     a started stage, and no result.json or a stage started but unfinished),
+//     done (any start/finished time), else not started.
+//   - condition: error when any stage (or result.json) has errors, degraded
+//     when only recoverable_errors exist.
+//   - output: tabular (status line; --long adds extended_status,
+//     boot_status_code, last_update, detail, errors, recoverable_errors),
+//     json (Python json.dumps indent=2, sort_keys) or yaml (PyYAML
+//     safe_dump, indent=4, explicit ---/...), byte for byte as cloud-init
+//     prints them.
+//   - --wait polls every 0.25s while not started or running, printing "."
+//     per poll in tabular mode; tabular output then starts with a newline.
+//   - exit: 1 on error, 2 when degraded, else 0; 2 for bad arguments.
+//
+// status.json is decoded preserving key order because cloud-init's tabular
+// recoverable_errors listing follows the order Python's json.load saw.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// StatusPollInterval is how often status --wait re-reads status.json.
+const StatusPollInterval = 250 * time.Millisecond
+
+// markerDisabledFile is cloud-init's persistent "never run" marker.
+const markerDisabledFile = "/etc/cloud/cloud-init.disabled"
+
+// Boot status codes as cloud-init's EnabledStatus spells them.
+const (
+	bootDisabledByGenerator = "disabled-by-generator"
+	bootDisabledByCmdline   = "disabled-by-kernel-cmdline"
+	bootDisabledByMarker    = "disabled-by-marker-file"
+	bootDisabledByEnv       = "disabled-by-environment-variable"
+	bootEnabledByGenerator  = "enabled-by-generator"
+	bootEnabledByCmdline    = "enabled-by-kernel-cmdline"
+	bootEnabledBySysvinit   = "enabled-by-sysvinit"
+	bootUnknown             = "unknown"
+)
+
+// bootReasons is cloud-init's description of each boot status code, shown
+// as detail when status.json names neither a datasource nor a stage.
+var bootReasons = map[string]string{
+	bootEnabledBySysvinit:   "Cloud-init enabled on sysvinit",
+	bootEnabledByCmdline:    "Cloud-init enabled by kernel command line cloud-init=enabled",
+	bootDisabledByMarker:    "Cloud-init disabled by " + markerDisabledFile,
+	bootDisabledByCmdline:   "Cloud-init disabled by kernel parameter cloud-init=disabled",
+	bootDisabledByEnv:       "Cloud-init disabled by environment variable KERNEL_CMDLINE=cloud-init=disabled",
+	bootDisabledByGenerator: "Cloud-init disabled by cloud-init-generator",
+	bootEnabledByGenerator:  "Cloud-init enabled by systemd cloud-init-generator",
+	bootUnknown:             "Systemd generator may not have run yet.",
+}
+
+// Running statuses and conditions, cloud-init's values.
+const (
+	runNotStarted = "not started"
+	runRunning    = "running"
+	runDone       = "done"
+	runDisabled   = "disabled"
+
+	condError    = "error"
+	condDegraded = "degraded"
+	condHealthy  = "healthy"
+)
+
+func statusCommand() Command {
+	return Command{
+		Name:  "status",
+		Short: "Report cloud-init status or wait on completion.",
+		Run:   runStatus,
+	}
+}
+
+type statusOptions struct {
+	format string // tabular, json or yaml
+	long   bool
+	wait   bool
+}
+
+const statusUsage = "usage: cloud-init status [-h] [--format {json,tabular,yaml}] [-l] [-w]\n"
+
+const statusHelp = statusUsage + `
+options:
+  -h, --help            show this help message and exit
+  --format {json,tabular,yaml}
+                        Specify output format for cloud-id (default: tabular)
+  -l, --long            Report long format of statuses including run stage
+                        name and error messages
+  -w, --wait            Block waiting on cloud-init to complete
+`
+
+// errStatusHelp is returned by parseStatusArgs for -h/--help.
+var errStatusHelp = errors.New("help requested")
+
+// parseStatusArgs parses args the way argparse would: long options by unique
+// prefix, --opt=value, clustered short flags.
+func parseStatusArgs(args []string) (statusOptions, error) {
+	o := statusOptions{format: "tabular"}
+	var unrecognized []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			unrecognized = append(unrecognized, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			opt := matchLongOption(name)
+			switch opt {
+			case "":
+				unrecognized = append(unrecognized, a)
+			case "format":
+				if !hasVal {
+					if i+1 >= len(args) || looksLikeOption(args[i+1]) {
+						return o, errors.New("argument --format: expected one argument")
+					}
+					i++
+					val = args[i]
+				}
+				switch val {
+				case "json", "tabular", "yaml":
+					o.format = val
+				default:
+					return o, fmt.Errorf("argument --format: invalid choice: '%s' (choose from json, tabular, yaml)", val)
+				}
+			default:
+				if hasVal {
+					return o, fmt.Errorf("argument %s: ignored explicit argument '%s'", flagDisplay(opt), val)
+				}
+				if err := setStatusFlag(&o, opt); err != nil {
+					return o, err
+				}
+			}
+		case len(a) > 1 && a[0] == '-' && !looksNumeric(a):
+			for j := 1; j < len(a); j++ {
+				var opt string
+				switch a[j] {
+				case 'l':
+					opt = "long"
+				case 'w':
+					opt = "wait"
+				case 'h':
+					opt = "help"
+				}
+				if opt == "" {
+					if j == 1 {
+						unrecognized = append(unrecognized, a)
+						break
+					}
+					return o, fmt.Errorf("argument %s: ignored explicit argument '%s'", flagDisplay(shortName(a[j-1])), a[j:])
+				}
+				if err := setStatusFlag(&o, opt); err != nil {
+					return o, err
+				}
+			}
+		default:
+			unrecognized = append(unrecognized, a)
+		}
+	}
+	if len(unrecognized) > 0 {
+		return o, fmt.Errorf("unrecognized arguments: %s", strings.Join(unrecognized, " "))
+	}
+	return o, nil
+}
+
+func setStatusFlag(o *statusOptions, opt string) error {
+	switch opt {
+	case "long":
+		o.long = true
+	case "wait":
+		o.wait = true
+	case "help":
+		return errStatusHelp
+	}
+	return nil
+}
+
+func shortName(c byte) string {
+	switch c {
+	case 'l':
+		return "long"
+	case 'w':
+		return "wait"
+	}
+	return "help"
+}
+
+func flagDisplay(opt string) string {
+	switch opt {
+	case "long":
+		return "-l/--long"
+	case "wait":
+		return "-w/--wait"
+	}
+	return "-h/--help"
+}
+
+// matchLongOption resolves an exact or unambiguous-prefix long option name.
+func matchLongOption(name string) string {
+	if name == "" {
+		return ""
+	}
+	var match string
+	for _, o := range []string{"format", "help", "long", "wait"} {
+		if strings.HasPrefix(o, name) {
+			if match != "" {
+				return ""
+			}
+			match = o
+		}
+	}
+	return match
+}
+
+var negativeNumber = regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`)
+
+func looksNumeric(a string) bool { return negativeNumber.MatchString(a) }
+
+func looksLikeOption(a string) bool {
+	return len(a) > 1 && a[0] == '-' && !looksNumeric(a)
+}
+
+func runStatus(ctx context.Context, env *Env, args []string) int {
+	opts, err := parseStatusArgs(args)
+	if errors.Is(err, errStatusHelp) {
+		io.WriteString(env.Stdout, statusHelp)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%scloud-init status: error: %s\n", statusUsage, err)
+		return 2
+	}
+	d, err := readStatusDetails(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "cloud-init status: error: %s\n", err)
+		return 1
+	}
+	if opts.wait {
+		for d.running == runNotStarted || d.running == runRunning {
+			if opts.format == "tabular" {
+				io.WriteString(env.Stdout, ".")
+			}
+			if d, err = readStatusDetails(env); err != nil {
+				fmt.Fprintf(env.Stderr, "\ncloud-init status: error: %s\n", err)
+				return 1
+			}
+			if err := env.Sleep(ctx, StatusPollInterval); err != nil {
+				io.WriteString(env.Stdout, "\n")
+				return 130
+			}
+		}
+	}
+	var out bytes.Buffer
+	d.print(&out, opts)
+	env.Stdout.Write(out.Bytes())
+	switch d.condition {
+	case condError:
+		return 1
+	case condDegraded:
+		return 2
+	}
+	return 0
+}
+
+// statusDetails is cloud-init's StatusDetails.
+type statusDetails struct {
+	running     string
+	condition   string
+	bootCode    string
+	description string
+	errors      []any
+	// recoverable maps level to a list of messages, in first-seen order.
+	recoverable *jsonObject
+	lastUpdate  string
+	// datasource is the short lowercased name, "" without status.json, nil
+	// when status.json says null.
+	datasource any
+	// v1 is status.json's v1 object.
+	v1 *jsonObject
+}
+
+// readStatusDetails gathers everything status prints from env.Root.
+func readStatusDetails(env *Env) (*statusDetails, error) {
+	now := time.Now
+	if env.Now != nil {
+		now = env.Now
+	}
+	var uptime float64
+	if env.Uptime != nil {
+		uptime = env.Uptime()
+	}
+	boot := now().Add(-time.Duration(uptime * float64(time.Second)))
+
+	statusPath, resultPath := env.Path(state.RunStatusLink), env.Path(state.RunResultLink)
+	statusExists := fileExists(statusPath)
+	if !statusExists {
+		fallback := env.Path(state.StatusFile)
+		if fi, err := os.Stat(fallback); err == nil && (uptime <= 0 || !fi.ModTime().Before(boot)) {
+			statusPath, resultPath, statusExists = fallback, env.Path(state.ResultFile), true
+		}
+	}
+	v1 := newJSONObject()
+	if statusExists {
+		var err error
+		if v1, err = readV1(statusPath); err != nil {
+			return nil, err
+		}
+	}
+	var resultErrors []any
+	resultExists := fileExists(resultPath)
+	if resultExists {
+		r, err := readV1(resultPath)
+		if err != nil {
+			return nil, err
+		}
+		if l, ok := r.get("errors").([]any); ok {
+			resultErrors = l
+		}
+	}
+
+	d := &statusDetails{v1: v1, datasource: ""}
+	dsRaw, hasDS := v1.lookup("datasource")
+	if hasDS {
+		d.datasource = dsRaw
+	}
+	if s, ok := dsRaw.(string); ok && s != "" {
+		short, _, _ := strings.Cut(s, " ")
+		d.datasource = strings.ReplaceAll(strings.ToLower(short), "datasource", "")
+	}
+
+	var bootReason string
+	d.bootCode, bootReason = bootStatus(env, v1)
+	switch {
+	case truthy(dsRaw):
+		d.description = pyStr(dsRaw)
+	case truthy(v1.get("stage")):
+		d.description = "Running in stage: " + pyStr(v1.get("stage"))
+	default:
+		d.description = bootReason
+	}
+
+	latest, started, unfinished := 0.0, false, false
+	for _, k := range v1.keys {
+		st, ok := v1.vals[k].(*jsonObject)
+		if !ok {
+			continue
+		}
+		start, fin := jsonFloat(st.get("start")), jsonFloat(st.get("finished"))
+		latest = math.Max(latest, math.Max(start, fin))
+		if start != 0 {
+			started = true
+			if fin == 0 {
+				unfinished = true
+			}
+		}
+	}
+	if latest > 0 {
+		sec := math.Floor(float64(boot.UnixNano())/1e9 + latest)
+		d.lastUpdate = time.Unix(int64(sec), 0).UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700")
+	}
+
+	d.errors, d.recoverable = collectErrors(v1)
+	if len(d.errors) == 0 && len(resultErrors) > 0 {
+		d.errors = append(d.errors, resultErrors...)
+	}
+	switch {
+	case len(d.errors) > 0:
+		d.condition = condError
+	case len(d.recoverable.keys) > 0:
+		d.condition = condDegraded
+	default:
+		d.condition = condHealthy
+	}
+
+	switch {
+	case strings.HasPrefix(d.bootCode, "disabled-"):
+		d.running = runDisabled
+	case statusExists && started && (!resultExists || unfinished):
+		d.running = runRunning
+	case latest > 0:
+		d.running = runDone
+	default:
+		d.running = runNotStarted
+	}
+	return d, nil
+}
+
+// bootStatus returns the boot status code and its description.
+func bootStatus(env *Env, v1 *jsonObject) (code, reason string) {
+	cmdline := ""
+	if b, err := os.ReadFile(env.Path("/proc/cmdline")); err == nil {
+		cmdline = " " + strings.Join(strings.Fields(string(b)), " ") + " "
+	}
+	recorded, _ := v1.get("boot_status_code").(string)
+	// cloudroot's own spelling of the kernel command line codes.
+	if r, ok := strings.CutSuffix(recorded, "-kernel-command-line"); ok {
+		recorded = r + "-kernel-cmdline"
+	}
+	switch {
+	case strings.Contains(cmdline, " cloud-init=enabled "):
+		code = bootEnabledByCmdline
+	case fileExists(env.Path(markerDisabledFile)):
+		code = bootDisabledByMarker
+	case strings.Contains(cmdline, " cloud-init=disabled "):
+		code = bootDisabledByCmdline
+	case fileExists(env.Path(state.DisabledMarker)):
+		code = bootDisabledByGenerator
+	case recorded != "":
+		code = recorded
+	case fileExists(env.Path(state.EnabledMarker)):
+		code = bootEnabledByGenerator
+	default:
+		code = bootUnknown
+	}
+	reason, ok := bootReasons[code]
+	if !ok {
+		reason = "Cloud-init boot status: " + code
+	}
+	return code, reason
+}
+
+// collectErrors is cloud-init's get_errors: stages in sorted key order,
+// recoverable errors merged by level in first-seen order.
+func collectErrors(v1 *jsonObject) ([]any, *jsonObject) {
+	errs := []any{}
+	rec := newJSONObject()
+	keys := append([]string(nil), v1.keys...)
+	sort.Strings(keys)
+	for _, k := range keys {
+		st, ok := v1.vals[k].(*jsonObject)
+		if !ok {
+			continue
+		}
+		if l, ok := st.get("errors").([]any); ok {
+			errs = append(errs, l...)
+		}
+		r, ok := st.get("recoverable_errors").(*jsonObject)
+		if !ok {
+			continue
+		}
+		for _, level := range r.keys {
+			msgs, _ := r.vals[level].([]any)
+			prev, _ := rec.get(level).([]any)
+			rec.set(level, append(append([]any{}, prev...), msgs...))
+		}
+	}
+	return errs, rec
+}
+
+// translate is cloud-init's translate_status: (status, extended_status).
+func (d *statusDetails) translate() (string, string) {
+	switch {
+	case d.condition == condError:
+		return condError, condError + " - " + d.running
+	case d.condition == condDegraded && (d.running == runDone || d.running == runRunning):
+		return d.running, condDegraded + " " + d.running
+	}
+	return d.running, d.running
+}
+
+// dict is the mapping cloud-init prints as json or yaml.
+func (d *statusDetails) dict() *jsonObject {
+	status, extended := d.translate()
+	m := newJSONObject()
+	m.set("datasource", d.datasource)
+	m.set("boot_status_code", d.bootCode)
+	m.set("status", status)
+	m.set("extended_status", extended)
+	m.set("detail", d.description)
+	m.set("errors", d.errors)
+	m.set("recoverable_errors", d.recoverable)
+	m.set("last_update", d.lastUpdate)
+	for _, k := range d.v1.keys {
+		// datasource is popped by cloud-init; boot_status_code is cloudroot's
+		// record, already resolved into d.bootCode.
+		if k == "datasource" || k == "boot_status_code" {
+			continue
+		}
+		m.set(k, d.v1.vals[k])
+	}
+	return m
+}
+
+func (d *statusDetails) print(w *bytes.Buffer, opts statusOptions) {
+	switch opts.format {
+	case "json":
+		writePyJSON(w, d.dict(), 0)
+		w.WriteString("\n")
+	case "yaml":
+		w.WriteString(pyYAMLDump(d.dict()))
+		w.WriteString("\n")
+	default:
+		status, extended := d.translate()
+		if opts.wait {
+			w.WriteString("\n")
+		}
+		fmt.Fprintf(w, "status: %s\n", status)
+		if !opts.long {
+			return
+		}
+		fmt.Fprintf(w, "extended_status: %s\n", extended)
+		fmt.Fprintf(w, "boot_status_code: %s\n", d.bootCode)
+		if d.lastUpdate != "" {
+			fmt.Fprintf(w, "last_update: %s\n", d.lastUpdate)
+		}
+		fmt.Fprintf(w, "detail: %s\n", d.description)
+		w.WriteString("errors:")
+		if len(d.errors) == 0 {
+			w.WriteString(" []")
+		}
+		for _, e := range d.errors {
+			w.WriteString("\n\t- " + pyStr(e))
+		}
+		w.WriteString("\nrecoverable_errors:")
+		if len(d.recoverable.keys) == 0 {
+			w.WriteString(" {}")
+		} else {
+			for _, level := range d.recoverable.keys {
+				msgs, _ := d.recoverable.vals[level].([]any)
+				parts := make([]string, len(msgs))
+				for j, m := range msgs {
+					parts[j] = strings.ReplaceAll(pyStr(m), "\n", " ")
+				}
+				w.WriteString("\n" + level + ":\n\t- " + strings.Join(parts, "\n\t- "))
+			}
+		}
+		w.WriteString("\n")
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// readV1 reads a {"v1": {...}} file; a missing or non-object v1 is empty.
+func readV1(path string) (*jsonObject, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	v, err := decodeOrderedJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	top, ok := v.(*jsonObject)
+	if !ok {
+		return nil, fmt.Errorf("parsing %s: not a JSON object", path)
+	}
+	if v1, ok := top.get("v1").(*jsonObject); ok {
+		return v1, nil
+	}
+	return newJSONObject(), nil
+}
+
+// truthy is Python truthiness for decoded JSON values.
+func truthy(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case string:
+		return v != ""
+	case json.Number:
+		return jsonFloat(v) != 0
+	case []any:
+		return len(v) > 0
+	case *jsonObject:
+		return len(v.keys) > 0
+	}
+	return true
+}
+
+// pyStr is Python's str() of a decoded JSON value.
+func pyStr(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return "None"
+	case bool:
+		if v {
+			return "True"
+		}
+		return "False"
+	case json.Number:
+		return pyNumber(v)
+	}
+	var b bytes.Buffer
+	writePyJSON(&b, v, -1)
+	return b.String()
+}
+
+func jsonFloat(v any) float64 {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(string(n), 64)
+	return f
+}
+
+// jsonObject is a JSON object that remembers key order, as Python's dict does.
+type jsonObject struct {
+	keys []string
+	vals map[string]any
+}
+
+func newJSONObject() *jsonObject { return &jsonObject{vals: map[string]any{}} }
+
+func (o *jsonObject) lookup(k string) (any, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *jsonObject) get(k string) any { return o.vals[k] }
+
+// set stores v under k; a new key goes last, an existing one keeps its place.
+func (o *jsonObject) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+// decodeOrderedJSON decodes b into nil, bool, string, json.Number, []any and
+// *jsonObject values.
+func decodeOrderedJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	v, err := decodeJSONValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return v, nil
+}
+
+func decodeJSONValue(dec *json.Decoder) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case json.Delim('{'):
+		o := newJSONObject()
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeJSONValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			o.set(kt.(string), v)
+		}
+		_, err := dec.Token()
+		return o, err
+	case json.Delim('['):
+		l := []any{}
+		for dec.More() {
+			v, err := decodeJSONValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		_, err := dec.Token()
+		return l, err
+	}
+	return t, nil
+}
+
+// writePyJSON writes v as Python's json.dumps(v, indent=2, sort_keys=True,
+// separators=(",", ": ")) does (ensure_ascii). indent < 0 writes the compact
+// one-line form with Python's default separators.
+func writePyJSON(w *bytes.Buffer, v any, indent int) {
+	nl := func(n int) {
+		if indent >= 0 {
+			w.WriteString("\n" + strings.Repeat("  ", n))
+		}
+	}
+	sep := ", "
+	if indent >= 0 {
+		sep = ","
+	}
+	switch v := v.(type) {
+	case nil:
+		w.WriteString("null")
+	case bool:
+		w.WriteString(strconv.FormatBool(v))
+	case json.Number:
+		w.WriteString(pyJSONNumber(v))
+	case string:
+		writePyJSONString(w, v)
+	case []any:
+		if len(v) == 0 {
+			w.WriteString("[]")
+			return
+		}
+		w.WriteString("[")
+		for i, e := range v {
+			if i > 0 {
+				w.WriteString(sep)
+			}
+			nl(indent + 1)
+			writePyJSON(w, e, nextIndent(indent))
+		}
+		nl(indent)
+		w.WriteString("]")
+	case *jsonObject:
+		if len(v.keys) == 0 {
+			w.WriteString("{}")
+			return
+		}
+		keys := append([]string(nil), v.keys...)
+		if indent >= 0 {
+			sort.Strings(keys)
+		}
+		w.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				w.WriteString(sep)
+			}
+			nl(indent + 1)
+			writePyJSONString(w, k)
+			w.WriteString(": ")
+			writePyJSON(w, v.vals[k], nextIndent(indent))
+		}
+		nl(indent)
+		w.WriteString("}")
+	}
+}
+
+func nextIndent(indent int) int {
+	if indent < 0 {
+		return indent
+	}
+	return indent + 1
+}
+
+func writePyJSONString(w *bytes.Buffer, s string) {
+	w.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			w.WriteString(`\"`)
+		case '\\':
+			w.WriteString(`\\`)
+		case '\n':
+			w.WriteString(`\n`)
+		case '\r':
+			w.WriteString(`\r`)
+		case '\t':
+			w.WriteString(`\t`)
+		case '\b':
+			w.WriteString(`\b`)
+		case '\f':
+			w.WriteString(`\f`)
+		default:
+			switch {
+			case r < 0x20 || (r > 0x7e && r <= 0xffff && r != 0x7f):
+				fmt.Fprintf(w, `\u%04x`, r)
+			case r > 0xffff:
+				r -= 0x10000
+				fmt.Fprintf(w, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			default:
+				w.WriteRune(r)
+			}
+		}
+	}
+	w.WriteByte('"')
+}
+
+// pyNumber renders a JSON number as Python's repr of the value json.load
+// would have produced (int or float).
+func pyNumber(n json.Number) string {
+	s := string(n)
+	if !strings.ContainsAny(s, ".eE") {
+		if i, ok := new(big.Int).SetString(s, 10); ok {
+			return i.String()
+		}
+		return s
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return pyFloatRepr(f)
+}
+
+func pyJSONNumber(n json.Number) string {
+	s := pyNumber(n)
+	switch s {
+	case "inf":
+		return "Infinity"
+	case "-inf":
+		return "-Infinity"
+	}
+	return s
+}
+
+// pyFloatRepr is Python's repr(float).
+func pyFloatRepr(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if exp < -4 || exp >= 16 {
+		return e
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// pyYAMLDump renders v as cloud-init's safeyaml.dumps: PyYAML SafeDumper,
+// indent 4, width 80, block style, sorted keys, explicit --- and ...
+func pyYAMLDump(v any) string {
+	e := &yamlEmitter{indent: -1, whitespace: true, indention: true}
+	e.writeIndicator("---", true, false, false)
+	e.node(v, false, false)
+	e.writeIndent()
+	e.writeIndicator("...", true, false, false)
+	e.writeIndent()
+	return e.buf.String()
+}
+
+// yamlEmitter follows PyYAML's emitter closely enough for JSON-shaped data:
+// the column and whitespace bookkeeping decides where lines fold.
+type yamlEmitter struct {
+	buf        strings.Builder
+	indent     int // -1 is PyYAML's None
+	indents    []int
+	column     int
+	whitespace bool
+	indention  bool
+	flowLevel  int
+}
+
+const (
+	yamlBestIndent = 4
+	yamlBestWidth  = 80
+)
+
+func (e *yamlEmitter) increaseIndent(flow, indentless bool) {
+	e.indents = append(e.indents, e.indent)
+	switch {
+	case e.indent < 0 && flow:
+		e.indent = yamlBestIndent
+	case e.indent < 0:
+		e.indent = 0
+	case !indentless:
+		e.indent += yamlBestIndent
+	}
+}
+
+func (e *yamlEmitter) popIndent() {
+	e.indent = e.indents[len(e.indents)-1]
+	e.indents = e.indents[:len(e.indents)-1]
+}
+
+func (e *yamlEmitter) write(s string) {
+	e.buf.WriteString(s)
+	e.column += utf8.RuneCountInString(s)
+}
+
+func (e *yamlEmitter) writeIndicator(ind string, needWhitespace, whitespace, indention bool) {
+	if !e.whitespace && needWhitespace {
+		ind = " " + ind
+	}
+	e.write(ind)
+	e.whitespace = whitespace
+	e.indention = e.indention && indention
+}
+
+func (e *yamlEmitter) writeLineBreak() {
+	e.buf.WriteByte('\n')
+	e.whitespace = true
+	e.indention = true
+	e.column = 0
+}
+
+func (e *yamlEmitter) writeIndent() {
+	indent := max(e.indent, 0)
+	if !e.indention || e.column > indent || (e.column == indent && !e.whitespace) {
+		e.writeLineBreak()
+	}
+	if e.column < indent {
+		e.whitespace = true
+		e.write(strings.Repeat(" ", indent-e.column))
+	}
+}
+
+// node emits v; mapping/sequence say which block collection v sits in.
+func (e *yamlEmitter) node(v any, mapping, simpleKey bool) {
+	switch v := v.(type) {
+	case *jsonObject:
+		if len(v.keys) == 0 {
+			e.emptyCollection("{", "}")
+			return
+		}
+		keys := append([]string(nil), v.keys...)
+		sort.Strings(keys)
+		e.increaseIndent(false, false)
+		for _, k := range keys {
+			e.writeIndent()
+			// PyYAML counts the "!!str" tag into the simple key length limit.
+			if a := analyzeYAMLScalar(k); utf8.RuneCountInString(k)+len("!!str") < 128 && !a.empty && !a.multiline {
+				e.node(k, true, true)
+				e.writeIndicator(":", false, false, false)
+			} else { // PyYAML's complex key
+				e.writeIndicator("?", true, false, true)
+				e.node(k, true, false)
+				e.writeIndent()
+				e.writeIndicator(":", true, false, true)
+			}
+			e.node(v.vals[k], true, false)
+		}
+		e.popIndent()
+	case []any:
+		if len(v) == 0 {
+			e.emptyCollection("[", "]")
+			return
+		}
+		e.increaseIndent(false, mapping && !e.indention)
+		for _, item := range v {
+			e.writeIndent()
+			e.writeIndicator("-", true, false, true)
+			e.node(item, false, false)
+		}
+		e.popIndent()
+	default:
+		e.increaseIndent(true, false)
+		e.scalar(v, simpleKey)
+		e.popIndent()
+	}
+}
+
+func (e *yamlEmitter) emptyCollection(open, closing string) {
+	e.writeIndicator(open, true, true, false)
+	e.flowLevel++
+	e.increaseIndent(true, false)
+	e.popIndent()
+	e.flowLevel--
+	e.writeIndicator(closing, false, false, false)
+}
+
+func (e *yamlEmitter) scalar(v any, simpleKey bool) {
+	split := !simpleKey
+	var text string
+	switch v := v.(type) {
+	case nil:
+		text = "null"
+	case bool:
+		text = strconv.FormatBool(v)
+	case json.Number:
+		text = pyNumber(v)
+		if strings.ContainsAny(text, ".en") || text == "inf" || text == "-inf" {
+			text = yamlFloat(text)
+		}
+	case string:
+		a := analyzeYAMLScalar(v)
+		implicit := yamlResolvesToStr(v)
+		switch {
+		case implicit && !(simpleKey && (a.empty || a.multiline)) && a.allowBlockPlain:
+			e.writePlain(v, split)
+		case a.allowSingleQuoted && !(simpleKey && a.multiline):
+			e.writeSingleQuoted(v, split)
+		default:
+			e.writeDoubleQuoted(v, split)
+		}
+		return
+	}
+	e.writePlain(text, split)
+}
+
+// yamlFloat is PyYAML's represent_float applied to Python's repr.
+func yamlFloat(repr string) string {
+	switch repr {
+	case "inf":
+		return ".inf"
+	case "-inf":
+		return "-.inf"
+	case "nan":
+		return ".nan"
+	}
+	s := strings.ToLower(repr)
+	if !strings.Contains(s, ".") && strings.Contains(s, "e") {
+		s = strings.Replace(s, "e", ".0e", 1)
+	}
+	return s
+}
+
+// PyYAML's implicit resolvers for plain scalars (a str that matches one of
+// them must be quoted).
+var yamlImplicit = regexp.MustCompile(`^(?:` +
+	`yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
+	`|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?` +
+	`|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` +
+	`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
+	`|<<|~|null|Null|NULL|` +
+	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]` +
+	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?` +
+	`|=` +
+	`)$`)
+
+func yamlResolvesToStr(s string) bool { return !yamlImplicit.MatchString(s) }
+
+type yamlAnalysis struct {
+	empty, multiline                   bool
+	allowBlockPlain, allowSingleQuoted bool
+}
+
+func isYAMLBreak(r rune) bool { return r == '\n' || r == 0x85 || r == 0x2028 || r == 0x2029 }
+
+func isYAMLSpaceOrBreak(r rune) bool {
+	return r == 0 || r == ' ' || r == '\t' || r == '\r' || isYAMLBreak(r)
+}
+
+// analyzeYAMLScalar is PyYAML's Emitter.analyze_scalar for block context
+// with allow_unicode off.
+func analyzeYAMLScalar(s string) yamlAnalysis {
+	if s == "" {
+		return yamlAnalysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true}
+	}
+	rs := []rune(s)
+	var blockIndicators, lineBreaks, special bool
+	var leadingSpace, leadingBreak, trailingSpace, trailingBreak, breakSpace, spaceBreak bool
+	if strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
+		blockIndicators = true
+	}
+	preceded := true
+	followed := len(rs) == 1 || isYAMLSpaceOrBreak(rs[1])
+	prevSpace, prevBreak := false, false
+	for i, ch := range rs {
+		if i == 0 {
+			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
+				blockIndicators = true
+			}
+			if (ch == '?' || ch == ':' || ch == '-') && followed {
+				blockIndicators = true
+			}
+		} else {
+			if ch == ':' && followed {
+				blockIndicators = true
+			}
+			if ch == '#' && preceded {
+				blockIndicators = true
+			}
+		}
+		if isYAMLBreak(ch) {
+			lineBreaks = true
+		}
+		if !(ch == '\n' || (ch >= 0x20 && ch <= 0x7e)) {
+			special = true // non-ASCII counts too: allow_unicode is off
+		}
+		switch {
+		case ch == ' ':
+			if i == 0 {
+				leadingSpace = true
+			}
+			if i == len(rs)-1 {
+				trailingSpace = true
+			}
+			if prevBreak {
+				breakSpace = true
+			}
+			prevSpace, prevBreak = true, false
+		case isYAMLBreak(ch):
+			if i == 0 {
+				leadingBreak = true
+			}
+			if i == len(rs)-1 {
+				trailingBreak = true
+			}
+			if prevSpace {
+				spaceBreak = true
+			}
+			prevSpace, prevBreak = false, true
+		default:
+			prevSpace, prevBreak = false, false
+		}
+		preceded = isYAMLSpaceOrBreak(ch)
+		followed = i+2 >= len(rs) || isYAMLSpaceOrBreak(rs[i+2])
+	}
+	a := yamlAnalysis{multiline: lineBreaks, allowBlockPlain: true, allowSingleQuoted: true}
+	if leadingSpace || leadingBreak || trailingSpace || trailingBreak {
+		a.allowBlockPlain = false
+	}
+	if breakSpace || spaceBreak || special {
+		a.allowBlockPlain, a.allowSingleQuoted = false, false
+	}
+	if lineBreaks || blockIndicators {
+		a.allowBlockPlain = false
+	}
+	return a
+}
+
+func (e *yamlEmitter) writePlain(text string, split bool) {
+	if text == "" {
+		return
+	}
+	if !e.whitespace {
+		e.write(" ")
+	}
+	e.whitespace, e.indention = false, false
+	rs := []rune(text)
+	spaces, breaks := false, false
+	start := 0
+	for end := 0; end <= len(rs); end++ {
+		var ch rune = -1
+		if end < len(rs) {
+			ch = rs[end]
+		}
+		switch {
+		case spaces:
+			if ch != ' ' {
+				if start+1 == end && e.column > yamlBestWidth && split {
+					e.writeIndent()
+					e.whitespace, e.indention = false, false
+				} else {
+					e.write(string(rs[start:end]))
+				}
+				start = end
+			}
+		case breaks:
+			if ch == -1 || !isYAMLBreak(ch) {
+				if rs[start] == '\n' {
+					e.writeLineBreak()
+				}
+				for range rs[start:end] {
+					e.writeLineBreak()
+				}
+				e.writeIndent()
+				e.whitespace, e.indention = false, false
+				start = end
+			}
+		default:
+			if ch == -1 || ch == ' ' || isYAMLBreak(ch) {
+				e.write(string(rs[start:end]))
+				start = end
+			}
+		}
+		if ch != -1 {
+			spaces, breaks = ch == ' ', isYAMLBreak(ch)
+		}
+	}
+}
+
+func (e *yamlEmitter) writeSingleQuoted(text string, split bool) {
+	e.writeIndicator("'", true, false, false)
+	rs := []rune(text)
+	spaces, breaks := false, false
+	start := 0
+	for end := 0; end <= len(rs); end++ {
+		var ch rune = -1
+		if end < len(rs) {
+			ch = rs[end]
+		}
+		switch {
+		case spaces:
+			if ch != ' ' {
+				if start+1 == end && e.column > yamlBestWidth && split && start != 0 && end != len(rs) {
+					e.writeIndent()
+				} else {
+					e.write(string(rs[start:end]))
+				}
+				start = end
+			}
+		case breaks:
+			if ch == -1 || !isYAMLBreak(ch) {
+				if rs[start] == '\n' {
+					e.writeLineBreak()
+				}
+				for range rs[start:end] {
+					e.writeLineBreak()
+				}
+				e.writeIndent()
+				start = end
+			}
+		default:
+			if ch == -1 || ch == ' ' || ch == '\'' || isYAMLBreak(ch) {
+				if start < end {
+					e.write(string(rs[start:end]))
+					start = end
+				}
+			}
+		}
+		if ch == '\'' {
+			e.write("''")
+			start = end + 1
+		}
+		if ch != -1 {
+			spaces, breaks = ch == ' ', isYAMLBreak(ch)
+		}
+	}
+	e.writeIndicator("'", false, false, false)
+}
+
+var yamlEscapes = map[rune]string{
+	0: "0", 0x07: "a", 0x08: "b", 0x09: "t", 0x0a: "n", 0x0b: "v", 0x0c: "f",
+	0x0d: "r", 0x1b: "e", '"': "\"", '\\': "\\", 0x85: "N", 0xa0: "_",
+	0x2028: "L", 0x2029: "P",
+}
+
+func (e *yamlEmitter) writeDoubleQuoted(text string, split bool) {
+	e.writeIndicator("\"", true, false, false)
+	rs := []rune(text)
+	start := 0
+	for end := 0; end <= len(rs); end++ {
+		var ch rune = -1
+		if end < len(rs) {
+			ch = rs[end]
+		}
+		if ch == -1 || ch == '"' || ch == '\\' || ch == 0x85 || ch == 0x2028 || ch == 0x2029 || ch == 0xfeff || ch < 0x20 || ch > 0x7e {
+			if start < end {
+				e.write(string(rs[start:end]))
+				start = end
+			}
+			if ch != -1 {
+				var data string
+				if esc, ok := yamlEscapes[ch]; ok {
+					data = "\\" + esc
+				} else if ch <= 0xff {
+					data = fmt.Sprintf("\\x%02X", ch)
+				} else if ch <= 0xffff {
+					data = fmt.Sprintf("\\u%04X", ch)
+				} else {
+					data = fmt.Sprintf("\\U%08X", ch)
+				}
+				e.write(data)
+				start = end + 1
+			}
+		}
+		if end > 0 && end < len(rs)-1 && (ch == ' ' || start >= end) && e.column+(end-start) > yamlBestWidth && split {
+			data := "\\"
+			if start < end {
+				data = string(rs[start:end]) + data
+				start = end
+			}
+			e.write(data)
+			e.writeIndent()
+			e.whitespace, e.indention = false, false
+			if rs[start] == ' ' {
+				e.write("\\")
+			}
+		}
+	}
+	e.writeIndicator("\"", false, false, false)
+}

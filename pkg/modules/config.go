@@ -1,0 +1,119 @@
+package modules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the merged cloud-config, as decoded from YAML.
+type Config map[string]any
+
+// Has reports whether key is present (even if null).
+func (c Config) Has(key string) bool { _, ok := c[key]; return ok }
+
+// String returns key as a string ("" if absent or not a scalar).
+func (c Config) String(key string) string {
+	return scalarString(c[key])
+}
+
+// Bool returns key as cloud-init's translate_bool does: true, "true", "1",
+// "on", "yes" (any case) are true; absent gives def.
+func (c Config) Bool(key string, def bool) bool {
+	v, ok := c[key]
+	if !ok || v == nil {
+		return def
+	}
+	return TranslateBool(v, def)
+}
+
+// TranslateBool is cloud-init's util.translate_bool.
+func TranslateBool(v any, def bool) bool {
+	switch t := v.(type) {
+	case bool:
+		return t
+	case int:
+		return t != 0
+	case string:
+		switch strings.ToLower(strings.TrimSpace(t)) {
+		case "true", "1", "on", "yes", "y":
+			return true
+		case "false", "0", "off", "no", "n", "":
+			return false
+		}
+	}
+	return def
+}
+
+// Map returns key as a map (nil if absent or not a map).
+func (c Config) Map(key string) map[string]any {
+	m, _ := c[key].(map[string]any)
+	return m
+}
+
+// Decode converts the value at key into out (a pointer), via YAML so that
+// `yaml:` struct tags apply. A missing key leaves out untouched.
+func (c Config) Decode(key string, out any) error {
+	v, ok := c[key]
+	if !ok {
+		return nil
+	}
+	return DecodeValue(v, out)
+}
+
+// DecodeValue converts any decoded YAML value into out.
+func DecodeValue(v any, out any) error {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(b, out); err != nil {
+		return err
+	}
+	return nil
+}
+
+func scalarString(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case bool:
+		return strconv.FormatBool(t)
+	case int:
+		return strconv.Itoa(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case uint64:
+		return strconv.FormatUint(t, 10)
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case map[string]any, []any:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// StringList accepts a string or a list of scalars, as many cloud-init keys do.
+func StringList(v any) []string {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			if s := scalarString(e); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []string:
+		return t
+	}
+	return nil
+}

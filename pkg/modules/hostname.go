@@ -1,0 +1,333 @@
+package modules
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/templates"
+)
+
+// HostnameInfo is cloud-init's util.get_hostname_fqdn result.
+type HostnameInfo struct {
+	Hostname, FQDN string
+	IsDefault      bool
+}
+
+// GetHostnameFQDN follows cloud-init's util.get_hostname_fqdn: `fqdn`, then a
+// dotted `hostname`, then the datasource's local-hostname (with
+// "localdomain" as the default domain), then the current hostname.
+func GetHostnameFQDN(c *Context) HostnameInfo {
+	cfg := c.Config
+	if cfg.Has("fqdn") && cfg.String("fqdn") != "" {
+		fqdn := cfg.String("fqdn")
+		h := cfg.String("hostname")
+		if h == "" {
+			h, _, _ = strings.Cut(fqdn, ".")
+		}
+		return HostnameInfo{Hostname: h, FQDN: fqdn}
+	}
+	if h := cfg.String("hostname"); strings.Index(h, ".") > 0 {
+		short, _, _ := strings.Cut(h, ".")
+		return HostnameInfo{Hostname: short, FQDN: h}
+	}
+	fqdn, isDefault := dsHostname(c, true)
+	if h := cfg.String("hostname"); cfg.Has("hostname") && h != "" {
+		return HostnameInfo{Hostname: h, FQDN: fqdn}
+	}
+	h, isDefault2 := dsHostname(c, false)
+	return HostnameInfo{Hostname: h, FQDN: fqdn, IsDefault: isDefault || isDefault2}
+}
+
+// dsHostname is DataSource.get_hostname.
+func dsHostname(c *Context, fqdn bool) (string, bool) {
+	const defDomain, defHost = "localdomain", "localhost"
+	var toks []string
+	isDefault := false
+	lh := scalarString(c.Meta["local-hostname"])
+	if lh == "" {
+		cur := currentHostname(c)
+		switch {
+		case strings.Index(cur, ".") > 0:
+			toks = strings.Split(cur, ".")
+		case cur != "":
+			toks = []string{cur, defDomain}
+		default:
+			toks = []string{defHost, defDomain}
+		}
+		isDefault = cur == "" || cur == defHost
+	} else if net.ParseIP(lh) != nil {
+		toks = []string{lh}
+	} else {
+		toks = strings.Split(lh, ".")
+	}
+	host, domain := toks[0], defDomain
+	if len(toks) > 1 {
+		domain = strings.Join(toks[1:], ".")
+	}
+	if fqdn && domain != defDomain {
+		host = host + "." + domain
+	}
+	return host, isDefault
+}
+
+func currentHostname(c *Context) string {
+	if b, err := c.Root.ReadFile("/etc/hostname"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "#") {
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+func writeHostnameFile(c *Context, name string) error {
+	if !c.Config.Bool("create_hostname_file", true) && !c.Root.Exists("/etc/hostname") {
+		c.Log.Info("create_hostname_file is false and /etc/hostname does not exist; not writing it")
+		return nil
+	}
+	return c.Root.WriteFile("/etc/hostname", []byte(name+"\n"), 0o644)
+}
+
+func applyHostname(c *Context, name string) error {
+	if c.SetLiveHostname == nil {
+		return nil
+	}
+	return c.SetLiveHostname(name)
+}
+
+// SetHostname is cc_set_hostname.
+var SetHostname = Module{
+	Name:      "set_hostname",
+	Frequency: state.PerInstance,
+	Keys:      []string{"preserve_hostname", "hostname", "fqdn", "prefer_fqdn_over_hostname", "create_hostname_file"},
+	Run: func(ctx context.Context, c *Context) error {
+		if c.Config.Bool("preserve_hostname", false) {
+			c.Log.Debug("configured to preserve hostname; not setting it", "module", "set_hostname")
+			return nil
+		}
+		hi := GetHostnameFQDN(c)
+		if hi.IsDefault && hi.Hostname == "localhost" {
+			c.Log.Debug("no hostname was provided, skipping set_hostname", "module", "set_hostname")
+			return nil
+		}
+		name := hi.Hostname
+		if c.Config.Bool("prefer_fqdn_over_hostname", false) && hi.FQDN != "" {
+			name = hi.FQDN
+		}
+		if err := writeHostnameFile(c, name); err != nil {
+			return fmt.Errorf("set_hostname: failed to set the hostname to %s (%s): %w", hi.FQDN, hi.Hostname, err)
+		}
+		if err := applyHostname(c, name); err != nil {
+			return fmt.Errorf("set_hostname: apply hostname %s: %w", name, err)
+		}
+		b, _ := json.Marshal(map[string]string{"hostname": hi.Hostname, "fqdn": hi.FQDN})
+		if err := c.Root.WriteFile(state.SetHostnameFile, b, 0o644); err != nil {
+			return fmt.Errorf("set_hostname: %w", err)
+		}
+		return nil
+	},
+}
+
+// UpdateHostname is cc_update_hostname: every boot, update the hostname
+// unless the admin changed it since cloudroot last wrote it.
+var UpdateHostname = Module{
+	Name:      "update_hostname",
+	Frequency: state.PerAlways,
+	Keys:      []string{"preserve_hostname", "prefer_fqdn_over_hostname", "create_hostname_file"},
+	Run: func(ctx context.Context, c *Context) error {
+		if c.Config.Bool("preserve_hostname", false) {
+			c.Log.Debug("configured to preserve hostname; not updating it", "module", "update_hostname")
+			return nil
+		}
+		hi := GetHostnameFQDN(c)
+		if hi.IsDefault && hi.Hostname == "localhost" {
+			c.Log.Debug("no hostname was provided, skipping update_hostname", "module", "update_hostname")
+			return nil
+		}
+		applying := hi.Hostname
+		if c.Config.Bool("prefer_fqdn_over_hostname", false) && hi.FQDN != "" {
+			applying = hi.FQDN
+		}
+		prev := ""
+		if b, err := c.Root.ReadFile(state.PrevHostnameFile); err == nil {
+			prev = strings.TrimSpace(string(b))
+		}
+		sys := currentHostname(c)
+		updatePrev := prev == "" || prev != applying
+		updateSys := sys == "" || sys == prev || sys == "localhost" || sys == "localhost.localdomain"
+		if updateSys && sys != applying {
+			if err := writeHostnameFile(c, applying); err != nil {
+				return fmt.Errorf("update_hostname: %w", err)
+			}
+		}
+		if updateSys {
+			if err := applyHostname(c, applying); err != nil {
+				return fmt.Errorf("update_hostname: apply hostname %s: %w", applying, err)
+			}
+		}
+		if updatePrev {
+			if err := c.Root.WriteFile(state.PrevHostnameFile, []byte(applying+"\n"), 0o644); err != nil {
+				return fmt.Errorf("update_hostname: %w", err)
+			}
+		}
+		return nil
+	},
+}
+
+// UpdateEtcHosts is cc_update_etc_hosts.
+var UpdateEtcHosts = Module{
+	Name:      "update_etc_hosts",
+	Frequency: state.PerAlways,
+	Keys:      []string{"manage_etc_hosts", "fqdn", "hostname"},
+	Run: func(ctx context.Context, c *Context) error {
+		mode := strings.ToLower(c.Config.String("manage_etc_hosts"))
+		switch {
+		case mode == "template" || (mode != "localhost" && TranslateBool(c.Config["manage_etc_hosts"], false)):
+			if mode == "template" {
+				c.warn("Deprecated: manage_etc_hosts: template is deprecated; use manage_etc_hosts: true")
+			}
+			hi := GetHostnameFQDN(c)
+			if hi.Hostname == "" {
+				c.warn("Option 'manage_etc_hosts' was set, but no hostname was found")
+				return nil
+			}
+			tmpl, src, err := hostsTemplate(c)
+			if err != nil {
+				return fmt.Errorf("update_etc_hosts: %w", err)
+			}
+			out, err := RenderBasicJinja(tmpl, map[string]string{"hostname": hi.Hostname, "fqdn": hi.FQDN})
+			if err != nil {
+				return fmt.Errorf("update_etc_hosts: render %s: %w", src, err)
+			}
+			return c.Root.WriteFile("/etc/hosts", []byte(out), 0o644)
+		case mode == "localhost":
+			hi := GetHostnameFQDN(c)
+			if hi.Hostname == "" {
+				c.warn("Option 'manage_etc_hosts' was set, but no hostname was found")
+				return nil
+			}
+			return updateLocalhostEntry(c, hi)
+		default:
+			c.Log.Debug("configuration option 'manage_etc_hosts' is not set, not managing /etc/hosts", "module", "update_etc_hosts")
+		}
+		return nil
+	},
+}
+
+func hostsTemplate(c *Context) (string, string, error) {
+	name := "hosts." + c.Distro.HostsTemplateName() + ".tmpl"
+	dir := "/etc/cloud/templates"
+	if m := c.Config.Map("system_info"); m != nil {
+		if p, ok := m["paths"].(map[string]any); ok && scalarString(p["templates_dir"]) != "" {
+			dir = scalarString(p["templates_dir"])
+		}
+	}
+	if b, err := c.Root.ReadFile(dir + "/" + name); err == nil {
+		return string(b), dir + "/" + name, nil
+	}
+	b, err := templates.FS.ReadFile("hosts/" + name)
+	if err != nil {
+		b, err = templates.FS.ReadFile("hosts/hosts.debian.tmpl")
+		if err != nil {
+			return "", "", fmt.Errorf("no template found for %s", name)
+		}
+	}
+	return string(b), "builtin " + name, nil
+}
+
+// updateLocalhostEntry is distro.update_etc_hosts: make sure the local IP
+// line names fqdn and hostname, leaving the rest of /etc/hosts alone.
+func updateLocalhostEntry(c *Context, hi HostnameInfo) error {
+	ip := "127.0.1.1"
+	if c.Distro.Family == "redhat" || c.Distro.Family == "suse" {
+		ip = "127.0.0.1"
+	}
+	old, _ := c.Root.ReadFile("/etc/hosts")
+	lines := strings.Split(strings.TrimRight(string(old), "\n"), "\n")
+	if len(old) == 0 {
+		lines = nil
+	}
+	found, ok := false, false
+	for _, l := range lines {
+		f := strings.Fields(strings.SplitN(l, "#", 2)[0])
+		if len(f) >= 2 && f[0] == ip {
+			found = true
+			if f[1] == hi.FQDN {
+				for _, a := range f[2:] {
+					if a == hi.Hostname {
+						ok = true
+					}
+				}
+			}
+		}
+	}
+	if found && ok {
+		return nil
+	}
+	var out []string
+	for _, l := range lines {
+		f := strings.Fields(strings.SplitN(l, "#", 2)[0])
+		if len(f) >= 1 && f[0] == ip {
+			continue
+		}
+		out = append(out, l)
+	}
+	names := hi.FQDN
+	if hi.Hostname != hi.FQDN {
+		names += " " + hi.Hostname
+	}
+	out = append(out, ip+" "+names)
+	return c.Root.WriteFile("/etc/hosts", []byte(strings.Join(out, "\n")+"\n"), 0o644)
+}
+
+var (
+	jinjaComment = regexp.MustCompile(`(?s)\{#(.*?)(-?)#\}(\n?)`)
+	jinjaVar     = regexp.MustCompile(`\{\{-?\s*([A-Za-z_][A-Za-z0-9_.]*)\s*-?\}\}`)
+)
+
+// RenderBasicJinja renders the subset of Jinja the shipped hosts templates
+// use: the "## template:jinja" header, comments (with "-" whitespace control
+// and trim_blocks, as cloud-init's templater configures Jinja) and {{ var }}.
+// Other block tags are an error. (Full Jinja arrives with the user-data
+// pipeline.)
+func RenderBasicJinja(tmpl string, vars map[string]string) (string, error) {
+	if first, rest, ok := strings.Cut(tmpl, "\n"); ok && strings.HasPrefix(strings.ReplaceAll(strings.ToLower(first), " ", ""), "##template:jinja") {
+		tmpl = rest
+	}
+	var b strings.Builder
+	for {
+		loc := jinjaComment.FindStringSubmatchIndex(tmpl)
+		if loc == nil {
+			b.WriteString(tmpl)
+			break
+		}
+		b.WriteString(tmpl[:loc[0]])
+		rest := tmpl[loc[1]:]
+		if loc[5] > loc[4] { // "-#}": strip all following whitespace
+			rest = strings.TrimLeft(rest, " \t\r\n")
+		}
+		tmpl = rest
+	}
+	out := b.String()
+	if strings.Contains(out, "{%") {
+		return "", fmt.Errorf("template uses Jinja block tags, which this renderer does not support")
+	}
+	var missing []string
+	out = jinjaVar.ReplaceAllStringFunc(out, func(m string) string {
+		name := jinjaVar.FindStringSubmatch(m)[1]
+		if v, ok := vars[name]; ok {
+			return v
+		}
+		missing = append(missing, name)
+		return "CI_MISSING_JINJA_VAR/" + name
+	})
+	_ = missing
+	return out, nil
+}

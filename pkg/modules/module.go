@@ -1,0 +1,102 @@
+// Package modules holds cloud-init's config modules (one file each) and the
+// runner that applies them with cloud-init's stage lists, frequencies and
+// semaphores. A module sees only a Context: the target root, the merged
+// cloud-config, the instance's meta-data and the distro; the same code runs
+// in the initramfs (root /sysroot), in the agent (root /) and in unit tests
+// (root t.TempDir()).
+package modules
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// Stage is where a module runs.
+type Stage string
+
+const (
+	StageInit   Stage = "init"
+	StageConfig Stage = "config"
+	StageFinal  Stage = "final"
+)
+
+// Module is one cloud-init module.
+type Module struct {
+	// Name is cloud-init's module name, e.g. "write_files".
+	Name string
+	// Frequency is the module's default frequency.
+	Frequency state.Frequency
+	// Keys are the top-level cloud-config keys it owns (for docs and schema).
+	Keys []string
+	// Run applies the module. Errors are recorded and the stage goes on.
+	Run func(ctx context.Context, c *Context) error
+}
+
+// Context is what a module gets.
+type Context struct {
+	Root   *target.Root
+	Config Config
+	// Meta is the datasource's meta-data (instance-id, local-hostname, public-keys...).
+	Meta       map[string]any
+	InstanceID string
+	Distro     distro.Info
+	// Datasource is str(DataSource) for messages (final_message).
+	Datasource string
+	Log        *slog.Logger
+	// Out receives command output (console and cloud-init-output.log).
+	Out io.Writer
+	// Now returns the current time; Uptime seconds since boot.
+	Now    func() time.Time
+	Uptime func() float64
+	// Version is cloudroot's version string.
+	Version string
+	// Warn records a recoverable problem (status.json recoverable_errors).
+	Warn func(msg string)
+	// UserScripts are the user-data shell scripts (name → content) that the
+	// init stage writes into instance/scripts.
+	UserScripts []Script
+	// SetLiveHostname sets the running kernel's hostname (nil: don't).
+	SetLiveHostname func(name string) error
+	// Power is set by power_state_change for the caller to carry out after
+	// the stage has finished and its status is written.
+	Power *PowerAction
+}
+
+// Script is a user-data script part.
+type Script struct {
+	Name    string
+	Content []byte
+}
+
+// InstanceDir is /var/lib/cloud/instances/<iid> for this context.
+func (c *Context) InstanceDir() string { return state.InstanceDir(c.InstanceID) }
+
+func (c *Context) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if c.Log != nil {
+		c.Log.Warn(msg)
+	}
+	if c.Warn != nil {
+		c.Warn(msg)
+	}
+}
+
+// PowerAction is a pending power_state_change.
+type PowerAction struct {
+	Mode    string        // poweroff, reboot, halt
+	Delay   time.Duration // 0 = now
+	Message string
+	// Condition is the condition command (nil = always true).
+	Condition []string
+	// ConditionShell is a shell string condition ("" = none).
+	ConditionShell string
+	// Timeout is how long the command waits for the agent before acting.
+	Timeout time.Duration
+}

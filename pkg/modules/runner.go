@@ -1,0 +1,205 @@
+package modules
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// Registry is every module cloudroot implements, in no particular order.
+// Stage order comes from the cloud_*_modules lists.
+func Registry() []Module {
+	return []Module{
+		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
+		Runcmd,
+		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
+		FinalMessage, PowerStateChange,
+	}
+}
+
+// DefaultStageLists are cloud-init's Debian lists (config/cloud.cfg.tmpl,
+// 26.2), used when the merged config has no cloud_*_modules key.
+var DefaultStageLists = map[Stage][]string{
+	StageInit: {"seed_random", "bootcmd", "write_files", "growpart", "resizefs", "disk_setup", "mounts",
+		"set_hostname", "update_hostname", "update_etc_hosts", "ca_certs", "rsyslog", "users_groups", "ssh", "set_passwords"},
+	StageConfig: {"snap", "ssh_import_id", "keyboard", "locale", "grub_dpkg", "apt_pipelining", "apt_configure",
+		"ntp", "timezone", "disable_ec2_metadata", "runcmd", "byobu"},
+	StageFinal: {"package_update_upgrade_install", "fan", "landscape", "lxd", "write_files_deferred", "puppet",
+		"chef", "ansible", "mcollective", "salt_minion", "reset_rmc", "scripts_vendor", "scripts_per_once",
+		"scripts_per_boot", "scripts_per_instance", "scripts_user", "ssh_authkey_fingerprints", "keys_to_console",
+		"install_hotplug", "phone_home", "final_message", "power_state_change"},
+}
+
+// knownKeys are config keys of cloud-init modules cloudroot does not
+// implement yet; when one is present the run reports it instead of silently
+// ignoring the user's request.
+var knownKeys = map[string][]string{
+	"seed_random": {"random_seed"}, "growpart": {"growpart"}, "resizefs": {"resize_rootfs"},
+	"disk_setup": {"disk_setup", "fs_setup", "device_aliases"}, "mounts": {"mounts", "swap"},
+	"ca_certs": {"ca_certs", "ca-certs"}, "rsyslog": {"rsyslog"}, "set_passwords": {"chpasswd", "password"},
+	"snap": {"snap"}, "ssh_import_id": {"ssh_import_id"}, "keyboard": {"keyboard"}, "locale": {"locale"},
+	"grub_dpkg": {"grub_dpkg", "grub-dpkg"}, "apt_pipelining": {"apt_pipelining"}, "apt_configure": {"apt"},
+	"ntp": {"ntp"}, "timezone": {"timezone"}, "disable_ec2_metadata": {"disable_ec2_metadata"}, "byobu": {"byobu_by_default"},
+	"package_update_upgrade_install": {"packages", "package_update", "package_upgrade", "package_reboot_if_required", "apt_update", "apt_upgrade"},
+	"fan": {"fan"}, "landscape": {"landscape"}, "lxd": {"lxd"}, "puppet": {"puppet"}, "chef": {"chef"},
+	"ansible": {"ansible"}, "mcollective": {"mcollective"}, "salt_minion": {"salt_minion"},
+	"phone_home": {"phone_home"}, "keys_to_console": {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
+	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
+}
+
+// Entry is one item of a cloud_*_modules list.
+type Entry struct {
+	Name      string
+	Frequency state.Frequency // "" = module default
+}
+
+// CanonicalName normalises "cc_write-files" to "write_files".
+func CanonicalName(n string) string {
+	n = strings.TrimSpace(strings.ReplaceAll(n, "-", "_"))
+	return strings.TrimPrefix(n, "cc_")
+}
+
+// StageList reads the list for stage from cfg (cloud_init_modules,
+// cloud_config_modules, cloud_final_modules), falling back to the defaults.
+// Items are names, [name, frequency] or {name:, frequency:}.
+func StageList(cfg Config, stage Stage) ([]Entry, []string) {
+	key := map[Stage]string{StageInit: "cloud_init_modules", StageConfig: "cloud_config_modules", StageFinal: "cloud_final_modules"}[stage]
+	raw, ok := cfg[key].([]any)
+	if !ok {
+		var out []Entry
+		for _, n := range DefaultStageLists[stage] {
+			out = append(out, Entry{Name: n})
+		}
+		return out, nil
+	}
+	var out []Entry
+	var problems []string
+	for i, it := range raw {
+		var e Entry
+		var freq string
+		switch t := it.(type) {
+		case string:
+			e.Name = t
+		case []any:
+			if len(t) > 0 {
+				e.Name = scalarString(t[0])
+			}
+			if len(t) > 1 {
+				freq = scalarString(t[1])
+			}
+		case map[string]any:
+			e.Name = scalarString(t["name"])
+			freq = scalarString(t["frequency"])
+		}
+		if e.Name == "" {
+			problems = append(problems, fmt.Sprintf("%s[%d]: unrecognised module entry %v", key, i, it))
+			continue
+		}
+		e.Name = CanonicalName(e.Name)
+		if freq != "" {
+			f, ok := state.ParseFrequency(freq)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s[%d]: unknown frequency %q for %s", key, i, freq, e.Name))
+			}
+			e.Frequency = f
+		}
+		out = append(out, e)
+	}
+	return out, problems
+}
+
+// Report is what one stage did.
+type Report struct {
+	Ran     []string
+	Skipped []string
+	// Errors are module failures ("Running module X failed: ...").
+	Errors []string
+	// Durations per module that ran, in seconds.
+	Durations map[string]float64
+}
+
+// RunStage runs a stage's modules in order with cloud-init's frequency
+// semantics: per-instance modules run once per instance-id (semaphore
+// instances/<iid>/sem/config_<name>), per-once ever (sem/config_<name>.once),
+// always every time. The semaphore is taken before the module runs, so a
+// failed module is not retried on the next boot (as cloud-init does).
+// A failing module is recorded and the next one runs.
+func RunStage(ctx context.Context, c *Context, stage Stage) Report {
+	rep := Report{Durations: map[string]float64{}}
+	entries, problems := StageList(c.Config, stage)
+	for _, p := range problems {
+		c.warn("%s", p)
+	}
+	byName := map[string]Module{}
+	for _, m := range Registry() {
+		byName[m.Name] = m
+	}
+	for _, e := range entries {
+		m, ok := byName[e.Name]
+		if !ok {
+			if keys := presentKeys(c.Config, knownKeys[e.Name]); len(keys) > 0 {
+				c.warn("module %s is not supported by cloudroot yet; ignoring config keys %s", e.Name, strings.Join(keys, ", "))
+			} else {
+				c.Log.Debug("module not implemented, nothing configured for it", "module", e.Name)
+			}
+			rep.Skipped = append(rep.Skipped, e.Name)
+			continue
+		}
+		freq := m.Frequency
+		if e.Frequency != "" {
+			freq = e.Frequency
+		}
+		sem := state.SemaphorePath(c.InstanceID, m.Name, freq)
+		if sem != "" && c.Root.Exists(sem) {
+			c.Log.Debug("module already ran", "module", m.Name, "frequency", string(freq), "path", sem)
+			rep.Skipped = append(rep.Skipped, m.Name)
+			continue
+		}
+		if sem != "" {
+			body := fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)
+			if err := c.Root.WriteFile(sem, []byte(body), 0o644); err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("Running module %s failed: semaphore %s: %v", m.Name, sem, err))
+				continue
+			}
+		}
+		start := time.Now()
+		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
+		err := runSafely(ctx, c, m)
+		d := time.Since(start).Seconds()
+		rep.Durations[m.Name] = d
+		rep.Ran = append(rep.Ran, m.Name)
+		if err != nil {
+			msg := fmt.Sprintf("Running module %s (%s) failed: %v", m.Name, "cc_"+m.Name, err)
+			c.Log.Error(msg, "module", m.Name, "duration", d)
+			rep.Errors = append(rep.Errors, msg)
+			continue
+		}
+		c.Log.Info("finished module", "module", m.Name, "duration", d)
+	}
+	return rep
+}
+
+// runSafely runs a module, turning a panic into an error so that one broken
+// module never stops the boot.
+func runSafely(ctx context.Context, c *Context, m Module) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in module %s: %v", m.Name, r)
+		}
+	}()
+	return m.Run(ctx, c)
+}
+
+func presentKeys(cfg Config, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if cfg.Has(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// runParts runs every executable regular file in dir (inside the target) in
+// lexical order, like cloud-init's util.runparts: a failure is recorded and
+// the rest still run; non-executable files are skipped.
+func runParts(ctx context.Context, c *Context, dir string, env map[string]string) error {
+	ents, err := c.Root.ReadDir(dir)
+	if err != nil {
+		c.Log.Debug("no scripts", "path", dir, "err", err)
+		return nil
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	var failed []string
+	var errs []error
+	for _, n := range names {
+		p := path.Join(dir, n)
+		fi, err := c.Root.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if fi.Mode().Perm()&0o111 == 0 {
+			c.Log.Debug("skipping non-executable script", "path", p)
+			continue
+		}
+		c.Log.Info("running script", "path", p)
+		if err := runFile(ctx, c, []string{p}, env); err != nil {
+			failed = append(failed, n)
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("runparts: %d failures (%s) in %d attempted commands: %w",
+			len(failed), strings.Join(failed, ","), len(names), errors.Join(errs...))
+	}
+	return nil
+}
+
+func scriptsModule(name string, freq state.Frequency, dir func(*Context) string) Module {
+	return Module{
+		Name:      name,
+		Frequency: freq,
+		Run: func(ctx context.Context, c *Context) error {
+			d := dir(c)
+			if err := runParts(ctx, c, d, map[string]string{"INSTANCE_ID": c.InstanceID}); err != nil {
+				return fmt.Errorf("%s: failed to run module %s (scripts in %s): %w", name, name, d, err)
+			}
+			return nil
+		},
+	}
+}
+
+// Script modules of the final stage.
+var (
+	ScriptsPerOnce     = scriptsModule("scripts_per_once", state.PerOnce, func(*Context) string { return state.ScriptsPerOnce })
+	ScriptsPerBoot     = scriptsModule("scripts_per_boot", state.PerAlways, func(*Context) string { return state.ScriptsPerBoot })
+	ScriptsPerInstance = scriptsModule("scripts_per_instance", state.PerInstance, func(*Context) string { return state.ScriptsPerInst })
+	ScriptsUser        = scriptsModule("scripts_user", state.PerInstance, func(c *Context) string { return c.InstanceDir() + "/scripts" })
+	ScriptsVendor      = scriptsModule("scripts_vendor", state.PerInstance, func(c *Context) string { return c.InstanceDir() + "/scripts/vendor" })
+)

@@ -1,0 +1,126 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// AgentOptions is what the in-root agent stage needs.
+type AgentOptions struct {
+	Root    *target.Root // "/" in the booted system
+	Log     *slog.Logger
+	Out     io.Writer
+	Now     func() time.Time
+	Uptime  func() float64
+	Version string
+}
+
+// ErrDisabled means provisioning is disabled for this boot.
+var ErrDisabled = errors.New("cloud-init is disabled for this boot")
+
+// LoadState reads this boot's hand-off from /run/cloud-init.
+func LoadState(r *target.Root) (*state.State, error) {
+	b, err := r.ReadFile(state.StateFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", state.StateFile, state.ErrNoState)
+		}
+		return nil, fmt.Errorf("read %s: %w", state.StateFile, err)
+	}
+	return state.Unmarshal(b)
+}
+
+// Modules runs the config or final stage from the handed-over state and
+// updates status.json (and result.json after final). It returns the stage's
+// errors and the pending power action, if any. A missing or unreadable state
+// is recorded in status.json as the stage's error.
+func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []string, power *modules.PowerAction, err error) {
+	stageName := map[modules.Stage]string{modules.StageConfig: state.StageModulesConfig, modules.StageFinal: state.StageModulesFinal}[mode]
+	if stageName == "" {
+		return nil, nil, fmt.Errorf("unknown mode %q (want config or final)", mode)
+	}
+	r := o.Root
+	st := ReadStatus(r)
+	s, lerr := LoadState(r)
+	if lerr == nil && s.Disabled {
+		return nil, nil, ErrDisabled
+	}
+	stage := st.Get(stageName)
+	start := o.Uptime()
+	stage.Start = &start
+	stage.Finished = nil
+	stage.Errors = []string{}
+	stage.RecoverableErrors = map[string][]string{}
+	st.Stage = stageName
+	if werr := WriteStatus(r, r, st); werr != nil {
+		o.Log.Error("write status", "err", werr)
+	}
+	finish := func() {
+		end := o.Uptime()
+		stage.Finished = &end
+		st.Stage = ""
+		if werr := WriteStatus(r, r, st); werr != nil {
+			o.Log.Error("write status", "err", werr)
+		}
+		if mode == modules.StageFinal {
+			res := &state.Result{Datasource: st.Datasource, RecoverableErrors: map[string][]string{}}
+			for _, n := range state.Stages {
+				ss := st.Get(n)
+				res.Errors = append(res.Errors, ss.Errors...)
+				for lvl, msgs := range ss.RecoverableErrors {
+					res.RecoverableErrors[lvl] = append(res.RecoverableErrors[lvl], msgs...)
+				}
+			}
+			if werr := WriteResult(r, r, res); werr != nil {
+				o.Log.Error("write result", "err", werr)
+			}
+		}
+	}
+	if lerr != nil {
+		msg := fmt.Sprintf("cloudroot: no usable state for this boot: %v", lerr)
+		stage.Errors = append(stage.Errors, msg)
+		finish()
+		return stage.Errors, nil, lerr
+	}
+	warn := func(msg string) {
+		o.Log.Warn(msg, "stage", stageName)
+		stage.AddRecoverable("WARNING", msg)
+	}
+	mc := &modules.Context{
+		Root:       r,
+		Config:     modules.Config(s.Config),
+		Meta:       s.MetaData,
+		InstanceID: s.InstanceID,
+		Distro:     distro.Detect(r.ReadFile),
+		Datasource: s.Datasource.Description,
+		Log:        o.Log,
+		Out:        o.Out,
+		Now:        o.Now,
+		Uptime:     o.Uptime,
+		Version:    o.Version,
+		Warn:       warn,
+	}
+	rep := modules.RunStage(ctx, mc, mode)
+	stage.Errors = append(stage.Errors, rep.Errors...)
+	names := make([]string, 0, len(rep.Durations))
+	for n := range rep.Durations {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		o.Log.Debug("module timing", "stage", stageName, "module", n, "duration", rep.Durations[n])
+	}
+	finish()
+	return stage.Errors, mc.Power, nil
+}

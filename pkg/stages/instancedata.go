@@ -1,0 +1,218 @@
+package stages
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// Redacted is the placeholder cloud-init puts in instance-data.json.
+const Redacted = "redacted for non-root user"
+
+// SensitiveKeys are redacted from the world-readable instance-data.json.
+var SensitiveKeys = []string{
+	"merged_cfg", "merged_system_cfg", "security-credentials", "userdata", "user-data",
+	"user_data", "vendordata", "vendor-data", "ds/vendor_data",
+}
+
+// SysInfo is instance-data's sys_info and the v1 keys derived from the kernel.
+type SysInfo struct {
+	KernelRelease string // uname -r
+	Machine       string // uname -m
+	System        string // uname -s
+	Version       string // uname -v
+	Hostname      string
+}
+
+// InstanceData builds cloud-init's instance-data dict (sensitive version).
+func InstanceData(d *datasource.Data, dist distro.Info, merged, system map[string]any, si SysInfo) map[string]any {
+	md := d.MetaData
+	keys := publicKeys(md["public-keys"])
+	str := func(k string) any {
+		if v, ok := md[k]; ok && v != nil {
+			return fmt.Sprint(v)
+		}
+		return nil
+	}
+	az := str("availability-zone")
+	if az == nil {
+		az = str("availability_zone")
+	}
+	platform := d.Platform
+	cloudName := d.CloudName
+	if cloudName == "" {
+		cloudName = "unknown"
+	}
+	v1 := map[string]any{
+		"_beta_keys":        []any{"subplatform"},
+		"availability_zone": az,
+		"availability-zone": az,
+		"cloud_id":          cloudName,
+		"cloud_name":        cloudName,
+		"cloud-name":        cloudName,
+		"distro":            dist.ID,
+		"distro_release":    "",
+		"distro_version":    dist.VersionID,
+		"instance_id":       d.InstanceID(),
+		"instance-id":       d.InstanceID(),
+		"kernel_release":    si.KernelRelease,
+		"local_hostname":    d.LocalHostname(),
+		"local-hostname":    d.LocalHostname(),
+		"machine":           si.Machine,
+		"platform":          platform,
+		"public_ssh_keys":   keys,
+		"python_version":    "",
+		"region":            str("region"),
+		"subplatform":       d.Subplatform,
+		"system_platform":   fmt.Sprintf("%s-%s-%s", si.System, si.KernelRelease, si.Machine),
+		"variant":           dist.ID,
+	}
+	if v1["local_hostname"] == "" {
+		v1["local_hostname"] = si.Hostname
+		v1["local-hostname"] = si.Hostname
+	}
+	ds := map[string]any{
+		"_doc":      "EXPERIMENTAL: The structure and format of content scoped under the 'ds' key may change in subsequent releases of cloud-init.",
+		"meta_data": md,
+	}
+	if len(d.VendorData) > 0 {
+		ds["vendor_data"] = string(d.VendorData)
+	}
+	return map[string]any{
+		"_beta_keys":          []any{"subplatform"},
+		"base64_encoded_keys": []any{},
+		"ds":                  ds,
+		"merged_cfg":          merged,
+		"merged_system_cfg":   system,
+		"sensitive_keys":      toAny(SensitiveKeys),
+		"sys_info": map[string]any{
+			"dist":     []any{dist.ID, dist.VersionID, ""},
+			"platform": fmt.Sprintf("%s-%s-%s", si.System, si.KernelRelease, si.Machine),
+			"python":   "",
+			"release":  si.KernelRelease,
+			"system":   si.System,
+			"uname":    []any{si.System, si.Hostname, si.KernelRelease, si.Version, si.Machine, si.Machine},
+			"variant":  dist.ID,
+		},
+		"system_info": map[string]any{"distro": dist.ID, "variant": dist.ID},
+		"v1":          v1,
+	}
+}
+
+// Redact returns a copy of an instance-data dict with every sensitive key
+// (by name at any depth, or by slash path) replaced by Redacted.
+func Redact(data map[string]any) map[string]any {
+	return redactMap(data, "")
+}
+
+func redactMap(m map[string]any, prefix string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		p := k
+		if prefix != "" {
+			p = prefix + "/" + k
+		}
+		if isSensitive(k, p) && k != "sensitive_keys" {
+			out[k] = Redacted
+			continue
+		}
+		if sub, ok := v.(map[string]any); ok {
+			out[k] = redactMap(sub, p)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func isSensitive(k, p string) bool {
+	for _, s := range SensitiveKeys {
+		if strings.Contains(s, "/") {
+			if s == p {
+				return true
+			}
+		} else if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteInstanceData writes instance-data-sensitive.json (0600),
+// instance-data.json (0644, redacted) and combined-cloud-config.json (0600).
+func WriteInstanceData(run *target.Root, data map[string]any, combined map[string]any) error {
+	sens, err := json.MarshalIndent(data, "", " ")
+	if err != nil {
+		return fmt.Errorf("instance-data: %w", err)
+	}
+	pub, err := json.MarshalIndent(Redact(data), "", " ")
+	if err != nil {
+		return fmt.Errorf("instance-data: %w", err)
+	}
+	cc, err := json.MarshalIndent(combined, "", " ")
+	if err != nil {
+		return fmt.Errorf("instance-data: %w", err)
+	}
+	for _, f := range []struct {
+		p    string
+		b    []byte
+		mode uint32
+	}{
+		{state.InstanceDataSens, sens, 0o600},
+		{state.InstanceDataFile, pub, 0o644},
+		{state.CombinedConfig, cc, 0o600},
+	} {
+		if err := run.WriteFile(f.p, append(f.b, '\n'), fsMode(f.mode)); err != nil {
+			return fmt.Errorf("instance-data: %w", err)
+		}
+	}
+	return nil
+}
+
+func publicKeys(v any) []any {
+	out := []any{}
+	var add func(any)
+	add = func(v any) {
+		switch t := v.(type) {
+		case string:
+			for _, l := range strings.Split(t, "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					out = append(out, l)
+				}
+			}
+		case []any:
+			for _, e := range t {
+				add(e)
+			}
+		case map[string]any:
+			ks := make([]string, 0, len(t))
+			for k := range t {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				if m, ok := t[k].(map[string]any); ok {
+					add(m["openssh-key"])
+				} else {
+					add(t[k])
+				}
+			}
+		}
+	}
+	add(v)
+	return out
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

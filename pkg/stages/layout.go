@@ -1,0 +1,123 @@
+package stages
+
+import (
+	"encoding/json"
+	"io/fs"
+	"fmt"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// NoPreviousInstanceID is what cloud-init writes on a first boot.
+const NoPreviousInstanceID = "NO_PREVIOUS_INSTANCE_ID"
+
+// cloudDirs are the /var/lib/cloud subdirectories cloud-init creates.
+var cloudDirs = []string{
+	"scripts/per-boot", "scripts/per-instance", "scripts/per-once", "scripts/vendor",
+	"seed", "instances", "handlers", "sem", "data",
+}
+
+// instanceDirs are created in instances/<iid>.
+var instanceDirs = []string{"boothooks", "handlers", "scripts", "scripts/vendor", "sem", "data"}
+
+// PreviousInstanceID reads data/instance-id from the target ("" if none).
+func PreviousInstanceID(t *target.Root) string {
+	b, err := t.ReadFile(state.InstanceIDFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// WriteInstanceLayout creates cloud-init's /var/lib/cloud tree for iid and
+// points /var/lib/cloud/instance at it (stages.py _reflect_cur_instance).
+func WriteInstanceLayout(t *target.Root, run *target.Root, iid, prev, dsDescription, dsName string) error {
+	for _, d := range cloudDirs {
+		if err := t.MkdirAll(state.CloudDir+"/"+d, 0o755); err != nil {
+			return fmt.Errorf("layout: %w", err)
+		}
+	}
+	idir := state.InstanceDir(iid)
+	for _, d := range instanceDirs {
+		if err := t.MkdirAll(idir+"/"+d, 0o755); err != nil {
+			return fmt.Errorf("layout: %w", err)
+		}
+	}
+	if err := t.Symlink(idir, state.InstanceLink); err != nil {
+		return fmt.Errorf("layout: %w", err)
+	}
+	dsLine := fmt.Sprintf("DataSource%s: %s\n", dsName, dsDescription)
+	if prev == "" {
+		prev = NoPreviousInstanceID
+	}
+	files := []struct {
+		p    string
+		data string
+	}{
+		{idir + "/datasource", dsLine},
+		{state.PrevDatasource, dsLine},
+		{state.InstanceIDFile, iid + "\n"},
+		{state.PrevInstanceID, prev + "\n"},
+	}
+	for _, f := range files {
+		if err := t.WriteFile(f.p, []byte(f.data), 0o644); err != nil {
+			return fmt.Errorf("layout: %w", err)
+		}
+	}
+	if err := run.WriteFile(state.InstanceIDRunFile, []byte(iid+"\n"), 0o644); err != nil {
+		return fmt.Errorf("layout: %w", err)
+	}
+	return nil
+}
+
+// WriteStatus writes status.json into /var/lib/cloud/data and links
+// /run/cloud-init/status.json to it (relative, so it resolves after
+// switch_root), as cloud-init does.
+func WriteStatus(t, run *target.Root, st *state.Status) error {
+	b, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if err := t.WriteFile(state.StatusFile, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if run.Dir() == t.Dir() {
+		return run.Symlink("../../var/lib/cloud/data/status.json", state.RunStatusLink)
+	}
+	// In the initramfs /run is not yet under the target: the link is made
+	// now and resolves once switch_root has moved /run into the new root.
+	return run.Symlink("../../var/lib/cloud/data/status.json", state.RunStatusLink)
+}
+
+// WriteResult writes result.json and its /run link.
+func WriteResult(t, run *target.Root, r *state.Result) error {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	if err := t.WriteFile(state.ResultFile, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	return run.Symlink("../../var/lib/cloud/data/result.json", state.RunResultLink)
+}
+
+// ReadStatus reads status.json from the target, or a fresh status.
+func ReadStatus(t *target.Root) *state.Status {
+	st := state.NewStatus()
+	b, err := t.ReadFile(state.StatusFile)
+	if err != nil {
+		return st
+	}
+	var s state.Status
+	if err := json.Unmarshal(b, &s); err != nil {
+		return st
+	}
+	for _, n := range state.Stages {
+		s.Get(n)
+	}
+	return &s
+}
+
+func fsMode(m uint32) fs.FileMode { return fs.FileMode(m) }

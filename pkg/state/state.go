@@ -1,0 +1,121 @@
+// Package state is the serialized hand-off between cloudroot-init (in the
+// initramfs) and the cloudroot agent (in the booted root), plus cloud-init's
+// on-disk layout: /run/cloud-init and /var/lib/cloud.
+//
+// The state file is JSON, versioned, and written atomically into
+// /run/cloud-init/cloudroot/state.json (the /run tmpfs is moved into the new
+// root by switch_root) and mirrored as
+// /var/lib/cloud/instances/<iid>/cloudroot-state.json. It carries user-data,
+// so both copies are 0600. The agent reads it and never re-probes; a state of
+// an unknown version is refused with ErrUnsupportedVersion.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Version is the state format written by this build. Readers refuse any other.
+const Version = 1
+
+// ErrUnsupportedVersion is returned when a state file has a version this
+// build does not understand.
+var ErrUnsupportedVersion = errors.New("unsupported cloudroot state version")
+
+// ErrNoState means no state was handed over for this boot.
+var ErrNoState = errors.New("no cloudroot state for this boot")
+
+// State is everything the initramfs learned and decided during one boot.
+type State struct {
+	Version int `json:"version"`
+	// Boot identifies the boot that wrote the state (kernel boot_id).
+	BootID string `json:"boot_id,omitempty"`
+	// Created is the wall-clock time the state was written.
+	Created time.Time `json:"created"`
+
+	// Disabled is true when provisioning did not run (disabled or no datasource).
+	Disabled       bool   `json:"disabled,omitempty"`
+	DisabledReason string `json:"disabled_reason,omitempty"`
+
+	Datasource Datasource `json:"datasource"`
+	InstanceID string     `json:"instance_id,omitempty"`
+	// PreviousInstanceID is the instance-id found on disk before this boot.
+	PreviousInstanceID string `json:"previous_instance_id,omitempty"`
+	// NewInstance is true when InstanceID differs from PreviousInstanceID.
+	NewInstance bool `json:"new_instance"`
+
+	MetaData      map[string]any `json:"meta_data,omitempty"`
+	UserData      []byte         `json:"user_data,omitempty"`
+	VendorData    []byte         `json:"vendor_data,omitempty"`
+	NetworkConfig map[string]any `json:"network_config,omitempty"`
+
+	// Config is the merged cloud-config the modules see.
+	Config map[string]any `json:"config,omitempty"`
+	// Distro is the target's os-release ID, as detected by the initramfs.
+	Distro string `json:"distro,omitempty"`
+
+	// Cmdline is the kernel command line of this boot.
+	Cmdline string `json:"cmdline,omitempty"`
+
+	// Timings records the duration of every initramfs stage, in order.
+	Timings []Timing `json:"timings"`
+	// Errors and warnings recorded before handoff.
+	Errors   []string `json:"errors,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Datasource names the source the data came from.
+type Datasource struct {
+	// Name is cloud-init's datasource name, e.g. "NoCloud".
+	Name string `json:"name"`
+	// Description is str(DataSource) as cloud-init prints it, e.g.
+	// "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]".
+	Description string `json:"description"`
+	// Platform and Subplatform are instance-data's v1.platform/subplatform.
+	Platform    string `json:"platform"`
+	Subplatform string `json:"subplatform"`
+	CloudName   string `json:"cloud_name"`
+}
+
+// Timing is one measured stage.
+type Timing struct {
+	Stage string `json:"stage"`
+	// Start is seconds since boot (CLOCK_BOOTTIME).
+	Start float64 `json:"start"`
+	// Duration in seconds.
+	Duration float64 `json:"duration"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// Marshal encodes s with the current version.
+func Marshal(s *State) ([]byte, error) {
+	s.Version = Version
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("state: encode: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Unmarshal decodes a state file, refusing unknown versions.
+func Unmarshal(b []byte) (*State, error) {
+	var probe struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("state: decode: %w", err)
+	}
+	if probe.Version == nil {
+		return nil, fmt.Errorf("state: no version field: %w", ErrUnsupportedVersion)
+	}
+	if *probe.Version != Version {
+		return nil, fmt.Errorf("state: version %d (this build reads %d): %w", *probe.Version, Version, ErrUnsupportedVersion)
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("state: decode: %w", err)
+	}
+	return &s, nil
+}

@@ -1,0 +1,126 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestStateRoundTrip(t *testing.T) {
+	s := &State{
+		Created:    time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+		Datasource: Datasource{Name: "NoCloud", Description: "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"},
+		InstanceID: "iid-1",
+		MetaData:   map[string]any{"instance-id": "iid-1"},
+		UserData:   []byte("#cloud-config\n"),
+		Timings:    []Timing{{Stage: "early", Start: 1.5, Duration: 0.01}},
+	}
+	b, err := Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnmarshalVersions(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want error
+	}{
+		{`{"version": 2}`, ErrUnsupportedVersion},
+		{`{}`, ErrUnsupportedVersion},
+		{`{"version": 1, "instance_id": "x"}`, nil},
+	} {
+		_, err := Unmarshal([]byte(tc.in))
+		if !errors.Is(err, tc.want) {
+			t.Errorf("Unmarshal(%s) = %v, want %v", tc.in, err, tc.want)
+		}
+	}
+	if _, err := Unmarshal([]byte("not json")); err == nil {
+		t.Error("Unmarshal(garbage) succeeded")
+	}
+}
+
+func TestStatusShape(t *testing.T) {
+	st := NewStatus()
+	st.Datasource = "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"
+	start, end := 1.25, 2.5
+	st.Get(StageInit).Start = &start
+	st.Get(StageInit).Finished = &end
+	st.Get(StageInit).AddRecoverable("WARNING", "w1")
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	v1 := raw["v1"]
+	for _, k := range []string{"datasource", "stage", "init-local", "init", "modules-config", "modules-final"} {
+		if _, ok := v1[k]; !ok {
+			t.Errorf("status.json lacks v1.%s: %s", k, b)
+		}
+	}
+	if v1["stage"] != nil {
+		t.Errorf("stage = %v, want null", v1["stage"])
+	}
+	var back Status
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := *back.Get(StageInit).Finished; got != 2.5 {
+		t.Errorf("finished = %v", got)
+	}
+	if got := back.Get(StageInit).RecoverableErrors["WARNING"]; len(got) != 1 {
+		t.Errorf("recoverable = %v", got)
+	}
+}
+
+func TestSemaphorePath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		freq Frequency
+		want string
+	}{
+		{"runcmd", PerInstance, "/var/lib/cloud/instances/i-1/sem/config_runcmd"},
+		{"scripts-per-once", PerOnce, "/var/lib/cloud/sem/config_scripts_per_once.once"},
+		{"bootcmd", PerAlways, ""},
+		{"consume_data", PerInstance, "/var/lib/cloud/instances/i-1/sem/consume_data"},
+	} {
+		if got := SemaphorePath("i-1", tc.name, tc.freq); got != tc.want {
+			t.Errorf("SemaphorePath(%s, %s) = %q, want %q", tc.name, tc.freq, got, tc.want)
+		}
+	}
+	if got := InstanceDir("a/b"); got != "/var/lib/cloud/instances/a_b" {
+		t.Errorf("InstanceDir with slash = %s", got)
+	}
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	f.Add([]byte(`{"version":1,"instance_id":"i","timings":[{"stage":"x","start":1,"duration":2}]}`))
+	f.Add([]byte(`{"version":7}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Unmarshal(b)
+		if err != nil {
+			return
+		}
+		out, err := Marshal(s)
+		if err != nil {
+			t.Fatalf("marshal of a parsed state failed: %v", err)
+		}
+		if _, err := Unmarshal(out); err != nil {
+			t.Fatalf("re-parse failed: %v", err)
+		}
+	})
+}

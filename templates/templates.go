@@ -1,0 +1,12 @@
+// Package templates holds the text templates cloudroot writes into targets:
+// the per-distro hosts templates (used when the target has no
+// /etc/cloud/templates/hosts.<distro>.tmpl of its own) and the systemd units
+// that run the agent's config and final stages.
+package templates
+
+import "embed"
+
+// FS holds hosts/*.tmpl and systemd/*.service.
+//
+//go:embed hosts/*.tmpl systemd/*.service
+var FS embed.FS
