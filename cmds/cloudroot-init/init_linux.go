@@ -375,7 +375,7 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 // file, a ds= naming a datasource this build lacks).
 func (b *boot) detect(t *target.Root) bool {
 	if b.cmdline.Disabled() {
-		b.disable("disabled-by-kernel-command-line", "cloud-init=disabled on the kernel command line")
+		b.disable("disabled-by-kernel-cmdline", "cloud-init=disabled on the kernel command line")
 		return false
 	}
 	if t.Exists("/etc/cloud/cloud-init.disabled") {

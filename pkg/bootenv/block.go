@@ -39,27 +39,27 @@ import (
 
 // Device is one block device or partition.
 type Device struct {
-	Name       string // vda1
-	Path       string // <DevRoot>/vda1
-	Major      int
-	Minor      int
-	Size       int64 // bytes
-	Partition  bool
-	Parent     string // the disk's Name, for partitions
-	PartNumber int
-	Removable  bool
-	ReadOnly   bool
+	Name       string `json:"name"` // vda1
+	Path       string `json:"path"` // <DevRoot>/vda1
+	Major      int    `json:"major"`
+	Minor      int    `json:"minor"`
+	Size       int64  `json:"size"` // bytes
+	Partition  bool   `json:"partition,omitempty"`
+	Parent     string `json:"parent,omitempty"` // the disk's Name, for partitions
+	PartNumber int    `json:"partNumber,omitempty"`
+	Removable  bool   `json:"removable,omitempty"`
+	ReadOnly   bool   `json:"readOnly,omitempty"`
 
-	FS        FS
-	PartUUID  string // from the parent's partition table
-	PartLabel string // GPT partition name
-	PTType    string // disks: "gpt", "dos" or ""
-	PTUUID    string // disks: the table's UUID
+	FS        FS     `json:"fs"`
+	PartUUID  string `json:"partUUID,omitempty"`  // from the parent's partition table
+	PartLabel string `json:"partLabel,omitempty"` // GPT partition name
+	PTType    string `json:"ptType,omitempty"`    // disks: "gpt", "dos" or ""
+	PTUUID    string `json:"ptUUID,omitempty"`    // disks: the table's UUID
 
 	// Err records why the device couldn't be probed (open or read
 	// failure); the other fields are still valid.
-	Err      string
-	NoMedium bool // the open failed with ENOMEDIUM (empty CD/floppy drive)
+	Err      string `json:"error,omitempty"`
+	NoMedium bool   `json:"noMedium,omitempty"` // the open failed with ENOMEDIUM (empty CD/floppy drive)
 }
 
 // String describes the device for logs and "root not found" messages.

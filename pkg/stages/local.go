@@ -3,7 +3,6 @@ package stages
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -75,7 +74,7 @@ func FindNoCloud(in LocalInput) (*datasource.Data, error) {
 			errs = append(errs, err)
 		}
 	}
-	for _, dev := range bootenv.FindLabel(in.Devices, nocloud.Labels...) {
+	for _, dev := range seedDevices(in.Devices) {
 		tried = append(tried, dev.Path)
 		d, err := in.ReadDevice(dev.Path, ov)
 		if err == nil {
@@ -103,4 +102,20 @@ func readSeedDir(t *target.Root, dir, sub string, ov nocloud.Overrides) (*dataso
 	return nocloud.Read(os.DirFS(hp), sub, ov)
 }
 
-var _ fs.FS = os.DirFS("/")
+// seedDevices are the devices holding an ISO9660 or FAT filesystem labelled
+// cidata or CIDATA, in enumeration order.
+func seedDevices(devs []bootenv.Device) []bootenv.Device {
+	var out []bootenv.Device
+	for _, d := range devs {
+		if d.FS.Type != "iso9660" && d.FS.Type != "vfat" {
+			continue
+		}
+		for _, l := range nocloud.Labels {
+			if d.FS.Label == l {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package bootenv
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixtureSeeds returns the decompressed prefixes of the committed images,
+// leaving out those over 1 MiB (the fuzzer crawls on them; only the first
+// 1 MiB + 1 is ever decompressed).
+func fixtureSeeds(f *testing.F, kind string) [][]byte {
+	f.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", kind, "*", "image.gz"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	const limit = 1 << 20
+	var out [][]byte
+	for _, p := range paths {
+		file, err := os.Open(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		zr, err := gzip.NewReader(file)
+		if err != nil {
+			f.Fatalf("%s: %v", p, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(zr, limit+1))
+		file.Close()
+		if err != nil {
+			f.Fatalf("%s: %v", p, err)
+		}
+		if len(b) <= limit {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func FuzzParseCmdline(f *testing.F) {
+	for _, s := range []string{
+		"", "root=LABEL=x ro", `foo="bar baz" -- init args`, `"a=b c"`, "root=PARTUUID=ab/PARTNROFF=1",
+		"ds=nocloud;s=http://x/;i=i;h=h ci.ds=x", `root=/dev/disk/by-label/a\x2fb`, "root=fe01 rw ro",
+		"root=4294967295:1", "root=ffffffffff", `"`, `=`, "--", "cloud-init=disabled",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := ParseCmdline(s)
+		for _, p := range c.Params() {
+			if strings.ContainsAny(p.Key, " \t\n") && !strings.Contains(s, `"`) {
+				t.Fatalf("unquoted key with white space: %q", p.Key)
+			}
+			c.Get(p.Key)
+			c.All(p.Key)
+		}
+		if spec, err := c.Root(); err == nil {
+			_ = spec.String()
+			spec.Matches(Device{Name: "vda1", Major: spec.Major, Minor: spec.Minor})
+		}
+		c.DS()
+		c.Disabled()
+		d := ParseDSString(s)
+		d.NoCloud()
+		d.Network()
+		// Re-parsing the kernel params we kept gives the same params when
+		// no quoting was involved.
+		if !strings.ContainsAny(s, `"`) {
+			var parts []string
+			for _, p := range c.Params() {
+				parts = append(parts, tokenText(p))
+			}
+			again := ParseCmdline(strings.Join(parts, " "))
+			if len(again.Params()) != len(c.Params()) {
+				t.Fatalf("reparse: %d params, want %d", len(again.Params()), len(c.Params()))
+			}
+		}
+	})
+}
+
+func FuzzProbe(f *testing.F) {
+	for _, b := range fixtureSeeds(f, "probe") {
+		f.Add(b)
+	}
+	f.Add(make([]byte, 4096))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fs, err := Probe(bytes.NewReader(b), int64(len(b)))
+		if err == nil && fs.Type == "" {
+			t.Fatal("match without a type")
+		}
+		// Unknown size must not change the outcome for an in-memory image.
+		fs2, err2 := Probe(bytes.NewReader(b), 0)
+		if (err == nil) != (err2 == nil) || fs != fs2 {
+			t.Fatalf("size-less probe differs: %+v %v vs %+v %v", fs, err, fs2, err2)
+		}
+	})
+}
+
+func FuzzProbeTable(f *testing.F) {
+	for _, b := range fixtureSeeds(f, "table") {
+		f.Add(b, uint16(0))
+	}
+	f.Add(buildGPT(4096, 16, "x"), uint16(4096))
+	f.Fuzz(func(t *testing.T, b []byte, ss uint16) {
+		tab, err := ProbeTable(bytes.NewReader(b), int64(len(b)), int(ss))
+		if err != nil {
+			return
+		}
+		for _, p := range tab.Partitions {
+			if p.Number <= 0 || p.Size < 0 || p.Start < 0 {
+				t.Fatalf("bad partition %+v", p)
+			}
+		}
+	})
+}
