@@ -2,8 +2,8 @@ package stages
 
 import (
 	"encoding/json"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/state"

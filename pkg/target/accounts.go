@@ -481,3 +481,6 @@ func (d loginDefs) str(key, def string) string {
 	}
 	return def
 }
+
+// FileOwner returns the uid and gid of fi, or -1, -1 when unknown.
+func FileOwner(fi fs.FileInfo) (uid, gid int) { return fileOwner(fi) }

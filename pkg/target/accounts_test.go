@@ -159,7 +159,7 @@ func TestAddUserNormal(t *testing.T) {
 		"/home/alice/.bashrc.link":     fs.ModeSymlink | 0o777,
 		"/home/alice/.config":          fs.ModeDir | 0o750,
 		"/home/alice/.config/app/rc":   0o600,
-		"/home/alice/.config/app":      fs.ModeDir | 0o755,
+		"/home/alice/.config/app":      fs.ModeDir | 0o750,
 		"/home/alice/../alice/.bashrc": 0o644,
 	}
 	for p, mode := range home {

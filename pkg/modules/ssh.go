@@ -1,0 +1,676 @@
+package modules
+
+// ssh (cloud-init cc_ssh, plus ssh_pwauth from cc_set_passwords), applied
+// to the target without running ssh-keygen or restarting sshd:
+//
+//  1. ssh_deletekeys (default true) removes /etc/ssh/ssh_host_*key*.
+//  2. ssh_keys, when given, writes the host keys/certificates it names
+//     (<type>_private 0600, <type>_public and <type>_certificate 0644;
+//     certificates are announced with HostCertificate in sshd's config) and
+//     derives a missing public key from its private key. Otherwise
+//     ssh_genkeytypes (default rsa, ecdsa, ed25519) generates each missing
+//     /etc/ssh/ssh_host_<type>_key (OpenSSH format, RSA 3072, ECDSA P-256)
+//     concurrently, with "<key>.pub" 0644 commented root@<hostname>. When the
+//     target has an ssh_keys group, private keys are 0640 root:ssh_keys
+//     (cloud-init's RHEL behaviour) instead of 0600 root:root.
+//  3. The meta-data public-keys (unless allow_public_ssh_keys is false) and
+//     ssh_authorized_keys go to the default user's authorized_keys, and to
+//     root's, each prefixed with disable_root_opts when disable_root
+//     (default true). As in cloud-init, without a default user root's keys
+//     still carry the options, with $USER replaced by "NONE".
+//  4. ssh_pwauth true/false sets PasswordAuthentication yes/no in
+//     /etc/ssh/sshd_config.d/50-cloud-init.conf when sshd_config includes
+//     that directory, else in sshd_config itself (a new line goes before the
+//     first Match block); "unchanged" or absent leaves it. Nothing is
+//     written when the target has no sshd_config.
+//
+// authorized_keys files are merged like cloud-init's ssh_util: existing
+// lines are kept, a key already present (same base64) is replaced in place
+// by the new entry, new keys are appended; the directory is 0700 and both
+// are owned by the user.
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// Paths and defaults of the ssh module.
+const (
+	SSHDConfig         = "/etc/ssh/sshd_config"
+	SSHDConfigDir      = SSHDConfig + ".d"
+	SSHDCloudInitConf  = SSHDConfigDir + "/50-cloud-init.conf"
+	hostKeyTemplate    = "/etc/ssh/ssh_host_%s_key"
+	DefaultRSAKeyBits  = 3072
+	DefaultAuthKeyFile = ".ssh/authorized_keys"
+
+	// DefaultDisableRootOpts is cloud-init's ssh_util.DISABLE_USER_OPTS.
+	DefaultDisableRootOpts = `no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"$USER\" rather than the user \"$DISABLE_USER\".';echo;sleep 10;exit 142"`
+)
+
+// DefaultGenKeyTypes is cloud-init's GENERATE_KEY_NAMES.
+var DefaultGenKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
+
+// SSH is cloud-init's ssh module.
+var SSH = Module{
+	Name:      "ssh",
+	Frequency: state.PerInstance,
+	Keys: []string{"ssh_keys", "ssh_authorized_keys", "ssh_deletekeys", "ssh_genkeytypes", "disable_root",
+		"disable_root_opts", "allow_public_ssh_keys", "ssh_quiet_keygen", "ssh_publish_hostkeys", "ssh_pwauth"},
+	Run: runSSH,
+}
+
+// generateHostKey makes a private key of type kind; tests may replace it.
+var generateHostKey = func(kind string) (crypto.Signer, error) {
+	switch kind {
+	case "rsa":
+		return rsa.GenerateKey(rand.Reader, DefaultRSAKeyBits)
+	case "ecdsa":
+		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case "ed25519":
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		return k, err
+	}
+	return nil, fmt.Errorf("unsupported host key type %q", kind)
+}
+
+func runSSH(ctx context.Context, c *Context) error {
+	var errs []error
+	if c.Config.Bool("ssh_deletekeys", true) {
+		keys, err := c.Root.Glob("/etc/ssh/ssh_host_*key*")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ssh: %w", err))
+		}
+		for _, k := range keys {
+			if err := c.Root.Remove(k); err != nil {
+				errs = append(errs, fmt.Errorf("ssh: delete host key: %w", err))
+			}
+		}
+	}
+	if m, ok := c.Config["ssh_keys"].(map[string]any); ok {
+		errs = append(errs, writeGivenHostKeys(c, m))
+	} else {
+		types := DefaultGenKeyTypes
+		if c.Config.Has("ssh_genkeytypes") {
+			types = StringList(c.Config["ssh_genkeytypes"])
+		}
+		errs = append(errs, generateHostKeys(ctx, c, types))
+	}
+	if err := applyCredentials(c); err != nil {
+		errs = append(errs, fmt.Errorf("ssh: applying SSH credentials failed: %w", err))
+	}
+	if err := handlePwauth(c); err != nil {
+		errs = append(errs, fmt.Errorf("ssh: ssh_pwauth: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// hostKeyOwner is root:root 0600, or root:ssh_keys 0640 when that group exists.
+func hostKeyOwner(c *Context) target.WriteOpts {
+	o := rootOwned(0o600)
+	if g, err := c.Root.LookupGroup("ssh_keys"); err == nil {
+		o.Perm = 0o640
+		if os.Geteuid() == 0 {
+			o.GID = g.GID
+		}
+	}
+	return o
+}
+
+func hostname(c *Context) string {
+	if b, err := c.Root.ReadFile("/etc/hostname"); err == nil {
+		if h, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n"); strings.TrimSpace(h) != "" {
+			return strings.TrimSpace(h)
+		}
+	}
+	return "localhost"
+}
+
+func generateHostKeys(ctx context.Context, c *Context, types []string) error {
+	comment := "root@" + hostname(c)
+	priv := hostKeyOwner(c)
+	if err := c.Root.MkdirAll("/etc/ssh", 0o755); err != nil {
+		return fmt.Errorf("ssh: %w", err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(types))
+	for i, kind := range types {
+		keyfile := fmt.Sprintf(hostKeyTemplate, kind)
+		if c.Root.Exists(keyfile) {
+			continue
+		}
+		wg.Go(func() {
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			if err := writeGeneratedKey(c, kind, keyfile, comment, priv); err != nil {
+				errs[i] = fmt.Errorf("ssh: generate %s host key: %w", kind, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func writeGeneratedKey(c *Context, kind, keyfile, comment string, priv target.WriteOpts) error {
+	key, err := generateHostKey(kind)
+	if err != nil {
+		return err
+	}
+	block, err := ssh.MarshalPrivateKey(key, comment)
+	if err != nil {
+		return err
+	}
+	pub, err := ssh.NewPublicKey(key.Public())
+	if err != nil {
+		return err
+	}
+	if err := c.Root.WriteFileOpts(keyfile, pem.EncodeToMemory(block), priv); err != nil {
+		return err
+	}
+	line := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(pub)), "\n") + " " + comment + "\n"
+	return c.Root.WriteFileOpts(keyfile+".pub", []byte(line), rootOwned(0o644))
+}
+
+// writeGivenHostKeys writes ssh_keys entries.
+func writeGivenHostKeys(c *Context, keys map[string]any) error {
+	var errs []error
+	var certs []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		kind, suffix, _ := strings.Cut(k, "_")
+		if !slices.Contains(DefaultGenKeyTypes, kind) || (suffix != "private" && suffix != "public" && suffix != "certificate") {
+			reason := "unrecognized"
+			if kind == "dsa" {
+				reason = "unsupported"
+			}
+			c.warn("Skipping %s ssh_keys entry: \"%s\"", reason, k)
+			continue
+		}
+		fn := fmt.Sprintf(hostKeyTemplate, kind)
+		o := rootOwned(0o644)
+		switch suffix {
+		case "private":
+			o = hostKeyOwner(c)
+		case "public":
+			fn += ".pub"
+		case "certificate":
+			fn += "-cert.pub"
+			certs = append(certs, fn)
+		}
+		if err := c.Root.WriteFileOpts(fn, []byte(scalarString(keys[k])), o); err != nil {
+			errs = append(errs, fmt.Errorf("ssh: write %s: %w", fn, err))
+		}
+	}
+	for _, kind := range DefaultGenKeyTypes {
+		priv, ok := keys[kind+"_private"]
+		if _, hasPub := keys[kind+"_public"]; !ok || hasPub {
+			continue
+		}
+		signer, err := ssh.ParsePrivateKey([]byte(scalarString(priv)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ssh: %s_private: derive public key: %w", kind, err))
+			continue
+		}
+		line := ssh.MarshalAuthorizedKey(signer.PublicKey())
+		if err := c.Root.WriteFileOpts(fmt.Sprintf(hostKeyTemplate, kind)+".pub", line, rootOwned(0o644)); err != nil {
+			errs = append(errs, fmt.Errorf("ssh: write public key: %w", err))
+		}
+	}
+	if len(certs) > 0 {
+		if err := appendSSHDConfig(c, "HostCertificate", certs); err != nil {
+			errs = append(errs, fmt.Errorf("ssh: HostCertificate: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// publicKeys is the datasource's get_public_ssh_keys: meta-data public-keys
+// as a string (one key a line), a list, or a dict of name → key, list of
+// keys, or {"openssh-key": key}.
+func publicKeys(c *Context) []string {
+	var out []string
+	var add func(v any)
+	add = func(v any) {
+		switch t := v.(type) {
+		case string:
+			for l := range strings.SplitSeq(t, "\n") {
+				if l = strings.TrimSpace(l); l != "" {
+					out = append(out, l)
+				}
+			}
+		case []any:
+			for _, e := range t {
+				add(e)
+			}
+		case map[string]any:
+			if k, ok := t["openssh-key"]; ok {
+				add(k)
+				return
+			}
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				add(t[k])
+			}
+		}
+	}
+	add(c.Meta["public-keys"])
+	return out
+}
+
+func disableUserOpts(opts, user, disableUser string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(opts, "$USER", user), "$DISABLE_USER", disableUser)
+}
+
+// applyCredentials is cc_ssh.apply_credentials.
+func applyCredentials(c *Context) error {
+	var keys []string
+	if c.Config.Bool("allow_public_ssh_keys", true) {
+		keys = publicKeys(c)
+	}
+	keys = append(keys, keyList(c.Config["ssh_authorized_keys"])...)
+
+	_, def, _, _ := normalizeUsers(c, func(string, ...any) {})
+	var errs []error
+	userName := ""
+	if def != nil {
+		userName = def.Name
+		u, err := c.Root.LookupUser(def.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("default user: %w", err))
+		} else if err := setupUserKeys(c, u, keys, nil); err != nil {
+			errs = append(errs, fmt.Errorf("default user %s: %w", u.Name, err))
+		}
+	}
+	opts := ""
+	if c.Config.Bool("disable_root", true) {
+		if userName == "" {
+			userName = "NONE"
+		}
+		o := DefaultDisableRootOpts
+		if c.Config.Has("disable_root_opts") {
+			o = c.Config.String("disable_root_opts")
+		}
+		opts = disableUserOpts(o, userName, "root")
+	}
+	root, err := c.Root.LookupUser("root")
+	if err != nil {
+		root = target.User{Name: "root", Home: "/root"}
+	}
+	if err := setupUserKeys(c, root, keys, &opts); err != nil {
+		errs = append(errs, fmt.Errorf("root: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// validKeyTypes is ssh_util.VALID_KEY_TYPES.
+var validKeyTypes = map[string]bool{}
+
+func init() {
+	for _, t := range []string{
+		"dsa", "ecdsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+		"ecdsa-sha2-nistp384", "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp521",
+		"ecdsa-sha2-nistp521-cert-v01@openssh.com", "ed25519", "rsa", "rsa-sha2-256", "rsa-sha2-512",
+		"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
+		"sk-ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519@openssh.com", "ssh-dss",
+		"ssh-dss-cert-v01@openssh.com", "ssh-ed25519", "ssh-ed25519-cert-v01@openssh.com", "ssh-rsa",
+		"ssh-rsa-cert-v01@openssh.com", "ssh-xmss-cert-v01@openssh.com", "ssh-xmss@openssh.com",
+	} {
+		validKeyTypes[t] = true
+	}
+}
+
+// authKeyLine is ssh_util.AuthKeyLine.
+type authKeyLine struct {
+	line                              string
+	options, keytype, base64, comment string
+}
+
+func (k authKeyLine) valid() bool { return k.keytype != "" && k.base64 != "" }
+
+func (k authKeyLine) String() string {
+	if !k.valid() {
+		return k.line
+	}
+	var toks []string
+	for _, s := range []string{k.options, k.keytype, k.base64, k.comment} {
+		if s != "" {
+			toks = append(toks, s)
+		}
+	}
+	return strings.Join(toks, " ")
+}
+
+// parseAuthKeyLine is AuthKeyLineParser.parse: options, when not nil,
+// replace the line's own options.
+func parseAuthKeyLine(src string, options *string) authKeyLine {
+	line := strings.TrimRight(src, "\r\n")
+	ent := strings.TrimSpace(line)
+	if ent == "" || strings.HasPrefix(ent, "#") {
+		return authKeyLine{line: src}
+	}
+	parse := func(s string) (kt, b64, comment string, ok bool) {
+		f := strings.Fields(s)
+		if len(f) < 2 || !validKeyTypes[f[0]] {
+			return "", "", "", false
+		}
+		rest := strings.TrimSpace(s)
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, f[0]))
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, f[1]))
+		return f[0], f[1], rest, true
+	}
+	k := authKeyLine{line: src}
+	kt, b64, comment, ok := parse(ent)
+	opts := ""
+	if !ok {
+		var remain string
+		opts, remain = extractKeyOptions(ent)
+		if kt, b64, comment, ok = parse(remain); !ok {
+			return k
+		}
+	}
+	if options != nil {
+		opts = *options
+	}
+	k.options, k.keytype, k.base64, k.comment = opts, kt, b64, comment
+	return k
+}
+
+// extractKeyOptions is AuthKeyLineParser._extract_options: options run to
+// the first unquoted blank.
+func extractKeyOptions(ent string) (string, string) {
+	quoted := false
+	i := 0
+	for i < len(ent) && (quoted || (ent[i] != ' ' && ent[i] != '\t')) {
+		if i+1 >= len(ent) {
+			i++
+			break
+		}
+		switch {
+		case ent[i] == '\\' && ent[i+1] == '"':
+			i++
+		case ent[i] == '"':
+			quoted = !quoted
+		}
+		i++
+	}
+	return ent[:i], strings.TrimLeft(ent[i:], " \t")
+}
+
+// updateAuthorizedKeys is ssh_util.update_authorized_keys.
+func updateAuthorizedKeys(old, keys []authKeyLine) string {
+	// New keys are deduplicated by key material, first one wins (cloud-init
+	// only drops identical lines, through a set).
+	var toAdd []authKeyLine
+	for _, k := range keys {
+		if k.valid() && !slices.ContainsFunc(toAdd, func(a authKeyLine) bool { return a.base64 == k.base64 }) {
+			toAdd = append(toAdd, k)
+		}
+	}
+	keys = toAdd
+	for i, ent := range old {
+		if !ent.valid() {
+			continue
+		}
+		for _, k := range keys {
+			if k.valid() && k.base64 == ent.base64 {
+				ent = k
+				toAdd = slices.DeleteFunc(toAdd, func(a authKeyLine) bool { return a.base64 == k.base64 })
+			}
+		}
+		old[i] = ent
+	}
+	old = append(old, toAdd...)
+	lines := make([]string, 0, len(old)+1)
+	for _, e := range old {
+		lines = append(lines, e.String())
+	}
+	return strings.Join(append(lines, ""), "\n")
+}
+
+// authorizedKeysPath is the first AuthorizedKeysFile of sshd_config inside
+// u's home (%h, %u and %% expanded; relative paths are home-relative), else
+// ~/.ssh/authorized_keys, as cloud-init's extract_authorized_keys picks it.
+func authorizedKeysPath(c *Context, u target.User) string {
+	def := path.Join(u.Home, DefaultAuthKeyFile)
+	b, err := c.Root.ReadFile(SSHDConfig)
+	if err != nil {
+		return def
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		k, v := sshdKV(l)
+		if !strings.EqualFold(k, "AuthorizedKeysFile") {
+			continue
+		}
+		for _, f := range strings.Fields(v) {
+			f = strings.NewReplacer("%h", u.Home, "%u", u.Name, "%%", "%").Replace(f)
+			if !path.IsAbs(f) {
+				f = path.Join(u.Home, f)
+			}
+			if strings.HasPrefix(path.Clean(f), path.Clean(u.Home)+"/") {
+				return path.Clean(f)
+			}
+		}
+		break // sshd uses the first AuthorizedKeysFile line
+	}
+	return def
+}
+
+// setupUserKeys is ssh_util.setup_user_keys for user u.
+func setupUserKeys(c *Context, u target.User, keys []string, options *string) error {
+	var entries []authKeyLine
+	for _, k := range keys {
+		entries = append(entries, parseAuthKeyLine(k, options))
+	}
+	fn := authorizedKeysPath(c, u)
+	dir := path.Dir(fn)
+	if !c.Root.Exists(dir) {
+		if err := c.Root.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if os.Geteuid() == 0 {
+			if err := c.Root.Chown(dir, u.UID, u.GID); err != nil {
+				return err
+			}
+		}
+	}
+	var old []authKeyLine
+	o := target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}
+	if b, err := c.Root.ReadFile(fn); err == nil {
+		for _, l := range splitKeepLines(string(b)) {
+			old = append(old, parseAuthKeyLine(l, nil))
+		}
+		if fi, err := c.Root.Stat(fn); err == nil {
+			o.Perm = fi.Mode() & fs.ModePerm
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", fn, err)
+	}
+	if os.Geteuid() == 0 {
+		o.UID, o.GID = u.UID, u.GID
+	}
+	content := updateAuthorizedKeys(old, entries)
+	if err := c.Root.WriteFileOpts(fn, []byte(content), o); err != nil {
+		return fmt.Errorf("write %s: %w", fn, err)
+	}
+	return nil
+}
+
+func splitKeepLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// sshdKV splits an sshd_config line into keyword and arguments ("" for
+// comments and blank lines).
+func sshdKV(line string) (string, string) {
+	l := strings.TrimSpace(line)
+	if l == "" || strings.HasPrefix(l, "#") {
+		return "", ""
+	}
+	i := strings.IndexAny(l, " \t=")
+	if i < 0 {
+		return l, ""
+	}
+	return l[:i], strings.TrimSpace(strings.TrimLeft(l[i:], " \t="))
+}
+
+// sshdConfigTarget is _ensure_cloud_init_ssh_config_file: the drop-in when
+// sshd_config includes sshd_config.d, else sshd_config; "" when the target
+// has no sshd_config.
+func sshdConfigTarget(c *Context) (string, error) {
+	b, err := c.Root.ReadFile(SSHDConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if strings.HasPrefix(l, "Include "+SSHDConfigDir+"/*.conf") {
+			if err := c.Root.MkdirAll(SSHDConfigDir, 0o755); err != nil {
+				return "", err
+			}
+			if !c.Root.Exists(SSHDCloudInitConf) {
+				if err := c.Root.WriteFileOpts(SSHDCloudInitConf, nil, rootOwned(0o600)); err != nil {
+					return "", err
+				}
+			}
+			return SSHDCloudInitConf, nil
+		}
+	}
+	return SSHDConfig, nil
+}
+
+// updateSSHDConfig sets key to value (ssh_util.update_ssh_config): every
+// line with the keyword is changed, or a new line is added before the first
+// Match block. It reports whether the file changed.
+func updateSSHDConfig(c *Context, key, value string) (bool, error) {
+	fn, err := sshdConfigTarget(c)
+	if fn == "" || err != nil {
+		return false, err
+	}
+	b, err := c.Root.ReadFile(fn)
+	if err != nil {
+		return false, err
+	}
+	lines := splitKeepLines(string(b))
+	found, changed := false, false
+	match := -1
+	for i, l := range lines {
+		k, v := sshdKV(l)
+		if strings.EqualFold(k, "Match") && match < 0 {
+			match = i
+		}
+		if !strings.EqualFold(k, key) {
+			continue
+		}
+		found = true
+		if v != value {
+			lines[i] = k + " " + value
+			changed = true
+		}
+	}
+	if !found {
+		changed = true
+		nl := key + " " + value
+		if match >= 0 {
+			lines = slices.Insert(lines, match, nl)
+		} else {
+			lines = append(lines, nl)
+		}
+	}
+	if !changed {
+		return false, nil
+	}
+	fi, err := c.Root.Stat(fn)
+	if err != nil {
+		return false, err
+	}
+	return true, c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), sameOwner(fi, false))
+}
+
+// appendSSHDConfig adds "key value" lines not already present
+// (ssh_util.append_ssh_config), before the first Match block: after it they
+// would only apply inside that block.
+func appendSSHDConfig(c *Context, key string, values []string) error {
+	fn, err := sshdConfigTarget(c)
+	if fn == "" || err != nil {
+		return err
+	}
+	b, err := c.Root.ReadFile(fn)
+	if err != nil {
+		return err
+	}
+	lines := splitKeepLines(string(b))
+	at := slices.IndexFunc(lines, func(l string) bool { k, _ := sshdKV(l); return strings.EqualFold(k, "Match") })
+	if at < 0 {
+		at = len(lines)
+	}
+	var add []string
+	for _, v := range values {
+		if l := key + " " + v; !slices.Contains(lines, l) {
+			add = append(add, l)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	lines = slices.Insert(lines, at, add...)
+	fi, err := c.Root.Stat(fn)
+	if err != nil {
+		return err
+	}
+	return c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), sameOwner(fi, false))
+}
+
+// handlePwauth is cc_set_passwords.handle_ssh_pwauth, minus the sshd
+// restart (nothing runs in the initramfs; sshd starts later and reads it).
+func handlePwauth(c *Context) error {
+	v, ok := c.Config["ssh_pwauth"]
+	if !ok || v == nil {
+		return nil
+	}
+	var val string
+	switch t := v.(type) {
+	case bool:
+		val = map[bool]string{true: "yes", false: "no"}[t]
+	case string:
+		switch strings.ToLower(strings.TrimSpace(t)) {
+		case "unchanged":
+			return nil
+		case "true", "1", "on", "yes":
+			val = "yes"
+		case "false", "0", "off", "no":
+			val = "no"
+		default:
+			c.warn("ssh: invalid ssh_pwauth value %q; leaving PasswordAuthentication unchanged", t)
+			return nil
+		}
+	default:
+		c.warn("ssh: invalid ssh_pwauth type %s; leaving PasswordAuthentication unchanged", typeName(v))
+		return nil
+	}
+	_, err := updateSSHDConfig(c, "PasswordAuthentication", val)
+	return err
+}

@@ -1,0 +1,2 @@
+# ~/.profile
+if [ -n "$BASH_VERSION" ]; then . "$HOME/.bashrc"; fi

@@ -1,0 +1,657 @@
+package modules
+
+// Users and groups from cloud-config, normalised the way cloud-init's
+// ug_util.normalize_users_groups does:
+//
+//   - users: a list (of names, comma strings, or dicts with a name), a comma
+//     string, or a dict name → true/false/dict. Absent means [default], as
+//     cloud-init's base cloud.cfg sets it. "default" (or a dict without a
+//     name) stands for the distro default user: system_info.default_user
+//     when the config has it (null there means no default user), else the
+//     distro's built-in one.
+//   - user: a name or a dict; it becomes (and is merged into) the default
+//     user, and adds "default" to users.
+//   - groups: a comma string, a list of names and {group: members} dicts,
+//     or a dict group → members.
+//   - Keys have '-' replaced by '_'. The default user's config is merged
+//     with precedence: the entry with its real name, then the "default"
+//     entry, then user:, then the distro's; its groups are the union of the
+//     distro's and the entry's. A name given twice keeps the first value of
+//     a key. The default user is created last, as in cloud-init (its dict
+//     entry is re-inserted after the others).
+//   - Dict keys carry no order in a decoded YAML map, so names from a dict
+//     are taken in sorted order.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Secret is a string (a password or hash) that never reaches a log.
+type Secret string
+
+// LogValue redacts the secret for slog.
+func (s Secret) LogValue() slog.Value {
+	if s == "" {
+		return slog.StringValue("")
+	}
+	return slog.StringValue("REDACTED")
+}
+
+// String redacts the secret for fmt.
+func (s Secret) String() string { return s.LogValue().String() }
+
+// UserConfig is one normalised users: entry, with cloud-init's keys.
+type UserConfig struct {
+	Name string
+	// Default marks the distro default user.
+	Default      bool
+	Gecos        string
+	PrimaryGroup string
+	Groups       []string
+	Shell        string
+	Homedir      string
+	// Sudo are sudoers rules (without the user name); nil means none.
+	Sudo []string
+	Doas []string
+	// LockPasswd defaults to true.
+	LockPasswd      bool
+	HashedPasswd    Secret
+	Passwd          Secret // useradd --password (legacy key); only for new users
+	PlainTextPasswd Secret
+	// SSHAuthorizedKeys were given (even empty) when SSHAuthorizedKeysSet.
+	SSHAuthorizedKeys    []string
+	SSHAuthorizedKeysSet bool
+	SSHImportID          []string
+	// SSHRedirectUser is ssh_redirect_user: true or "default".
+	SSHRedirectUser bool
+	System          bool
+	UID             *int
+	NoCreateHome    bool
+	NoUserGroup     bool
+	// CreateGroups defaults to true.
+	CreateGroups bool
+	SELinuxUser  string
+	ExpireDate   string
+	Inactive     *int
+	Snapuser     string
+	// Keys are the normalised keys that were given, sorted.
+	Keys []string
+}
+
+// LogValue keeps secrets and keys out of logs.
+func (u UserConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", u.Name), slog.Bool("default", u.Default), slog.Any("keys", u.Keys))
+}
+
+// GroupConfig is one normalised groups: entry.
+type GroupConfig struct {
+	Name    string
+	Members []string
+}
+
+// NormalizeUsers returns the users (in creation order), the default user
+// (nil when none) and the groups from c's cloud-config. Format problems are
+// warned through c; err joins the entries that could not be normalised,
+// while the returned lists hold all the others.
+func NormalizeUsers(c *Context) (users []UserConfig, defaultUser *UserConfig, groups []GroupConfig, err error) {
+	return normalizeUsers(c, c.warn)
+}
+
+func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserConfig, []GroupConfig, error) {
+	cfg := c.Config
+	var errs []error
+	var groups []GroupConfig
+	if v, ok := cfg["groups"]; ok {
+		g, err := normalizeGroups(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("groups: %w", err))
+		}
+		groups = g
+	}
+
+	var oldUser map[string]any
+	if v := cfg["user"]; truthy(v) {
+		switch t := v.(type) {
+		case string:
+			oldUser = map[string]any{"name": t}
+		case map[string]any:
+			oldUser = deepCopy(t).(map[string]any)
+		default:
+			warn("Format for 'user' key must be a string or dictionary and not %s", typeName(v))
+		}
+	}
+	defUserCfg := mergeCfg(oldUser, defaultUserConfig(c))
+
+	base := any([]any{"default"})
+	if v, ok := cfg["users"]; ok {
+		base = deepCopy(v)
+	}
+	switch t := base.(type) {
+	case []any, string:
+	case map[string]any:
+		if oldUser != nil {
+			if _, ok := t["default"]; !ok {
+				t["default"] = true
+			}
+		}
+	default:
+		warn("Format for 'users' key must be a comma-separated string or a dictionary or a list but found %s", typeName(base))
+		base = []any{}
+	}
+	if oldUser != nil {
+		switch t := base.(type) {
+		case []any:
+			base = append(t, map[string]any{"name": "default"})
+		case string:
+			base = t + ",default"
+		}
+	}
+
+	entries, err := normalizeUserEntries(base, defUserCfg)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("users: %w", err))
+	}
+	var users []UserConfig
+	var def *UserConfig
+	for _, e := range entries {
+		u, hard, soft := toUserConfig(e.name, e.cfg)
+		if err := errors.Join(hard, soft); err != nil {
+			errs = append(errs, fmt.Errorf("user %s: %w", e.name, err))
+		}
+		if hard == nil {
+			// A bad sudo or doas value is reported, but the user is still
+			// created, as in cloud-init (which fails after useradd).
+			users = append(users, u)
+		}
+	}
+	for i := range users {
+		if users[i].Default {
+			def = &users[i]
+			break
+		}
+	}
+	return users, def, groups, errors.Join(errs...)
+}
+
+// defaultUserConfig is system_info.default_user when the config has it,
+// else the distro's built-in default user.
+func defaultUserConfig(c *Context) map[string]any {
+	if si, ok := c.Config["system_info"].(map[string]any); ok {
+		if v, ok := si["default_user"]; ok {
+			m, _ := v.(map[string]any)
+			if m == nil {
+				return nil
+			}
+			return deepCopy(m).(map[string]any)
+		}
+	}
+	return c.Distro.DefaultUser()
+}
+
+type userEntry struct {
+	name string
+	cfg  map[string]any
+}
+
+// normalizeUserEntries is ug_util._normalize_users.
+func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, error) {
+	var errs []error
+	var list []any
+	switch t := base.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			switch v := t[k].(type) {
+			case bool, int, int64, uint64, float64, string:
+				if isTrue(v) {
+					list = append(list, k)
+				}
+			case map[string]any:
+				v["name"] = k
+				list = append(list, v)
+			default:
+				errs = append(errs, fmt.Errorf("unmappable user value type %s for key %s", typeName(t[k]), k))
+			}
+		}
+	case string:
+		for _, n := range uniqMergeSorted(t) {
+			list = append(list, n)
+		}
+	case []any:
+		list = t
+	}
+
+	var order []string
+	users := map[string]map[string]any{}
+	put := func(n string, cfg map[string]any) {
+		if _, ok := users[n]; !ok {
+			order = append(order, n)
+		}
+		users[n] = cfg
+	}
+	for _, item := range list {
+		switch t := item.(type) {
+		case string, []any:
+			for _, n := range uniqMerge(t) {
+				if _, ok := users[n]; !ok {
+					put(n, map[string]any{})
+				}
+			}
+		case map[string]any:
+			n := "default"
+			if v, ok := t["name"]; ok {
+				n = scalarString(v)
+				delete(t, "name")
+			}
+			if n == "" {
+				errs = append(errs, errors.New("user entry with an empty name"))
+				continue
+			}
+			put(n, mergeCfg(users[n], t))
+		default:
+			errs = append(errs, fmt.Errorf("user config must be dictionary/list or string types only and not %s", typeName(item)))
+		}
+	}
+	for n, cfg := range users {
+		clean := map[string]any{}
+		for k, v := range cfg {
+			if k = strings.TrimSpace(strings.ReplaceAll(k, "-", "_")); k != "" {
+				clean[k] = v
+			}
+		}
+		users[n] = clean
+	}
+
+	defName := ""
+	if defConfig, ok := users["default"]; ok {
+		order = slices.DeleteFunc(order, func(s string) bool { return s == "default" })
+		delete(users, "default")
+		if len(defUserCfg) > 0 {
+			d := deepCopy(defUserCfg).(map[string]any)
+			defName = scalarString(d["name"])
+			defGroups := d["groups"]
+			delete(d, "name")
+			delete(d, "groups")
+			if defName == "" {
+				errs = append(errs, errors.New("default user has no name"))
+			} else {
+				parsed := users[defName]
+				if parsed == nil {
+					parsed = map[string]any{}
+				}
+				order = slices.DeleteFunc(order, func(s string) bool { return s == defName })
+				delete(users, defName)
+				joined := uniqMergeSorted(parsed["groups"], defGroups)
+				parsed["groups"] = strings.Join(joined, ",")
+				put(defName, mergeCfg(parsed, mergeCfg(defConfig, d)))
+			}
+		}
+	}
+	out := make([]userEntry, 0, len(order))
+	for _, n := range order {
+		cfg := users[n]
+		cfg["default"] = defName != "" && n == defName
+		out = append(out, userEntry{name: n, cfg: cfg})
+	}
+	return out, errors.Join(errs...)
+}
+
+// normalizeGroups is ug_util._normalize_groups.
+func normalizeGroups(v any) ([]GroupConfig, error) {
+	var order []string
+	members := map[string][]string{}
+	add := func(name string, ms ...string) {
+		if _, ok := members[name]; !ok {
+			order = append(order, name)
+			members[name] = []string{}
+		}
+		members[name] = append(members[name], ms...)
+	}
+	var errs []error
+	switch t := v.(type) {
+	case string:
+		for _, n := range uniqMerge(t) {
+			add(n)
+		}
+	case []any:
+		for _, e := range t {
+			switch e := e.(type) {
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(e)) {
+					switch m := e[k].(type) {
+					case string, []any:
+						add(k, uniqMerge(m)...)
+					default:
+						errs = append(errs, fmt.Errorf("bad group member type %s for group %s", typeName(e[k]), k))
+					}
+				}
+			case string:
+				if n := strings.TrimSpace(e); n != "" {
+					add(n)
+				}
+			default:
+				errs = append(errs, fmt.Errorf("unknown group name type %s", typeName(e)))
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			add(k, uniqMerge(t[k])...)
+		}
+	default:
+		return nil, fmt.Errorf("group config must be list, dict or string type only but found %s", typeName(v))
+	}
+	out := make([]GroupConfig, 0, len(order))
+	for _, n := range order {
+		ms := slices.Compact(slices.Sorted(slices.Values(members[n])))
+		out = append(out, GroupConfig{Name: n, Members: ms})
+	}
+	return out, errors.Join(errs...)
+}
+
+// toUserConfig converts a normalised cloud-init user dict. hard errors
+// prevent creating the user; soft ones (sudo, doas) only lose that key.
+func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error) {
+	u = UserConfig{
+		Name:         name,
+		Default:      m["default"] == true,
+		LockPasswd:   true,
+		CreateGroups: true,
+		Keys:         slices.Sorted(maps.Keys(m)),
+	}
+	u.Keys = slices.DeleteFunc(u.Keys, func(k string) bool { return k == "default" })
+	var hards, softs []error
+	for k, v := range m {
+		var err error
+		switch k {
+		case "gecos":
+			u.Gecos = scalarString(v)
+		case "primary_group":
+			u.PrimaryGroup = scalarString(v)
+		case "groups":
+			u.Groups = userGroups(v)
+		case "shell":
+			u.Shell = scalarString(v)
+		case "homedir":
+			u.Homedir = scalarString(v)
+		case "sudo", "doas":
+			rs, err := ruleList(v, k)
+			if err != nil {
+				softs = append(softs, err)
+			}
+			if k == "sudo" {
+				u.Sudo = rs
+			} else {
+				u.Doas = rs
+			}
+		case "lock_passwd":
+			u.LockPasswd = TranslateBool(v, true)
+		case "hashed_passwd":
+			u.HashedPasswd = Secret(scalarString(v))
+		case "passwd":
+			u.Passwd = Secret(scalarString(v))
+		case "plain_text_passwd":
+			u.PlainTextPasswd = Secret(scalarString(v))
+		case "ssh_authorized_keys":
+			u.SSHAuthorizedKeys, u.SSHAuthorizedKeysSet = keyList(v), true
+		case "ssh_import_id":
+			u.SSHImportID = StringList(v)
+		case "ssh_redirect_user":
+			switch v {
+			case true, "default":
+				u.SSHRedirectUser = true
+			case false, nil:
+			default:
+				err = fmt.Errorf("ssh_redirect_user must be true or \"default\", not %v", v)
+			}
+		case "system":
+			u.System = truthy(v)
+		case "no_create_home":
+			u.NoCreateHome = truthy(v)
+		case "no_user_group":
+			u.NoUserGroup = truthy(v)
+		case "create_groups":
+			u.CreateGroups = TranslateBool(v, true)
+		case "uid":
+			u.UID, err = optInt(v, "uid")
+		case "inactive":
+			u.Inactive, err = optInt(v, "inactive")
+		case "expiredate":
+			switch t := v.(type) {
+			case time.Time:
+				u.ExpireDate = t.Format(time.DateOnly)
+			default:
+				u.ExpireDate = scalarString(v)
+			}
+		case "selinux_user":
+			u.SELinuxUser = scalarString(v)
+		case "snapuser":
+			u.Snapuser = scalarString(v)
+		}
+		if err != nil {
+			hards = append(hards, err)
+		}
+	}
+	return u, errors.Join(hards...), errors.Join(softs...)
+}
+
+func userGroups(v any) []string {
+	switch t := v.(type) {
+	case map[string]any:
+		return slices.Sorted(maps.Keys(t))
+	case string, []any:
+		return uniqMerge(t)
+	}
+	return nil
+}
+
+// ruleList is the sudo/doas value: a string or list of rules; null, false or
+// "" mean none.
+func ruleList(v any, key string) ([]string, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case bool:
+		if !t {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("can not create %s rule addition with type bool", key)
+	case string:
+		if t == "" {
+			return nil, nil
+		}
+		return []string{t}, nil
+	case []any:
+		var out []string
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s rule of type %s", key, typeName(e))
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("can not create %s rule addition with type %s", key, typeName(v))
+}
+
+// keyList is an ssh_authorized_keys value: a string, a list, or a dict
+// (values in key order).
+func keyList(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		return StringList(t)
+	case map[string]any:
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if s := scalarString(t[k]); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func optInt(v any, key string) (*int, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case int:
+		return &t, nil
+	case int64:
+		n := int(t)
+		return &n, nil
+	case uint64:
+		n := int(t)
+		return &n, nil
+	case float64:
+		if t == float64(int(t)) {
+			n := int(t)
+			return &n, nil
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(t)); err == nil {
+			return &n, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %v is not an integer", key, v)
+}
+
+// uniqMerge is util.uniq_merge: strings are split on commas; elements are
+// trimmed, empties dropped, first occurrence kept.
+func uniqMerge(lists ...any) []string {
+	var out []string
+	seen := map[string]bool{}
+	addOne := func(s string) {
+		if s = strings.TrimSpace(s); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, l := range lists {
+		switch t := l.(type) {
+		case string:
+			for s := range strings.SplitSeq(t, ",") {
+				addOne(s)
+			}
+		case []any:
+			for _, e := range t {
+				addOne(scalarString(e))
+			}
+		case []string:
+			for _, e := range t {
+				addOne(e)
+			}
+		}
+	}
+	return out
+}
+
+func uniqMergeSorted(lists ...any) []string {
+	out := uniqMerge(lists...)
+	slices.Sort(out)
+	return out
+}
+
+// mergeCfg merges two config dicts; high's values win, nested dicts are
+// merged recursively. Neither input is modified.
+func mergeCfg(high, low map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range low {
+		out[k] = deepCopy(v)
+	}
+	for k, v := range high {
+		hm, hok := v.(map[string]any)
+		lm, lok := out[k].(map[string]any)
+		if hok && lok {
+			out[k] = mergeCfg(hm, lm)
+			continue
+		}
+		out[k] = deepCopy(v)
+	}
+	return out
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+// truthy is Python truthiness for decoded YAML values.
+func truthy(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return t
+	case string:
+		return t != ""
+	case int:
+		return t != 0
+	case int64:
+		return t != 0
+	case uint64:
+		return t != 0
+	case float64:
+		return t != 0
+	case map[string]any:
+		return len(t) > 0
+	case []any:
+		return len(t) > 0
+	}
+	return true
+}
+
+// isTrue is util.is_true: true, or a string form of "true", "1", "on", "yes".
+func isTrue(v any) bool {
+	if b, ok := v.(bool); ok {
+		return b
+	}
+	switch strings.ToLower(strings.TrimSpace(scalarString(v))) {
+	case "true", "1", "on", "yes":
+		return true
+	}
+	return false
+}
+
+// typeName names a decoded YAML value's type the way cloud-init's messages do.
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case int, int64, uint64:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,283 @@
+package modules
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+)
+
+// bcfg is cloud-init's test default user (test_user_data_normalize.py).
+var bcfg = map[string]any{
+	"name": "bob", "plain_text_passwd": "ubuntu", "shell": "/bin/bash",
+	"lock_passwd": true, "gecos": "Ubuntu", "groups": []any{"foo"},
+}
+
+func normCtx(t testing.TB, cfgYAML string, defUser map[string]any) (*Context, *[]string) {
+	t.Helper()
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(cfgYAML), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	if defUser != nil {
+		cfg["system_info"] = map[string]any{"default_user": deepCopy(defUser)}
+	}
+	warnings := &[]string{}
+	return &Context{
+		Config: cfg,
+		Distro: distro.Info{ID: "ubuntu", Family: "debian"},
+		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Warn:   func(m string) { *warnings = append(*warnings, m) },
+	}, warnings
+}
+
+func names(us []UserConfig) []string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.Name)
+	}
+	return out
+}
+
+func TestNormalizeUsers(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       string
+		defUser   map[string]any
+		wantUsers []string
+		wantDef   string
+		check     func(t *testing.T, us []UserConfig)
+	}{
+		{name: "absent means default (distro)", cfg: "", wantUsers: []string{"ubuntu"}, wantDef: "ubuntu",
+			check: func(t *testing.T, us []UserConfig) {
+				want := UserConfig{Name: "ubuntu", Default: true, Gecos: "Ubuntu", Shell: "/bin/bash",
+					Groups: []string{"adm", "cdrom", "dip", "lxd", "sudo"}, Sudo: []string{"ALL=(ALL) NOPASSWD:ALL"},
+					LockPasswd: true, CreateGroups: true, Keys: []string{"gecos", "groups", "lock_passwd", "shell", "sudo"}}
+				if diff := cmp.Diff(want, us[0]); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			}},
+		{name: "empty list", cfg: "users: []", wantUsers: nil},
+		{name: "simple dict true", cfg: "users: {default: true}", defUser: bcfg, wantUsers: []string{"bob"}, wantDef: "bob"},
+		{name: "simple dict yes", cfg: "users: {default: 'yes'}", defUser: bcfg, wantUsers: []string{"bob"}, wantDef: "bob"},
+		{name: "simple dict 1", cfg: "users: {default: '1'}", defUser: bcfg, wantUsers: []string{"bob"}, wantDef: "bob"},
+		{name: "simple dict false", cfg: "users: {default: false}", defUser: bcfg, wantUsers: nil},
+		{name: "simple dict no", cfg: "users: {default: 'no'}", defUser: bcfg, wantUsers: nil},
+		{name: "csv", cfg: "users: joe,bob", wantUsers: []string{"bob", "joe"}},
+		{name: "list of names", cfg: "users: [joe, bob]", wantUsers: []string{"joe", "bob"}},
+		{name: "old user string", cfg: "user: zetta\nusers: default", defUser: bcfg, wantUsers: []string{"zetta"}, wantDef: "zetta"},
+		{name: "old user + csv", cfg: "user: zetta\nusers: default, joe", defUser: bcfg, wantUsers: []string{"joe", "zetta"}, wantDef: "zetta"},
+		{name: "old user + list", cfg: "user: zetta\nusers: [bob, joe]", defUser: bcfg, wantUsers: []string{"bob", "joe", "zetta"}, wantDef: "zetta"},
+		{name: "old user + dict", cfg: "user: zetta\nusers: {bob: true, joe: true}", defUser: bcfg, wantUsers: []string{"bob", "joe", "zetta"}, wantDef: "zetta"},
+		{name: "old user alone", cfg: "user: zetta", defUser: bcfg, wantUsers: []string{"zetta"}, wantDef: "zetta"},
+		{name: "old user dict overrides", cfg: "user: {name: zetta, shell: /bin/zsh}", defUser: bcfg, wantUsers: []string{"zetta"}, wantDef: "zetta",
+			check: func(t *testing.T, us []UserConfig) {
+				if us[0].Shell != "/bin/zsh" || us[0].Gecos != "Ubuntu" {
+					t.Errorf("zetta = %+v", us[0])
+				}
+			}},
+		{name: "default with extra keys", cfg: "users: [{name: default, blah: true, no-create-home: true}]", defUser: bcfg, wantUsers: []string{"bob"}, wantDef: "bob",
+			check: func(t *testing.T, us []UserConfig) {
+				if !cmp.Equal(us[0].Groups, []string{"foo"}) || !us[0].NoCreateHome {
+					t.Errorf("bob = %+v", us[0])
+				}
+				if !cmp.Equal(us[0].Keys, []string{"blah", "gecos", "groups", "lock_passwd", "no_create_home", "plain_text_passwd", "shell"}) {
+					t.Errorf("keys = %v", us[0].Keys)
+				}
+			}},
+		{name: "override default attribute by real name", cfg: "users: [default, {name: bob, lock_passwd: false, groups: [bar]}]", defUser: bcfg,
+			wantUsers: []string{"bob"}, wantDef: "bob",
+			check: func(t *testing.T, us []UserConfig) {
+				if us[0].LockPasswd || us[0].Shell != "/bin/bash" || string(us[0].PlainTextPasswd) != "ubuntu" {
+					t.Errorf("bob = %+v", us[0])
+				}
+				if !cmp.Equal(us[0].Groups, []string{"bar", "foo"}) {
+					t.Errorf("groups = %v", us[0].Groups)
+				}
+			}},
+		{name: "default created last", cfg: "users: [default, alice, {name: carol}]", wantUsers: []string{"alice", "carol", "ubuntu"}, wantDef: "ubuntu"},
+		{name: "dict without name is default", cfg: "users: [{shell: /bin/zsh}]", wantUsers: []string{"ubuntu"}, wantDef: "ubuntu",
+			check: func(t *testing.T, us []UserConfig) {
+				if us[0].Shell != "/bin/zsh" {
+					t.Errorf("shell = %q", us[0].Shell)
+				}
+			}},
+		{name: "duplicate name keeps first value", cfg: "users: [{name: a, shell: /bin/a}, {name: a, shell: /bin/b, gecos: G}]", wantUsers: []string{"a"},
+			check: func(t *testing.T, us []UserConfig) {
+				if us[0].Shell != "/bin/a" || us[0].Gecos != "G" {
+					t.Errorf("a = %+v", us[0])
+				}
+			}},
+		{name: "no default user configured", cfg: "system_info: {default_user: null}\nusers: [default, x]", wantUsers: []string{"x"}},
+		{name: "system_info default user", cfg: "system_info: {default_user: {name: admin, groups: [wheel]}}", wantUsers: []string{"admin"}, wantDef: "admin",
+			check: func(t *testing.T, us []UserConfig) {
+				if !cmp.Equal(us[0].Groups, []string{"wheel"}) || us[0].Sudo != nil || !us[0].LockPasswd {
+					t.Errorf("admin = %+v", us[0])
+				}
+			}},
+		{name: "field forms", cfg: `users:
+  - name: f
+    groups: "a, b ,a"
+    sudo: "ALL=(ALL) ALL"
+    uid: "1500"
+    inactive: 5
+    expiredate: 2030-01-02
+    ssh_authorized_keys: {k2: "key2", k1: "key1"}
+    create_groups: false
+    lock_passwd: "false"
+    hashed_passwd: "$6$x$y"
+    ssh_redirect_user: default`, wantUsers: []string{"f"},
+			check: func(t *testing.T, us []UserConfig) {
+				u := us[0]
+				if !cmp.Equal(u.Groups, []string{"a", "b"}) || !cmp.Equal(u.Sudo, []string{"ALL=(ALL) ALL"}) || *u.UID != 1500 ||
+					*u.Inactive != 5 || u.ExpireDate != "2030-01-02" || !cmp.Equal(u.SSHAuthorizedKeys, []string{"key1", "key2"}) ||
+					u.CreateGroups || u.LockPasswd || u.HashedPasswd != "$6$x$y" || !u.SSHRedirectUser {
+					t.Errorf("f = %+v", u)
+				}
+				if u.HashedPasswd.String() != "REDACTED" {
+					t.Errorf("secret prints as %q", u.HashedPasswd.String())
+				}
+			}},
+		{name: "sudo false and null", cfg: "users: [{name: a, sudo: false}, {name: b, sudo: null}]", wantUsers: []string{"a", "b"},
+			check: func(t *testing.T, us []UserConfig) {
+				if us[0].Sudo != nil || us[1].Sudo != nil {
+					t.Errorf("sudo = %v %v", us[0].Sudo, us[1].Sudo)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, warnings := normCtx(t, tt.cfg, tt.defUser)
+			orig := deepCopy(map[string]any(c.Config))
+			us, def, _, err := NormalizeUsers(c)
+			if err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if diff := cmp.Diff(tt.wantUsers, names(us)); diff != "" {
+				t.Errorf("users (-want +got):\n%s", diff)
+			}
+			gotDef := ""
+			if def != nil {
+				gotDef = def.Name
+			}
+			if gotDef != tt.wantDef {
+				t.Errorf("default = %q, want %q", gotDef, tt.wantDef)
+			}
+			for _, u := range us {
+				if u.Default != (u.Name == tt.wantDef) {
+					t.Errorf("%s.Default = %v", u.Name, u.Default)
+				}
+			}
+			if tt.check != nil && len(us) > 0 {
+				tt.check(t, us)
+			}
+			if !cmp.Equal(orig, map[string]any(c.Config)) {
+				t.Error("NormalizeUsers modified the config")
+			}
+			if len(*warnings) > 0 {
+				t.Errorf("warnings: %v", *warnings)
+			}
+		})
+	}
+}
+
+func TestNormalizeGroups(t *testing.T) {
+	tests := []struct {
+		cfg  string
+		want []GroupConfig
+	}{
+		{"groups: [{ubuntu: [foo, bar], bob: users}, cloud-users, {bob: users2}]", []GroupConfig{
+			{"bob", []string{"users", "users2"}}, {"ubuntu", []string{"bar", "foo"}}, {"cloud-users", []string{}}}},
+		{"groups: [bob]", []GroupConfig{{"bob", []string{}}}},
+		{"groups: bob,joe, steve", []GroupConfig{{"bob", []string{}}, {"joe", []string{}}, {"steve", []string{}}}},
+		{"groups: {bob: [s], joe: [], steve: null, ann: 'x, y'}", []GroupConfig{
+			{"ann", []string{"x", "y"}}, {"bob", []string{"s"}}, {"joe", []string{}}, {"steve", []string{}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cfg, func(t *testing.T) {
+			c, _ := normCtx(t, tt.cfg+"\nusers: []", nil)
+			us, _, gs, err := NormalizeUsers(c)
+			if err != nil || len(us) != 0 {
+				t.Fatalf("users %v err %v", us, err)
+			}
+			if diff := cmp.Diff(tt.want, gs, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("groups (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNormalizeUsersErrors(t *testing.T) {
+	tests := []struct {
+		name, cfg string
+		users     []string
+		warn      bool
+	}{
+		{"users wrong type", "users: 5", nil, true},
+		{"user wrong type", "user: [a]\nusers: []", nil, true},
+		{"bad entry type", "users: [a, 5, b]", []string{"a", "b"}, false},
+		{"bad dict value", "users: {a: [1], b: true}", []string{"b"}, false},
+		{"bad uid drops user", "users: [{name: a, uid: x}, b]", []string{"b"}, false},
+		{"bad sudo keeps user", "users: [{name: a, sudo: true}]", []string{"a"}, false},
+		{"groups wrong type", "groups: 5\nusers: [a]", []string{"a"}, false},
+		{"bad member type", "groups: [{g: {x: 1}}]\nusers: [a]", []string{"a"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, warnings := normCtx(t, tt.cfg, nil)
+			us, _, _, err := NormalizeUsers(c)
+			if (len(*warnings) > 0) != tt.warn {
+				t.Errorf("warnings = %v", *warnings)
+			}
+			if !tt.warn && err == nil {
+				t.Error("no error")
+			}
+			if diff := cmp.Diff(tt.users, names(us)); diff != "" {
+				t.Errorf("users (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzNormalizeUsers feeds arbitrary YAML through NormalizeUsers: it must
+// not panic, must not modify the config, and every user it returns must
+// have a name.
+func FuzzNormalizeUsers(f *testing.F) {
+	files, _ := filepath.Glob("testdata/accounts/*/cloud-config.yaml")
+	for _, p := range files {
+		m := acctLoadYAML(f, p)
+		b, _ := yaml.Marshal(m)
+		f.Add(b)
+	}
+	f.Add([]byte("users: {a: {b: {c: 1}}, default: yes}\nuser: {name: ''}"))
+	f.Add([]byte("groups: [[a], {b: [[c]]}]\nusers: [[a, [b]], {name: [x]}]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var cfg map[string]any
+		if yaml.Unmarshal(b, &cfg) != nil || cfg == nil {
+			return
+		}
+		orig := deepCopy(cfg)
+		c := &Context{Config: cfg, Distro: distro.Info{ID: "debian", Family: "debian"}}
+		us, def, _, _ := NormalizeUsers(c)
+		for _, u := range us {
+			if u.Name == "" {
+				t.Fatalf("user without a name: %+v", u)
+			}
+		}
+		if def != nil && !def.Default {
+			t.Fatal("default user not marked default")
+		}
+		if !cmp.Equal(orig, map[string]any(cfg)) {
+			t.Fatal("config modified")
+		}
+	})
+}

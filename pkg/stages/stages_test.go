@@ -1,0 +1,234 @@
+package stages
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+type fakeRunner struct{ argv [][]string }
+
+func (f *fakeRunner) Run(ctx context.Context, root string, cmd target.Cmd) error {
+	f.argv = append(f.argv, cmd.Argv)
+	return nil
+}
+
+func newRoot(t *testing.T, r target.Runner) *target.Root {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"etc/passwd":     "root:x:0:0:root:/root:/bin/sh\n",
+		"etc/group":      "root:x:0:\nadm:x:4:\nsudo:x:27:\n",
+		"etc/shadow":     "root:*:19000:0:99999:7:::\n",
+		"etc/os-release": "ID=debian\nVERSION_ID=\"12\"\n",
+		"etc/hostname":   "image\n",
+	}
+	for p, s := range files {
+		hp := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(hp), 0o755)
+		if err := os.WriteFile(hp, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := target.New(dir, target.WithRunner(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func seed(t *testing.T, md, ud string) *datasource.Data {
+	t.Helper()
+	d, err := nocloud.Parse(map[string][]byte{"meta-data": []byte(md), "user-data": []byte(ud)}, "config-disk (/dev/sr0)", nocloud.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func initOpts(tr, run *target.Root, d *datasource.Data) InitOptions {
+	return InitOptions{
+		Target: tr, Run: run, Data: d, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+		Now: func() time.Time { return time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC) }, Uptime: func() float64 { return 3.5 },
+		Version: "test", SysInfo: SysInfo{System: "Linux", KernelRelease: "6.1.0", Machine: "x86_64"},
+	}
+}
+
+const userData = `#cloud-config
+hostname: web1
+ssh_genkeytypes: [ed25519]
+runcmd: [echo hi]
+write_files:
+  - path: /etc/motd
+    content: hello
+`
+
+func TestInitAndAgent(t *testing.T) {
+	fr := &fakeRunner{}
+	tr := newRoot(t, fr)
+	run := newRoot(t, fr)
+	d := seed(t, "instance-id: i-1\nlocal-hostname: meta\n", userData)
+	var s state.State
+	st := state.NewStatus()
+	if err := Init(context.Background(), initOpts(tr, run, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	if errs := st.Get(state.StageInit).Errors; len(errs) > 0 {
+		t.Fatalf("init errors: %v", errs)
+	}
+	if !s.NewInstance || s.InstanceID != "i-1" || s.PreviousInstanceID != "" {
+		t.Errorf("state instance fields: new=%v iid=%q prev=%q", s.NewInstance, s.InstanceID, s.PreviousInstanceID)
+	}
+	check := func(r *target.Root, p, want string, perm os.FileMode) {
+		t.Helper()
+		b, err := r.ReadFile(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			return
+		}
+		if want != "" && string(b) != want {
+			t.Errorf("%s = %q, want %q", p, b, want)
+		}
+		if perm != 0 {
+			fi, _ := r.Stat(p)
+			if fi.Mode().Perm() != perm {
+				t.Errorf("%s mode = %o, want %o", p, fi.Mode().Perm(), perm)
+			}
+		}
+	}
+	check(tr, "/etc/hostname", "web1\n", 0)
+	check(tr, "/etc/motd", "hello", 0o644)
+	check(tr, "/var/lib/cloud/data/instance-id", "i-1\n", 0)
+	check(tr, "/var/lib/cloud/data/previous-instance-id", "NO_PREVIOUS_INSTANCE_ID\n", 0)
+	check(tr, "/var/lib/cloud/instance/datasource", "DataSourceNoCloud: DataSourceNoCloud [seed=/dev/sr0][dsmode=net]\n", 0)
+	check(tr, "/var/lib/cloud/instances/i-1/user-data.txt", userData, 0o600)
+	check(tr, "/var/lib/cloud/instances/i-1/cloud-config.txt", "", 0o600)
+	check(run, "/run/cloud-init/instance-data-sensitive.json", "", 0o600)
+	check(run, "/run/cloud-init/instance-data.json", "", 0o644)
+	check(run, "/run/cloud-init/.instance-id", "i-1\n", 0)
+	if link, err := os.Readlink(filepath.Join(tr.Dir(), "var/lib/cloud/instance")); err != nil || link != "/var/lib/cloud/instances/i-1" {
+		t.Errorf("instance link = %q, %v", link, err)
+	}
+	var pub map[string]any
+	b, _ := run.ReadFile("/run/cloud-init/instance-data.json")
+	if err := json.Unmarshal(b, &pub); err != nil {
+		t.Fatal(err)
+	}
+	if pub["merged_cfg"] != Redacted {
+		t.Errorf("merged_cfg not redacted: %v", pub["merged_cfg"])
+	}
+	v1 := pub["v1"].(map[string]any)
+	if v1["instance_id"] != "i-1" || v1["local_hostname"] != "meta" || v1["platform"] != "nocloud" || v1["subplatform"] != "config-disk (/dev/sr0)" {
+		t.Errorf("v1 = %v", v1)
+	}
+	if !strings.Contains(string(b), `"ssh_genkeytypes"`) == false {
+		// merged config must only be in the sensitive file
+	}
+	if strings.Contains(string(b), "ssh_genkeytypes") {
+		t.Error("merged config leaked into the world-readable instance-data.json")
+	}
+
+	// Hand off and run the agent's stages on the same root.
+	s.Version = state.Version
+	sb, _ := state.Marshal(&s)
+	if err := tr.WriteFile(state.StateFile, sb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStatus(tr, tr, st); err != nil {
+		t.Fatal(err)
+	}
+	ao := AgentOptions{Root: tr, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+		Now: time.Now, Uptime: func() float64 { return 9 }, Version: "test"}
+	errs, power, err := Modules(context.Background(), ao, modules.StageConfig)
+	if err != nil || len(errs) > 0 || power != nil {
+		t.Fatalf("config: %v %v %v", errs, power, err)
+	}
+	check(tr, "/var/lib/cloud/instances/i-1/scripts/runcmd", "#!/bin/sh\necho hi\n", 0o700)
+	if _, _, err := Modules(context.Background(), ao, modules.StageFinal); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	for _, a := range fr.argv {
+		if a[0] == "/var/lib/cloud/instances/i-1/scripts/runcmd" {
+			ran = true
+		}
+	}
+	if !ran {
+		t.Errorf("scripts_user did not run runcmd: %v", fr.argv)
+	}
+	got := ReadStatus(tr)
+	for _, n := range state.Stages[2:] {
+		ss := got.Get(n)
+		if ss.Start == nil || ss.Finished == nil {
+			t.Errorf("%s not started/finished: %+v", n, ss)
+		}
+	}
+	if !tr.Exists(state.ResultFile) || !tr.Exists("/var/lib/cloud/instances/i-1/boot-finished") {
+		t.Error("result.json or boot-finished missing")
+	}
+}
+
+func TestInitRecordsBadUserData(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-2\nlocal-hostname: still-named\n", "#cloud-config\nusers: [\n  - bad: [yaml\n")
+	var s state.State
+	st := state.NewStatus()
+	if err := Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Get(state.StageInit).RecoverableErrors["WARNING"]
+	if len(rec) == 0 || !strings.Contains(rec[0], "user-data") || !strings.Contains(rec[0], "line") {
+		t.Errorf("recoverable errors = %v", rec)
+	}
+	if b, _ := tr.ReadFile("/etc/hostname"); string(b) != "still-named\n" {
+		t.Errorf("hostname from meta-data not applied: %q", b)
+	}
+}
+
+func TestInitUnsupportedFormatIsAnError(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-3\n", "#include\nhttp://127.0.0.1/x\n")
+	var s state.State
+	st := state.NewStatus()
+	Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s)
+	if errs := st.Get(state.StageInit).Errors; len(errs) != 1 || !strings.Contains(errs[0], "not supported") {
+		t.Errorf("errors = %v", errs)
+	}
+}
+
+func TestAgentWithoutState(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	ao := AgentOptions{Root: tr, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard, Now: time.Now, Uptime: func() float64 { return 1 }}
+	errs, _, err := Modules(context.Background(), ao, modules.StageConfig)
+	if err == nil || len(errs) != 1 {
+		t.Fatalf("errs=%v err=%v", errs, err)
+	}
+	got := ReadStatus(tr).Get(state.StageModulesConfig)
+	if len(got.Errors) != 1 || !strings.Contains(got.Errors[0], "no usable state") {
+		t.Errorf("status errors = %v", got.Errors)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	in := map[string]any{"ds": map[string]any{"vendor_data": "x", "meta_data": map[string]any{"user-data": "s"}}, "userdata": "u", "v1": map[string]any{"a": 1}}
+	out := Redact(in)
+	ds := out["ds"].(map[string]any)
+	if ds["vendor_data"] != Redacted || ds["meta_data"].(map[string]any)["user-data"] != Redacted || out["userdata"] != Redacted {
+		t.Errorf("Redact = %v", out)
+	}
+	if in["userdata"] != "u" {
+		t.Error("Redact mutated its input")
+	}
+}
