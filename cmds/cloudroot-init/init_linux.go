@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/u-root/u-root/pkg/kmodule"
@@ -80,11 +82,11 @@ func run() error {
 	spec, rootDev := b.findRoot(ctx)
 	b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
 
-	t, err := target.New(sysroot)
+	t, err := target.New(sysroot, target.WithDeferredSync())
 	if err != nil {
 		b.fatalRoot(spec, fmt.Errorf("open %s: %w", sysroot, err))
 	}
-	run, _ := target.New("/")
+	run, _ := target.New("/", target.WithDeferredSync())
 
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
@@ -217,18 +219,34 @@ func (b *boot) loadDrivers() error {
 	if err != nil {
 		return fmt.Errorf("kmodule: %w", err)
 	}
-	var failed []string
-	loaded := 0
+	// The Prober is safe for concurrent use: every listed module is probed
+	// at once (slow probes such as ahci's port scan overlap the rest), each
+	// with its dependencies loaded first.
+	var (
+		mu     sync.Mutex
+		failed []string
+		loaded int
+		wg     sync.WaitGroup
+	)
 	for _, n := range names {
-		start := time.Now()
-		if err := p.Probe(n, ""); err != nil && !errors.Is(err, unix.EEXIST) {
-			failed = append(failed, n)
-			b.log.Debug("module load failed", "module", n, "err", err)
-			continue
-		}
-		loaded++
-		b.log.Debug("module loaded", "module", n, "duration", time.Since(start).Seconds())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			err := p.Probe(n, "")
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && !errors.Is(err, unix.EEXIST) {
+				failed = append(failed, n)
+				b.log.Debug("module load failed", "module", n, "err", err)
+				return
+			}
+			loaded++
+			b.log.Debug("module loaded", "module", n, "duration", time.Since(start).Seconds())
+		}()
 	}
+	wg.Wait()
+	sort.Strings(failed)
 	b.log.Info("drivers loaded", "count", loaded, "failed", len(failed))
 	if len(failed) > 0 {
 		b.log.Info("drivers not loaded (absent hardware or not in this kernel)", "modules", strings.Join(failed, ","))
@@ -469,7 +487,6 @@ func (b *boot) handoff(t, run *target.Root) error {
 			errs = append(errs, err)
 		}
 	}
-	b.summary()
 	for _, f := range []struct {
 		p string
 		b []byte
@@ -478,6 +495,10 @@ func (b *boot) handoff(t, run *target.Root) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := t.Sync(); err != nil {
+		errs = append(errs, err)
+	}
+	b.summary()
 	return errors.Join(errs...)
 }
 

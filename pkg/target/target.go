@@ -49,6 +49,8 @@ type Root struct {
 	now    func() time.Time
 	// acct serialises read-modify-write cycles on the account databases.
 	acct sync.Mutex
+	// deferSync skips the per-file fsync; the owner calls Sync once.
+	deferSync bool
 }
 
 // Option configures a Root.
@@ -60,6 +62,15 @@ func WithRunner(r Runner) Option { return func(t *Root) { t.runner = r } }
 // WithClock replaces the clock used for timestamps the root records itself
 // (the shadow "last password change" day).
 func WithClock(now func() time.Time) Option { return func(t *Root) { t.now = now } }
+
+// WithDeferredSync makes writes atomic (temp file + rename) without an
+// fsync each; the caller makes them durable at once with Root.Sync. The
+// initramfs uses it: nothing else runs while it provisions, and under
+// emulation dozens of fsyncs cost more than the provisioning itself.
+func WithDeferredSync() Option { return func(t *Root) { t.deferSync = true } }
+
+// Sync flushes the root's filesystem (syncfs) so deferred writes are durable.
+func (r *Root) Sync() error { return syncFS(r.dir) }
 
 // DefaultPath is the PATH commands run with when Cmd.Env is nil.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -304,8 +315,10 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("target: chmod %s: %w", p, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("target: fsync %s: %w", p, err)
+	if !r.deferSync {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("target: fsync %s: %w", p, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("target: write %s: %w", p, err)
@@ -314,6 +327,9 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 		return fmt.Errorf("target: rename %s: %w", p, err)
 	}
 	ok = true
+	if r.deferSync {
+		return nil
+	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()

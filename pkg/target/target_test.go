@@ -370,3 +370,27 @@ func TestHostPathOf(t *testing.T) {
 		}
 	}
 }
+
+func TestDeferredSync(t *testing.T) {
+	r, err := New(t.TempDir(), WithDeferredSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFile("/etc/x", []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFileOpts("/etc/x", []byte("two"), WriteOpts{Perm: 0o600, UID: -1, GID: -1, Append: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.ReadFile("/etc/x")
+	if err != nil || string(b) != "onetwo" {
+		t.Errorf("content = %q, %v", b, err)
+	}
+	ents, _ := r.ReadDir("/etc")
+	if len(ents) != 1 {
+		t.Errorf("temp files left behind: %v", ents)
+	}
+}
