@@ -96,7 +96,11 @@ if [[ -z $deb ]]; then
 		t0=$SECONDS
 		# apt-get download writes into the current directory; a partial file
 		# never gets the final name, so the cache stays consistent.
-		(cd "$cache" && apt-get download -q "$pkg")
+		# As root, apt hands the download to the unprivileged _apt user, who
+		# cannot write into a build dir; download as root instead.
+		sandbox=()
+		[[ $(id -u) -ne 0 ]] || sandbox=(-o APT::Sandbox::User=root)
+		(cd "$cache" && apt-get download -q "${sandbox[@]}" "$pkg")
 		cached=("$cache/${pkg}"_*.deb)
 		deb=${cached[-1]}
 		[[ -f $deb ]] || die "apt-get download $pkg produced no .deb in $cache"

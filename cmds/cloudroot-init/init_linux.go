@@ -343,6 +343,13 @@ func (b *boot) mountRoot(spec bootenv.RootSpec, dev *bootenv.Device) error {
 	if fstype == "" {
 		b.fatalRoot(spec, fmt.Errorf("%s has no recognisable filesystem; give rootfstype=", dev.Path))
 	}
+	// Filesystems shipped "on demand" (xfs, btrfs) are loaded by type now;
+	// one that is built in or already loaded is not an error.
+	if p, err := kmodule.NewProber(kmodule.ProbeOpts{}); err == nil {
+		if err := p.Probe(fstype, ""); err != nil {
+			b.log.Debug("filesystem module not loaded", "fstype", fstype, "err", err)
+		}
+	}
 	// Provisioning writes to the root, so it is mounted read-write now and
 	// remounted read-only before switch_root when the command line says ro.
 	if err := unix.Mount(dev.Path, sysroot, fstype, 0, spec.Flags); err != nil {

@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# mkrootfs.sh — build build/rootfs.img: a GPT disk image whose partition 1
+# (PARTLABEL cloudimg-rootfs, type Linux filesystem) holds an ext4 filesystem
+# labelled cloudimg-rootfs with a busybox userland that looks like Debian 12
+# to cloud-init-style tools, and the cloudroot agent at /usr/bin/cloudroot
+# (/usr/bin/cloud-init -> cloudroot).
+#
+# No root privileges and no loop mounts: sfdisk writes the GPT into a sparse
+# file, mkfs.ext4 -E offset=... -d fills the partition from a staged tree,
+# and debugfs fixes owners and modes afterwards (everything 0:0 whoever
+# builds it; /etc/shadow and /etc/gshadow 0640 root:shadow).
+#
+# busybox init runs /etc/init.d/rcS, which runs the config and final stages
+# and prints "cloudroot-rootfs: config stage rc=N" / "final stage rc=N".
+# With cloudroot.test.poweroff on the kernel command line it powers off
+# after the final stage.
+#
+# Usage: scripts/mkrootfs.sh [OUT]      (default build/rootfs.img)
+# Environment:
+#   AGENT=build/cloudroot    the static agent binary (required)
+#   ROOTFS_SIZE_MB=256       image size
+#   BUSYBOX=/bin/busybox     a static busybox (Debian package busybox-static)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-$repo/build/rootfs.img}
+agent=${AGENT:-$repo/build/cloudroot}
+size_mb=${ROOTFS_SIZE_MB:-256}
+busybox=${BUSYBOX:-$(command -v busybox || echo /bin/busybox)}
+PATH=$PATH:/usr/sbin:/sbin
+
+log() { printf 'mkrootfs.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+for t in sfdisk:fdisk mkfs.ext4:e2fsprogs debugfs:e2fsprogs; do
+	command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}' (or run scripts/deps.sh)"
+done
+[[ -x $busybox ]] || die "no busybox at $busybox: install the Debian package 'busybox-static'"
+"$busybox" --list-full >/dev/null || die "$busybox --list-full failed"
+if command -v file >/dev/null && ! file -L "$busybox" | grep -q 'statically linked'; then
+	die "$busybox is not statically linked: install 'busybox-static' (not 'busybox')"
+fi
+[[ -f $agent ]] || die "no agent binary at $agent (build it: CGO_ENABLED=0 go build -o build/cloudroot ./cmds/cloudroot, or set AGENT=...)"
+if [[ ! $size_mb =~ ^[0-9]+$ ]] || ((size_mb < 16)); then
+	die "ROOTFS_SIZE_MB=$size_mb: want an integer >= 16"
+fi
+
+t0=$(date +%s.%N)
+mkdir -p "$(dirname "$out")"
+stage=$(mktemp -d "$(dirname "$out")/.rootfs-stage.XXXXXX")
+cmds=$stage.debugfs
+trap 'rm -rf "$stage" "$cmds" "$out.tmp"' EXIT
+r=$stage
+
+# put PATH MODE < content: write a file into the tree.
+put() {
+	mkdir -p "$(dirname "$r/$1")"
+	cat >"$r/$1"
+	chmod "$2" "$r/$1"
+}
+
+# --- directories ---------------------------------------------------------
+for d in bin sbin lib usr/bin usr/sbin usr/lib usr/local/bin usr/share \
+	dev proc sys run mnt media opt srv home \
+	etc/init.d etc/ssh/sshd_config.d etc/skel etc/cloud/cloud.cfg.d etc/network \
+	var/lib/cloud/scripts/per-boot var/lib/cloud/scripts/per-instance var/lib/cloud/scripts/per-once \
+	var/log var/cache var/spool var/mail; do
+	mkdir -p "$r/$d"
+done
+install -d -m 0700 "$r/root"
+install -d -m 1777 "$r/tmp" "$r/var/tmp"
+
+# --- busybox -------------------------------------------------------------
+install -m 0755 "$busybox" "$r/bin/busybox"
+applets=$("$busybox" --list-full)
+# shellcheck disable=SC2046 # one word per directory
+mkdir -p $(printf '%s\n' "$applets" | sed -n "s|^\(.*\)/[^/]*$|$r/\1|p" | sort -u)
+while read -r applet; do
+	[[ $applet == */* ]] || continue # linuxrc
+	[[ -e $r/$applet || -L $r/$applet ]] && continue
+	ln -s /bin/busybox "$r/$applet"
+done <<<"$applets"
+[[ -L $r/sbin/init ]] || ln -sfn /bin/busybox "$r/sbin/init"
+# busybox has no "bash" applet; a user whose shell is /bin/bash gets ash.
+put bin/bash 0755 <<'EOF'
+#!/bin/sh
+# cloudroot test image: no bash here, busybox ash stands in.
+exec /bin/busybox sh "$@"
+EOF
+
+# --- the agent -----------------------------------------------------------
+install -m 0755 "$agent" "$r/usr/bin/cloudroot"
+ln -sfn cloudroot "$r/usr/bin/cloud-init"
+if [[ -d $repo/templates/systemd ]]; then
+	shopt -s nullglob
+	units=("$repo"/templates/systemd/*.service)
+	shopt -u nullglob
+	if ((${#units[@]} > 0)); then
+		mkdir -p "$r/usr/lib/systemd/system"
+		install -m 0644 "${units[@]}" "$r/usr/lib/systemd/system/"
+	fi
+fi
+
+# --- init ----------------------------------------------------------------
+put etc/inittab 0644 <<'EOF'
+# busybox init. rcS runs cloudroot's config and final stages.
+::sysinit:/etc/init.d/rcS
+ttyS0::respawn:/sbin/getty -L 115200 ttyS0 vt100
+::ctrlaltdel:/sbin/reboot
+::shutdown:/bin/sync
+::shutdown:/bin/umount -a -r
+EOF
+
+put etc/init.d/rcS 0755 <<'EOF'
+#!/bin/sh
+# cloudroot test image: busybox init's sysinit script. After switch_root the
+# initramfs has already mounted /dev, /proc, /sys and /run (and moved them);
+# mount only what is missing.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+mounted() { grep -q "^[^ ]* $1 " /proc/mounts 2>/dev/null; }
+
+mounted /proc || mount -t proc -o nosuid,nodev,noexec proc /proc
+mounted /sys || mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+mounted /dev || mount -t devtmpfs -o nosuid,mode=0755 devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mounted /dev/pts || mount -t devpts -o nosuid,noexec,gid=5,mode=0620 devpts /dev/pts
+mounted /run || mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs /run
+mount -o remount,rw / 2>/dev/null
+mounted /tmp || mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /tmp
+hostname -F /etc/hostname 2>/dev/null
+ip link set lo up 2>/dev/null
+
+echo "cloudroot-rootfs: sysinit ($(cut -d' ' -f1 /proc/uptime)s)"
+/usr/bin/cloud-init modules --mode config
+echo "cloudroot-rootfs: config stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
+/usr/bin/cloud-init modules --mode final
+echo "cloudroot-rootfs: final stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
+
+if grep -qw cloudroot.test.poweroff /proc/cmdline; then
+	echo "cloudroot-rootfs: powering off (cloudroot.test.poweroff)"
+	sync
+	poweroff -f
+fi
+EOF
+
+# --- identity --------------------------------------------------------------
+put etc/os-release 0644 <<'EOF'
+PRETTY_NAME="cloudroot test image (Debian 12 compatible)"
+NAME="Debian GNU/Linux"
+VERSION_ID="12"
+VERSION="12 (bookworm)"
+VERSION_CODENAME=bookworm
+ID=debian
+HOME_URL="https://www.debian.org/"
+EOF
+echo 12.0 | put etc/debian_version 0644
+echo cloudroot-image | put etc/hostname 0644
+put etc/hosts 0644 <<'EOF'
+127.0.0.1	localhost
+::1		localhost ip6-localhost ip6-loopback
+ff02::1		ip6-allnodes
+ff02::2		ip6-allrouters
+EOF
+put etc/fstab 0644 <<'EOF'
+# <file system>	<mount point>	<type>	<options>	<dump>	<pass>
+LABEL=cloudimg-rootfs	/	ext4	defaults	0	1
+EOF
+put etc/nsswitch.conf 0644 <<'EOF'
+passwd:         files
+group:          files
+shadow:         files
+hosts:          files dns
+EOF
+put etc/shells 0644 <<'EOF'
+/bin/sh
+/bin/ash
+/bin/bash
+EOF
+
+# --- accounts ------------------------------------------------------------
+put etc/passwd 0644 <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+daemon:x:1:1:daemon:/usr/sbin:/sbin/nologin
+bin:x:2:2:bin:/bin:/sbin/nologin
+sys:x:3:3:sys:/dev:/sbin/nologin
+sshd:x:100:65534::/run/sshd:/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
+EOF
+groups=(root:0 daemon:1 bin:2 sys:3 adm:4 tty:5 disk:6 dialout:20 cdrom:24 floppy:25
+	sudo:27 audio:29 dip:30 shadow:42 video:44 plugdev:46 staff:50 users:100 netdev:101 nogroup:65534)
+for g in "${groups[@]}"; do printf '%s:x:%s:\n' "${g%%:*}" "${g#*:}"; done | put etc/group 0644
+for g in "${groups[@]}"; do printf '%s:*::\n' "${g%%:*}"; done | put etc/gshadow 0640
+awk -F: '{ printf "%s:*:19700:0:99999:7:::\n", $1 }' "$r/etc/passwd" | put etc/shadow 0640
+put etc/login.defs 0644 <<'EOF'
+MAIL_DIR        /var/mail
+PASS_MAX_DAYS   99999
+PASS_MIN_DAYS   0
+PASS_WARN_AGE   7
+UID_MIN         1000
+UID_MAX         60000
+SYS_UID_MIN     100
+SYS_UID_MAX     999
+GID_MIN         1000
+GID_MAX         60000
+SYS_GID_MIN     100
+SYS_GID_MAX     999
+CREATE_HOME     yes
+UMASK           022
+USERGROUPS_ENAB yes
+ENCRYPT_METHOD  SHA512
+EOF
+put etc/skel/.profile 0644 <<'EOF'
+# ~/.profile: executed by login shells.
+PATH="$HOME/bin:$HOME/.local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+export PATH
+EOF
+cp -p "$r/etc/skel/.profile" "$r/root/.profile"
+put etc/sudoers 0440 <<'EOF'
+# cloudroot test image. Deliberately no "@includedir /etc/sudoers.d": cloud-init
+# appends it when it writes a sudo rule there.
+Defaults	env_reset
+Defaults	secure_path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+root	ALL=(ALL:ALL) ALL
+EOF
+put etc/ssh/sshd_config 0644 <<'EOF'
+# cloudroot test image (no sshd installed; the file is here for cloud-init's
+# ssh and set_passwords modules to edit).
+Include /etc/ssh/sshd_config.d/*.conf
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM yes
+PrintMotd no
+AcceptEnv LANG LC_*
+Subsystem	sftp	/usr/lib/openssh/sftp-server
+EOF
+
+# --- the image -------------------------------------------------------------
+# GPT: partition 1 from 1 MiB to 1 MiB before the end (room for the backup
+# GPT), so both ends are 1 MiB aligned.
+part_start=$((1024 * 1024))
+part_kib=$(((size_mb - 2) * 1024))
+rm -f "$out.tmp"
+truncate -s "${size_mb}M" "$out.tmp"
+sfdisk -q "$out.tmp" <<EOF
+label: gpt
+start=2048, size=$((part_kib * 2)), type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name="cloudimg-rootfs"
+EOF
+mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$part_start,nodiscard,root_owner=0:0" -d "$r" "$out.tmp" "${part_kib}k"
+
+# Owners and modes mkfs.ext4 -d cannot know: it copies the builder's uid/gid,
+# and a non-root builder cannot chgrp to shadow.
+{
+	if [[ $(id -u) -ne 0 || $(id -g) -ne 0 ]]; then
+		(cd "$r" && find . -mindepth 1) | while read -r p; do
+			printf 'set_inode_field "%s" uid 0\nset_inode_field "%s" gid 0\n' "${p#.}" "${p#.}"
+		done
+	fi
+	for f in /etc/shadow /etc/gshadow; do
+		printf 'set_inode_field %s gid 42\nset_inode_field %s mode 0100640\n' "$f" "$f"
+	done
+} >"$cmds"
+debugfs -w -f "$cmds" "$out.tmp?offset=$part_start" >/dev/null 2>"$cmds.err" || {
+	cat "$cmds.err" >&2
+	die "debugfs failed"
+}
+if grep -v '^debugfs ' "$cmds.err" | grep -q .; then
+	cat "$cmds.err" >&2
+	rm -f "$cmds.err"
+	die "debugfs reported errors"
+fi
+rm -f "$cmds.err"
+mv -f "$out.tmp" "$out"
+
+t1=$(date +%s.%N)
+used=$(du -k "$out" | cut -f1)
+log "$out: ${size_mb} MiB image ($((used / 1024)) MiB allocated), ext4 cloudimg-rootfs in partition 1, $(find "$r" -mindepth 1 | wc -l) files, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
