@@ -122,8 +122,12 @@ func usage(w io.Writer) {
 	}
 }
 
-// ReadUptime returns seconds since boot from /proc/uptime (0 if unreadable).
+// ReadUptime returns seconds since boot: CLOCK_BOOTTIME where available
+// (the clock the initramfs stamps status.json with), else /proc/uptime.
 func ReadUptime() float64 {
+	if up, ok := bootTime(); ok {
+		return up
+	}
 	b, err := os.ReadFile("/proc/uptime")
 	if err != nil {
 		return 0

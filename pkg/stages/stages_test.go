@@ -25,7 +25,7 @@ func (f *fakeRunner) Run(ctx context.Context, root string, cmd target.Cmd) error
 	return nil
 }
 
-func newRoot(t *testing.T, r target.Runner) *target.Root {
+func newRoot(t *testing.T, r target.Runner, opts ...target.Option) *target.Root {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -42,7 +42,7 @@ func newRoot(t *testing.T, r target.Runner) *target.Root {
 			t.Fatal(err)
 		}
 	}
-	root, err := target.New(dir, target.WithRunner(r))
+	root, err := target.New(dir, append([]target.Option{target.WithRunner(r)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package cli
+
+func bootTime() (float64, bool) { return 0, false }
