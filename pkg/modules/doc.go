@@ -1,0 +1,50 @@
+package modules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// MarkdownTable renders the module compatibility table of docs/modules.md
+// from the registry and cloud-init's default stage lists, so the document
+// never drifts from the code (a test compares them).
+func MarkdownTable() string {
+	impl := map[string]Module{}
+	for _, m := range Registry() {
+		impl[m.Name] = m
+	}
+	var b strings.Builder
+	b.WriteString("| stage | module | cloudroot | frequency | config keys |\n|---|---|---|---|---|\n")
+	seen := map[string]bool{}
+	for _, st := range []Stage{StageInit, StageConfig, StageFinal} {
+		for _, n := range DefaultStageLists[st] {
+			seen[n] = true
+			m, ok := impl[n]
+			status := "not yet (keys reported as unsupported)"
+			freq := "—"
+			keys := knownKeys[n]
+			if ok {
+				status = "yes"
+				freq = string(m.Frequency)
+				keys = m.Keys
+			}
+			ks := make([]string, 0, len(keys))
+			for _, k := range keys {
+				ks = append(ks, "`"+k+"`")
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", st, n, status, freq, strings.Join(ks, ", "))
+		}
+	}
+	var extra []string
+	for n := range impl {
+		if !seen[n] {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	for _, n := range extra {
+		fmt.Fprintf(&b, "| (not in default lists) | `%s` | yes | %s | |\n", n, impl[n].Frequency)
+	}
+	return b.String()
+}
