@@ -165,7 +165,7 @@ func (s *summary) sudo() {
 	}
 	if b, ok := s.read("/etc/sudoers"); ok {
 		for _, l := range harness.Lines([]byte(b)) {
-			if strings.Contains(l, "includedir") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "#includedir") || strings.HasPrefix(t, "@includedir") {
 				s.line("/etc/sudoers: %s", l)
 			}
 		}

@@ -84,6 +84,7 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	}, stage)
 	if errors.Is(err, stages.ErrDisabled) {
 		log.Info("cloud-init is disabled for this boot; nothing to do")
+		fmt.Fprintf(env.Stdout, "cloud-init is disabled for this boot; modules --mode %s has nothing to do\n", mode)
 		return 0
 	}
 	log.Info("cloudroot agent finished", "mode", mode, "duration", time.Since(start).Seconds(), "errors", len(errs))

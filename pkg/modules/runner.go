@@ -139,6 +139,8 @@ type Report struct {
 	Errors []string
 	// Durations per module that ran, in seconds.
 	Durations map[string]float64
+	// Starts per module that ran, in seconds since boot (Context.Uptime).
+	Starts map[string]float64
 }
 
 // RunStage runs a stage's modules in order with cloud-init's frequency
@@ -148,7 +150,7 @@ type Report struct {
 // failed module is not retried on the next boot (as cloud-init does).
 // A failing module is recorded and the next one runs.
 func RunStage(ctx context.Context, c *Context, stage Stage) Report {
-	rep := Report{Durations: map[string]float64{}}
+	rep := Report{Durations: map[string]float64{}, Starts: map[string]float64{}}
 	entries, problems := StageList(c.Config, stage)
 	for _, p := range problems {
 		c.warn("%s", p)
@@ -186,6 +188,9 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			}
 		}
 		start := time.Now()
+		if c.Uptime != nil {
+			rep.Starts[m.Name] = c.Uptime()
+		}
 		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
 		err := runSafely(ctx, c, m)
 		d := time.Since(start).Seconds()

@@ -197,7 +197,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		fail(e)
 	}
 	for _, m := range rep.Ran {
-		s.Timings = append(s.Timings, state.Timing{Stage: "init/" + m, Duration: rep.Durations[m]})
+		s.Timings = append(s.Timings, state.Timing{Stage: "init/" + m, Start: rep.Starts[m], Duration: rep.Durations[m]})
 	}
 	return nil
 }

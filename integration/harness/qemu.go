@@ -1,0 +1,325 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Seed attachments for BootOptions.SeedKind.
+const (
+	// SeedCDROM is SeedCDROMSCSI.
+	SeedCDROM = "cdrom"
+	// SeedCDROMSCSI attaches the seed as a scsi-cd on a virtio-scsi HBA.
+	SeedCDROMSCSI = "cdrom-scsi"
+	// SeedCDROMAHCI attaches the seed with -drive media=cdrom, which q35
+	// puts on its AHCI controller.
+	SeedCDROMAHCI = "cdrom-ahci"
+	// SeedVirtio attaches the seed (a FAT image) as a virtio-blk disk.
+	SeedVirtio = "virtio"
+)
+
+// Defaults for BootOptions.
+const (
+	DefaultTimeout = 180 * time.Second
+	DefaultMemory  = 1024 // MiB
+)
+
+// DefaultAppend is always on the kernel command line; an Append argument with
+// the same key (root=, console=...) replaces the default one.
+var DefaultAppend = []string{"console=ttyS0", "root=LABEL=cloudimg-rootfs", "panic=-1", "cloudroot.onfail=poweroff"}
+
+// BootOptions describe one VM run.
+type BootOptions struct {
+	Kernel    string
+	Initramfs string
+	// Disk is the root disk (raw), attached first as virtio-blk (vda).
+	// QEMU writes to it: pass a copy.
+	Disk string
+	// Seed is a seed image attached as SeedKind says; "" for none.
+	Seed     string
+	SeedKind string
+	// Append are extra kernel arguments, after DefaultAppend.
+	Append []string
+	// SMBIOSSerial sets the system serial number (-smbios type=1,serial=).
+	SMBIOSSerial string
+	// Timeout bounds the whole run; QEMU is killed when it expires.
+	Timeout time.Duration
+	// ConsoleLog, when set, receives the timestamped console as it arrives.
+	ConsoleLog string
+	// Memory is in MiB.
+	Memory int
+	// Output receives the console line by line, each prefixed with the host
+	// time since QEMU started ("[  1.234] "); nil discards.
+	Output io.Writer
+}
+
+// Run is the outcome of a boot.
+type Run struct {
+	// Args is QEMU's argv, the program first.
+	Args []string
+	// Console is the serial console text, \r removed, without timestamps.
+	Console string
+	// Stderr is what QEMU itself printed on stderr.
+	Stderr string
+	// Elapsed is the wall time from QEMU's start to its exit.
+	Elapsed time.Duration
+	// ExitErr is QEMU's exit error (nil when it exited with status 0).
+	ExitErr error
+	// TimedOut is set when QEMU was killed at the timeout.
+	TimedOut bool
+}
+
+// PoweredOff reports whether the guest powered the VM off by itself: QEMU
+// exited with status 0 before the timeout and the kernel said "Power down"
+// (a panic or reboot also ends QEMU under -no-reboot, but says otherwise).
+func (r *Run) PoweredOff() bool {
+	return !r.TimedOut && r.ExitErr == nil && strings.Contains(r.Console, "reboot: Power down")
+}
+
+// Summary is a one-line description of how the run ended.
+func (r *Run) Summary() string {
+	switch {
+	case r.TimedOut:
+		return fmt.Sprintf("timed out after %.1fs; QEMU killed", r.Elapsed.Seconds())
+	case r.ExitErr != nil:
+		return fmt.Sprintf("QEMU failed after %.1fs: %v: %s", r.Elapsed.Seconds(), r.ExitErr, strings.TrimSpace(r.Stderr))
+	case r.PoweredOff():
+		return fmt.Sprintf("guest powered off after %.1fs", r.Elapsed.Seconds())
+	default:
+		return fmt.Sprintf("QEMU exited after %.1fs without a power-off (reboot or panic?)", r.Elapsed.Seconds())
+	}
+}
+
+// CommandLine is Args quoted for a POSIX shell.
+func (r *Run) CommandLine() string { return ShellQuote(r.Args) }
+
+// KernelCmdline joins DefaultAppend and extra, dropping a default whose key
+// extra sets again.
+func KernelCmdline(extra []string) string {
+	keys := map[string]bool{}
+	for _, a := range extra {
+		k, _, _ := strings.Cut(a, "=")
+		keys[k] = true
+	}
+	var args []string
+	for _, d := range DefaultAppend {
+		k, _, _ := strings.Cut(d, "=")
+		if !keys[k] {
+			args = append(args, d)
+		}
+	}
+	return strings.Join(append(args, extra...), " ")
+}
+
+// Args builds QEMU's argv.
+func (o BootOptions) Args() ([]string, error) {
+	if o.Kernel == "" || o.Initramfs == "" || o.Disk == "" {
+		return nil, errors.New("boot options: Kernel, Initramfs and Disk are required")
+	}
+	mem := o.Memory
+	if mem == 0 {
+		mem = DefaultMemory
+	}
+	args := []string{QEMU,
+		"-machine", "q35", "-cpu", "max", "-m", strconv.Itoa(mem),
+		"-nographic", "-no-reboot",
+		"-kernel", o.Kernel, "-initrd", o.Initramfs,
+		"-append", KernelCmdline(o.Append),
+		"-drive", "file=" + driveFile(o.Disk) + ",if=virtio,format=raw",
+		"-netdev", "user,id=n0,restrict=on",
+		"-device", "virtio-net-pci,netdev=n0",
+		"-device", "virtio-rng-pci",
+	}
+	if o.Seed != "" {
+		seed := driveFile(o.Seed)
+		switch o.SeedKind {
+		case SeedCDROM, SeedCDROMSCSI:
+			args = append(args,
+				"-device", "virtio-scsi-pci,id=scsi0",
+				"-drive", "file="+seed+",if=none,id=seed,media=cdrom,format=raw,readonly=on",
+				"-device", "scsi-cd,drive=seed,bus=scsi0.0")
+		case SeedCDROMAHCI:
+			args = append(args, "-drive", "file="+seed+",media=cdrom,format=raw,readonly=on")
+		case SeedVirtio:
+			args = append(args, "-drive", "file="+seed+",if=virtio,format=raw")
+		default:
+			return nil, fmt.Errorf("boot options: unknown seed kind %q", o.SeedKind)
+		}
+	}
+	if o.SMBIOSSerial != "" {
+		args = append(args, "-smbios", "type=1,serial="+strings.ReplaceAll(o.SMBIOSSerial, ",", ",,"))
+	}
+	return args, nil
+}
+
+// driveFile escapes a path for a -drive option list.
+func driveFile(p string) string { return strings.ReplaceAll(p, ",", ",,") }
+
+// Boot runs QEMU until the guest ends it or the timeout expires, streaming
+// the console. The error is only for a VM that could not be started; how
+// the run ended is in Run (ExitErr, TimedOut, PoweredOff). QEMU never
+// outlives Boot.
+func Boot(ctx context.Context, o BootOptions) (*Run, error) {
+	args, err := o.Args()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []string{o.Kernel, o.Initramfs, o.Disk, o.Seed} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("boot: %w", err)
+		}
+	}
+	qemu, err := lookPath(QEMU)
+	if err != nil {
+		return nil, fmt.Errorf("boot: %w", err)
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	out := o.Output
+	if out == nil {
+		out = io.Discard
+	}
+	if o.ConsoleLog != "" {
+		f, err := os.Create(o.ConsoleLog)
+		if err != nil {
+			return nil, fmt.Errorf("boot: console log: %w", err)
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "# %s\n", ShellQuote(args))
+		out = io.MultiWriter(out, f)
+	}
+
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, qemu, args[1:]...)
+	cmd.WaitDelay = 5 * time.Second
+	setParentDeathSignal(cmd)
+	var stderr strings.Builder
+	cmd.Stderr = &lockedWriter{w: &stderr}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("boot: %w", err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("boot: starting QEMU: %w", err)
+	}
+	var console strings.Builder
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		streamConsole(stdout, start, &console, out)
+	}()
+	waitErr := cmd.Wait()
+	wg.Wait()
+	r := &Run{
+		Args:    args,
+		Console: console.String(),
+		Stderr:  stderr.String(),
+		Elapsed: time.Since(start),
+		ExitErr: waitErr,
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		r.TimedOut = true
+		r.ExitErr = fmt.Errorf("QEMU killed after the %s timeout: %w", timeout, waitErr)
+	} else if ctx.Err() != nil {
+		r.ExitErr = fmt.Errorf("boot cancelled: %w", ctx.Err())
+	}
+	fmt.Fprintf(out, "[%8.3f] harness: %s\n", r.Elapsed.Seconds(), r.Summary())
+	return r, nil
+}
+
+// streamConsole copies the console line by line, with host timestamps.
+func streamConsole(r io.Reader, start time.Time, console *strings.Builder, out io.Writer) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			line = strings.TrimRight(line, "\r\n")
+			line = strings.ReplaceAll(line, "\r", "")
+			console.WriteString(line)
+			console.WriteByte('\n')
+			fmt.Fprintf(out, "[%8.3f] %s\n", time.Since(start).Seconds(), line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// ShellQuote quotes argv for a POSIX shell.
+func ShellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@+%", r))
+		}) < 0 {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// LineWriter calls fn with every complete line written to it (for t.Log).
+// Flush passes on a final unterminated line.
+type LineWriter struct {
+	mu  sync.Mutex
+	buf []byte
+	fn  func(string)
+}
+
+// NewLineWriter returns a LineWriter calling fn.
+func NewLineWriter(fn func(string)) *LineWriter { return &LineWriter{fn: fn} }
+
+func (w *LineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		w.fn(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+// Flush emits a pending partial line.
+func (w *LineWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.fn(string(w.buf))
+		w.buf = nil
+	}
+}

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestKernelCmdline(t *testing.T) {
+	tests := []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "console=ttyS0 root=LABEL=cloudimg-rootfs panic=-1 cloudroot.onfail=poweroff"},
+		{[]string{"root=LABEL=does-not-exist", "cloudroot.rootwait=2"},
+			"console=ttyS0 panic=-1 cloudroot.onfail=poweroff root=LABEL=does-not-exist cloudroot.rootwait=2"},
+		{[]string{"ds=nocloud;s=file:///srv/seed/"},
+			"console=ttyS0 root=LABEL=cloudimg-rootfs panic=-1 cloudroot.onfail=poweroff ds=nocloud;s=file:///srv/seed/"},
+	}
+	for _, tc := range tests {
+		if got := KernelCmdline(tc.extra); got != tc.want {
+			t.Errorf("KernelCmdline(%q) = %q, want %q", tc.extra, got, tc.want)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	base := BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d,1.img"}
+	for _, kind := range []string{"", SeedCDROM, SeedCDROMSCSI, SeedCDROMAHCI, SeedVirtio} {
+		o := base
+		if kind != "" {
+			o.Seed, o.SeedKind = "/seed", kind
+		}
+		o.SMBIOSSerial = "ds=nocloud;h=a,b"
+		args, err := o.Args()
+		if err != nil {
+			t.Fatalf("%q: %v", kind, err)
+		}
+		line := strings.Join(args, " ")
+		for _, must := range []string{"-netdev user,id=n0,restrict=on", "-device virtio-net-pci,netdev=n0", "-no-reboot",
+			"file=/d,,1.img,if=virtio,format=raw", "-smbios type=1,serial=ds=nocloud;h=a,,b"} {
+			if !strings.Contains(line, must) {
+				t.Errorf("%q: argv lacks %q:\n%s", kind, must, line)
+			}
+		}
+		if n := strings.Count(line, "-netdev"); n != 1 {
+			t.Errorf("%q: %d -netdev options, want exactly 1", kind, n)
+		}
+		if kind == "" && slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "seed") }) {
+			t.Errorf("no seed asked, but argv has one: %s", line)
+		}
+		if kind == SeedCDROMAHCI && !strings.Contains(line, "file=/seed,media=cdrom") {
+			t.Errorf("AHCI cdrom missing: %s", line)
+		}
+		if (kind == SeedCDROM || kind == SeedCDROMSCSI) && !strings.Contains(line, "scsi-cd,drive=seed") {
+			t.Errorf("scsi cdrom missing: %s", line)
+		}
+	}
+	if _, err := (BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d", Seed: "/s", SeedKind: "floppy"}).Args(); err == nil {
+		t.Error("unknown seed kind accepted")
+	}
+	if _, err := (BootOptions{}).Args(); err == nil {
+		t.Error("empty options accepted")
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	got := ShellQuote([]string{"qemu", "-append", "console=ttyS0 ds=nocloud;s=file:///x/", "it's"})
+	want := `qemu -append 'console=ttyS0 ds=nocloud;s=file:///x/' 'it'\''s'`
+	if got != want {
+		t.Errorf("ShellQuote = %s, want %s", got, want)
+	}
+}
+
+func TestLineWriter(t *testing.T) {
+	var got []string
+	w := NewLineWriter(func(s string) { got = append(got, s) })
+	w.Write([]byte("a\nb"))
+	w.Write([]byte("c\n\nd"))
+	w.Flush()
+	if want := []string{"a", "bc", "", "d"}; !slices.Equal(got, want) {
+		t.Errorf("lines = %q, want %q", got, want)
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	b := []byte(`{"v1": {"datasource": "DataSourceNoCloud [seed=/dev/sr0]", "stage": null,
+	 "init-local": {"start": 1.5, "finished": 2.0, "errors": [], "recoverable_errors": {}},
+	 "init": {"start": 2.0, "finished": 3.25, "errors": ["boom"], "recoverable_errors": {"WARNING": ["w"]}},
+	 "boot_status_code": "enabled-by-generator"}}`)
+	s, err := ParseStatus(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Datasource != "DataSourceNoCloud [seed=/dev/sr0]" || s.BootStatusCode != "enabled-by-generator" {
+		t.Errorf("status = %+v", s)
+	}
+	if d := s.Stages["init"].Duration(); d != 1.25 {
+		t.Errorf("init duration = %v, want 1.25", d)
+	}
+	if d := s.Stages["modules-final"].Duration(); d != -1 {
+		t.Errorf("missing stage duration = %v, want -1", d)
+	}
+	if want := []string{"init: boom", "init: [WARNING] w"}; !slices.Equal(s.AllErrors(), want) {
+		t.Errorf("AllErrors = %q, want %q", s.AllErrors(), want)
+	}
+	if _, err := ParseStatus([]byte(`{}`)); err == nil {
+		t.Error("status without v1 accepted")
+	}
+}

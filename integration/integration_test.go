@@ -1,0 +1,356 @@
+package integration
+
+import (
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cloudroot/cloudroot/integration/harness"
+)
+
+const demoIID = "iid-cloudroot-demo-001"
+
+func demoSeed(t *testing.T) map[string][]byte {
+	t.Helper()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := harness.SeedFiles(filepath.Join(root, "examples", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestFirstBoot boots the demo seed and checks everything it asks for.
+func TestFirstBoot(t *testing.T) {
+	v := newVM(t)
+	seed := v.seed(demoSeed(t), harness.SeedISO)
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI})
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "cloudroot demo finished: ", "demo done, powering off")
+	wantConsoleMatch(t, r, `cloudroot demo finished: \S+ at .+ via DataSourceNoCloud.*, up [0-9.]+s`)
+
+	d := v.image()
+	if h := d.hostname(); h != "demo" {
+		t.Errorf("/etc/hostname = %q, want demo", h)
+	}
+	hosts := d.read("/etc/hosts")
+	if !hasFields(hosts, "127.0.1.1", "demo.cloudroot.test", "demo") {
+		t.Errorf("/etc/hosts has no line `127.0.1.1 demo.cloudroot.test demo`:\n%s", hosts)
+	}
+
+	// Accounts.
+	pw, gr := d.passwd(), d.groups()
+	shadow := harness.ParseShadow([]byte(d.read("/etc/shadow")))
+	deb, ok := pw["debian"]
+	if !ok {
+		t.Fatalf("default user debian not in /etc/passwd:\n%s", d.read("/etc/passwd"))
+	}
+	if deb.UID < 1000 || deb.Home != "/home/debian" {
+		t.Errorf("debian = %+v, want uid >= 1000 and home /home/debian", deb)
+	}
+	if g := harness.Groups(gr, "debian"); !slices.Contains(g, "sudo") {
+		t.Errorf("debian's groups = %q, want sudo among them", g)
+	}
+	alice, ok := pw["alice"]
+	if !ok {
+		t.Fatalf("alice not in /etc/passwd")
+	}
+	if g, ok := gr["alice"]; !ok || alice.GID != g.GID {
+		t.Errorf("alice's primary gid %d is not group alice (%+v)", alice.GID, g)
+	}
+	if g := harness.Groups(gr, "alice"); !slices.Contains(g, "admins") || !slices.Contains(g, "adm") {
+		t.Errorf("alice's groups = %q, want admins and adm", g)
+	}
+	if alice.Shell != "/bin/sh" || alice.Home != "/home/alice" || alice.Gecos != "Alice Example" {
+		t.Errorf("alice = %+v, want shell /bin/sh, home /home/alice, gecos Alice Example", alice)
+	}
+	if f := shadow["alice"]; !strings.HasPrefix(f, "$6$cloudrootdemo$") {
+		t.Errorf("alice's shadow entry is %s, want the hashed_passwd, unlocked", harness.PasswordState(f))
+	}
+	if f, ok := shadow["debian"]; !ok || !strings.HasPrefix(f, "!") {
+		t.Errorf("debian's shadow entry is %s (present %v), want locked (lock_passwd defaults to true)", harness.PasswordState(f), ok)
+	}
+	svc, ok := pw["svc"]
+	if !ok {
+		t.Errorf("svc not in /etc/passwd")
+	} else {
+		if svc.UID >= 1000 || svc.UID == 0 {
+			t.Errorf("svc uid = %d, want a system uid (1..999)", svc.UID)
+		}
+		if svc.Shell != "/usr/sbin/nologin" {
+			t.Errorf("svc shell = %q, want /usr/sbin/nologin", svc.Shell)
+		}
+		if svc.Home != "" && svc.Home != "/" && svc.Home != "/nonexistent" {
+			d.wantAbsent(svc.Home)
+		}
+	}
+	if _, ok := gr["admins"]; !ok {
+		t.Errorf("group admins missing")
+	}
+	if g, ok := gr["ops"]; !ok || !slices.Contains(g.Members, "root") {
+		t.Errorf("group ops = %+v, want it with member root", g)
+	}
+
+	// sudo.
+	const sudoers = "/etc/sudoers.d/90-cloud-init-users"
+	d.wantMode(sudoers, 0o440, 0, 0)
+	d.wantContains(sudoers, "alice ALL=(ALL) NOPASSWD:ALL", "debian ALL=(ALL) NOPASSWD:ALL")
+	if s := d.read("/etc/sudoers"); !regexp.MustCompile(`(?m)^[#@]includedir\s+/etc/sudoers\.d\s*$`).MatchString(s) {
+		t.Errorf("/etc/sudoers has no `#includedir /etc/sudoers.d`:\n%s", s)
+	}
+
+	// SSH.
+	d.wantMode("/home/debian/.ssh", fs.ModeDir|0o700, deb.UID, deb.GID)
+	d.wantMode("/home/debian/.ssh/authorized_keys", 0o600, deb.UID, deb.GID)
+	d.wantContains("/home/debian/.ssh/authorized_keys", "MetaDataKeyForDefaultUser", "UserDataKeyForDefaultUser")
+	d.wantMode("/home/alice/.ssh", fs.ModeDir|0o700, alice.UID, alice.GID)
+	d.wantMode("/home/alice/.ssh/authorized_keys", 0o600, alice.UID, alice.GID)
+	d.wantContains("/home/alice/.ssh/authorized_keys", "AliceKeyAliceKey")
+	d.wantContains("/root/.ssh/authorized_keys",
+		`no-port-forwarding,no-agent-forwarding,no-X11-forwarding,command="echo 'Please login as the user \"debian\" rather than the user \"root\".';echo;sleep 10;exit 142" ssh-ed25519 `,
+		"MetaDataKeyForDefaultUser")
+	for k, pub := range map[string]string{"ed25519": "ssh-ed25519 ", "ecdsa": "ecdsa-sha2-nistp256 "} {
+		d.wantMode("/etc/ssh/ssh_host_"+k+"_key", 0o600, 0, 0)
+		d.wantContains("/etc/ssh/ssh_host_"+k+"_key.pub", pub)
+	}
+	d.wantAbsent("/etc/ssh/ssh_host_rsa_key")
+	d.wantContains("/etc/ssh/sshd_config.d/50-cloud-init.conf", "PasswordAuthentication yes")
+
+	// write_files.
+	if _, ok := gr["adm"]; !ok {
+		t.Errorf("group adm missing")
+	}
+	d.wantContent("/etc/demo/plain.txt", "hello from cloudroot\nappended line\n")
+	// cloud-init applies every write_files entry's permissions and owner,
+	// defaults included (util.write_file always chmods; owner defaults to
+	// root:root): the appending entry, which sets neither, leaves the file
+	// 0644 root:root. The first entry's 0640 root:adm is checked on a seed
+	// without the append in TestSecondBootAndNewInstance.
+	d.wantMode("/etc/demo/plain.txt", 0o644, 0, 0)
+	d.wantContent("/etc/demo/encoded.txt", "compressed and encoded\n")
+	d.wantMode("/etc/demo/encoded.txt", 0o644, 0, 0)
+	d.wantContent("/home/alice/notes.txt", "written after users exist")
+	d.wantMode("/home/alice/notes.txt", 0o600, alice.UID, alice.GID)
+
+	// bootcmd, runcmd.
+	if l := d.wantLines("/var/log/demo-bootcmd.log", 1); len(l) == 1 && l[0] != "bootcmd ran for "+demoIID {
+		t.Errorf("demo-bootcmd.log = %q, want %q", l[0], "bootcmd ran for "+demoIID)
+	}
+	if l := d.wantLines("/var/log/demo-runcmd.log", 1); len(l) == 1 && l[0] != "runcmd ran" {
+		t.Errorf("demo-runcmd.log = %q, want %q", l[0], "runcmd ran")
+	}
+	d.wantContains("/var/log/demo-id-alice.txt", "uid=", "(alice)", "admins")
+
+	// cloud-init's layout.
+	d.wantLink(harness.InstanceLinkPath, "/var/lib/cloud/instances/"+demoIID)
+	d.wantContent(harness.InstanceIDPath, demoIID+"\n")
+	d.wantContent(harness.PrevInstanceIDPath, harness.NoPreviousInstanceID+"\n")
+	d.wantExists("/var/lib/cloud/instances/" + demoIID + "/sem/config_runcmd")
+	d.wantExists(harness.BootFinishedPath)
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud")
+	d.wantStagesDone(d.status(), true)
+	if res, err := d.im.Result(); err != nil {
+		t.Errorf("result.json: %v", err)
+	} else if len(res.Errors) > 0 {
+		t.Errorf("result.json errors: %q", res.Errors)
+	}
+	if st, err := d.im.State(); err != nil {
+		t.Errorf("state file: %v", err)
+	} else if st.InstanceID != demoIID || len(st.Timings) == 0 {
+		t.Errorf("state file: instance_id %q with %d timings, want %s with timings", st.InstanceID, len(st.Timings), demoIID)
+	}
+}
+
+// hasFields reports whether some line of text has exactly these fields.
+func hasFields(text string, fields ...string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if slices.Equal(strings.Fields(l), fields) {
+			return true
+		}
+	}
+	return false
+}
+
+const smallUserData = `#cloud-config
+hostname: again
+ssh_genkeytypes: [ed25519]
+write_files:
+  - path: /etc/demo/plain.txt
+    content: |
+      plain
+    permissions: '0640'
+    owner: root:adm
+bootcmd:
+  - echo "bootcmd $INSTANCE_ID" >> /var/log/t-bootcmd.log
+runcmd:
+  - echo runcmd >> /var/log/t-runcmd.log
+power_state:
+  mode: poweroff
+  delay: now
+`
+
+// TestSecondBootAndNewInstance boots one disk three times: twice as the
+// same instance (per-instance modules do not run again, per-boot ones do),
+// then as a new instance.
+func TestSecondBootAndNewInstance(t *testing.T) {
+	const iid1, iid2 = "iid-again-001", "iid-again-002"
+	v := newVM(t)
+	seed1 := v.seed(map[string][]byte{"meta-data": meta(iid1, "again"), "user-data": []byte(smallUserData)}, harness.SeedISO)
+
+	for boot := 1; boot <= 2; boot++ {
+		o := harness.BootOptions{Seed: seed1, SeedKind: harness.SeedCDROMAHCI}
+		if boot == 2 {
+			// power_state_change runs once per instance, as in cloud-init:
+			// the second boot of the instance is powered off by rcS.
+			o.Append = []string{"cloudroot.test.poweroff"}
+		}
+		r := v.boot(o)
+		wantPoweredOff(t, r)
+		d := v.image()
+		d.wantLines("/var/log/t-bootcmd.log", boot)
+		d.wantLines("/var/log/t-runcmd.log", 1)
+		d.wantLink(harness.InstanceLinkPath, "/var/lib/cloud/instances/"+iid1)
+		d.wantContent(harness.InstanceIDPath, iid1+"\n")
+		if boot == 1 {
+			d.wantContent(harness.PrevInstanceIDPath, harness.NoPreviousInstanceID+"\n")
+			d.wantContent("/etc/demo/plain.txt", "plain\n")
+			d.wantMode("/etc/demo/plain.txt", 0o640, 0, d.groups()["adm"].GID)
+		} else {
+			d.wantContent(harness.PrevInstanceIDPath, iid1+"\n")
+		}
+		d.wantStagesDone(d.status(), true)
+		if t.Failed() {
+			t.Fatalf("boot %d failed; not booting again", boot)
+		}
+	}
+
+	seed2 := v.seed(map[string][]byte{"meta-data": meta(iid2, "again"), "user-data": []byte(smallUserData)}, harness.SeedISO)
+	r := v.boot(harness.BootOptions{Seed: seed2, SeedKind: harness.SeedCDROMAHCI})
+	wantPoweredOff(t, r)
+	d := v.image()
+	if l := d.wantLines("/var/log/t-bootcmd.log", 3); len(l) == 3 && l[2] != "bootcmd "+iid2 {
+		t.Errorf("third bootcmd line = %q, want %q", l[2], "bootcmd "+iid2)
+	}
+	d.wantLines("/var/log/t-runcmd.log", 2)
+	d.wantContent(harness.PrevInstanceIDPath, iid1+"\n")
+	d.wantContent(harness.InstanceIDPath, iid2+"\n")
+	d.wantLink(harness.InstanceLinkPath, "/var/lib/cloud/instances/"+iid2)
+	d.wantExists("/var/lib/cloud/instances/" + iid2 + "/sem/config_runcmd")
+	d.wantExists("/var/lib/cloud/instances/" + iid1 + "/sem/config_runcmd")
+	d.wantStagesDone(d.status(), true)
+}
+
+// TestSeedFAT reads the seed from a vfat filesystem labelled CIDATA on a
+// virtio disk.
+func TestSeedFAT(t *testing.T) {
+	v := newVM(t)
+	ud := strings.Replace(smallUserData, "hostname: again", "hostname: fatseed", 1)
+	seed := v.seed(map[string][]byte{"meta-data": meta("iid-fat-001", "fat-meta"), "user-data": []byte(ud)}, harness.SeedVFAT)
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedVirtio})
+	wantPoweredOff(t, r)
+	d := v.image()
+	if h := d.hostname(); h != "fatseed" {
+		t.Errorf("/etc/hostname = %q, want fatseed", h)
+	}
+	d.wantContent(harness.InstanceIDPath, "iid-fat-001\n")
+	d.wantLines("/var/log/t-runcmd.log", 1)
+	d.wantStagesDone(d.status(), true)
+}
+
+// TestSeedCmdlineSeedfrom has no seed device: ds=nocloud;s=file:///srv/seed/
+// names a directory inside the root filesystem.
+func TestSeedCmdlineSeedfrom(t *testing.T) {
+	v := newVM(t)
+	ud := strings.Replace(smallUserData, "hostname: again", "hostname: fromdir", 1)
+	im, err := harness.OpenImage(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := im.MkdirAll("/srv/seed"); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"meta-data": meta("iid-seeddir-001", "dir-meta"), "user-data": []byte(ud)} {
+		if err := im.WriteFile("/srv/seed/"+name, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := v.boot(harness.BootOptions{Append: []string{"ds=nocloud;s=file:///srv/seed/"}})
+	wantPoweredOff(t, r)
+	d := v.image()
+	if h := d.hostname(); h != "fromdir" {
+		t.Errorf("/etc/hostname = %q, want fromdir", h)
+	}
+	d.wantContent(harness.InstanceIDPath, "iid-seeddir-001\n")
+	d.wantLines("/var/log/t-runcmd.log", 1)
+	// /run (instance-data.json's subplatform) is gone after the power-off;
+	// the instance's datasource file and the state file are on the disk.
+	// The datasource file holds "DataSourceNoCloud: <str(datasource)>" as in
+	// cloud-init, where str() is "DataSourceNoCloud [seed=...][dsmode=...]";
+	// the subplatform ("seed-dir (...)") is kept in the state file.
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud: DataSourceNoCloud [seed=/srv/seed/]")
+	if st, err := d.im.State(); err != nil {
+		t.Errorf("state file: %v", err)
+	} else if st.Datasource.Subplatform != "seed-dir (/srv/seed/)" {
+		t.Errorf("state file subplatform = %q, want %q", st.Datasource.Subplatform, "seed-dir (/srv/seed/)")
+	}
+	d.wantStagesDone(d.status(), true)
+}
+
+// TestCorruptUserData: user-data that is not YAML is reported, and the boot
+// goes on with the meta-data.
+func TestCorruptUserData(t *testing.T) {
+	v := newVM(t)
+	seed := v.seed(map[string][]byte{
+		"meta-data": meta("iid-corrupt-001", "corrupt-host"),
+		"user-data": []byte("#cloud-config\nusers: [\n  - bad: [yaml"),
+	}, harness.SeedISO)
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI, Append: []string{"cloudroot.test.poweroff"}})
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "cloudroot-rootfs: final stage")
+	d := v.image()
+	if h := d.hostname(); h != "corrupt-host" {
+		t.Errorf("/etc/hostname = %q, want corrupt-host (meta-data local-hostname)", h)
+	}
+	s := d.status()
+	d.wantStagesDone(s, false)
+	found := false
+	for _, e := range s.AllErrors() {
+		found = found || strings.Contains(strings.ToLower(e), "user-data") || strings.Contains(strings.ToLower(e), "userdata")
+	}
+	if !found {
+		t.Errorf("status.json records no problem with the user-data; errors: %q", s.AllErrors())
+	}
+}
+
+// TestNoSeed: without any datasource the root boots unprovisioned.
+func TestNoSeed(t *testing.T) {
+	v := newVM(t)
+	r := v.boot(harness.BootOptions{Append: []string{"cloudroot.test.poweroff"}})
+	wantPoweredOff(t, r)
+	wantConsole(t, r,
+		"provisioning disabled",                // cloudroot-init
+		"cloud-init is disabled for this boot", // the agent in the root
+		"cloudroot-rootfs: final stage")
+	d := v.image()
+	d.wantAbsent(harness.InstanceLinkPath)
+	d.wantContains("/var/log/cloud-init.log", "cloud-init is disabled for this boot")
+}
+
+// TestMissingRoot: a root= that matches nothing ends the boot with an
+// explanation (and, with cloudroot.onfail=poweroff, a power-off).
+func TestMissingRoot(t *testing.T) {
+	v := newVM(t)
+	r := v.boot(harness.BootOptions{Append: []string{"root=LABEL=does-not-exist", "cloudroot.rootwait=2"}})
+	wantExited(t, r)
+	wantConsole(t, r, "cannot mount the root filesystem", "looked for root=LABEL=does-not-exist")
+	wantConsoleMatch(t, r, `/dev/vda\S*\s+.*label="cloudimg-rootfs"`)
+	if strings.Contains(r.Console, "switching root") {
+		t.Errorf("the console says it switched root")
+	}
+}
