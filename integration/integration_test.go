@@ -354,3 +354,64 @@ func TestMissingRoot(t *testing.T) {
 		t.Errorf("the console says it switched root")
 	}
 }
+
+// TestSeedSMBIOSSerialAndScripts takes the seed from the SMBIOS system
+// serial (as `-smbios type=1,serial=ds=nocloud;...` gives it) with i= and h=
+// overriding meta-data, runs a user-data `#!` script and image-supplied
+// per-boot/per-instance scripts, and mounts the root read-only at handoff
+// (`ro`), which the image's rcS remounts rw like a distro would.
+func TestSeedSMBIOSSerialAndScripts(t *testing.T) {
+	v := newVM(t)
+	im, err := harness.OpenImage(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"/srv/smbios/meta-data":                           meta("iid-from-meta", "meta-name"),
+		"/srv/smbios/user-data":                           []byte("#!/bin/sh\necho \"user script as $(id -un) iid=$INSTANCE_ID\" > /var/log/t-user-script.log\n"),
+		"/var/lib/cloud/scripts/per-boot/10-boot":         []byte("#!/bin/sh\necho boot >> /var/log/t-per-boot.log\n"),
+		"/var/lib/cloud/scripts/per-instance/10-instance": []byte("#!/bin/sh\necho instance >> /var/log/t-per-instance.log\n"),
+	}
+	for _, d := range []string{"/srv/smbios", "/var/lib/cloud/scripts/per-boot", "/var/lib/cloud/scripts/per-instance"} {
+		if err := im.MkdirAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, b := range files {
+		if err := im.WriteFile(p, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/var/lib/cloud/scripts/per-boot/10-boot", "/var/lib/cloud/scripts/per-instance/10-instance"} {
+		if err := im.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := harness.BootOptions{
+		SMBIOSSerial: "ds=nocloud;s=file:///srv/smbios/;i=iid-from-serial;h=serial-name",
+		Append:       []string{"ro", "cloudroot.test.poweroff"},
+	}
+	r := v.boot(opts)
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "cloudroot-rootfs| status: done", "cloudroot-rootfs| cloud-init status rc=0")
+	d := v.image()
+	if h := d.hostname(); h != "serial-name" {
+		t.Errorf("/etc/hostname = %q, want serial-name (h= in the SMBIOS serial)", h)
+	}
+	d.wantContent(harness.InstanceIDPath, "iid-from-serial\n")
+	d.wantContent("/var/log/t-user-script.log", "user script as root iid=iid-from-serial\n")
+	d.wantLines("/var/log/t-per-boot.log", 1)
+	d.wantLines("/var/log/t-per-instance.log", 1)
+	d.wantMode("/var/lib/cloud/instance/scripts/part-001", 0o700, 0, 0)
+
+	// Same instance again: per-boot runs, per-instance and the user script do not.
+	if err := im.WriteFile("/var/log/t-user-script.log", []byte("cleared\n")); err != nil {
+		t.Fatal(err)
+	}
+	r = v.boot(opts)
+	wantPoweredOff(t, r)
+	d = v.image()
+	d.wantLines("/var/log/t-per-boot.log", 2)
+	d.wantLines("/var/log/t-per-instance.log", 1)
+	d.wantContent("/var/log/t-user-script.log", "cleared\n")
+}

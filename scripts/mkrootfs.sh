@@ -139,8 +139,16 @@ echo "cloudroot-rootfs: config stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
 echo "cloudroot-rootfs: final stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
 
 if grep -qw cloudroot.test.poweroff /proc/cmdline; then
+	# What a script waiting on cloud-init would see.
+	/usr/bin/cloud-init status --long >/tmp/status.txt 2>&1
+	rc=$?
+	sed 's/^/cloudroot-rootfs| /' /tmp/status.txt
+	echo "cloudroot-rootfs| cloud-init status rc=$rc"
 	echo "cloudroot-rootfs: powering off (cloudroot.test.poweroff)"
+	# Leave the filesystem clean (journal checkpointed), so tools that read
+	# the image offline (debugfs) see what the guest wrote.
 	sync
+	mount -o remount,ro / 2>/dev/null
 	poweroff -f
 fi
 EOF

@@ -357,3 +357,20 @@ func Lines(b []byte) []string {
 	}
 	return out
 }
+
+// Chmod sets the permission bits of an existing regular file or directory.
+func (im *Image) Chmod(p string, perm fs.FileMode) error {
+	fi, err := im.Stat(p)
+	if err != nil {
+		return err
+	}
+	typ := uint32(0o100000)
+	if fi.Mode.IsDir() {
+		typ = 0o040000
+	}
+	mode := fmt.Sprintf("0%o", typ|uint32(perm.Perm()))
+	if err := im.write([]string{"sif " + quote(path.Clean(p)) + " mode " + mode}); err != nil {
+		return fmt.Errorf("chmod %s in %s: %w", p, im.Path, err)
+	}
+	return nil
+}
