@@ -5,5 +5,6 @@ func Commands() []Command {
 	return []Command{
 		statusCommand(),
 		modulesCommand(),
+		identifyCommand(),
 	}
 }
