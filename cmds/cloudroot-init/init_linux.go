@@ -23,6 +23,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -93,7 +94,7 @@ func run() error {
 	var data *datasource.Data
 	enabled := true
 	b.step("detect", func() error {
-		enabled = b.detect(t)
+		b.st.DatasourceList, enabled = b.detect(t)
 		return nil
 	})
 	if enabled {
@@ -396,23 +397,67 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 	}
 }
 
-// detect decides whether provisioning runs (cloud-init=disabled, the marker
-// file, a ds= naming a datasource this build lacks).
-func (b *boot) detect(t *target.Root) bool {
-	if b.cmdline.Disabled() {
-		b.disable("disabled-by-kernel-cmdline", "cloud-init=disabled on the kernel command line")
-		return false
+// detect runs ds-identify's decision (pkg/identify) on this boot's inputs:
+// DMI, the command line, the probed filesystems and the target's
+// /etc/cloud. It writes /run/cloud-init/cloud.cfg and ds-identify.log as
+// ds-identify does and says whether provisioning runs and which datasources
+// to try.
+func (b *boot) detect(t *target.Root) ([]string, bool) {
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	in := identify.Inputs{
+		DMI:     bootenv.ReadDMI(""),
+		Cmdline: b.cmdline,
+		FS:      identify.FSFromDevices(b.devs),
+		Uname:   identify.Uname{Sysname: cstr(uts.Sysname[:]), Release: cstr(uts.Release[:]), Version: cstr(uts.Version[:]), Machine: cstr(uts.Machine[:])},
+		Host:    os.DirFS("/"),
+		Env:     map[string]string{},
 	}
-	if t.Exists("/etc/cloud/cloud-init.disabled") {
-		b.disable("disabled-by-marker-file", "/etc/cloud/cloud-init.disabled exists")
-		return false
+	if r, err := os.OpenRoot(t.Dir()); err == nil {
+		in.Files = r.FS()
+	} else {
+		b.log.Warn("cannot open the root for detection", "err", err)
 	}
-	if arg, ok := b.cmdline.DS(); ok && !arg.NoCloud() && !strings.EqualFold(arg.Name, "none") {
-		msg := fmt.Sprintf("ds=%s: this build of cloudroot only provides the NoCloud datasource", arg.Name)
+	start := uptime()
+	res := identify.Identify(in)
+	for _, w := range res.Warnings {
+		b.log.Warn(w)
+	}
+	logText := res.FormatLog(identify.LogFrame{Start: start, End: uptime(), PID: os.Getpid()})
+	if err := identify.WriteOutputs(state.RunDir, res, logText); err != nil {
+		b.log.Warn("writing ds-identify results", "err", err)
+	}
+	b.log.Info("detect", "decision", string(res.Decision), "reason", res.Reason, "datasource_list", strings.Join(res.List, ","))
+	if res.Decision == identify.Disabled {
+		b.disable(res.BootStatusCode, res.Reason)
+		return nil, false
+	}
+	list := res.List
+	if list == nil {
+		// Policy "enabled": no list written; cloud-init's built-in list applies.
+		list = []string{"NoCloud", "None"}
+	}
+	hasNoCloud := false
+	var unsupported []string
+	for _, ds := range list {
+		switch ds {
+		case "NoCloud":
+			hasNoCloud = true
+		case "None":
+		default:
+			unsupported = append(unsupported, ds)
+		}
+	}
+	if len(unsupported) > 0 {
+		msg := fmt.Sprintf("datasource(s) %s detected, but this build of cloudroot provides only NoCloud", strings.Join(unsupported, ", "))
 		b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, msg)
 		b.log.Error(msg)
 	}
-	return true
+	if !hasNoCloud {
+		b.disable("disabled-by-generator", "no supported datasource in datasource_list ["+strings.Join(list, ", ")+"]")
+		return list, false
+	}
+	return list, true
 }
 
 func (b *boot) disable(code, reason string) {

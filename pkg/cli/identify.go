@@ -101,7 +101,7 @@ func runIdentify(_ context.Context, env *Env, args []string) int {
 	if opts.force {
 		frame.Args = "--force"
 	}
-	if err := writeIdentifyOutputs(runDir, r, r.FormatLog(frame)); err != nil {
+	if err := identify.WriteOutputs(runDir, r, r.FormatLog(frame)); err != nil {
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return identifyFailed
 	}
@@ -170,58 +170,6 @@ func cachedIdentify(root string) (int, bool) {
 		return n, true
 	}
 	return 0, false
-}
-
-func writeIdentifyOutputs(runDir string, r identify.Result, log string) error {
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", runDir, err)
-	}
-	lf, err := os.OpenFile(filepath.Join(runDir, "ds-identify.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening ds-identify.log: %w", err)
-	}
-	_, werr := lf.WriteString(log)
-	if err := errors.Join(werr, lf.Close()); err != nil {
-		return fmt.Errorf("writing ds-identify.log: %w", err)
-	}
-	if r.CloudCfg != "" {
-		if err := identifyWriteFile(filepath.Join(runDir, "cloud.cfg"), []byte(r.CloudCfg)); err != nil {
-			return err
-		}
-	}
-	if err := identifyWriteFile(filepath.Join(runDir, ".ds-identify.result"), []byte(strconv.Itoa(r.ExitCode)+"\n")); err != nil {
-		return err
-	}
-	on, off := "enabled", "disabled"
-	if r.ExitCode != identify.ExitEnabled {
-		on, off = off, on
-	}
-	if err := os.Remove(filepath.Join(runDir, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing %s marker: %w", off, err)
-	}
-	if err := identifyWriteFile(filepath.Join(runDir, on), nil); err != nil {
-		return err
-	}
-	return nil
-}
-
-// identifyWriteFile writes data to a temporary file beside path and renames
-// it into place.
-func identifyWriteFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Chmod(0o644), f.Close()); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 func identifyJSON(env *Env, v any) {

@@ -39,6 +39,9 @@ type State struct {
 	Disabled       bool   `json:"disabled,omitempty"`
 	DisabledReason string `json:"disabled_reason,omitempty"`
 
+	// DatasourceList is what detection decided to try, in order.
+	DatasourceList []string `json:"datasource_list,omitempty"`
+
 	Datasource Datasource `json:"datasource"`
 	InstanceID string     `json:"instance_id,omitempty"`
 	// PreviousInstanceID is the instance-id found on disk before this boot.
