@@ -1,6 +1,7 @@
 package userdata
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,18 +11,22 @@ import (
 
 func TestSniff(t *testing.T) {
 	for in, want := range map[string]string{
-		"#cloud-config\na: 1":           TypeCloudConfig,
-		"#cloud-config-archive\n- a":    "text/cloud-config-archive",
-		"#cloud-config-jsonp\n[]":       "text/cloud-config-jsonp",
-		"#!/bin/sh\necho":               TypeShellScript,
-		"#include\nhttp://x":            "text/x-include-url",
-		"#include-once\nhttp://x":       "text/x-include-once-url",
-		"#cloud-boothook\necho":         "text/cloud-boothook",
-		"## template: jinja\n#!/bin/sh": "text/jinja2",
-		"#part-handler\n":               "text/part-handler",
-		"Content-Type: multipart/mixed": "multipart/mixed",
-		"\x1f\x8b\x08":                  "application/gzip",
-		"hello world":                   "",
+		"#cloud-config\na: 1":                    TypeCloudConfig,
+		"#cloud-config-archive\n- a":             TypeCloudConfigArchive,
+		"#cloud-config-jsonp\n[]":                TypeCloudConfigJSONP,
+		"#!/bin/sh\necho":                        TypeShellScript,
+		"#include\nhttp://x":                     TypeInclude,
+		"#include-once\nhttp://x":                TypeIncludeOnce,
+		"#cloud-boothook\necho":                  TypeBoothook,
+		"## template: jinja\n#!/bin/sh":          TypeJinja,
+		"## Template: Jinja\n#!/bin/sh":          TypeJinja,
+		"#part-handler\n":                        TypePartHandler,
+		"\n  #CLOUD-CONFIG\n":                    TypeCloudConfig,
+		"MIME-Version: 1.0\nContent-Type: x/y\n": TypeMultipart,
+		"Content-Type: multipart/mixed":          "", // no MIME-Version: plain text, as cloud-init
+		"\x1f\x8b\x08":                           TypeGzip,
+		"hello world":                            "",
+		"#cloud-config\xff\xfe":                  "", // not UTF-8: cloud-init cannot decode it
 	} {
 		if got := Sniff([]byte(in)); got != want {
 			t.Errorf("Sniff(%q) = %q, want %q", in, got, want)
@@ -37,7 +42,7 @@ func TestDecode(t *testing.T) {
 		wantScript int
 		wantWarn   int
 		wantErr    string
-		unsupp     bool
+		is         error
 	}{
 		{name: "empty", in: ""},
 		{name: "cloud-config", in: "#cloud-config\nhostname: h\nruncmd: [ls]\n",
@@ -47,8 +52,8 @@ func TestDecode(t *testing.T) {
 		{name: "plain text", in: "just some words\n", wantWarn: 1},
 		{name: "bad yaml", in: "#cloud-config\nusers: [\n  - bad: [yaml\n", wantErr: "line"},
 		{name: "list at top", in: "#cloud-config\n- a\n- b\n", wantErr: "expected a mapping"},
-		{name: "include unsupported", in: "#include\nhttp://127.0.0.1/x\n", wantErr: "text/x-include-url", unsupp: true},
-		{name: "mime unsupported", in: "Content-Type: multipart/mixed; boundary=x\n", wantErr: "multipart", unsupp: true},
+		{name: "include without fetcher", in: "#include\nhttp://127.0.0.1/x\n", wantErr: "line 2", is: ErrNoFetcher},
+		{name: "part handler", in: "#part-handler\ndef x(): pass\n", wantWarn: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Decode("user-data", []byte(tc.in))
@@ -59,8 +64,8 @@ func TestDecode(t *testing.T) {
 				if !strings.HasPrefix(err.Error(), "user-data: ") {
 					t.Errorf("error does not name the source: %v", err)
 				}
-				if errors.Is(err, ErrUnsupported) != tc.unsupp {
-					t.Errorf("errors.Is(ErrUnsupported) = %v, want %v", !tc.unsupp, tc.unsupp)
+				if tc.is != nil && !errors.Is(err, tc.is) {
+					t.Errorf("errors.Is(%v) = false", tc.is)
 				}
 				return
 			}
@@ -80,20 +85,102 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
-	for _, s := range []string{"#cloud-config\na: [1, 2]\n", "#!/bin/sh\n", "#include\nx", "plain", "#cloud-config\n- x", "#cloud-config\n? [a]\n: b\n"} {
-		f.Add([]byte(s))
+func TestErrorsNameSource(t *testing.T) {
+	res, err := Process(context.Background(), "vendor-data", []byte("#cloud-config\na: [\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		res, err := Decode("user-data", b)
-		if res == nil {
-			t.Fatal("nil result")
+	if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0].Error(), "vendor-data: part-001: invalid #cloud-config: yaml: line 2") {
+		t.Errorf("errors = %v", res.Errors)
+	}
+	var e *Error
+	if !errors.As(res.Errors[0], &e) || e.Source != "vendor-data" || e.Part != "part-001" {
+		t.Errorf("not an *Error naming the part: %#v", res.Errors[0])
+	}
+}
+
+func TestMergedAppliesPatchesInOrder(t *testing.T) {
+	in := mimeOf(t,
+		Attachment{"a", "cloud-config", []byte("#cloud-config\nruncmd: [a]\nuid: 1000\n")},
+		Attachment{"p", "cloud-config-jsonp", []byte(`#cloud-config-jsonp
+[{"op": "add", "path": "/runcmd/-", "value": "b"}]`)},
+		Attachment{"b", "cloud-config", []byte("#cloud-config\npackages: [p]\n")},
+		Attachment{"bad", "cloud-config-jsonp", []byte(`[{"op": "remove", "path": "/nope"}]`)},
+	)
+	res, err := Process(context.Background(), "user-data", in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A shallow replace-merge: the config package supplies the real one.
+	merge := func(acc map[string]any, c CloudConfig) map[string]any {
+		for k, v := range c.Config {
+			acc[k] = v
 		}
-		_ = err
-		for _, c := range res.Configs() {
-			for k := range c {
-				_ = k
-			}
+		return acc
+	}
+	got, err := res.Merged(merge)
+	if err == nil || !strings.Contains(err.Error(), "bad: applying JSON patch") {
+		t.Errorf("err = %v, want the failing patch named", err)
+	}
+	want := map[string]any{"runcmd": []any{"a", "b"}, "uid": 1000, "packages": []any{"p"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merged (-want +got):\n%s", diff)
+	}
+}
+
+func TestCleanFilename(t *testing.T) {
+	for in, want := range map[string]string{
+		"part-001":         "part-001",
+		"../../etc/evil":   ".._.._etc_evil",
+		"my script (1).sh": "myscript(1).sh",
+		"..":               "part",
+		"":                 "part",
+		"é/ü":              "_",
+	} {
+		if got := CleanFilename(in); got != want {
+			t.Errorf("CleanFilename(%q) = %q, want %q", in, got, want)
 		}
-	})
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Process(ctx, "user-data", []byte("#cloud-config\n"), Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestPartNumberingAcrossIncludes(t *testing.T) {
+	in := mimeOf(t,
+		Attachment{"", "x-shellscript", []byte("#!/bin/sh\necho 1\n")},
+		Attachment{"", "x-include-url", []byte("http://h/a\nhttp://h/b\n")},
+		Attachment{"", "x-shellscript", []byte("#!/bin/sh\necho 4\n")},
+	)
+	res, err := Process(context.Background(), "user-data", in, Options{Fetch: fakeFetch(map[string]string{
+		"http://h/a": "#!/bin/sh\necho 2\n",
+		"http://h/b": "#cloud-config-archive\n- '#!/bin/sh\n\n  echo 3'\n",
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Parts {
+		names = append(names, p.Filename)
+	}
+	if diff := cmp.Diff([]string{"part-001", "part-002", "part-003", "part-004"}, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s\nerrors: %v", diff, res.Errors)
+	}
+}
+
+// mimeOf builds a MIME message; attachments with an empty filename get none.
+func mimeOf(t testing.TB, parts ...Attachment) []byte {
+	t.Helper()
+	b, err := MakeMIME(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// make-mime always writes a filename; drop empty ones so parts get numbers.
+	return []byte(strings.ReplaceAll(string(b), "Content-Disposition: attachment; filename=\"\"\n", ""))
 }
