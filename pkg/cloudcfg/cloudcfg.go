@@ -1,19 +1,20 @@
 // Package cloudcfg assembles the configuration modules see, from cloud-init's
-// sources in its precedence order (lowest first):
+// sources in its precedence order (lowest first; Load does all of it):
 //
 //  1. built-in defaults (Builtin)
 //  2. /etc/cloud/cloud.cfg
 //  3. /etc/cloud/cloud.cfg.d/*.cfg, in lexical order
 //  4. /run/cloud-init/cloud.cfg (written by detection)
-//  5. vendor-data cloud-config
-//  6. user-data cloud-config
+//  5. kernel command line cc: ... end_cc (ParseCmdlineCC)
+//  6. the datasource's own config object
+//  7. vendor-data cloud-config (unless user-data says vendor_data: {enabled: false})
+//  8. vendor-data2 cloud-config (likewise with vendor_data2)
+//  9. user-data cloud-config
 //
-// Merge rule between sources (cloud-init's util.mergemanydict): the higher
-// source wins; mappings are merged recursively key by key; lists and scalars
-// are never combined — a higher source's list replaces a lower one's
-// (so user-data `runcmd` replaces a `runcmd` from cloud.cfg.d, as in
-// cloud-init). merge_how / merge_type and the other formats arrive with the
-// user-data pipeline.
+// Sources 1-5 are the "system" config (instance-data merged_system_cfg).
+// Sources are merged with cloud-init's util.mergemanydict, the cloud-config
+// parts of one payload with handlers/cloud_config.py's rules and
+// merge_how; merge.go states both.
 package cloudcfg
 
 import (
@@ -54,28 +55,67 @@ type Source struct {
 	Config map[string]any
 }
 
+// Paths of the system sources, inside the target root.
+const (
+	PathCloudCfg   = "/etc/cloud/cloud.cfg"
+	PathCloudCfgD  = "/etc/cloud/cloud.cfg.d"
+	PathRuntimeCfg = "/run/cloud-init/cloud.cfg"
+)
+
 // LoadSystem reads sources 2-4 from the target root. Unreadable or invalid
 // files are returned as errors naming the file; the rest still load.
 func LoadSystem(r Reader) ([]Source, error) {
+	sys := readSystem(r, r)
 	var out []Source
+	if sys.cloudCfg != nil {
+		out = append(out, *sys.cloudCfg)
+	}
+	out = append(out, sys.confd...)
+	if sys.runtime != nil {
+		out = append(out, *sys.runtime)
+	}
 	var errs []error
-	add := func(p string) {
+	for _, p := range sys.problems {
+		errs = append(errs, fmt.Errorf("cloudcfg: %w", p))
+	}
+	return out, errors.Join(errs...)
+}
+
+type systemFiles struct {
+	cloudCfg *Source
+	confd    []Source
+	runtime  *Source
+	problems []*Problem
+}
+
+// readSystem reads cloud.cfg and cloud.cfg.d from root and the runtime
+// config from run. A missing file is no problem.
+func readSystem(root, run Reader) systemFiles {
+	var sys systemFiles
+	read := func(r Reader, p string) *Source {
+		if r == nil {
+			return nil
+		}
 		b, err := r.ReadFile(p)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("cloudcfg: read %s: %w", p, err))
+				sys.problems = append(sys.problems, &Problem{Source: p, Err: fmt.Errorf("read %s: %w", p, err)})
 			}
-			return
+			return nil
 		}
 		m, err := datasource.DecodeYAMLMap(b)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("cloudcfg: %s: %w", p, err))
-			return
+			sys.problems = append(sys.problems, &Problem{Source: p, Err: err})
+			return nil
 		}
-		out = append(out, Source{Name: p, Config: m})
+		return &Source{Name: p, Config: m}
 	}
-	add("/etc/cloud/cloud.cfg")
-	if ents, err := r.ReadDir("/etc/cloud/cloud.cfg.d"); err == nil {
+	sys.cloudCfg = read(root, PathCloudCfg)
+	if root != nil {
+		ents, err := root.ReadDir(PathCloudCfgD)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			sys.problems = append(sys.problems, &Problem{Source: PathCloudCfgD, Err: fmt.Errorf("read directory %s: %w", PathCloudCfgD, err)})
+		}
 		var names []string
 		for _, e := range ents {
 			if !e.IsDir() && strings.HasSuffix(e.Name(), ".cfg") {
@@ -84,37 +124,17 @@ func LoadSystem(r Reader) ([]Source, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			add(path.Join("/etc/cloud/cloud.cfg.d", n))
+			if s := read(root, path.Join(PathCloudCfgD, n)); s != nil {
+				sys.confd = append(sys.confd, *s)
+			}
 		}
 	}
-	add("/run/cloud-init/cloud.cfg")
-	return out, errors.Join(errs...)
+	sys.runtime = read(run, PathRuntimeCfg)
+	return sys
 }
 
 // Merge merges sources given lowest-priority first with mergemanydict
-// semantics (see the package comment).
+// semantics; it is MergeSources.
 func Merge(sources ...map[string]any) map[string]any {
-	out := map[string]any{}
-	for _, s := range sources {
-		out = mergeInto(out, s)
-	}
-	return out
-}
-
-// mergeInto lays hi over lo.
-func mergeInto(lo, hi map[string]any) map[string]any {
-	out := make(map[string]any, len(lo)+len(hi))
-	for k, v := range lo {
-		out[k] = v
-	}
-	for k, hv := range hi {
-		if hm, ok := hv.(map[string]any); ok {
-			if lm, ok := out[k].(map[string]any); ok {
-				out[k] = mergeInto(lm, hm)
-				continue
-			}
-		}
-		out[k] = hv
-	}
-	return out
+	return MergeSources(sources...)
 }

@@ -23,7 +23,9 @@ func TestMerge(t *testing.T) {
 			{"system_info": map[string]any{"default_user": map[string]any{"name": "debian", "shell": "/bin/bash"}}},
 			{"system_info": map[string]any{"default_user": map[string]any{"name": "admin"}}},
 		}, map[string]any{"system_info": map[string]any{"default_user": map[string]any{"name": "admin", "shell": "/bin/bash"}}}},
-		{"dict replaced by scalar", []map[string]any{{"a": map[string]any{"x": 1}}, {"a": "s"}}, map[string]any{"a": "s"}},
+		{"scalar wins over dict", []map[string]any{{"a": map[string]any{"x": 1}}, {"a": 7}}, map[string]any{"a": 7}},
+		// cloud-init quirk: the str merger returns the (lower) new mapping.
+		{"lower dict replaces higher string", []map[string]any{{"a": map[string]any{"x": 1}}, {"a": "s"}}, map[string]any{"a": map[string]any{"x": 1}}},
 		{"nothing", nil, map[string]any{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

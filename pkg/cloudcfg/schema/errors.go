@@ -1,0 +1,249 @@
+package schema
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// collect turns a validation error tree into findings with messages in
+// Python jsonschema's words (what cloud-init prints). For anyOf/oneOf
+// failures the deepest findings of the alternatives are kept (cloud-init's
+// cloud_init_deepest_matches); alternatives failing only on their type at
+// the same place become one "is not of type 'a', 'b'" finding.
+func collect(ve *jsonschema.ValidationError, inst any) []Finding {
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Group, *kind.Schema, *kind.Reference, *kind.AllOf:
+		var out []Finding
+		for _, c := range ve.Causes {
+			out = append(out, collect(c, inst)...)
+		}
+		return out
+	case *kind.AnyOf:
+		return alternatives(ve, inst)
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			return []Finding{leaf(ve, inst)}
+		}
+		return alternatives(ve, inst)
+	case *kind.AdditionalProperties:
+		var out []Finding
+		for _, p := range k.Properties {
+			out = append(out, Finding{Path: joinPath(pathOf(ve.InstanceLocation), p), Severity: Warning,
+				Message: fmt.Sprintf("Additional properties are not allowed (%s was unexpected)", pyStr(p))})
+		}
+		return out
+	case *kind.Required:
+		var out []Finding
+		for _, m := range k.Missing {
+			out = append(out, Finding{Path: pathOf(ve.InstanceLocation), Severity: Error,
+				Message: fmt.Sprintf("%s is a required property", pyStr(m))})
+		}
+		return out
+	}
+	if len(ve.Causes) > 0 {
+		var out []Finding
+		for _, c := range ve.Causes {
+			out = append(out, collect(c, inst)...)
+		}
+		return out
+	}
+	return []Finding{leaf(ve, inst)}
+}
+
+type typeFinding struct {
+	Finding
+	types []string // non-nil for a type mismatch
+}
+
+func alternatives(ve *jsonschema.ValidationError, inst any) []Finding {
+	here := pathOf(ve.InstanceLocation)
+	var branches [][]Finding
+	var types []string
+	onlyTypes, found := true, false
+	deepest := depth(here)
+	for _, c := range ve.Causes {
+		var b []Finding
+		for _, f := range collectTyped(c, inst) {
+			b = append(b, f.Finding)
+			found = true
+			deepest = max(deepest, depth(f.Path))
+			if f.types == nil || f.Path != here {
+				onlyTypes = false
+			}
+			for _, t := range f.types {
+				if !containsStr(types, t) {
+					types = append(types, t)
+				}
+			}
+		}
+		branches = append(branches, b)
+	}
+	if !found {
+		return []Finding{leaf(ve, inst)}
+	}
+	if deepest > depth(here) {
+		// The alternatives that got furthest into the value are the ones
+		// the author meant: report all they found.
+		var out []Finding
+		for _, b := range branches {
+			bd := -1
+			for _, f := range b {
+				bd = max(bd, depth(f.Path))
+			}
+			if bd == deepest {
+				out = append(out, b...)
+			}
+		}
+		return out
+	}
+	v := valueAt(inst, ve.InstanceLocation)
+	if onlyTypes {
+		return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not of type %s", pyRepr(v), quoteList(types))}}
+	}
+	return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not valid under any of the given schemas", pyRepr(v))}}
+}
+
+// collectTyped is collect that remembers which findings are plain type
+// mismatches.
+func collectTyped(ve *jsonschema.ValidationError, inst any) []typeFinding {
+	if k, ok := ve.ErrorKind.(*kind.Type); ok && len(ve.Causes) == 0 {
+		return []typeFinding{{Finding: leaf(ve, inst), types: k.Want}}
+	}
+	if _, ok := ve.ErrorKind.(*kind.Group); ok || isWrapper(ve) {
+		var out []typeFinding
+		for _, c := range ve.Causes {
+			out = append(out, collectTyped(c, inst)...)
+		}
+		return out
+	}
+	var out []typeFinding
+	for _, f := range collect(ve, inst) {
+		out = append(out, typeFinding{Finding: f})
+	}
+	return out
+}
+
+func isWrapper(ve *jsonschema.ValidationError) bool {
+	switch ve.ErrorKind.(type) {
+	case *kind.Schema, *kind.Reference, *kind.AllOf:
+		return true
+	}
+	return false
+}
+
+func containsStr(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = pyStr(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func depth(path string) int {
+	if path == "" {
+		return 0
+	}
+	return strings.Count(path, ".") + 1
+}
+
+func pathOf(loc []string) string { return strings.Join(loc, ".") }
+
+func valueAt(inst any, loc []string) any {
+	v := inst
+	for _, k := range loc {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return pyRepr(f)
+}
+
+var printer = message.NewPrinter(language.English)
+
+// leaf words one error as Python's jsonschema does.
+func leaf(ve *jsonschema.ValidationError, inst any) Finding {
+	v := valueAt(inst, ve.InstanceLocation)
+	r := pyRepr(v)
+	var msg string
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Type:
+		msg = fmt.Sprintf("%s is not of type %s", r, quoteList(k.Want))
+	case *kind.Enum:
+		w := make([]string, len(k.Want))
+		for i, e := range k.Want {
+			w[i] = pyRepr(e)
+		}
+		msg = fmt.Sprintf("%s is not one of [%s]", r, strings.Join(w, ", "))
+	case *kind.Const:
+		msg = fmt.Sprintf("%s was expected", pyRepr(k.Want))
+	case *kind.MinItems:
+		if k.Want == 1 {
+			msg = fmt.Sprintf("%s should be non-empty", r)
+		} else {
+			msg = fmt.Sprintf("%s is too short", r)
+		}
+	case *kind.MaxItems:
+		msg = fmt.Sprintf("%s is too long", r)
+	case *kind.MinLength:
+		if k.Want == 1 {
+			msg = fmt.Sprintf("%s should be non-empty", r)
+		} else {
+			msg = fmt.Sprintf("%s is too short", r)
+		}
+	case *kind.MaxLength:
+		msg = fmt.Sprintf("%s is too long", r)
+	case *kind.Pattern:
+		msg = fmt.Sprintf("%s does not match %s", r, pyStr(k.Want))
+	case *kind.Minimum:
+		msg = fmt.Sprintf("%s is less than the minimum of %s", r, ratString(k.Want))
+	case *kind.Maximum:
+		msg = fmt.Sprintf("%s is greater than the maximum of %s", r, ratString(k.Want))
+	case *kind.UniqueItems:
+		msg = fmt.Sprintf("%s has non-unique elements", r)
+	case *kind.FalseSchema:
+		msg = fmt.Sprintf("False schema does not allow %s", r)
+	case *kind.OneOf:
+		msg = fmt.Sprintf("%s is valid under more than one of the given schemas", r)
+	case *kind.AnyOf:
+		msg = fmt.Sprintf("%s is not valid under any of the given schemas", r)
+	default:
+		msg = ve.ErrorKind.LocalizedString(printer)
+	}
+	return Finding{Path: pathOf(ve.InstanceLocation), Severity: Error, Message: msg}
+}

@@ -1,0 +1,294 @@
+// Package schema validates cloud-config against cloudroot's JSON schema
+// (cloud-config.schema.json, draft 2020-12, embedded) and cloud-init's
+// deprecation list, reporting every finding with its key path
+// (users.0.sudo), YAML line and column and a severity:
+//
+//   - error: the value has the wrong shape for a module cloudroot implements
+//     (or the YAML cannot be read);
+//   - deprecation: cloud-init deprecated the key or value (still honoured);
+//   - warning: a key no module reads (cloud-init reports these as errors;
+//     cloudroot's style is to warn).
+//
+// Keys of cloud-init modules cloudroot does not implement are accepted
+// without checks. Validation never stops at the first problem and never
+// panics on input. Format and Annotate print a Report the way
+// `cloud-init schema` and `cloud-init schema --annotate` do.
+package schema
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed cloud-config.schema.json
+var schemaJSON []byte
+
+const schemaURL = "https://cloudroot.invalid/schema/cloud-config.json"
+
+// JSON returns the embedded schema document.
+func JSON() []byte { return slices.Clone(schemaJSON) }
+
+// Severity orders findings: errors first.
+type Severity int
+
+// Severities.
+const (
+	Error Severity = iota
+	Deprecation
+	Warning
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Deprecation:
+		return "deprecation"
+	}
+	return "warning"
+}
+
+// Finding is one problem in a document. Path is the dotted key path
+// ("users.0.sudo"), "" for the document itself; Line and Column are 1-based
+// (0 when unknown).
+type Finding struct {
+	Path     string
+	Line     int
+	Column   int
+	Severity Severity
+	Message  string
+}
+
+// Report is the result of validating one document.
+type Report struct {
+	// Source names the document (a path, "user-data"...).
+	Source   string
+	Findings []Finding
+}
+
+// Valid reports whether the document has no errors (deprecations and
+// warnings do not make it invalid, as in cloud-init).
+func (r Report) Valid() bool { return len(r.Of(Error)) == 0 }
+
+// Of returns the findings of one severity, in report order.
+func (r Report) Of(s Severity) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Severity == s {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// compiled is the schema, compiled once; it is never modified afterwards.
+var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schemaJSON)))
+	if err != nil {
+		return nil, fmt.Errorf("schema: parse embedded schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, fmt.Errorf("schema: add embedded schema: %w", err)
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("schema: compile embedded schema: %w", err)
+	}
+	return s, nil
+})
+
+// Validate checks doc, a cloud-config YAML document (the #cloud-config
+// header is not required: cloud.cfg files have none; see ValidateUserData).
+func Validate(doc []byte, source string) Report {
+	r := Report{Source: source}
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		line, col := yamlErrorPosition(err)
+		r.Findings = append(r.Findings, Finding{Line: line, Column: col, Severity: Error,
+			Message: fmt.Sprintf("File %s is not valid YAML. %v", source, err)})
+		return r
+	}
+	c := newConverter()
+	inst := c.convert(&root, "")
+	r.Findings = append(r.Findings, c.findings...)
+	if c.tooBig {
+		return finish(r)
+	}
+	cfg, ok := inst.(map[string]any)
+	if !ok {
+		if inst == nil {
+			return finish(r) // empty document: nothing to check
+		}
+		r.Findings = append(r.Findings, Finding{Line: 1, Column: 1, Severity: Error, Message: "Cloud-config is not a YAML dict."})
+		return finish(r)
+	}
+	sch, err := compiled()
+	if err != nil {
+		r.Findings = append(r.Findings, Finding{Severity: Error, Message: err.Error()})
+		return finish(r)
+	}
+	if err := sch.Validate(cfg); err != nil {
+		if ve, ok := err.(*jsonschema.ValidationError); ok {
+			for _, f := range collect(ve, cfg) {
+				f.Line, f.Column = c.position(f.Path)
+				r.Findings = append(r.Findings, f)
+			}
+		} else {
+			r.Findings = append(r.Findings, Finding{Severity: Error, Message: err.Error()})
+		}
+	}
+	for _, f := range deprecations(cfg) {
+		f.Line, f.Column = c.position(f.Path)
+		r.Findings = append(r.Findings, f)
+	}
+	return finish(r)
+}
+
+// CloudConfigHeader starts a cloud-config user-data document.
+const CloudConfigHeader = "#cloud-config"
+
+// ValidateUserData is Validate for a user-data file: it must start with
+// #cloud-config (other user-data formats are not cloud-config and get a
+// single error, as `cloud-init schema` reports them).
+func ValidateUserData(doc []byte, source string) Report {
+	if !strings.HasPrefix(string(doc), CloudConfigHeader) {
+		first, _, _ := strings.Cut(string(doc), "\n")
+		return Report{Source: source, Findings: []Finding{{Line: 1, Column: 1, Severity: Error,
+			Message: fmt.Sprintf("Unrecognized user-data header in %s: %q.\nExpected first line to be one of: %s", source, first, CloudConfigHeader)}}}
+	}
+	return Validate(doc, source)
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)(?::| column (\d+))`)
+
+func yamlErrorPosition(err error) (int, int) {
+	m := yamlLineRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 1, 1
+	}
+	line, _ := strconv.Atoi(m[1])
+	col := 1
+	if m[2] != "" {
+		col, _ = strconv.Atoi(m[2])
+	}
+	return line, col
+}
+
+// finish de-duplicates and orders the findings: by line, column, severity,
+// path, message.
+func finish(r Report) Report {
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
+		switch {
+		case a.Line != b.Line:
+			return a.Line - b.Line
+		case a.Column != b.Column:
+			return a.Column - b.Column
+		case a.Severity != b.Severity:
+			return int(a.Severity) - int(b.Severity)
+		case a.Path != b.Path:
+			return strings.Compare(a.Path, b.Path)
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	r.Findings = slices.Compact(r.Findings)
+	return r
+}
+
+// position is the line and column recorded for path, or of its nearest
+// recorded ancestor.
+func (c *converter) position(path string) (int, int) {
+	for {
+		if p, ok := c.pos[path]; ok {
+			return p.line, p.col
+		}
+		if path == "" {
+			return 1, 1
+		}
+		i := strings.LastIndex(path, ".")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+// pyRepr renders v as Python's repr would (jsonschema messages use it).
+func pyRepr(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case string:
+		return pyStr(t)
+	case json.Number:
+		return t.String()
+	case int, int64, uint64, int32, uint32, int16, int8, uint, uint8, uint16:
+		return fmt.Sprint(t)
+	case float64:
+		if t == float64(int64(t)) && t < 1e16 && t > -1e16 {
+			return strconv.FormatFloat(t, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(t, 'g', -1, 64)
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = pyRepr(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = pyStr(k) + ": " + pyRepr(t[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+func pyStr(s string) string {
+	q := byte('\'')
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}

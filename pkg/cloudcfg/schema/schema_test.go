@@ -1,0 +1,225 @@
+package schema
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const goldenDir = "../testdata/schema"
+
+// TestGolden validates ../testdata/schema/<case>/cloud-config.yaml and
+// compares WriteText's stdout+stderr with want.txt and Annotate's output
+// with want-annotate.txt.
+func TestGolden(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			doc, err := os.ReadFile(filepath.Join(dir, "cloud-config.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := ValidateUserData(doc, "cloud-config.yaml")
+			var out, errOut strings.Builder
+			if err := WriteText(&out, &errOut, r, ""); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(dir, "want.txt"), out.String()+errOut.String())
+			golden(t, filepath.Join(dir, "want-annotate.txt"), Annotate(doc, r))
+		})
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestSchemaIsValidJSON(t *testing.T) {
+	var v map[string]any
+	if err := json.Unmarshal(JSON(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("$schema = %v", v["$schema"])
+	}
+	if _, err := compiled(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The modules cloudroot implements own these top-level keys
+// (pkg/modules *.Keys); each must be described (not just accepted).
+var implementedKeys = []string{
+	"bootcmd", "runcmd", "write_files", "preserve_hostname", "hostname", "fqdn", "prefer_fqdn_over_hostname",
+	"create_hostname_file", "manage_etc_hosts", "users", "user", "groups", "ssh_keys", "ssh_authorized_keys",
+	"ssh_deletekeys", "ssh_genkeytypes", "disable_root", "disable_root_opts", "allow_public_ssh_keys",
+	"ssh_quiet_keygen", "ssh_publish_hostkeys", "ssh_pwauth", "final_message", "power_state", "vendor_data",
+}
+
+func TestImplementedKeysHaveShapes(t *testing.T) {
+	var v struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(JSON(), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range implementedKeys {
+		p, ok := v.Properties[k]
+		if !ok {
+			t.Errorf("%s: not in the schema", k)
+			continue
+		}
+		if len(p) == 0 {
+			t.Errorf("%s: accepted without checks", k)
+		}
+	}
+	for _, d := range Deprecations() {
+		top, _, _ := strings.Cut(d.Path, ".")
+		if _, ok := v.Properties[top]; !ok {
+			t.Errorf("deprecated %s: top-level key %s is not in the schema (it would be reported unknown)", d.Path, top)
+		}
+	}
+}
+
+func TestValidateFindings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []Finding
+	}{
+		{"empty", "#cloud-config\n", nil},
+		{"sudo type", "users:\n  - name: a\n    sudo: 5\n",
+			[]Finding{{Path: "users.0.sudo", Line: 3, Column: 5, Severity: Error, Message: "5 is not valid under any of the given schemas"}}},
+		{"hostname type", "hostname: [a]\n",
+			[]Finding{{Path: "hostname", Line: 1, Column: 1, Severity: Error, Message: "['a'] is not of type 'string'"}}},
+		{"unknown nested", "power_state:\n  mode: halt\n  foo: 1\n",
+			[]Finding{{Path: "power_state.foo", Line: 3, Column: 3, Severity: Warning, Message: "Additional properties are not allowed ('foo' was unexpected)"}}},
+		{"required", "write_files:\n- content: x\n",
+			[]Finding{{Path: "write_files.0", Line: 2, Column: 3, Severity: Error, Message: "'path' is a required property"}}},
+		{"enum", "write_files:\n- {path: /a, encoding: zip}\n",
+			[]Finding{{Path: "write_files.0.encoding", Line: 2, Column: 14, Severity: Error,
+				Message: "'zip' is not one of ['gz', 'gzip', 'gz+base64', 'gzip+base64', 'gz+b64', 'gzip+b64', 'b64', 'base64', 'text/plain']"}}},
+		{"deprecated user key in dict form", "users:\n  bob:\n    lock-passwd: true\n",
+			[]Finding{{Path: "users.bob.lock-passwd", Line: 3, Column: 5, Severity: Deprecation, Message: "Deprecated in version 22.3. Use ``lock_passwd`` instead."}}},
+		{"item type", "bootcmd:\n  - [ls, 1]\n",
+			[]Finding{{Path: "bootcmd.0.1", Line: 2, Column: 10, Severity: Error, Message: "1 is not of type 'string'"}}},
+		{"alias bomb bounded", "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n",
+			nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Validate([]byte(tc.doc), "x")
+			got := r.Findings
+			if tc.name == "alias bomb bounded" {
+				if len(got) == 0 || !strings.Contains(got[0].Message, "too large") {
+					t.Fatalf("findings = %v", got)
+				}
+				return
+			}
+			var filtered []Finding
+			for _, f := range got {
+				if f.Severity == Warning && !strings.HasPrefix(tc.name, "unknown") {
+					continue
+				}
+				filtered = append(filtered, f)
+			}
+			if diff := cmp.Diff(tc.want, filtered); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPyRepr(t *testing.T) {
+	for v, want := range map[any]string{nil: "None", true: "True", "it's": `"it's"`, `a'b"c`: `'a\'b"c'`, 2.0: "2.0", 1.5: "1.5", 7: "7"} {
+		if got := pyRepr(v); got != want {
+			t.Errorf("pyRepr(%#v) = %s, want %s", v, got, want)
+		}
+	}
+	if got := pyRepr(map[string]any{"b": []any{1, "x"}, "a": nil}); got != "{'a': None, 'b': [1, 'x']}" {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestAnnotateUnchangedWhenValid(t *testing.T) {
+	doc := []byte("#cloud-config\nhostname: a\n")
+	if got := Annotate(doc, Validate(doc, "x")); got != string(doc) {
+		t.Errorf("got %q", got)
+	}
+}
+
+// FuzzValidate checks Validate never panics and that every finding's line
+// is inside the document and, for key paths, points at a line holding the
+// last key of the path.
+func FuzzValidate(f *testing.F) {
+	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "*", "cloud-config.yaml"))
+	for _, p := range dirs {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte("<<: {a: 1}\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		r := Validate(doc, "fuzz")
+		nlines := strings.Count(string(doc), "\n") + 1
+		var root yaml.Node
+		parsed := yaml.Unmarshal(doc, &root) == nil
+		lines := strings.Split(string(doc), "\n")
+		for _, fd := range r.Findings {
+			if fd.Line < 0 || fd.Line > nlines+1 {
+				t.Fatalf("finding %+v outside a %d-line document", fd, nlines)
+			}
+			if !parsed || fd.Path == "" || fd.Line == 0 || fd.Line > len(lines) {
+				continue
+			}
+			last := fd.Path[strings.LastIndex(fd.Path, ".")+1:]
+			if _, err := yaml.Marshal(last); err == nil && !strings.ContainsAny(last, "\"'\\:#{}[],&*!|>%@`<\n\t ") && last != "" &&
+				!isIndex(last) && !strings.ContainsAny(string(doc), "*&!") && !strings.Contains(string(doc), "<<") &&
+				last != "None" && last != "True" && last != "False" && !isNumber(last) &&
+				!strings.Contains(lines[fd.Line-1], last) && !strings.Contains(string(doc), "\r") {
+				t.Fatalf("finding %+v: line %d %q does not mention %q", fd, fd.Line, lines[fd.Line-1], last)
+			}
+		}
+		_ = Annotate(doc, r)
+		var out strings.Builder
+		_ = WriteText(&out, &out, r, "")
+	})
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+func isIndex(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
