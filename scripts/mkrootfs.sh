@@ -88,6 +88,27 @@ put bin/bash 0755 <<'EOF'
 exec /bin/busybox sh "$@"
 EOF
 
+# --- e2fsprogs' resize2fs (with its shared libraries) ----------------------
+# Real Debian images carry e2fsprogs; cloud-init's resizefs (and cloudroot's)
+# runs resize2fs on the mounted root. Copied from the host with the
+# libraries ldd names, at the same paths.
+copy_with_libs() {
+	local bin=$1 lib
+	install -D -m 0755 "$bin" "$r$bin"
+	while read -r lib; do
+		[[ -n $lib && -e $lib ]] || continue
+		mkdir -p "$r$(dirname "$lib")"
+		cp -L "$lib" "$r$lib"
+	done < <(ldd "$bin" | sed -n 's|.*=> \(/[^ ]*\).*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (.*|\1|p')
+}
+resize2fs_bin=$(command -v resize2fs || true)
+if [[ -n $resize2fs_bin ]]; then
+	copy_with_libs "$(readlink -f "$resize2fs_bin")"
+	[[ -e $r/sbin/resize2fs ]] || ln -sfn "$(readlink -f "$resize2fs_bin")" "$r/sbin/resize2fs"
+else
+	log "warning: resize2fs not found on the host; the image's resizefs will fail"
+fi
+
 # --- the agent -----------------------------------------------------------
 install -m 0755 "$agent" "$r/usr/bin/cloudroot"
 ln -sfn cloudroot "$r/usr/bin/cloud-init"

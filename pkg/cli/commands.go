@@ -6,5 +6,7 @@ func Commands() []Command {
 		statusCommand(),
 		modulesCommand(),
 		identifyCommand(),
+		growpartCommand(),
+		diskCommand(),
 	}
 }

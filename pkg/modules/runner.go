@@ -14,7 +14,7 @@ import (
 // Stage order comes from the cloud_*_modules lists.
 func Registry() []Module {
 	return []Module{
-		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
+		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		FinalMessage, PowerStateChange,

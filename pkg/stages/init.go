@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
@@ -42,6 +43,9 @@ type InitOptions struct {
 	SysInfo SysInfo
 	// SetLiveHostname applies the hostname to the running kernel (nil: no).
 	SetLiveHostname func(string) error
+	// Fetch retrieves #include URLs (nil: includes are reported as
+	// unsupported, e.g. when no network is up).
+	Fetch func(ctx context.Context, url string) ([]byte, error)
 	// NoHostKeys is set when the kernel RNG is not ready: generating SSH
 	// host keys would block, so it is skipped and reported.
 	NoHostKeys bool
@@ -78,52 +82,81 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	s.NetworkConfig = d.NetworkConfig
 	s.Distro = dist.ID
 
-	// Decode user-data and vendor-data.
-	ud, err := userdata.Decode("user-data", d.UserData)
+	// Base configuration first: instance-data (which jinja templates read)
+	// carries it, as cloud-init writes instance-data before it consumes
+	// user-data.
+	base, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline})
 	if err != nil {
-		if errors.Is(err, userdata.ErrUnsupported) {
-			fail(err.Error())
-		} else {
-			warn(fmt.Sprintf("Failed loading user-data: %v", err))
+		for _, p := range base.Problems {
+			warn(p.Error())
 		}
 	}
-	for _, w := range ud.Warnings {
-		warn(w)
+	idata := InstanceData(d, dist, base.System, base.System, o.SysInfo)
+
+	// Decode user-data and vendor-data: every cloud-init format.
+	idir := state.InstanceDir(iid)
+	opts := userdata.Options{
+		Fetch: o.Fetch,
+		IncludeOnceCache: &userdata.DirCache{
+			Dir:       userdata.URLCacheDir(idir),
+			ReadFile:  o.Target.ReadFile,
+			WriteFile: o.Target.WriteFile,
+		},
+		InstanceData: idata,
 	}
-	vd, err := userdata.Decode("vendor-data", d.VendorData)
-	if err != nil {
-		if errors.Is(err, userdata.ErrUnsupported) {
-			fail(err.Error())
-		} else {
-			warn(fmt.Sprintf("Failed loading vendor-data: %v", err))
+	decode := func(source string, raw []byte) *userdata.Result {
+		res, err := userdata.Process(ctx, source, raw, opts)
+		if err != nil {
+			fail(fmt.Sprintf("%s: %v", source, err))
 		}
+		if res == nil {
+			return &userdata.Result{}
+		}
+		for _, w := range res.Warnings {
+			warn(w)
+		}
+		for _, e := range res.Errors {
+			if errors.Is(e, userdata.ErrUnsupported) {
+				fail(e.Error())
+			} else {
+				warn(e.Error())
+			}
+		}
+		return res
 	}
-	for _, w := range vd.Warnings {
-		warn(w)
+	ud := decode("user-data", d.UserData)
+	vd := decode("vendor-data", d.VendorData)
+	mergePart := func(acc map[string]any, c userdata.CloudConfig) map[string]any {
+		out, err := cloudcfg.MergePart(acc, cloudcfg.Part{Name: c.Part, Config: c.Config, MergeHow: c.MergeHeader})
+		if err != nil {
+			warn(err.Error())
+		}
+		return out
+	}
+	userCfg, err := ud.Merged(mergePart)
+	if err != nil {
+		warn(fmt.Sprintf("user-data: %v", err))
+	}
+	vendorCfg, err := vd.Merged(mergePart)
+	if err != nil {
+		warn(fmt.Sprintf("vendor-data: %v", err))
 	}
 
-	// Merge configuration.
-	sys, err := cloudcfg.LoadSystem(o.Target)
+	// Schema: problems are recorded, never fatal (cloud-init's behaviour).
+	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
+		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) })
+	}
+
+	// Merge every source in precedence order.
+	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, UserConfig: userCfg, VendorConfig: vendorCfg})
 	if err != nil {
-		warn(err.Error())
+		for _, p := range m.Problems {
+			if !containsProblem(base.Problems, p) {
+				warn(p.Error())
+			}
+		}
 	}
-	srcs := []map[string]any{cloudcfg.Builtin()}
-	for _, sc := range sys {
-		srcs = append(srcs, sc.Config)
-	}
-	systemCfg := cloudcfg.Merge(srcs...)
-	userCfg := cloudcfg.Merge(ud.Configs()...)
-	vendorCfg := cloudcfg.Merge(vd.Configs()...)
-	vendorEnabled := true
-	if v, ok := userCfg["vendor_data"].(map[string]any); ok {
-		vendorEnabled = modules.TranslateBool(v["enabled"], true)
-	}
-	layers := append([]map[string]any{}, srcs...)
-	if vendorEnabled {
-		layers = append(layers, vendorCfg)
-	}
-	layers = append(layers, userCfg)
-	merged := cloudcfg.Merge(layers...)
+	merged := m.Config
 	s.Config = merged
 	if o.NoHostKeys {
 		fail("ssh: host keys not generated: the kernel random number generator is not initialised")
@@ -134,7 +167,6 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteInstanceLayout(o.Target, o.Run, iid, prev, d.Description(), d.Name); err != nil {
 		fail(err.Error())
 	}
-	idir := state.InstanceDir(iid)
 	writeSecret := func(p string, b []byte) {
 		if err := o.Target.WriteFile(p, b, 0o600); err != nil {
 			fail(err.Error())
@@ -142,38 +174,45 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 	writeSecret(idir+"/user-data.txt", d.UserData)
 	writeSecret(idir+"/vendor-data.txt", d.VendorData)
-	writeSecret(idir+"/cloud-config.txt", cloudConfigText(userCfg))
-	if vendorEnabled {
-		writeSecret(idir+"/vendor-cloud-config.txt", cloudConfigText(vendorCfg))
+	writeSecret(idir+"/cloud-config.txt", cloudConfigText(m.User))
+	if m.VendorEnabled {
+		writeSecret(idir+"/vendor-cloud-config.txt", cloudConfigText(m.Vendor))
 	}
 
-	// Scripts from user-data and vendor-data land once per instance
-	// (cloud-init's consume_data).
+	// Scripts and boothooks land every boot, where cloud-init puts them
+	// (instance/scripts, scripts/per-*, instance/boothooks); the final
+	// stage's scripts_* modules run them with their own frequencies.
+	files := ud.Files(iid, false)
+	if m.VendorEnabled {
+		files = append(files, vd.Files(iid, true)...)
+	}
+	var boothooks []userdata.File
+	for _, f := range files {
+		if err := o.Target.WriteFile(f.Path, f.Content, f.Mode); err != nil {
+			fail(err.Error())
+			continue
+		}
+		if f.Kind == "boothook" {
+			boothooks = append(boothooks, f)
+		}
+	}
 	sem := state.SemaphorePath(iid, "consume_data", state.PerInstance)
 	if !o.Target.Exists(sem) {
-		for i, p := range ud.Scripts() {
-			name := fmt.Sprintf("part-%03d", i+1)
-			if err := o.Target.WriteFile(idir+"/scripts/"+name, p.Content, 0o700); err != nil {
-				fail(err.Error())
-			}
-		}
-		if vendorEnabled {
-			for i, p := range vd.Scripts() {
-				name := fmt.Sprintf("part-%03d", i+1)
-				if err := o.Target.WriteFile(idir+"/scripts/vendor/"+name, p.Content, 0o700); err != nil {
-					fail(err.Error())
-				}
-			}
-		}
 		if err := o.Target.WriteFile(sem, []byte(fmt.Sprintf("%d: %f\n", 1, float64(o.Now().UnixNano())/1e9)), 0o644); err != nil {
 			fail(err.Error())
 		}
 	}
 
 	// Instance data for query/jinja and for tools that read it.
-	idata := InstanceData(d, dist, merged, systemCfg, o.SysInfo)
 	if err := WriteInstanceData(o.Run, idata, merged); err != nil {
 		fail(err.Error())
+	}
+
+	// Boothooks run every boot, before the init modules, with INSTANCE_ID.
+	for _, f := range boothooks {
+		if err := runBoothook(ctx, o, f.Path, iid); err != nil {
+			warn(fmt.Sprintf("boothook %s failed: %v", f.Path, err))
+		}
 	}
 
 	// Init-stage modules.
@@ -211,4 +250,41 @@ func cloudConfigText(cfg map[string]any) []byte {
 		return []byte("#cloud-config\n{}\n")
 	}
 	return append([]byte("#cloud-config\n"), b...)
+}
+
+// recordSchema turns schema findings into status entries the way cloud-init
+// reports invalid user-data: errors and unknown keys as warnings,
+// deprecations at the DEPRECATED level.
+func recordSchema(r schema.Report, warn, deprecated func(string)) {
+	for _, f := range r.Findings {
+		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
+		if f.Line > 0 {
+			msg = fmt.Sprintf("user-data: line %d: %s: %s", f.Line, schema.ProblemPath(f), f.Message)
+		}
+		switch f.Severity {
+		case schema.Deprecation:
+			deprecated(msg)
+		default:
+			warn("Invalid cloud-config provided: " + msg)
+		}
+	}
+}
+
+func containsProblem(ps []*cloudcfg.Problem, p *cloudcfg.Problem) bool {
+	for _, q := range ps {
+		if q.Error() == p.Error() {
+			return true
+		}
+	}
+	return false
+}
+
+// runBoothook runs a boothook inside the target with INSTANCE_ID set.
+func runBoothook(ctx context.Context, o InitOptions, path, iid string) error {
+	env := append([]string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}, userdata.BoothookEnv(iid)...)
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
+	return o.Target.Run(ctx, target.Cmd{Argv: []string{path}, Env: env, Stdout: out, Stderr: out})
 }

@@ -1,10 +1,14 @@
 package stages
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +20,8 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/userdata"
+	"github.com/google/go-cmp/cmp"
 )
 
 type fakeRunner struct{ argv [][]string }
@@ -230,5 +236,94 @@ func TestRedact(t *testing.T) {
 	}
 	if in["userdata"] != "u" {
 		t.Error("Redact mutated its input")
+	}
+}
+
+// TestInitFullPipeline feeds a MIME user-data with an include served from
+// 127.0.0.1, a gzip part, jinja, an archive, a boothook, a per-instance
+// script and merge_how, and checks where everything lands.
+func TestInitFullPipeline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A part's merge_how governs how that part merges into what came
+		// before it (cloud-init's handlers/cloud_config.py).
+		io.WriteString(w, "#cloud-config\nruncmd: [from-include]\nmerge_how: 'list(append)+dict(recurse_array)+str()'\n")
+	}))
+	defer srv.Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("#cloud-config\nwrite_files:\n  - path: /etc/from-gzip\n    content: gz\n"))
+	zw.Close()
+	msg, err := userdata.MakeMIME([]userdata.Attachment{
+		{Filename: "base.yaml", Type: "text/cloud-config", Content: []byte("#cloud-config\nruncmd: [base]\n")},
+		{Filename: "inc.txt", Type: "text/x-include-url", Content: []byte("#include\n" + srv.URL + "/inc\n")},
+		{Filename: "tmpl.yaml", Type: "text/jinja2", Content: []byte("## template: jinja\n#cloud-config\nhostname: h-{{ v1.instance_id }}\n")},
+		{Filename: "hook.sh", Type: "text/cloud-boothook", Content: []byte("#cloud-boothook\n#!/bin/sh\necho hook\n")},
+		{Filename: "once.sh", Type: "text/x-shellscript-per-instance", Content: []byte("#!/bin/sh\necho per-instance\n")},
+		{Filename: "arch.yaml", Type: "text/cloud-config-archive", Content: []byte("#cloud-config-archive\n- type: text/x-shellscript\n  filename: from-archive.sh\n  content: |\n    #!/bin/sh\n    echo archived\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A gzip-compressed cloud-config as a second MIME message would need
+	// nesting; the gzip part is exercised as vendor-data instead.
+	fr := &fakeRunner{}
+	tr := newRoot(t, fr)
+	d := seed(t, "instance-id: i-full\n", string(msg))
+	d.VendorData = gz.Bytes()
+	o := initOpts(tr, tr, d)
+	o.Fetch = userdata.HTTPFetcher(srv.Client(), 1<<20, 1)
+	var s state.State
+	st := state.NewStatus()
+	if err := Init(context.Background(), o, st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	if errs := st.Get(state.StageInit).Errors; len(errs) > 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	if got := s.Config["hostname"]; got != "h-i-full" {
+		t.Errorf("jinja hostname = %v", got)
+	}
+	if diff := cmp.Diff([]any{"base", "from-include"}, s.Config["runcmd"]); diff != "" {
+		t.Errorf("runcmd merged with list(append) (-want +got):\n%s", diff)
+	}
+	if b, _ := tr.ReadFile("/etc/from-gzip"); string(b) != "gz" {
+		t.Errorf("gzip vendor-data write_files: %q", b)
+	}
+	for _, p := range []string{
+		"/var/lib/cloud/instances/i-full/boothooks/hook.sh",
+		"/var/lib/cloud/scripts/per-instance/once.sh",
+		"/var/lib/cloud/instances/i-full/scripts/from-archive.sh",
+	} {
+		fi, err := tr.Stat(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s mode %o", p, fi.Mode().Perm())
+		}
+	}
+	ranHook := false
+	for _, a := range fr.argv {
+		if a[0] == "/var/lib/cloud/instances/i-full/boothooks/hook.sh" {
+			ranHook = true
+		}
+	}
+	if !ranHook {
+		t.Errorf("boothook not run: %v", fr.argv)
+	}
+}
+
+func TestInitSchemaWarnings(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-s\n", "#cloud-config\nruncmd: 5\nnot_a_key: 1\n")
+	var s state.State
+	st := state.NewStatus()
+	Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s)
+	w := strings.Join(st.Get(state.StageInit).RecoverableErrors["WARNING"], "\n")
+	for _, want := range []string{"runcmd", "line 2", "not_a_key"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
 	}
 }

@@ -25,7 +25,18 @@ func (e *ExitError) Error() string {
 func (e *ExitError) Unwrap() error { return e.Err }
 
 func (execRunner) Run(ctx context.Context, root string, cmd Cmd) error {
-	c := exec.CommandContext(ctx, cmd.Argv[0], cmd.Argv[1:]...)
+	name := cmd.Argv[0]
+	if root != "/" {
+		// The kernel resolves the program after the chroot; exec.Command
+		// would look it up on the initramfs's PATH, so find it in the root.
+		resolved, ok := lookInRoot(root, name, cmd.Env)
+		if !ok {
+			return fmt.Errorf("run %q: %w", name, &exec.Error{Name: name, Err: exec.ErrNotFound})
+		}
+		name = resolved
+	}
+	c := exec.CommandContext(ctx, name, cmd.Argv[1:]...)
+	c.Args[0] = cmd.Argv[0]
 	c.Env = cmd.Env
 	c.Stdin = cmd.Stdin
 	c.Stdout = cmd.Stdout
@@ -38,9 +49,6 @@ func (execRunner) Run(ctx context.Context, root string, cmd Cmd) error {
 		if c.Dir == "" {
 			c.Dir = "/"
 		}
-		// exec.Command resolves argv[0] against the host PATH; inside a
-		// chroot the kernel must resolve it, so pass the bare path through.
-		c.Path = lookInRoot(root, cmd.Argv[0], cmd.Env)
 	}
 	err := c.Run()
 	var ee *exec.ExitError

@@ -4,7 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path"
-	"path/filepath"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
 	"strings"
 	"syscall"
 )
@@ -18,10 +19,10 @@ func chrootAttr(c *exec.Cmd, root string) error {
 }
 
 // lookInRoot finds name on the PATH from env, inside root, and returns the
-// path as seen from inside the root.
-func lookInRoot(root, name string, env []string) string {
+// path as seen from inside the root (symlinks are resolved inside the root).
+func lookInRoot(root, name string, env []string) (string, bool) {
 	if strings.Contains(name, "/") {
-		return name
+		return name, true
 	}
 	p := DefaultPath
 	for _, e := range env {
@@ -29,11 +30,15 @@ func lookInRoot(root, name string, env []string) string {
 			p = v
 		}
 	}
-	for _, d := range filepath.SplitList(p) {
+	for _, d := range strings.Split(p, ":") {
 		cand := path.Join(d, name)
-		if fi, err := os.Stat(filepath.Join(root, cand)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return cand
+		hp, err := securejoin.SecureJoin(root, cand)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(hp); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return cand, true
 		}
 	}
-	return name
+	return "", false
 }

@@ -1,9 +1,11 @@
 package target
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -392,5 +394,43 @@ func TestDeferredSync(t *testing.T) {
 	ents, _ := r.ReadDir("/etc")
 	if len(ents) != 1 {
 		t.Errorf("temp files left behind: %v", ents)
+	}
+}
+
+// TestRunChrootFindsProgramInRoot runs a program that exists only inside the
+// root (chroot needs root privileges; skipped otherwise).
+func TestRunChrootFindsProgramInRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot needs root")
+	}
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("busybox not installed")
+	}
+	if out, err := exec.Command("file", "-L", bb).Output(); err == nil && !strings.Contains(string(out), "statically linked") {
+		t.Skip("busybox is not static")
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "opt/only-here"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "opt/only-here/busybox"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/opt/only-here"}
+	if err := r.Run(context.Background(), Cmd{Argv: []string{"busybox", "true"}, Env: env}); err != nil {
+		t.Errorf("running a program found on the root's PATH: %v", err)
+	}
+	err = r.Run(context.Background(), Cmd{Argv: []string{"missing-in-root"}, Env: env})
+	if !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("missing program: err = %v, want exec.ErrNotFound", err)
 	}
 }

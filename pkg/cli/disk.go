@@ -1,0 +1,292 @@
+package cli
+
+// growpart (cloud-utils' command line, output and exit codes) and
+// `cloudroot disk plan|apply` (cloud-init's disk_setup/fs_setup on named
+// disks or image files).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/disk"
+)
+
+func growpartCommand() Command {
+	return Command{
+		Name:  "growpart",
+		Short: "Grow a partition to fill the free space after it (cloud-utils growpart).",
+		Run:   runGrowpart,
+	}
+}
+
+func growpartUsage(w io.Writer) {
+	fmt.Fprint(w, `growpart disk partition
+   rewrite partition table so that partition takes up all the space it can
+   options:
+    -h | --help            print Usage and exit
+         --fudge F         if part could be resized, but change would be less
+                           than 'F' bytes, do not resize (default: 1048576)
+    -N | --dry-run         only report what would be done
+    -v | --verbose         increase verbosity / debug
+    -u | --update  R       update the kernel partition table info after
+                           growing: auto (default), force, on or off
+
+   Works on block devices and on image files.
+   Example:
+    - growpart /dev/sda 1
+      Resize partition 1 on /dev/sda
+`)
+}
+
+// runGrowpart: exit 0 when grown (or, dry, growable), 1 when nothing
+// changed, 2 on error — as growpart.
+func runGrowpart(ctx context.Context, env *Env, args []string) int {
+	var o disk.GrowOptions
+	var pos []string
+	verbose := 0
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(env.Stdout, "FAILED: "+format+"\n", a...)
+		return 2
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() (string, bool) {
+			if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") {
+				return v, true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch {
+		case a == "-h" || a == "--help":
+			growpartUsage(env.Stdout)
+			return 0
+		case a == "-N" || a == "--dry-run":
+			o.DryRun = true
+		case a == "-v" || a == "--verbose":
+			verbose++
+		case a == "--fudge" || strings.HasPrefix(a, "--fudge="):
+			v, ok := val()
+			n, err := strconv.ParseInt(v, 10, 64)
+			if !ok || err != nil || n < 0 {
+				return fail("invalid --fudge %q", v)
+			}
+			o.Fudge = n
+			if n == 0 {
+				o.Fudge = -1
+			}
+		case a == "-u" || a == "--update" || strings.HasPrefix(a, "--update="):
+			v, _ := val()
+			switch v {
+			case "off":
+				o.NoKernelUpdate = true
+			case "auto", "on", "force":
+			default:
+				return fail("unknown --update option: %s", v)
+			}
+		case a == "--free-percent" || strings.HasPrefix(a, "--free-percent="):
+			return fail("--free-percent is not supported by cloudroot")
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-") && a != "-":
+			return fail("unknown option %s", a)
+		default:
+			pos = append(pos, a)
+		}
+	}
+	if len(pos) < 2 {
+		growpartUsage(env.Stderr)
+		fmt.Fprintln(env.Stderr, "must supply disk and partition-number")
+		return 2
+	}
+	if len(pos) > 2 {
+		return fail("confused by arg %s", pos[2])
+	}
+	dev, partArg := pos[0], pos[1]
+	part, err := strconv.Atoi(partArg)
+	if err != nil || part < 1 {
+		return fail("partition-number must be a number")
+	}
+	if verbose > 0 {
+		level := slog.LevelInfo
+		if verbose > 1 {
+			level = slog.LevelDebug
+		}
+		o.Log = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	} else if env.Log != nil {
+		o.Log = env.Log
+	}
+	r, err := disk.GrowPath(dev, part, o)
+	if err != nil {
+		return fail("%v", err)
+	}
+	switch {
+	case !r.Changed:
+		fmt.Fprintf(env.Stdout, "NOCHANGE: %s\n", r.Reason)
+		return 1
+	case o.DryRun:
+		fmt.Fprintf(env.Stdout, "CHANGE: %s\n", r.Info())
+	default:
+		fmt.Fprintf(env.Stdout, "CHANGED: %s\n", r.Info())
+	}
+	return 0
+}
+
+func diskCommand() Command {
+	return Command{
+		Name:  "disk",
+		Short: "Plan or apply disk_setup/fs_setup from a cloud-config on disks or image files.",
+		Run:   runDisk,
+	}
+}
+
+const diskUsage = `usage: cloudroot disk {plan|apply} --config USERDATA [--alias NAME=DISK]... DISK...
+
+  plan   print what disk_setup and fs_setup would do to the DISKs
+  apply  do it: write partition tables, run mkfs (on this host)
+
+DISKs are block devices or image files; the config's device names
+(/dev/sdb, aliases, ephemeral0) must resolve to one of them: give
+--alias ephemeral0=/path/to/disk for metadata names.
+A disk holding partitions or a filesystem is only changed when the config
+says overwrite: true (filesystems: overwrite or replace_fs); a mounted one
+never.
+`
+
+func runDisk(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		w := env.Stderr
+		code := 2
+		if len(args) > 0 {
+			w, code = env.Stdout, 0
+		}
+		fmt.Fprint(w, diskUsage)
+		return code
+	}
+	verb := args[0]
+	if verb != "plan" && verb != "apply" {
+		fmt.Fprintf(env.Stderr, "error: unknown disk command %q\n%s", verb, diskUsage)
+		return 2
+	}
+	var cfgPath string
+	aliases := map[string]string{}
+	var disks []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		next := func() (string, bool) {
+			for _, p := range []string{"--config=", "--alias="} {
+				if v, ok := strings.CutPrefix(a, p); ok {
+					return v, true
+				}
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch {
+		case a == "--config" || a == "-c" || strings.HasPrefix(a, "--config="):
+			v, ok := next()
+			if !ok {
+				fmt.Fprintln(env.Stderr, "error: --config needs a file")
+				return 2
+			}
+			cfgPath = v
+		case a == "--alias" || strings.HasPrefix(a, "--alias="):
+			v, ok := next()
+			name, dev, ok2 := strings.Cut(v, "=")
+			if !ok || !ok2 || name == "" || dev == "" {
+				fmt.Fprintf(env.Stderr, "error: --alias wants NAME=DISK, got %q\n", v)
+				return 2
+			}
+			aliases[name] = dev
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(env.Stderr, "error: unrecognized argument %s\n", a)
+			return 2
+		default:
+			disks = append(disks, a)
+		}
+	}
+	if cfgPath == "" || len(disks) == 0 {
+		fmt.Fprint(env.Stderr, diskUsage)
+		return 2
+	}
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
+		return 1
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		fmt.Fprintf(env.Stderr, "error: %s: %v\n", cfgPath, err)
+		return 1
+	}
+	sc, warns := disk.ParseSetup(cfg, disk.DeviceEnv{})
+	for _, w := range warns {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	if sc.Names.Aliases == nil {
+		sc.Names.Aliases = map[string]string{}
+	}
+	for k, v := range aliases {
+		sc.Names.Aliases[k] = v
+	}
+	var infos []disk.DeviceInfo
+	for _, d := range disks {
+		info, err := disk.ProbeDevice(d)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "error: %v\n", err)
+			return 1
+		}
+		infos = append(infos, info)
+	}
+	plan, err := disk.PlanSetup(sc, infos)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(env.Stdout, plan.String())
+	if verb == "plan" {
+		return 0
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := disk.Apply(ctx, plan, hostExecutor{out: env.Stderr}, log); err != nil {
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// hostExecutor applies a plan on this host: tables via disk.DeviceWriter,
+// mkfs via the host's tools. A filesystem on a partition of an image file
+// can't be made without a loop device.
+type hostExecutor struct {
+	disk.DeviceWriter
+	out io.Writer
+}
+
+func (h hostExecutor) Run(ctx context.Context, argv []string) error {
+	dev := argv[len(argv)-1]
+	if _, err := os.Stat(dev); err != nil && argv[0] != "sh" {
+		return fmt.Errorf("%s does not exist (a partition of an image file needs a loop device: losetup -P): %w", dev, err)
+	}
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Stdout, c.Stderr = h.out, h.out
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return nil
+}

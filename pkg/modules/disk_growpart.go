@@ -1,0 +1,120 @@
+package modules
+
+// cc_growpart: grow the partitions behind `growpart.devices` (default the
+// root) with cloudroot's built-in growpart (pkg/disk), every boot.
+//
+//   - mode: auto (default) and growpart use the built-in; off/false skip;
+//     gpart (FreeBSD) is not supported.
+//   - /etc/growroot-disabled in the target skips the module unless
+//     ignore_growroot_disabled is true.
+//   - Each entry is a device path (/dev/vdb1, links resolved) or a mount
+//     point inside the target ("/"); an entry that is not a partition, or
+//     can't be found, is skipped with a note, a failed grow is recorded as a
+//     recoverable error — as cloud-init's SKIPPED/FAILED, the module goes on.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// GrowrootDisabled is the marker file that disables growpart.
+const GrowrootDisabled = "/etc/growroot-disabled"
+
+// Growpart is cc_growpart on the running system.
+var Growpart = NewGrowpart(DiskEnv{})
+
+// NewGrowpart is cc_growpart with its view of the machine injected.
+func NewGrowpart(env DiskEnv) Module {
+	return Module{
+		Name:      "growpart",
+		Frequency: state.PerAlways,
+		Keys:      []string{"growpart"},
+		Run:       func(ctx context.Context, c *Context) error { return growpart(ctx, c, env) },
+	}
+}
+
+// isFalse is cloud-init's util.is_false.
+func isFalse(v any) bool {
+	switch t := v.(type) {
+	case bool:
+		return !t
+	case string:
+		switch strings.ToLower(strings.TrimSpace(t)) {
+		case "false", "0", "off", "no", "n":
+			return true
+		}
+	}
+	return false
+}
+
+func growpart(ctx context.Context, c *Context, env DiskEnv) error {
+	cfg := map[string]any{"mode": "auto", "devices": []any{"/"}, "ignore_growroot_disabled": false}
+	if raw, ok := c.Config["growpart"]; ok {
+		m, ok := raw.(map[string]any)
+		if !ok {
+			c.warn("growpart: 'growpart' in config was not a dict")
+			return nil
+		}
+		cfg = m
+	}
+	mode := any("auto")
+	if v, ok := cfg["mode"]; ok {
+		mode = v
+	}
+	if isFalse(mode) {
+		c.Log.Debug("growpart disabled", "module", "growpart", "mode", mode)
+		return nil
+	}
+	switch scalarString(mode) {
+	case "auto", "growpart":
+	default:
+		return fmt.Errorf("growpart: unknown or unavailable resize mode %q (cloudroot has the built-in growpart only)", scalarString(mode))
+	}
+	if !TranslateBool(cfg["ignore_growroot_disabled"], false) && c.Root.Exists(GrowrootDisabled) {
+		c.Log.Debug("growpart disabled: "+GrowrootDisabled+" exists; use ignore_growroot_disabled to ignore", "module", "growpart")
+		return nil
+	}
+	devices := []string{"/"}
+	if v, ok := cfg["devices"]; ok {
+		devices = StringList(v)
+	}
+	if len(devices) == 0 {
+		c.Log.Debug("growpart: empty device list", "module", "growpart")
+		return nil
+	}
+	loc, err := env.locator()
+	if err != nil {
+		return fmt.Errorf("growpart: %w", err)
+	}
+	grow := env.Grow
+	if grow == nil {
+		grow = disk.GrowPath
+	}
+	for _, entry := range devices {
+		l, err := env.locate(c, loc, entry)
+		if err != nil {
+			c.Log.Info("growpart: skipping device", "module", "growpart", "entry", entry, "reason", err.Error())
+			continue
+		}
+		if l.Partition == 0 {
+			c.Log.Info("growpart: skipping device", "module", "growpart", "entry", entry, "device", l.Device,
+				"reason", fmt.Sprintf("%s: %v", l.Device, disk.ErrNotPartition))
+			continue
+		}
+		r, err := grow(l.Disk, l.Partition, disk.GrowOptions{Log: c.Log.With("module", "growpart")})
+		switch {
+		case err != nil:
+			c.warn("growpart: '%s' FAILED: failed to resize: disk=%s, ptnum=%d: %v", entry, l.Disk, l.Partition, err)
+		case r.Changed:
+			c.Log.Info(fmt.Sprintf("'%s' resized: changed (%s, %d) from %d to %d", entry, l.Disk, l.Partition,
+				r.OldSize()*int64(r.SectorSize), r.NewSize()*int64(r.SectorSize)), "module", "growpart", "device", l.Device)
+		default:
+			c.Log.Debug(fmt.Sprintf("'%s' NOCHANGE: no change necessary (%s, %d): %s", entry, l.Disk, l.Partition, r.Reason), "module", "growpart")
+		}
+	}
+	return nil
+}

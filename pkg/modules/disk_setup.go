@@ -1,0 +1,154 @@
+package modules
+
+// cc_disk_setup: device_aliases, disk_setup and fs_setup. The plan is made
+// by disk.PlanSetup from what the disks hold now (read-only probes of the
+// disks the config names) and what is mounted; it never touches a disk or
+// filesystem in use, nor one holding data unless overwrite/replace_fs say
+// so. Tables are written by cloudroot (pkg/disk); filesystems are made by
+// the target's mkfs tools, run chrooted (the initramfs binds /dev into the
+// target).
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// DiskSetup is cc_disk_setup on the running system.
+var DiskSetup = NewDiskSetup(DiskEnv{})
+
+// NewDiskSetup is cc_disk_setup with its view of the machine injected.
+func NewDiskSetup(env DiskEnv) Module {
+	return Module{
+		Name:      "disk_setup",
+		Frequency: state.PerInstance,
+		Keys:      []string{"device_aliases", "disk_setup", "fs_setup"},
+		Run:       func(ctx context.Context, c *Context) error { return diskSetup(ctx, c, env) },
+	}
+}
+
+// rootExecutor writes tables with disk.DeviceWriter (or on the injected
+// OpenDisk devices) and runs mkfs in the target.
+type rootExecutor struct {
+	c   *Context
+	env DiskEnv
+}
+
+func (e rootExecutor) WriteTable(ctx context.Context, path string, t disk.NewTable) error {
+	if e.env.OpenDisk == nil {
+		return disk.DeviceWriter{}.WriteTable(ctx, path, t)
+	}
+	d, err := e.env.OpenDisk(path, true)
+	if err != nil {
+		return err
+	}
+	if c, ok := d.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	return disk.WriteTable(d, t, nil)
+}
+
+func (e rootExecutor) Run(ctx context.Context, argv []string) error {
+	return e.c.Root.Run(ctx, target.Cmd{Argv: argv, Stdout: e.c.Out, Stderr: e.c.Out})
+}
+
+func diskSetup(ctx context.Context, c *Context, env DiskEnv) error {
+	const name = "disk_setup"
+	if c.Config["disk_setup"] == nil && c.Config["fs_setup"] == nil {
+		c.Log.Debug("Skipping module named disk_setup, no disk_setup or fs_setup configuration", "module", name)
+		return nil
+	}
+	names, devs, err := env.deviceEnv(c)
+	if err != nil {
+		return fmt.Errorf("disk_setup: %w", err)
+	}
+	cfg, warns := disk.ParseSetup(c.Config, names)
+	for _, w := range warns {
+		c.warn("disk_setup: %s", w)
+	}
+	mounts, err := env.mounts()
+	if err != nil {
+		c.Log.Debug("disk_setup: no mount table; assuming nothing is mounted", "module", name, "err", err)
+	}
+	infos := probeSetupDevices(c, cfg, devs, mounts, env)
+	plan, err := disk.PlanSetup(cfg, infos)
+	if err != nil {
+		return fmt.Errorf("disk_setup: %w", err)
+	}
+	ex := disk.Executor(rootExecutor{c: c, env: env})
+	if err := disk.Apply(ctx, plan, ex, c.Log.With("module", name)); err != nil {
+		return fmt.Errorf("disk_setup: %w", err)
+	}
+	return nil
+}
+
+// probeSetupDevices reads the disks the config names, marking what is
+// mounted as in use.
+func probeSetupDevices(c *Context, cfg disk.SetupConfig, devs []bootenv.Device, mounts []disk.Mount, env DiskEnv) []disk.DeviceInfo {
+	want := map[string]bool{}
+	add := func(n string) {
+		base, _ := disk.SplitDotted(n)
+		if a, ok := cfg.Names.Aliases[base]; ok {
+			base = a
+		}
+		if disk.IsMetaDeviceName(base) && cfg.Names.Meta != nil {
+			base = cfg.Names.Meta(base)
+		}
+		if base != "" && !strings.HasPrefix(base, "/") {
+			base = "/dev/" + base
+		}
+		want[base] = true
+	}
+	for n := range cfg.Disks {
+		add(n)
+	}
+	for _, f := range cfg.Filesystems {
+		add(f.Device)
+	}
+	inUse := map[string]string{}
+	for _, d := range devs {
+		for _, m := range mounts {
+			if m.Major == d.Major && m.Minor == d.Minor && (d.Major != 0 || d.Minor != 0) {
+				inUse[d.Path] = "mounted on " + m.MountPoint
+			}
+		}
+	}
+	open := env.OpenDisk
+	var infos []disk.DeviceInfo
+	for _, d := range devs {
+		if d.Partition || !want[d.Path] {
+			continue
+		}
+		var info disk.DeviceInfo
+		var err error
+		if open != nil {
+			var dv disk.Device
+			if dv, err = open(d.Path, false); err == nil {
+				info, err = disk.ProbeDeviceOn(dv, d.Path)
+			}
+		} else {
+			info, err = disk.ProbeDevice(d.Path)
+		}
+		if err != nil {
+			c.warn("disk_setup: probing %s: %v", d.Path, err)
+			continue
+		}
+		info.InUse = inUse[d.Path]
+		// Partition names come from the device list where it has them.
+		for i := range info.Partitions {
+			for _, p := range devs {
+				if p.Partition && p.Parent == d.Name && p.PartNumber == info.Partitions[i].Number {
+					info.Partitions[i].Path = p.Path
+				}
+			}
+			info.Partitions[i].InUse = inUse[info.Partitions[i].Path]
+		}
+		infos = append(infos, info)
+	}
+	return infos
+}
