@@ -8,5 +8,8 @@ func Commands() []Command {
 		identifyCommand(),
 		growpartCommand(),
 		diskCommand(),
+		queryCommand(),
+		schemaCommand(),
+		develCommand(),
 	}
 }

@@ -1,0 +1,5 @@
+package cli
+
+import "testing"
+
+func TestSchemaGolden(t *testing.T) { runCLIGolden(t, "schema") }
