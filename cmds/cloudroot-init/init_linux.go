@@ -501,6 +501,7 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		Now: time.Now, Uptime: uptime, Version: Version, SysInfo: si,
 		SetLiveHostname: func(name string) error { return unix.Sethostname([]byte(name)) },
 		NoHostKeys:      b.noEntropy,
+		NetLinks:        bootenv.NetLinks(""),
 	}
 	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
 }

@@ -7,13 +7,21 @@ package datasource
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-// ErrNotFound means the datasource is not present on this machine.
-var ErrNotFound = errors.New("datasource not found")
+// Sentinel errors callers branch on (always with errors.Is: sources wrap
+// them with what was tried).
+var (
+	// ErrNotFound means the datasource is not present on this machine.
+	ErrNotFound = errors.New("datasource not found")
+	// ErrNeedNetwork means the datasource can only be probed over a network
+	// that is not up (Env.NetworkUp is false): bring one up and ask again.
+	ErrNeedNetwork = errors.New("datasource needs the network")
+)
 
 // Data is one datasource's answer.
 type Data struct {
@@ -27,17 +35,127 @@ type Data struct {
 	// Mode is the dsmode ("local" or "net").
 	Mode string
 
-	MetaData      map[string]any
-	UserData      []byte
-	VendorData    []byte
+	MetaData   map[string]any
+	UserData   []byte
+	VendorData []byte
+	// NetworkConfig is a network-config v1/v2 document, or (with no
+	// "version" key) one of the raw descriptions named by the NetworkKey*
+	// constants, left for pkg/netconfig to convert.
 	NetworkConfig map[string]any
+
+	// The fields below are optional; the zero value means "not given".
+
+	// Hostname, when set, is the hostname to use instead of meta-data's
+	// local-hostname (GCE: the short name of instance/hostname).
+	Hostname string
+
+	// AvailabilityZone and Region are instance-data v1.availability_zone
+	// and v1.region.
+	AvailabilityZone string
+	Region           string
+	// PublicKeys are the SSH public keys the platform gives the default
+	// user (cloud-init's get_public_ssh_keys), one key a string.
+	PublicKeys []string
+	// VendorData2 is OpenStack's second vendor-data (vendor_data2.json).
+	VendorData2 []byte
+	// Config is configuration the datasource itself provides
+	// (get_config_obj), merged below user-data.
+	Config map[string]any
+	// Files are files a datasource injects into the root on a new instance,
+	// by absolute path (OpenStack's `files`, content/NNNN on a config drive).
+	Files map[string][]byte
+	// DS holds what the datasource read besides meta-data, for
+	// instance-data's "ds" key (Ec2 "dynamic", OpenStack "ec2_metadata",
+	// "network_json"); user-data and vendor-data never go here.
+	DS map[string]any
+}
+
+// Keys of Data.NetworkConfig under which a datasource hands on the
+// platform's own network description unconverted (there is then no
+// "version" key). Converting them is pkg/netconfig's job.
+const (
+	// NetworkKeyOpenStack holds OpenStack's network_data.json (links,
+	// networks, services) as decoded JSON.
+	NetworkKeyOpenStack = "openstack_network_data"
+	// NetworkKeyENI holds legacy Debian /etc/network/interfaces text (a
+	// config drive's meta_data.json `network_config` content).
+	NetworkKeyENI = "eni"
+	// NetworkKeyEc2 holds the EC2 meta-data tree under
+	// network/interfaces/macs/ (mac → {device-number, local-ipv4s, ...}).
+	NetworkKeyEc2 = "ec2_macs"
+)
+
+// CloudID is instance-data v1.cloud_id: cloud-init's canonical_cloud_id
+// from the cloud name, region and platform ("aws-china" for AWS in cn-*,
+// "aws-gov" in us-gov-*, "azure-china" for Azure in china*, else the cloud
+// name, else the platform).
+func (d *Data) CloudID() string {
+	name, region := d.CloudName, d.Region
+	if name == "" {
+		name = "unknown"
+	}
+	if region != "" && region != "unknown" {
+		switch {
+		case strings.HasPrefix(region, "cn-") && name == "aws":
+			return "aws-china"
+		case strings.HasPrefix(region, "us-gov-") && name == "aws":
+			return "aws-gov"
+		case strings.HasPrefix(region, "china") && name == "azure":
+			return "azure-china"
+		}
+	}
+	if name != "unknown" {
+		return name
+	}
+	return d.Platform
+}
+
+// NormalizePubKeys is cloud-init's normalize_pubkey_data: a string is split
+// into lines, a list is taken as is, a mapping contributes its values
+// (strings or lists of strings, in key order). Blank lines and comments are
+// dropped.
+func NormalizePubKeys(v any) []string {
+	var out []string
+	var add func(any)
+	add = func(v any) {
+		switch t := v.(type) {
+		case string:
+			for _, l := range strings.Split(t, "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					out = append(out, l)
+				}
+			}
+		case []any:
+			for _, e := range t {
+				add(e)
+			}
+		case []string:
+			for _, e := range t {
+				add(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				add(t[k])
+			}
+		}
+	}
+	add(v)
+	return out
 }
 
 // InstanceID is meta-data's instance-id.
 func (d *Data) InstanceID() string { return str(d.MetaData["instance-id"]) }
 
-// LocalHostname is meta-data's local-hostname (or hostname).
+// LocalHostname is Hostname, else meta-data's local-hostname (or hostname).
 func (d *Data) LocalHostname() string {
+	if d.Hostname != "" {
+		return d.Hostname
+	}
 	if h := str(d.MetaData["local-hostname"]); h != "" {
 		return h
 	}

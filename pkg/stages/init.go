@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"log/slog"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -43,6 +45,9 @@ type InitOptions struct {
 	SysInfo SysInfo
 	// SetLiveHostname applies the hostname to the running kernel (nil: no).
 	SetLiveHostname func(string) error
+	// NetLinks are the machine's network interfaces (for MAC matching and
+	// the fallback configuration).
+	NetLinks []bootenv.NetLink
 	// Fetch retrieves #include URLs (nil: includes are reported as
 	// unsupported, e.g. when no network is up).
 	Fetch func(ctx context.Context, url string) ([]byte, error)
@@ -206,6 +211,18 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Instance data for query/jinja and for tools that read it.
 	if err := WriteInstanceData(o.Run, idata, merged); err != nil {
 		fail(err.Error())
+	}
+
+	// Network configuration for the target, before anything in it starts.
+	nres, err := ApplyNetwork(o.Target, dist, o.Cmdline, m.System, merged, d.NetworkConfig, o.NetLinks, s.NewInstance, iid)
+	if err != nil {
+		warn(fmt.Sprintf("network: %v", err))
+	}
+	if nres != nil {
+		o.Log.Info("network configuration", "source", nres.Source, "renderer", nres.Renderer, "files", strings.Join(nres.Files, ","))
+		for _, w := range nres.Warnings {
+			o.Log.Info(w)
+		}
 	}
 
 	// Boothooks run every boot, before the init modules, with INSTANCE_ID.

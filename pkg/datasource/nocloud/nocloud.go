@@ -33,7 +33,7 @@ func Read(fsys fs.FS, subplatform string, ov Overrides) (*datasource.Data, error
 	files := map[string][]byte{}
 	var errs []error
 	for _, name := range []string{"meta-data", "user-data", "vendor-data", "network-config"} {
-		b, err := fs.ReadFile(fsys, name)
+		b, err := datasource.ReadFile(fsys, name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || isNotExist(err) {
 				continue

@@ -1,0 +1,121 @@
+// Package configdrive is cloud-init's ConfigDrive datasource: OpenStack's
+// metadata tree on a disk (ISO9660 or FAT labelled config-2/CONFIG-2), read
+// straight from the block device through Env.OpenFS (go-diskfs by default:
+// no kernel filesystem driver, no mount), or from the seed directory
+// var/lib/cloud/seed/config_drive in the target root.
+//
+// Contract (DataSourceConfigDrive + helpers/openstack.py ConfigDriveReader):
+//   - Local: never touches the network; bounded by Env.Budget (default
+//     DefaultBudget) between devices.
+//   - Order: the seed directory, then every candidate device (Candidates).
+//     The first that has openstack/<version>/meta_data.json wins.
+//   - The version read is openstack.PickVersion of the directories under
+//     openstack/: the newest cloud-init knows, else latest, else the newest
+//     dated one. Also read: user_data, vendor_data.json, vendor_data2.json,
+//     network_data.json, ec2/latest/meta-data.json, and the content/NNNN
+//     files meta_data.json's `files` and `network_config` point at.
+//   - Data: see openstack.Build; name "ConfigDrive", platform "openstack",
+//     cloud_name "configdrive", subplatform "config-disk (/dev/sr0)" or
+//     "seed-dir (/var/lib/cloud/seed/config_drive)". Injected files are in
+//     Data.Files.
+//   - Nothing found is ErrNotFound naming what was looked at; a drive that
+//     is there but unreadable or broken is another error naming the path.
+package configdrive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+)
+
+// SeedDir is where a config drive may be copied in the target root.
+const SeedDir = "/var/lib/cloud/seed/config_drive"
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 10 * time.Second
+
+// Source is the ConfigDrive datasource.
+type Source struct{}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "ConfigDrive" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Reads:         "seed `" + SeedDir + "`, then ISO9660/FAT volumes labelled `config-2`/`CONFIG-2` read with go-diskfs: `openstack/<newest known version or latest>/{meta_data.json,user_data,vendor_data.json,vendor_data2.json,network_data.json}`, `ec2/latest/meta-data.json`, `content/NNNN` injected files",
+		NetworkConfig: "`network_data.json` (else legacy ENI `network_config`) handed on raw (`openstack_network_data`/`eni`) for pkg/netconfig",
+		Tests:         "golden drive trees (dated versions, latest only); real ISO9660 (genisoimage) and FAT (mkfs.vfat+mcopy) images through go-diskfs; seed dir; broken and missing files; fuzzed with the shared OpenStack parser",
+	}
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	var tried []string
+	var errs []error
+	try := func(fsys fs.FS, source, sub string) *datasource.Data {
+		tried = append(tried, source)
+		in, err := readFS(fsys, source, log)
+		var d *datasource.Data
+		if err == nil {
+			d, err = Parse(in, sub)
+		}
+		if err != nil {
+			if !errors.Is(err, datasource.ErrNotFound) {
+				log.Warn("unreadable config drive", "path", source, "error", err)
+				errs = append(errs, fmt.Errorf("configdrive: %w", err))
+			}
+			return nil
+		}
+		log.Info("found", "path", source, "version", in.Version, "duration", time.Since(start))
+		return d
+	}
+	if env.Root != nil {
+		seed := strings.TrimPrefix(SeedDir, "/")
+		if fi, err := fs.Stat(env.Root, seed); err == nil && fi.IsDir() {
+			sub, err := fs.Sub(env.Root, seed)
+			if err != nil {
+				return nil, fmt.Errorf("configdrive: %s: %w", SeedDir, err)
+			}
+			if d := try(sub, SeedDir, "seed-dir ("+SeedDir+")"); d != nil {
+				return d, nil
+			}
+		}
+	}
+	for _, dev := range Candidates(env.Devices) {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("configdrive: before %s: %w", dev.Path, err))
+			break
+		}
+		fsys, closeFS, err := env.Open(dev)
+		if err != nil {
+			tried = append(tried, dev.Path)
+			errs = append(errs, fmt.Errorf("configdrive: %w", err))
+			continue
+		}
+		d := try(fsys, dev.Path, "config-disk ("+dev.Path+")")
+		closeFS()
+		if d != nil {
+			return d, nil
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	what := "nothing"
+	if len(tried) > 0 {
+		what = strings.Join(tried, ", ")
+	}
+	return nil, fmt.Errorf("configdrive: no config drive (looked at %s; labels %s): %w", what, strings.Join(Labels(), "/"), datasource.ErrNotFound)
+}

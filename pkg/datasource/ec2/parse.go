@@ -1,0 +1,204 @@
+package ec2
+
+// Pure parsing: meta-data listings and leaves (cloud-init's
+// MetadataMaterializer and MetadataLeafDecoder), the platform from DMI, and
+// Data from a crawl.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/identify"
+)
+
+// Entry is one line of a meta-data directory listing.
+type Entry struct {
+	// Name is the key the entry gets in the crawled tree.
+	Name string
+	// Dir is set for "name/" lines: Name is a directory to crawl.
+	Dir bool
+	// Resource is the path to fetch, relative to the listing, for leaves:
+	// the name itself, or "<n>/openssh-key" for public-keys' "<n>=<name>"
+	// lines.
+	Resource string
+}
+
+// ParseListing parses a meta-data directory listing: one entry a line,
+// directories ending in "/", and "<n>=<name>" lines (public-keys/) naming
+// "<n>/openssh-key" under the key <name>. A name listed twice is kept once;
+// directories win over leaves, as in cloud-init.
+func ParseListing(b []byte) []Entry {
+	var dirs, leaves []Entry
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		name := strings.TrimRight(line, "/")
+		if name == "" {
+			continue
+		}
+		if strings.HasSuffix(line, "/") {
+			if !seen["d/"+name] {
+				seen["d/"+name] = true
+				dirs = append(dirs, Entry{Name: name, Dir: true})
+			}
+			continue
+		}
+		e := Entry{Name: name, Resource: name}
+		if id, sub, ok := strings.Cut(line, "="); ok {
+			if n, err := strconv.Atoi(id); err == nil {
+				e = Entry{Name: sub, Resource: strconv.Itoa(n) + "/openssh-key"}
+			}
+		}
+		if e.Name == "" || seen["l/"+e.Name] {
+			continue
+		}
+		seen["l/"+e.Name] = true
+		leaves = append(leaves, e)
+	}
+	out := dirs
+	for _, l := range leaves {
+		if !seen["d/"+l.Name] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// DecodeLeaf is cloud-init's MetadataLeafDecoder: empty → "", text that
+// looks like a JSON object and parses → the object, text with newlines →
+// its lines, other text → itself; bytes that are not UTF-8 → base64 text
+// (cloud-init keeps them as bytes).
+func DecodeLeaf(b []byte) any {
+	if len(b) == 0 {
+		return ""
+	}
+	if !utf8.Valid(b) {
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	s := string(b)
+	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err == nil {
+			return m
+		}
+	}
+	if strings.Contains(s, "\n") {
+		var out []any
+		for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), "\n") {
+			out = append(out, l)
+		}
+		return out
+	}
+	return s
+}
+
+// MaybeBase64 is cloud-init's maybe_b64decode for user-data: strictly
+// valid base64 is decoded, anything else is kept.
+func MaybeBase64(b []byte) []byte {
+	// Python's b64decode(validate=True) rejects newlines, which Go's
+	// decoder skips: reject them first.
+	if len(b) == 0 || bytes.ContainsAny(b, "\r\n") {
+		return b
+	}
+	out, err := base64.StdEncoding.Strict().DecodeString(string(b))
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// Cloud names, from the platform's DMI (cloud-init's identify_platform).
+const (
+	CloudAWS     = "aws"
+	CloudUnknown = "unknown"
+)
+
+// Platform is cloud-init's identify_platform: the EC2-like cloud DMI names
+// ("aws", "brightbox", "zstack", "e24cloud", "outscale"), else "unknown".
+// AWS is recognised by its product_uuid (either byte order); the
+// /sys/hypervisor/uuid check of old Xen instances is the caller's to fold
+// into DMI.
+func Platform(d bootenv.DMI) string {
+	switch {
+	case strings.HasSuffix(d.ProductSerial, ".brightbox.com"):
+		return "brightbox"
+	case strings.HasSuffix(d.ChassisAssetTag, ".zstack.io"):
+		return "zstack"
+	case d.SysVendor == "e24cloud":
+		return "e24cloud"
+	case d.ProductName == "3DS Outscale VM" && d.SysVendor == "3DS Outscale":
+		return "outscale"
+	case identify.IsAWSUUID(d.ProductUUID):
+		return CloudAWS
+	}
+	return CloudUnknown
+}
+
+// Input is one crawl of an EC2 metadata service.
+type Input struct {
+	// Base is the service's base URL; APIVersion the version crawled.
+	Base, APIVersion string
+	// CloudName is Platform's answer.
+	CloudName string
+	// MetaData is the <ver>/meta-data/ tree.
+	MetaData map[string]any
+	// UserData is <ver>/user-data as served (nil: none).
+	UserData []byte
+	// Identity is the <ver>/dynamic/instance-identity/ tree (AWS only).
+	Identity map[string]any
+}
+
+// Build turns a crawl into Data.
+func Build(in Input) *datasource.Data {
+	md := in.MetaData
+	if md == nil {
+		md = map[string]any{}
+	}
+	d := &datasource.Data{
+		Name:        "Ec2",
+		Platform:    "ec2",
+		CloudName:   in.CloudName,
+		Subplatform: "metadata (" + in.Base + ")",
+		Mode:        "net",
+		MetaData:    md,
+		PublicKeys:  datasource.NormalizePubKeys(md["public-keys"]),
+		DS:          map[string]any{"_metadata_api_version": in.APIVersion},
+	}
+	if in.UserData != nil {
+		d.UserData = MaybeBase64(in.UserData)
+	}
+	var doc map[string]any
+	if in.Identity != nil {
+		d.DS["dynamic"] = map[string]any{"instance-identity": in.Identity}
+		doc, _ = in.Identity["document"].(map[string]any)
+	}
+	placementAZ := ""
+	if p, ok := md["placement"].(map[string]any); ok {
+		placementAZ, _ = p["availability-zone"].(string)
+	}
+	d.AvailabilityZone = placementAZ
+	if in.CloudName == CloudAWS {
+		if az, ok := doc["availabilityZone"].(string); ok && az != "" {
+			d.AvailabilityZone = az
+		}
+		if r, ok := doc["region"].(string); ok && r != "" {
+			d.Region = r
+		} else if d.AvailabilityZone != "" {
+			d.Region = d.AvailabilityZone[:len(d.AvailabilityZone)-1]
+		}
+	}
+	if n, ok := md["network"].(map[string]any); ok {
+		if i, ok := n["interfaces"].(map[string]any); ok {
+			if macs, ok := i["macs"].(map[string]any); ok {
+				d.NetworkConfig = map[string]any{datasource.NetworkKeyEc2: macs}
+			}
+		}
+	}
+	return d
+}

@@ -1,0 +1,256 @@
+package gce
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+var (
+	onGCE = bootenv.DMI{ProductName: "Google Compute Engine", SysVendor: "Google"}
+	now   = time.Date(2025, 3, 2, 9, 0, 0, 0, time.UTC)
+)
+
+// flavor answers like the metadata server: every request must carry
+// Metadata-Flavor: Google, every reply does.
+func flavor(t *testing.T) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set(FlavorHeader, Flavor)
+		if r.Header.Get(FlavorHeader) != Flavor {
+			t.Errorf("%s without %s", r.URL, FlavorHeader)
+			http.Error(w, "", http.StatusForbidden)
+			return true
+		}
+		return false
+	}
+}
+
+func env(url, user string) datasource.Env {
+	return datasource.Env{DMI: onGCE, NetworkUp: true, DefaultUser: user, Budget: 5 * time.Second,
+		Config: map[string]any{"GCE": map[string]any{"metadata_url": url}}}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			var spec struct {
+				DefaultUser string `json:"default_user"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &spec); err != nil {
+				t.Fatal(err)
+			}
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), flavor(t))
+			base := srv.URL + "/computeMetadata/v1/"
+			d, err := (&Source{Now: func() time.Time { return now }}).Get(context.Background(), env(base, spec.DefaultUser))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			for _, r := range srv.Requests() {
+				if strings.Contains(r.Path, "attributes") && r.Query != "recursive=true" {
+					t.Errorf("%s?%s: attributes not fetched recursively", r.Path, r.Query)
+				}
+			}
+		})
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	tree := "testdata/no-attributes/tree"
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	unflavored := dstest.Serve(t, tree, nil)
+	noHostname := dstest.Serve(t, tree, func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set(FlavorHeader, Flavor)
+		if strings.HasSuffix(r.URL.Path, "/hostname") {
+			http.NotFound(w, r)
+			return true
+		}
+		return false
+	})
+	for _, tc := range []struct {
+		name     string
+		env      datasource.Env
+		want     error
+		requests *dstest.Server
+	}{
+		{"not GCE", datasource.Env{NetworkUp: true}, datasource.ErrNotFound, nil},
+		{"network down", datasource.Env{DMI: bootenv.DMI{ProductSerial: "GoogleCloud-0A1B2C"}}, datasource.ErrNeedNetwork, nil},
+		{"absent", env(dstest.ClosedURL(t), ""), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env {
+			e := env(slow.URL+"/computeMetadata/v1/", "")
+			e.Budget = 300 * time.Millisecond
+			return e
+		}(), datasource.ErrNotFound, nil},
+		{"no Metadata-Flavor in replies", env(unflavored.URL+"/computeMetadata/v1/", ""), datasource.ErrNotFound, nil},
+		{"required key missing", env(noHostname.URL+"/computeMetadata/v1/", ""), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 20*time.Second {
+				t.Errorf("took %v", el)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hook func(w http.ResponseWriter, r *http.Request) bool
+		want string
+	}{
+		{"500", func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set(FlavorHeader, Flavor)
+			http.Error(w, "", http.StatusInternalServerError)
+			return true
+		}, "instance/id: status 500"},
+		{"attributes 503", func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set(FlavorHeader, Flavor)
+			if strings.Contains(r.URL.Path, "attributes") {
+				http.Error(w, "", http.StatusServiceUnavailable)
+				return true
+			}
+			return false
+		}, "instance/attributes/?recursive=true: status 503"},
+		{"attributes not JSON", func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set(FlavorHeader, Flavor)
+			if strings.Contains(r.URL.Path, "instance/attributes") {
+				w.Write([]byte("user-data\nssh-keys\n"))
+				return true
+			}
+			return false
+		}, "instance/attributes: invalid character"},
+		{"bad base64", func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set(FlavorHeader, Flavor)
+			if strings.Contains(r.URL.Path, "instance/attributes") {
+				w.Write([]byte(`{"user-data": "abc", "user-data-encoding": "base64"}`))
+				return true
+			}
+			return false
+		}, "user-data: illegal base64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "testdata/no-attributes/tree", tc.hook)
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL+"/computeMetadata/v1/", ""))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want containing %q", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken server is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	lines := []string{
+		"ubuntu:ssh-rsa A u",
+		"cloudinit:ssh-rsa B c",
+		"root:ssh-rsa C r",
+		":ssh-rsa D empty-user",
+		"ubuntu:ssh-rsa E google-ssh {\"expireOn\":\"2020-01-01T00:00:00+0000\"}",
+		"ubuntu:ssh-rsa F google-ssh {\"expireOn\":\"2030-01-01T00:00:00+0000\"}",
+		"ubuntu:ssh-rsa G google-ssh {\"expireOn\":\"2020-01-01T00:00:00Z\"}",
+		"ubuntu:ssh-rsa H google-ssh",
+		"ubuntu:ssh-rsa I google-ssh {\"expireOn\":\"2020-01-01T00:00:00+0000\"} trailing",
+		"ubuntu:ssh-rsa J other {\"expireOn\":\"2020-01-01T00:00:00+0000\"}",
+	}
+	want := []string{"ssh-rsa A u", "ssh-rsa B c", "ssh-rsa F google-ssh {\"expireOn\":\"2030-01-01T00:00:00+0000\"}",
+		"ssh-rsa G google-ssh {\"expireOn\":\"2020-01-01T00:00:00Z\"}", "ssh-rsa H google-ssh",
+		"ssh-rsa I google-ssh {\"expireOn\":\"2020-01-01T00:00:00+0000\"} trailing",
+		"ssh-rsa J other {\"expireOn\":\"2020-01-01T00:00:00+0000\"}"}
+	if diff := cmp.Diff(want, ParseKeys(lines, "ubuntu", now)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := ParseKeys(lines, "", now); len(got) != 1 || got[0] != "ssh-rsa B c" {
+		t.Errorf("no default user: %q, want only cloudinit's key", got)
+	}
+}
+
+func TestKeyLines(t *testing.T) {
+	proj := map[string]any{"ssh-keys": "p:1", "sshKeys": "p:2"}
+	for _, tc := range []struct {
+		inst map[string]any
+		want []string
+	}{
+		{map[string]any{"ssh-keys": "i:1\ni:2"}, []string{"i:1", "i:2", "p:1", "p:2"}},
+		{map[string]any{"ssh-keys": "i:1", "block-project-ssh-keys": "True"}, []string{"i:1"}},
+		{map[string]any{"sshKeys": "i:0", "ssh-keys": "i:1"}, []string{"i:0", "i:1"}},
+		{map[string]any{"ssh-keys": 5}, []string{"p:1", "p:2"}},
+	} {
+		if diff := cmp.Diff(tc.want, KeyLines(tc.inst, proj)); diff != "" {
+			t.Errorf("KeyLines(%v) (-want +got):\n%s", tc.inst, diff)
+		}
+	}
+}
+
+func FuzzAttributes(f *testing.F) {
+	for _, c := range []string{"instance-and-project-keys", "blocked-project-keys"} {
+		i, _ := os.ReadFile(filepath.Join("testdata", c, "tree/computeMetadata/v1/instance/attributes/_index"))
+		p, _ := os.ReadFile(filepath.Join("testdata", c, "tree/computeMetadata/v1/project/attributes/_index"))
+		f.Add(i, p, "projects/1/zones/us-east1-b")
+	}
+	f.Add([]byte(`{"user-data": "", "user-data-encoding": "base64"}`), []byte(`[]`), "")
+	f.Fuzz(func(t *testing.T, inst, proj []byte, zone string) {
+		d, err := Build(Input{InstanceID: "1", Zone: zone, Hostname: "h.x", Instance: inst, Project: proj, DefaultUser: "ubuntu", Now: now})
+		if err != nil {
+			return
+		}
+		if strings.Contains(d.AvailabilityZone, "/") || !strings.HasPrefix(d.AvailabilityZone, d.Region) {
+			t.Fatalf("zone %q → az %q region %q", zone, d.AvailabilityZone, d.Region)
+		}
+		for _, k := range d.PublicKeys {
+			if !ascii(k) {
+				t.Fatalf("non-ASCII key %q kept", k)
+			}
+		}
+		if _, err := json.Marshal(d.MetaData); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func FuzzParseKeys(f *testing.F) {
+	f.Add("ubuntu:ssh-rsa A google-ssh {\"expireOn\":\"2020-01-01T00:00:00+0000\"}")
+	f.Add("cloudinit:ssh-ed25519 B  \t c")
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, k := range ParseKeys(strings.Split(line, "\n"), "ubuntu", now) {
+			if strings.Contains(k, "\n") {
+				t.Fatalf("key %q has a newline", k)
+			}
+		}
+		if f := splitN(line, 4); len(f) > 4 {
+			t.Fatalf("splitN gave %d fields", len(f))
+		}
+	})
+}

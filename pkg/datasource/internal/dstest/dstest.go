@@ -1,0 +1,222 @@
+// Package dstest holds the datasources' test helpers: a fake metadata
+// service serving a directory tree on 127.0.0.1, and golden files of Data.
+//
+// Tree layout: a request path maps to a file under Root. A directory is
+// answered with its `_index` file when it has one (EC2's `public-keys/`
+// listing, GCE's `?recursive=true` JSON), else with a listing of its
+// entries, one a line, directories with a trailing slash (EC2 style). The
+// query string is ignored. Anything else is 404.
+package dstest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+)
+
+// Server is a fake metadata service.
+type Server struct {
+	*httptest.Server
+	// Root is the tree served.
+	Root string
+
+	mu   sync.Mutex
+	hook func(w http.ResponseWriter, r *http.Request) bool
+	reqs []Request
+}
+
+// Request is one request the server saw.
+type Request struct {
+	Method, Path, Query string
+	Header              http.Header
+}
+
+// Serve starts a server for root (a directory; "" serves nothing: every
+// path is 404). hook, when not nil, sees each request first and answers it
+// by returning true (token dance, header checks, errors, slow replies).
+func Serve(t testing.TB, root string, hook func(w http.ResponseWriter, r *http.Request) bool) *Server {
+	t.Helper()
+	s := &Server{Root: root, hook: hook}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Requests returns the requests seen so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()})
+	s.mu.Unlock()
+	if s.hook != nil && s.hook(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet || s.Root == "" {
+		http.NotFound(w, r)
+		return
+	}
+	p := filepath.Join(s.Root, filepath.FromSlash(path.Clean("/"+r.URL.Path)))
+	fi, err := os.Stat(p)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	if !fi.IsDir() {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Write(b)
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(p, "_index")); err == nil {
+		w.Write(b)
+		return
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var lines []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		lines = append(lines, n)
+	}
+	sort.Strings(lines)
+	w.Write([]byte(strings.Join(lines, "\n")))
+}
+
+// ClosedURL is the URL of a server that has gone: connections to it are
+// refused (an absent metadata service).
+func ClosedURL(t testing.TB) string {
+	t.Helper()
+	s := httptest.NewServer(http.NotFoundHandler())
+	u := s.URL
+	s.Close()
+	return u
+}
+
+// View is Data as want.json shows it: byte fields as text when they are
+// UTF-8, derived values (instance-id, hostname, cloud_id) included.
+type View struct {
+	Name             string         `json:"name"`
+	Platform         string         `json:"platform"`
+	Subplatform      string         `json:"subplatform"`
+	CloudName        string         `json:"cloud_name"`
+	CloudID          string         `json:"cloud_id"`
+	Mode             string         `json:"mode"`
+	InstanceID       string         `json:"instance_id"`
+	LocalHostname    string         `json:"local_hostname"`
+	AvailabilityZone string         `json:"availability_zone,omitempty"`
+	Region           string         `json:"region,omitempty"`
+	PublicKeys       []string       `json:"public_keys,omitempty"`
+	MetaData         map[string]any `json:"meta_data"`
+	UserData         any            `json:"user_data,omitempty"`
+	VendorData       any            `json:"vendor_data,omitempty"`
+	VendorData2      any            `json:"vendor_data2,omitempty"`
+	NetworkConfig    map[string]any `json:"network_config,omitempty"`
+	Config           map[string]any `json:"config,omitempty"`
+	Files            map[string]any `json:"files,omitempty"`
+	DS               map[string]any `json:"ds,omitempty"`
+}
+
+func text(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return b // base64 in JSON
+}
+
+// ViewOf builds the golden view of d.
+func ViewOf(d *datasource.Data) View {
+	v := View{
+		Name: d.Name, Platform: d.Platform, Subplatform: d.Subplatform, CloudName: d.CloudName,
+		CloudID: d.CloudID(), Mode: d.Mode, InstanceID: d.InstanceID(), LocalHostname: d.LocalHostname(),
+		AvailabilityZone: d.AvailabilityZone, Region: d.Region, PublicKeys: d.PublicKeys,
+		MetaData: d.MetaData, UserData: text(d.UserData), VendorData: text(d.VendorData),
+		VendorData2: text(d.VendorData2), NetworkConfig: d.NetworkConfig, Config: d.Config, DS: d.DS,
+	}
+	if len(d.Files) > 0 {
+		v.Files = map[string]any{}
+		for k, b := range d.Files {
+			v.Files[k] = text(b)
+		}
+	}
+	return v
+}
+
+// Golden compares d's view with the JSON file want (rewriting it when
+// update is set). baseURL, when not "", is replaced by "BASE" so the file
+// does not depend on the test server's port.
+func Golden(t testing.TB, want string, d *datasource.Data, baseURL string, update bool) {
+	t.Helper()
+	b, err := json.MarshalIndent(ViewOf(d), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b) + "\n"
+	if baseURL != "" {
+		got = strings.ReplaceAll(got, baseURL, "BASE")
+	}
+	if update {
+		if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(w), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", want, diff)
+	}
+}
+
+// Cases lists the golden case directories under dir (testdata), sorted.
+func Cases(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no cases in %s", dir)
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+package openstack
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+func env(urls ...string) datasource.Env {
+	var u []any
+	for _, s := range urls {
+		u = append(u, s)
+	}
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
+		Config: map[string]any{"OpenStack": map[string]any{"metadata_urls": u}}}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+		})
+	}
+}
+
+// TestSecondURL: an absent first URL and a non-OpenStack one (404 on
+// openstack/) are skipped.
+func TestSecondURL(t *testing.T) {
+	ec2Only := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/rocky/tree", nil)
+	d, err := (&Source{}).Get(context.Background(), env(dstest.ClosedURL(t), ec2Only.URL, srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Subplatform != "metadata ("+srv.URL+")" {
+		t.Errorf("subplatform = %q", d.Subplatform)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+	}{
+		{"network down", datasource.Env{}, datasource.ErrNeedNetwork},
+		{"absent", env(dstest.ClosedURL(t)), datasource.ErrNotFound},
+		{"not openstack", env(dstest.Serve(t, "", nil).URL), datasource.ErrNotFound},
+		{"slow", func() datasource.Env { e := env(slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 20*time.Second {
+				t.Errorf("took %v", el)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hook func(w http.ResponseWriter, r *http.Request) bool
+		want string
+	}{
+		{"500 on listing", func(w http.ResponseWriter, r *http.Request) bool {
+			http.Error(w, "", http.StatusInternalServerError)
+			return true
+		}, "status 500"},
+		{"meta_data.json missing", func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasSuffix(r.URL.Path, "meta_data.json") {
+				http.NotFound(w, r)
+				return true
+			}
+			return false
+		}, "meta_data.json: status 404"},
+		{"meta_data.json not JSON", func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasSuffix(r.URL.Path, "meta_data.json") {
+				w.Write([]byte("{"))
+				return true
+			}
+			return false
+		}, "2018-08-27/meta_data.json: unexpected end of JSON input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "testdata/rocky/tree", tc.hook)
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want containing %q", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func TestPickVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"2012-08-10", "2018-08-27", "latest"}, "2018-08-27"},
+		{[]string{"2012-08-10", "2020-10-14", "latest"}, "2012-08-10"},
+		{[]string{"2020-10-14", "latest"}, "latest"},
+		{[]string{"2020-10-14", "2019-01-01"}, "2020-10-14"},
+		{[]string{"content", "junk"}, "latest"},
+		{nil, "latest"},
+		{[]string{"2016-06-30/", " latest "}, "2016-06-30"},
+	} {
+		if got := PickVersion(tc.in); got != tc.want {
+			t.Errorf("PickVersion(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestConvertVendorData(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{`null`, "", ""},
+		{`""`, "", ""},
+		{`{}`, "", ""},
+		{`"#cloud-config\n"`, "#cloud-config\n", ""},
+		{`{"cloud-init": "#!/bin/sh\n", "other": 1}`, "#!/bin/sh\n", ""},
+		{`{"other": {"cloud-init": "x"}}`, "", ""},
+		{`{"cloud-init": {"a": 1}}`, "", "cannot be an object"},
+		{`{"cloud-init": ["a", "b"]}`, "Content-Type: multipart/mixed", ""},
+		{`["a", 1]`, "", "item 1 is a number"},
+		{`42`, "", "unknown type"},
+		{`{`, "", "unexpected end"},
+	} {
+		got, err := ConvertVendorData([]byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ConvertVendorData(%s) err = %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !strings.HasPrefix(string(got), tc.want) || (tc.want == "" && got != nil) {
+			t.Errorf("ConvertVendorData(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestContentPath(t *testing.T) {
+	for in, want := range map[string]string{"/content/0000": "content/0000", "content//0001": "content/0001", "/": "", "": "", "/../etc/passwd": ""} {
+		got, err := ContentPath(in)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("ContentPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want string
+	}{
+		{"no uuid", Input{MetaData: []byte(`{"hostname": "h"}`)}, "no 'uuid' entry"},
+		{"not an object", Input{MetaData: []byte(`[]`)}, "expected a JSON object, got a list"},
+		{"bad seed", Input{MetaData: []byte(`{"uuid": "u", "random_seed": "%%%"}`)}, "random_seed"},
+		{"missing file", Input{MetaData: []byte(`{"uuid": "u", "files": [{"path": "/a", "content_path": "/content/0000"}]}`)}, "file /a: content_path \"/content/0000\": missing"},
+		{"bad network_data", Input{MetaData: []byte(`{"uuid": "u"}`), NetworkData: []byte(`[1]`)}, "network_data.json: expected a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Source, tc.in.Version = "src", "latest"
+			_, err := Build(tc.in)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Build(Input{}); !errors.Is(err, datasource.ErrNotFound) {
+		t.Errorf("no meta_data.json: err = %v, want ErrNotFound", err)
+	}
+}
+
+// FuzzBuild feeds arbitrary meta_data.json, vendor data and network_data
+// through Build: no panics, and what comes out is consistent.
+func FuzzBuild(f *testing.F) {
+	f.Add([]byte(`{"uuid": "u", "hostname": "h", "public_keys": {"k": "ssh-rsa A"}, "meta": {"dsmode": "local"}}`), []byte(`{"cloud-init": "x"}`), []byte(`{"links": [], "networks": [], "services": []}`))
+	f.Add([]byte(`{"uuid": 1, "files": [{"path": "/p", "content_path": "/content/0000"}], "network_config": {"content_path": "/content/0000"}}`), []byte(`["a"]`), []byte(`null`))
+	f.Add([]byte(`{"random_seed": "AAAA", "uuid": null}`), []byte(`{"cloud-init": {}}`), []byte(`{`))
+	f.Fuzz(func(t *testing.T, md, vd, nd []byte) {
+		in := Input{Source: "fuzz", Version: "latest", MetaData: md, VendorData: vd, NetworkData: nd,
+			Content: map[string][]byte{"/content/0000": []byte("c")}}
+		if m, err := ParseMetaData(md); err == nil {
+			for _, ref := range ContentRefs(m) {
+				_, _ = ContentPath(ref)
+			}
+		}
+		d, err := Build(in)
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" && d.MetaData["instance-id"] == nil {
+			t.Fatalf("no instance-id from %s", md)
+		}
+		if nc := d.NetworkConfig[datasource.NetworkKeyOpenStack]; nc != nil {
+			if diff := cmp.Diff(nc, d.DS["network_json"]); diff != "" {
+				t.Fatalf("network_json differs from network config:\n%s", diff)
+			}
+		}
+	})
+}

@@ -1,0 +1,252 @@
+package datasource
+
+// The contract every datasource implements.
+//
+//   - Get looks for the datasource on this machine and reads it. It returns
+//     Data, or an error wrapping ErrNotFound (not here: the caller tries the
+//     next source), ErrNeedNetwork (a network source asked while
+//     Env.NetworkUp is false: the caller brings a network up and asks again),
+//     or any other error (the source is here but broken: its evidence is in
+//     the message, with the path or URL that failed).
+//   - Get never takes much longer than its budget: Env.Budget, or the
+//     source's own default, bounds every fetch through the context, and an
+//     absent metadata service costs at most about that.
+//   - Get reads only what Env gives it: the target root's seed directories
+//     through Env.Root, volumes through Env.OpenFS, metadata services through
+//     Env.HTTP at the source's default URLs or Env.Config's overrides. It
+//     never contacts anything when Env.NetworkUp is false, and keeps no state
+//     between calls.
+//   - A Source value is configuration only (zero value works), so it is safe
+//     to share.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	diskfs "github.com/diskfs/go-diskfs"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+)
+
+// Source is one datasource.
+type Source interface {
+	// Name is cloud-init's datasource name ("ConfigDrive", "Ec2").
+	Name() string
+	// Get finds and reads the datasource (see the contract above).
+	Get(ctx context.Context, env Env) (*Data, error)
+}
+
+// Documented is implemented by sources that describe themselves for
+// docs/datasources.md.
+type Documented interface {
+	Doc() Doc
+}
+
+// Doc is a source's row in docs/datasources.md.
+type Doc struct {
+	// Network is true for sources read over the network (they answer
+	// ErrNeedNetwork until Env.NetworkUp).
+	Network bool
+	// Reads says what the source reads, for people.
+	Reads string
+	// NetworkConfig says where the instance's network configuration comes
+	// from.
+	NetworkConfig string
+	// Tests says how the source is tested; a source without tests must
+	// leave it empty.
+	Tests string
+}
+
+// Env is what a source may use. The zero value is valid: no root, no
+// devices, no network.
+type Env struct {
+	// Root is the target root filesystem (seed directories such as
+	// var/lib/cloud/seed/config_drive are read from it); nil means none.
+	Root fs.FS
+	// Devices are the block devices seen, with probed filesystems.
+	Devices []bootenv.Device
+	// OpenFS opens the filesystem on a device (ISO9660, FAT) for reading;
+	// close releases it. Nil means OpenDevice (go-diskfs on Device.Path).
+	OpenFS func(dev bootenv.Device) (fsys fs.FS, close func(), err error)
+	// Cmdline and DMI are the kernel command line and SMBIOS strings.
+	Cmdline bootenv.Cmdline
+	DMI     bootenv.DMI
+
+	// NetworkUp is set once a network is up on which metadata services
+	// may answer. Network sources return ErrNeedNetwork until then.
+	NetworkUp bool
+	// HTTP is the client network sources use; nil means one without
+	// proxies (metadata services are link-local).
+	HTTP *http.Client
+	// Config is the `datasource:` mapping of the system configuration,
+	// keyed by datasource name: `{Ec2: {metadata_urls: [...]}}`.
+	Config map[string]any
+	// DefaultUser is the distro's default user's name (GCE gives it the
+	// ssh-keys of `<user>:` entries for that name).
+	DefaultUser string
+	// Budget bounds one Get; 0 means the source's default.
+	Budget time.Duration
+	// Log receives progress; nil discards.
+	Log *slog.Logger
+}
+
+// SourceConfig is the source's mapping under `datasource:` (matched
+// case-insensitively, as cloud-init's names are written variously), or nil.
+func (e Env) SourceConfig(name string) map[string]any {
+	if m, ok := e.Config[name].(map[string]any); ok {
+		return m
+	}
+	for k, v := range e.Config {
+		if strings.EqualFold(k, name) {
+			if m, ok := v.(map[string]any); ok {
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// MetadataURLs are the base URLs configured for a source: its
+// `metadata_urls` list, or its single `metadata_url`. Nil when neither is
+// set (the source uses its defaults).
+func (e Env) MetadataURLs(name string) []string {
+	cfg := e.SourceConfig(name)
+	var out []string
+	switch v := cfg["metadata_urls"].(type) {
+	case []any:
+		for _, u := range v {
+			if s, ok := u.(string); ok && s != "" {
+				out = append(out, s)
+			}
+		}
+	case []string:
+		out = append(out, v...)
+	case string:
+		out = append(out, v)
+	}
+	if s, ok := cfg["metadata_url"].(string); ok && s != "" && len(out) == 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Logger is e.Log with the datasource attribute, or a discarding logger.
+func (e Env) Logger(name string) *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Log.With("datasource", name)
+}
+
+// WithBudget bounds ctx by e.Budget, or def when e.Budget is 0.
+func (e Env) WithBudget(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
+	b := e.Budget
+	if b <= 0 {
+		b = def
+	}
+	return context.WithTimeout(ctx, b)
+}
+
+// Open opens dev's filesystem with e.OpenFS, or OpenDevice.
+func (e Env) Open(dev bootenv.Device) (fs.FS, func(), error) {
+	if e.OpenFS != nil {
+		return e.OpenFS(dev)
+	}
+	return OpenDevice(dev)
+}
+
+// OpenDevice reads the filesystem on dev.Path (a block device or an image
+// file holding ISO9660 or FAT) with go-diskfs: no kernel driver, no mount.
+func OpenDevice(dev bootenv.Device) (fs.FS, func(), error) {
+	d, err := diskfs.Open(dev.Path, diskfs.WithOpenMode(diskfs.ReadOnly))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", dev.Path, err)
+	}
+	fsys, err := d.GetFilesystem(0)
+	if err != nil {
+		d.Close()
+		return nil, nil, fmt.Errorf("read filesystem on %s: %w", dev.Path, err)
+	}
+	return fsys, func() { d.Close() }, nil
+}
+
+// Registry is an ordered list of sources: the order is the priority.
+type Registry []Source
+
+// Lookup finds a source by name, case-insensitively.
+func (r Registry) Lookup(name string) (Source, bool) {
+	for _, s := range r {
+		if strings.EqualFold(s.Name(), name) {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the sources' names in order.
+func (r Registry) Names() []string {
+	out := make([]string, len(r))
+	for i, s := range r {
+		out[i] = s.Name()
+	}
+	return out
+}
+
+// Select returns the sources named (a datasource_list, as ds-identify
+// decided it), in that order; names with no source here are skipped and
+// returned in missing ("None" is never a source and is not reported).
+func (r Registry) Select(names []string) (sel Registry, missing []string) {
+	for _, n := range names {
+		if s, ok := r.Lookup(n); ok {
+			sel = append(sel, s)
+		} else if !strings.EqualFold(n, "None") {
+			missing = append(missing, n)
+		}
+	}
+	return sel, missing
+}
+
+// MaxFileSize bounds a file ReadFile reads from a seed or volume.
+const MaxFileSize = 64 << 20
+
+// ReadFile reads a file from fsys, at most the size its Stat reports (and
+// at most MaxFileSize). go-diskfs's FAT files return bytes past their end
+// when read beyond it, which fs.ReadFile does; this does not.
+func ReadFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
+	}
+	size := st.Size()
+	if size > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+	}
+	if size <= 0 {
+		// Size unknown (synthetic files): read up to the limit.
+		b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+		if err == nil && len(b) > MaxFileSize {
+			err = &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+		}
+		return b, err
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return b, nil
+}

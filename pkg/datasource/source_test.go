@@ -1,0 +1,138 @@
+package datasource
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type fake string
+
+func (f fake) Name() string                            { return string(f) }
+func (f fake) Get(context.Context, Env) (*Data, error) { return nil, ErrNotFound }
+
+func TestRegistry(t *testing.T) {
+	r := Registry{fake("NoCloud"), fake("Ec2"), fake("GCE")}
+	if s, ok := r.Lookup("ec2"); !ok || s.Name() != "Ec2" {
+		t.Errorf("Lookup(ec2) = %v, %v", s, ok)
+	}
+	if _, ok := r.Lookup("Azure"); ok {
+		t.Error("Lookup(Azure) found something")
+	}
+	sel, missing := r.Select([]string{"GCE", "Azure", "NoCloud", "None"})
+	if diff := cmp.Diff([]string{"GCE", "NoCloud"}, sel.Names()); diff != "" {
+		t.Errorf("Select (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Azure"}, missing); diff != "" {
+		t.Errorf("missing (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnvConfig(t *testing.T) {
+	e := Env{Config: map[string]any{
+		"Ec2":       map[string]any{"metadata_urls": []any{"http://a", 5, "http://b"}},
+		"gce":       map[string]any{"metadata_url": "http://g/"},
+		"OpenStack": map[string]any{"metadata_urls": "http://o"},
+		"Bad":       "x",
+	}}
+	for name, want := range map[string][]string{
+		"Ec2": {"http://a", "http://b"}, "GCE": {"http://g/"}, "OpenStack": {"http://o"}, "Bad": nil, "Azure": nil,
+	} {
+		if diff := cmp.Diff(want, e.MetadataURLs(name)); diff != "" {
+			t.Errorf("MetadataURLs(%s) (-want +got):\n%s", name, diff)
+		}
+	}
+	ctx, cancel := Env{}.WithBudget(context.Background(), time.Hour)
+	defer cancel()
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 59*time.Minute {
+		t.Errorf("default budget not applied: %v %v", dl, ok)
+	}
+	Env{}.Logger("x").Info("discarded")
+}
+
+func TestCloudID(t *testing.T) {
+	for _, tc := range []struct {
+		name, region, platform, want string
+	}{
+		{"aws", "cn-north-1", "ec2", "aws-china"},
+		{"aws", "us-gov-west-1", "ec2", "aws-gov"},
+		{"aws", "eu-west-1", "ec2", "aws"},
+		{"azure", "chinaeast2", "azure", "azure-china"},
+		{"unknown", "cn-north-1", "ec2", "ec2"},
+		{"", "", "nocloud", "nocloud"},
+		{"gce", "", "gce", "gce"},
+		{"openstack", "cn-north-1", "openstack", "openstack"},
+	} {
+		d := &Data{CloudName: tc.name, Region: tc.region, Platform: tc.platform}
+		if got := d.CloudID(); got != tc.want {
+			t.Errorf("CloudID(%q, %q, %q) = %q, want %q", tc.name, tc.region, tc.platform, got, tc.want)
+		}
+	}
+}
+
+func TestNormalizePubKeys(t *testing.T) {
+	got := NormalizePubKeys(map[string]any{
+		"b": []any{"ssh-rsa B", 3},
+		"a": "ssh-rsa A1\n# comment\n\nssh-rsa A2\n",
+	})
+	if diff := cmp.Diff([]string{"ssh-rsa A1", "ssh-rsa A2", "ssh-rsa B"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if NormalizePubKeys(nil) != nil {
+		t.Error("nil gave keys")
+	}
+}
+
+func TestHostnameOverride(t *testing.T) {
+	d := &Data{MetaData: map[string]any{"local-hostname": "a.example.com"}}
+	if d.LocalHostname() != "a.example.com" {
+		t.Error(d.LocalHostname())
+	}
+	d.Hostname = "a"
+	if d.LocalHostname() != "a" {
+		t.Error(d.LocalHostname())
+	}
+}
+
+// overlong is a file that reads past the size its Stat reports, as
+// go-diskfs's FAT files do.
+type overlong struct{ fs.File }
+
+func (o overlong) Read(b []byte) (int, error) {
+	for i := range b {
+		b[i] = 0
+	}
+	return len(b), nil
+}
+
+type overlongFS struct{ fstest.MapFS }
+
+func (o overlongFS) Open(name string) (fs.File, error) {
+	f, err := o.MapFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return overlong{f}, nil
+}
+
+func TestReadFile(t *testing.T) {
+	m := fstest.MapFS{"a": {Data: []byte("12345")}, "d/x": {Data: nil}}
+	b, err := ReadFile(overlongFS{m}, "a")
+	if err != nil || len(b) != 5 {
+		t.Errorf("ReadFile = %q, %v; want 5 bytes", b, err)
+	}
+	if _, err := ReadFile(m, "d"); err == nil {
+		t.Error("reading a directory succeeded")
+	}
+	if _, err := ReadFile(m, "missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	if b, err := ReadFile(m, "d/x"); err != nil || len(b) != 0 {
+		t.Errorf("empty file: %q, %v", b, err)
+	}
+}

@@ -1,0 +1,451 @@
+// Package imds is the HTTP client every network datasource uses to read a
+// metadata service.
+//
+// # Contract
+//
+//   - Every URL comes from configuration: Client.BaseURLs (DefaultBaseURL is
+//     only a default a datasource may choose). Paths are joined to a base
+//     URL with exactly one slash between them.
+//   - Get tries the base URLs in order. A 404 (or 410) is an answer, returned
+//     at once as an *Error wrapping ErrNotFound and never retried. 5xx, 408,
+//     429, timeouts, connection refused and other transport errors are
+//     retried with exponential backoff and jitter until Retries or the Budget
+//     runs out; other statuses (401, 403, ...) fail at once with an *Error.
+//   - The Budget bounds one Get (or one GetMany) in total; a datasource that
+//     wants one budget for its whole probe wraps its context with
+//     WithBudget, and every call inside shares that deadline. Each request
+//     is also bounded by Timeout.
+//   - Bodies larger than MaxBytes fail with ErrTooLarge (not retried).
+//   - Token, when set, is called before every request; a non-empty result is
+//     sent in TokenHeader. EC2Token implements the IMDSv2 dance.
+//   - Logging goes to Client.Logger with the attributes url, attempt,
+//     duration; tokens are never logged.
+package imds
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults used when the corresponding Client field is zero.
+const (
+	// DefaultAddr is the link-local metadata address most clouds use.
+	DefaultAddr = "169.254.169.254"
+	// DefaultBaseURL is the metadata service at DefaultAddr.
+	DefaultBaseURL = "http://" + DefaultAddr
+	// DefaultBudget is the total time one Get may take, e.g. for a
+	// datasource that is probably absent.
+	DefaultBudget = 2 * time.Second
+	// DefaultTimeout bounds each HTTP request.
+	DefaultTimeout = time.Second
+	// DefaultInitialBackoff and DefaultMaxBackoff shape the retry delays.
+	DefaultInitialBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff     = 2 * time.Second
+	// DefaultMaxBytes limits a response body (EC2 user-data is at most
+	// 16 KiB; other clouds allow more).
+	DefaultMaxBytes = 16 << 20
+	// DefaultConcurrency bounds the parallel requests of GetMany.
+	DefaultConcurrency = 4
+	// DefaultUserAgent is sent unless Headers sets User-Agent.
+	DefaultUserAgent = "cloudroot"
+)
+
+// Sentinel errors callers branch on with errors.Is.
+var (
+	// ErrNotFound: the service answered 404 or 410 for the path.
+	ErrNotFound = errors.New("not found")
+	// ErrTooLarge: the body exceeds MaxBytes.
+	ErrTooLarge = errors.New("response too large")
+	// ErrBudget: the budget ended before an answer; the error also wraps
+	// the last failure.
+	ErrBudget = errors.New("metadata budget exhausted")
+)
+
+// Error is a failed request, with the evidence: method, URL, HTTP status (0
+// for transport failures) and how many attempts were made.
+type Error struct {
+	Method   string
+	URL      string
+	Status   int
+	Attempts int
+	Err      error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Method + " " + e.URL)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ": status %d", e.Status)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (attempt %d)", e.Attempts)
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Backoff shapes retry delays: the n-th delay is Initial·2ⁿ capped at Max,
+// of which a random part (Jitter, 0..1; 0 means 0.5) is drawn uniformly.
+type Backoff struct {
+	Initial time.Duration
+	Max     time.Duration
+	Jitter  float64
+}
+
+// Delay returns the delay before retry n (0-based), given r in [0,1).
+func (b Backoff) Delay(n int, r float64) time.Duration {
+	initial, maxd, jitter := b.Initial, b.Max, b.Jitter
+	if initial <= 0 {
+		initial = DefaultInitialBackoff
+	}
+	if maxd <= 0 {
+		maxd = DefaultMaxBackoff
+	}
+	if jitter <= 0 || jitter > 1 {
+		jitter = 0.5
+	}
+	d := initial
+	for i := 0; i < n && d < maxd; i++ {
+		d *= 2
+	}
+	d = min(d, maxd)
+	fixed := time.Duration(float64(d) * (1 - jitter))
+	return fixed + time.Duration(float64(d-fixed)*r)
+}
+
+// Client reads a metadata service. The zero value (plus BaseURLs) works;
+// a Client is safe for concurrent use once configured.
+type Client struct {
+	// BaseURLs are tried in order, e.g. {DefaultBaseURL,
+	// "http://[fd00:ec2::254]"}.
+	BaseURLs []string
+	// HTTP is the transport; nil uses a client without proxies (a metadata
+	// service is never behind one) and without redirects to other hosts.
+	HTTP *http.Client
+	// Timeout bounds each request (DefaultTimeout).
+	Timeout time.Duration
+	// Retries bounds retries after the first attempt of a Get; 0 means as
+	// many as the Budget allows, negative means none.
+	Retries int
+	Backoff Backoff
+	// MaxBytes limits each response body (DefaultMaxBytes).
+	MaxBytes int64
+	// Headers are added to every request (Metadata-Flavor: Google, ...).
+	Headers http.Header
+	// Token returns a session token to send in TokenHeader; "" sends none.
+	Token func(ctx context.Context) (string, error)
+	// TokenHeader is the header carrying Token's result
+	// (EC2TokenHeader when empty).
+	TokenHeader string
+	// Budget bounds one Get or GetMany in total (DefaultBudget); negative
+	// means only ctx bounds it.
+	Budget time.Duration
+	// Concurrency bounds GetMany's parallel requests (DefaultConcurrency).
+	Concurrency int
+	// Check, if set, vets every reply before its status is looked at (GCE's
+	// Metadata-Flavor answer header); its error is not retried.
+	Check func(*http.Response) error
+	// Logger receives per-attempt lines at debug level; nil discards.
+	Logger *slog.Logger
+	// Rand returns numbers in [0,1) for jitter; nil uses math/rand/v2.
+	Rand func() float64
+
+	once        sync.Once
+	defaultHTTP *http.Client
+}
+
+func (c *Client) log() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	c.once.Do(func() {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = nil
+		c.defaultHTTP = &http.Client{
+			Transport: tr,
+			CheckRedirect: func(req *http.Request, via []*http.Request) error {
+				if len(via) >= 5 || req.URL.Host != via[0].URL.Host {
+					return http.ErrUseLastResponse
+				}
+				return nil
+			},
+		}
+	})
+	return c.defaultHTTP
+}
+
+func (c *Client) budget() time.Duration {
+	switch {
+	case c.Budget > 0:
+		return c.Budget
+	case c.Budget < 0:
+		return 0
+	}
+	return DefaultBudget
+}
+
+// CloseIdleConnections closes kept-alive connections; call it before the
+// ephemeral network is torn down so no socket outlives its address.
+func (c *Client) CloseIdleConnections() {
+	c.httpClient().CloseIdleConnections()
+}
+
+// WithBudget returns ctx bounded by the client's Budget, for a datasource
+// that wants one budget across many calls.
+func (c *Client) WithBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	if b := c.budget(); b > 0 {
+		return context.WithTimeoutCause(ctx, b, ErrBudget)
+	}
+	return context.WithCancel(ctx)
+}
+
+// Request is one metadata request for Do.
+type Request struct {
+	Method string // GET when empty
+	Path   string
+	Header http.Header
+	// NoToken skips the Token hook (the token request itself uses it).
+	NoToken bool
+}
+
+// Get fetches path (relative to each base URL) and returns the body.
+func (c *Client) Get(ctx context.Context, path string) ([]byte, error) {
+	return c.Do(ctx, Request{Path: path})
+}
+
+// Do performs r with the retry, budget and size rules of Get.
+func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
+	if len(c.BaseURLs) == 0 {
+		return nil, errors.New("imds: no base URL configured")
+	}
+	if r.Method == "" {
+		r.Method = http.MethodGet
+	}
+	ctx, cancel := c.WithBudget(ctx)
+	defer cancel()
+	log := c.log()
+	start := time.Now()
+	rnd := c.Rand
+	if rnd == nil {
+		rnd = rand.Float64
+	}
+	var last error
+	for attempt := 1; ; attempt++ {
+		for _, base := range c.BaseURLs {
+			url := join(base, r.Path)
+			t0 := time.Now()
+			body, err := c.once1(ctx, r, url, attempt)
+			if err == nil {
+				log.Debug("imds: ok", "url", url, "attempt", attempt, "duration", time.Since(t0), "bytes", len(body))
+				return body, nil
+			}
+			last = err
+			if !retryable(err) {
+				log.Debug("imds: failed", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
+				return nil, err
+			}
+			log.Debug("imds: retryable failure", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if ctx.Err() != nil || (c.Retries != 0 && attempt > c.Retries) {
+			break
+		}
+		delay := c.Backoff.Delay(attempt-1, rnd())
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if errors.Is(context.Cause(ctx), ErrBudget) {
+		log.Info("imds: budget exhausted", "url", join(c.BaseURLs[0], r.Path), "duration", time.Since(start), "err", last)
+		return nil, fmt.Errorf("%w after %s: %w", ErrBudget, time.Since(start).Round(time.Millisecond), last)
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(last, err) {
+		return nil, errors.Join(err, last)
+	}
+	log.Info("imds: giving up", "url", join(c.BaseURLs[0], r.Path), "duration", time.Since(start), "err", last)
+	return nil, last
+}
+
+// once1 performs a single attempt at url.
+func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) ([]byte, error) {
+	fail := func(status int, err error) error {
+		return &Error{Method: r.Method, URL: url, Status: status, Attempts: attempt, Err: err}
+	}
+	// The token is fetched under the call's budget, before this request's
+	// own timeout starts.
+	var tok string
+	if c.Token != nil && !r.NoToken {
+		var err error
+		if tok, err = c.Token(ctx); err != nil {
+			// The token request's own *Error (URL, status) is the evidence.
+			return nil, fmt.Errorf("getting token for %s %s: %w", r.Method, url, err)
+		}
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, r.Method, url, nil)
+	if err != nil {
+		return nil, fail(0, &permanent{err})
+	}
+	for k, vs := range c.Headers {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for k, vs := range r.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", DefaultUserAgent)
+	}
+	if tok != "" {
+		h := c.TokenHeader
+		if h == "" {
+			h = EC2TokenHeader
+		}
+		req.Header.Set(h, tok)
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		return nil, fail(0, err)
+	}
+	defer resp.Body.Close()
+	if c.Check != nil {
+		if err := c.Check(resp); err != nil {
+			return nil, fail(resp.StatusCode, &permanent{err})
+		}
+	}
+	limit := c.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	if resp.ContentLength > limit {
+		return nil, fail(resp.StatusCode, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, resp.ContentLength, limit))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fail(resp.StatusCode, fmt.Errorf("reading body: %w", err))
+	}
+	if int64(len(body)) > limit {
+		return nil, fail(resp.StatusCode, fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit))
+	}
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		return body, nil
+	case s == http.StatusNotFound || s == http.StatusGone:
+		return nil, fail(s, ErrNotFound)
+	default:
+		return nil, fail(s, errors.New(http.StatusText(s)))
+	}
+}
+
+// permanent marks an error that retrying cannot fix.
+type permanent struct{ err error }
+
+func (p *permanent) Error() string { return p.err.Error() }
+func (p *permanent) Unwrap() error { return p.err }
+
+// retryable decides whether an attempt's failure is worth another try.
+func retryable(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch {
+	case e.Status >= 500, e.Status == http.StatusRequestTimeout, e.Status == http.StatusTooManyRequests:
+		var p *permanent
+		return !errors.Is(err, ErrTooLarge) && !errors.As(err, &p)
+	case e.Status != 0:
+		return false
+	}
+	var p *permanent
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &p) || errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	// Timeouts, connection refused, unreachable: the service may not be up.
+	return true
+}
+
+func join(base, path string) string {
+	if path == "" {
+		return base
+	}
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+}
+
+// Result is one path's outcome in GetMany.
+type Result struct {
+	Data []byte
+	Err  error
+}
+
+// GetMany fetches independent paths in parallel (at most Concurrency at a
+// time) under one budget and returns every outcome keyed by path.
+func (c *Client) GetMany(ctx context.Context, paths []string) map[string]Result {
+	ctx, cancel := c.WithBudget(ctx)
+	defer cancel()
+	n := c.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	sem := make(chan struct{}, n)
+	out := make(map[string]Result, len(paths))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		wg.Go(func() {
+			var r Result
+			select {
+			case sem <- struct{}{}:
+				r.Data, r.Err = c.Do(ctx, Request{Path: p})
+				<-sem
+			case <-ctx.Done():
+				r.Err = fmt.Errorf("GET %s: %w", p, context.Cause(ctx))
+			}
+			mu.Lock()
+			out[p] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}

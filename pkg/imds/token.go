@@ -1,0 +1,120 @@
+package imds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EC2 IMDSv2 wire names.
+const (
+	EC2TokenPath      = "latest/api/token"
+	EC2TokenHeader    = "X-aws-ec2-metadata-token"
+	EC2TokenTTLHeader = "X-aws-ec2-metadata-token-ttl-seconds"
+	// DefaultEC2TokenTTL is what cloud-init asks for.
+	DefaultEC2TokenTTL = 21600 * time.Second
+)
+
+// ErrTokenRequired: the token request was refused and the policy does not
+// allow falling back to IMDSv1 (on AWS: no token, no datasource).
+var ErrTokenRequired = errors.New("IMDSv2 token required")
+
+// EC2Token implements the IMDSv2 session: PUT latest/api/token with the TTL
+// header, then the token in X-aws-ec2-metadata-token on every request. The
+// token is cached until shortly before it expires. When the PUT is answered
+// 403, 404 or 405 and AllowV1 is set, Token returns "" from then on (IMDSv1:
+// no header), as cloud-init does for EC2-compatible clouds; otherwise it
+// fails with ErrTokenRequired. Use it as
+//
+//	c.Token = (&imds.EC2Token{Client: c, AllowV1: !onAWS}).Token
+type EC2Token struct {
+	// Client performs the PUT (its Token hook is bypassed).
+	Client *Client
+	// TTL requested (DefaultEC2TokenTTL).
+	TTL time.Duration
+	// AllowV1 permits falling back to IMDSv1.
+	AllowV1 bool
+	// TokenPath overrides EC2TokenPath; TTLHeader overrides
+	// EC2TokenTTLHeader (AliYun uses its own names).
+	TokenPath string
+	TTLHeader string
+
+	once    sync.Once
+	lock    chan struct{} // a 1-slot semaphore: one PUT at a time, ctx-aware
+	token   secret
+	expires time.Time
+	v1      bool
+}
+
+// secret keeps a token out of logs.
+type secret string
+
+func (secret) String() string   { return "<redacted>" }
+func (secret) GoString() string { return "<redacted>" }
+
+func (t *EC2Token) acquire(ctx context.Context) error {
+	t.once.Do(func() { t.lock = make(chan struct{}, 1) })
+	select {
+	case t.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Token returns the current token, fetching one when needed; "" means IMDSv1.
+func (t *EC2Token) Token(ctx context.Context) (string, error) {
+	if err := t.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer func() { <-t.lock }()
+	if t.v1 {
+		return "", nil
+	}
+	now := time.Now()
+	if t.token != "" && now.Before(t.expires) {
+		return string(t.token), nil
+	}
+	ttl := t.TTL
+	if ttl <= 0 {
+		ttl = DefaultEC2TokenTTL
+	}
+	path, hdr := t.TokenPath, t.TTLHeader
+	if path == "" {
+		path = EC2TokenPath
+	}
+	if hdr == "" {
+		hdr = EC2TokenTTLHeader
+	}
+	body, err := t.Client.Do(ctx, Request{
+		Method:  http.MethodPut,
+		Path:    path,
+		Header:  http.Header{http.CanonicalHeaderKey(hdr): {strconv.Itoa(int(ttl / time.Second))}},
+		NoToken: true,
+	})
+	var e *Error
+	if errors.As(err, &e) && (e.Status == http.StatusForbidden || e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed) {
+		if t.AllowV1 {
+			t.Client.log().Info("imds: token refused, using IMDSv1", "url", e.URL, "status", e.Status)
+			t.v1 = true
+			return "", nil
+		}
+		return "", fmt.Errorf("%w: %w", ErrTokenRequired, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(body))
+	if tok == "" {
+		return "", fmt.Errorf("%w: empty token from %s", ErrTokenRequired, path)
+	}
+	t.token = secret(tok)
+	// Refresh a little early so a request never carries an expiring token.
+	t.expires = now.Add(ttl - min(ttl/10, time.Minute))
+	return tok, nil
+}

@@ -1,0 +1,263 @@
+package stages
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// UpgradedNetwork, when present in the target, stops cloud-init (and
+// cloudroot) from writing network configuration.
+const UpgradedNetwork = state.CloudDir + "/data/upgraded-network"
+
+// staleNetworkGlobs are configuration files a previous instance's
+// cloud-init/cloudroot left behind (cloud-init clean --configs network),
+// plus MAC-bound persistent names that would misname a new instance's NICs.
+var staleNetworkGlobs = []string{
+	netconfig.NetplanPath,
+	"/etc/systemd/network/10-cloud-init-*",
+	"/etc/network/interfaces.d/50-cloud-init*",
+	"/etc/NetworkManager/system-connections/cloud-init-*.nmconnection",
+	netconfig.UdevRulesPath,
+}
+
+// NetworkResult says what the network step did.
+type NetworkResult struct {
+	Source   string // cmdline, system_cfg, ds, fallback, upgraded-network, disabled-by-*
+	Renderer string
+	Files    []string
+	Warnings []string
+}
+
+// networkInput picks the network configuration the way cloud-init's
+// _find_networking_config does: the kernel command line, the system
+// config's `network:` key, the datasource, then the fallback; the first
+// that is present wins, and one that says `config: disabled` stops it all.
+func networkInput(cmdline string, system map[string]any, ds map[string]any) ([]byte, string, bool, error) {
+	cl := bootenv.ParseCmdline(cmdline)
+	if v, ok := cl.Get("network-config"); ok {
+		if v == "disabled" {
+			return nil, "cmdline", true, nil
+		}
+		b, err := decodeCmdlineNetwork(v)
+		if err != nil {
+			return nil, "cmdline", false, fmt.Errorf("network-config= on the kernel command line: %w", err)
+		}
+		return b, "cmdline", isDisabledDoc(b), nil
+	}
+	for _, c := range []struct {
+		name string
+		v    map[string]any
+	}{{"system_cfg", mapOrNil(system["network"])}, {"ds", ds}} {
+		if len(c.v) == 0 {
+			continue
+		}
+		if s, _ := c.v["config"].(string); s == "disabled" {
+			return nil, c.name, true, nil
+		}
+		b, err := yaml.Marshal(c.v)
+		if err != nil {
+			return nil, c.name, false, err
+		}
+		return b, c.name, false, nil
+	}
+	return nil, "fallback", false, nil
+}
+
+func mapOrNil(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func isDisabledDoc(b []byte) bool {
+	var m map[string]any
+	if yaml.Unmarshal(b, &m) != nil {
+		return false
+	}
+	if n, ok := m["network"].(map[string]any); ok {
+		m = n
+	}
+	s, _ := m["config"].(string)
+	return s == "disabled"
+}
+
+// decodeCmdlineNetwork decodes network-config=<base64, optionally gzipped>.
+func decodeCmdlineNetwork(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "=")); err != nil {
+			return nil, fmt.Errorf("not base64: %w", err)
+		}
+	}
+	if len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(io.LimitReader(zr, 1<<20))
+	}
+	return b, nil
+}
+
+// ApplyNetwork renders the target's network configuration from the chosen
+// source with the renderer cloud-init would pick for the target's distro,
+// after removing a previous instance's stale files on a new instance.
+func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, iid string) (*NetworkResult, error) {
+	res := &NetworkResult{}
+	if t.Exists(UpgradedNetwork) {
+		res.Source = "upgraded-network"
+		return res, nil
+	}
+	if !newInstance && !networkEveryBoot(merged) {
+		res.Source = "unchanged (not a new instance)"
+		return res, nil
+	}
+	if newInstance {
+		for _, g := range staleNetworkGlobs {
+			ms, _ := t.Glob(g)
+			for _, m := range ms {
+				if err := t.Remove(m); err == nil {
+					res.Warnings = append(res.Warnings, "removed stale network configuration "+m)
+				}
+			}
+		}
+	}
+	macs := netconfig.MACs{}
+	var nl []netconfig.Link
+	for _, l := range links {
+		if l.MAC != "" && l.Name != "lo" {
+			macs[l.MAC] = l.Name
+		}
+		nl = append(nl, netconfig.Link{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
+			Dormant: l.Dormant, OperState: l.OperState, Bridge: l.Bridge, Bond: l.Bond, Member: l.Member, Virtual: l.Virtual})
+	}
+	doc, src, disabled, err := networkInput(cmdline, system, ds)
+	res.Source = src
+	if err != nil {
+		return res, err
+	}
+	if disabled {
+		res.Source = "disabled-by-" + src
+		return res, nil
+	}
+	var cfg *netconfig.Config
+	if doc == nil {
+		cfg = netconfig.Fallback(nl)
+		if cfg == nil {
+			res.Warnings = append(res.Warnings, "no network configuration and no NIC for the fallback configuration")
+			return res, nil
+		}
+	} else {
+		cfg, err = netconfig.Parse(doc, macs)
+		if err != nil {
+			return res, fmt.Errorf("network config from %s: %w", src, err)
+		}
+	}
+	if cfg.Disabled {
+		res.Source = "disabled-by-" + src
+		return res, nil
+	}
+	var configured []string
+	if si, ok := merged["system_info"].(map[string]any); ok {
+		if n, ok := si["network"].(map[string]any); ok {
+			if rs, ok := n["renderers"].([]any); ok {
+				for _, r := range rs {
+					configured = append(configured, fmt.Sprint(r))
+				}
+			}
+		}
+	}
+	has := func(p string) bool {
+		if strings.ContainsAny(p, "*?[") {
+			ms, _ := t.Glob(p)
+			return len(ms) > 0
+		}
+		return t.Exists(p)
+	}
+	res.Renderer = netconfig.Select(dist.ID, dist.IDLike, has, configured)
+	if res.Renderer == "" {
+		return res, fmt.Errorf("no network renderer available in the target (looked for netplan, ifupdown, systemd-networkd, NetworkManager, network-scripts)")
+	}
+	out, err := netconfig.Render(res.Renderer, cfg)
+	if err != nil {
+		return res, fmt.Errorf("render %s: %w", res.Renderer, err)
+	}
+	res.Warnings = append(res.Warnings, out.Warnings...)
+	for _, p := range out.Paths() {
+		f := out.Files[p]
+		if f.IfMissing && t.Exists(p) {
+			continue
+		}
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		if err := t.WriteFile(p, f.Data, mode); err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, p)
+	}
+	if j, err := json.MarshalIndent(rawForJSON(doc, cfg), "", " "); err == nil {
+		_ = t.WriteFile(filepath.Join(state.InstanceDir(iid), "network-config.json"), append(j, '\n'), 0o600)
+	}
+	return res, nil
+}
+
+// rawForJSON is what network-config.json records: the input document, or
+// the fallback model when there was none.
+func rawForJSON(doc []byte, cfg *netconfig.Config) any {
+	if doc != nil {
+		var m map[string]any
+		if yaml.Unmarshal(doc, &m) == nil {
+			return normalizeJSON(m)
+		}
+	}
+	return cfg
+}
+
+func normalizeJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalizeJSON(e)
+		}
+	case map[any]any:
+		m := map[string]any{}
+		for k, e := range t {
+			m[fmt.Sprint(k)] = normalizeJSON(e)
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeJSON(e)
+		}
+	}
+	return v
+}
+
+// networkEveryBoot reports whether `updates: {network: {when: [boot…]}}`
+// asks for network configuration on every boot, not only a new instance.
+func networkEveryBoot(cfg map[string]any) bool {
+	u, _ := cfg["updates"].(map[string]any)
+	n, _ := u["network"].(map[string]any)
+	when, _ := n["when"].([]any)
+	for _, w := range when {
+		if s := fmt.Sprint(w); s == "boot" || s == "boot-legacy" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,80 @@
+package stages
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/distro"
+)
+
+func TestApplyNetwork(t *testing.T) {
+	v2 := map[string]any{"version": 2, "ethernets": map[string]any{"id0": map[string]any{
+		"match": map[string]any{"macaddress": "52:54:00:00:00:01"}, "set-name": "lan0", "dhcp4": true}}}
+	links := []bootenv.NetLink{{Name: "ens3", MAC: "52:54:00:00:00:01", Carrier: true}, {Name: "lo", MAC: "00:00:00:00:00:00", Virtual: true}}
+	debian := distro.Info{ID: "debian", Family: "debian"}
+	v1 := base64.StdEncoding.EncodeToString([]byte("version: 1\nconfig:\n  - type: physical\n    name: eth9\n    subnets: [{type: dhcp}]\n"))
+	for _, tc := range []struct {
+		name      string
+		files     map[string]string
+		cmdline   string
+		system    map[string]any
+		ds        map[string]any
+		newInst   bool
+		wantSrc   string
+		wantRend  string
+		wantFiles []string
+		wantGone  []string
+	}{
+		{name: "datasource v2 with netplan", files: map[string]string{"usr/sbin/netplan": "#!/bin/sh\n"}, ds: v2, newInst: true,
+			wantSrc: "ds", wantRend: "netplan", wantFiles: []string{"/etc/netplan/50-cloud-init.yaml"}},
+		{name: "networkd target, fallback", files: map[string]string{"usr/lib/systemd/systemd-networkd": ""}, newInst: true,
+			wantSrc: "fallback", wantRend: "networkd"},
+		{name: "system config disables", files: map[string]string{"usr/sbin/netplan": ""},
+			system: map[string]any{"network": map[string]any{"config": "disabled"}}, ds: v2, newInst: true,
+			wantSrc: "disabled-by-system_cfg"},
+		{name: "cmdline wins", files: map[string]string{"usr/sbin/netplan": ""}, ds: v2, newInst: true,
+			cmdline: "network-config=" + v1,
+			wantSrc: "cmdline", wantRend: "netplan", wantFiles: []string{"/etc/netplan/50-cloud-init.yaml"}},
+		{name: "cmdline disabled", ds: v2, newInst: true, cmdline: "network-config=disabled", wantSrc: "disabled-by-cmdline"},
+		{name: "same instance leaves it", files: map[string]string{"usr/sbin/netplan": ""}, ds: v2,
+			wantSrc: "unchanged (not a new instance)"},
+		{name: "upgraded-network", files: map[string]string{"var/lib/cloud/data/upgraded-network": "", "usr/sbin/netplan": ""}, ds: v2, newInst: true,
+			wantSrc: "upgraded-network"},
+		{name: "stale files removed", files: map[string]string{"usr/sbin/netplan": "",
+			"etc/udev/rules.d/70-persistent-net.rules": "old", "etc/systemd/network/10-cloud-init-eth0.network": "old"},
+			ds: v2, newInst: true, wantSrc: "ds", wantRend: "netplan",
+			wantGone: []string{"/etc/udev/rules.d/70-persistent-net.rules", "/etc/systemd/network/10-cloud-init-eth0.network"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newRoot(t, &fakeRunner{})
+			for p, c := range tc.files {
+				hp := filepath.Join(tr.Dir(), p)
+				os.MkdirAll(filepath.Dir(hp), 0o755)
+				os.WriteFile(hp, []byte(c), 0o755)
+			}
+			res, err := ApplyNetwork(tr, debian, tc.cmdline, tc.system, map[string]any{}, tc.ds, links, tc.newInst, "i-net")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Source != tc.wantSrc || res.Renderer != tc.wantRend {
+				t.Errorf("source/renderer = %q/%q, want %q/%q", res.Source, res.Renderer, tc.wantSrc, tc.wantRend)
+			}
+			for _, f := range tc.wantFiles {
+				if !tr.Exists(f) {
+					t.Errorf("%s not written (files %v)", f, res.Files)
+				}
+			}
+			for _, f := range tc.wantGone {
+				if tr.Exists(f) {
+					t.Errorf("stale %s not removed", f)
+				}
+			}
+			if tc.wantRend == "networkd" && len(res.Files) == 0 {
+				t.Errorf("fallback rendered nothing")
+			}
+		})
+	}
+}
