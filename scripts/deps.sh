@@ -23,6 +23,7 @@ packages=(
 	e2fsprogs       # mkfs.ext4 -d, debugfs
 	xz-utils        # vmlinux extraction
 	binutils        # readelf: PVH note check
+	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
 )
 
 installed() {

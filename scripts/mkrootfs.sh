@@ -19,6 +19,8 @@
 # Environment:
 #   AGENT=build/cloudroot    the static agent binary (required)
 #   ROOTFS_SIZE_MB=256       image size
+#   ROOTFS_PART_MB=          partition 1's size (default: the disk less 2 MiB);
+#                            smaller leaves free space for growpart to take
 #   BUSYBOX=/bin/busybox     a static busybox (Debian package busybox-static)
 set -euo pipefail
 
@@ -43,6 +45,10 @@ fi
 [[ -f $agent ]] || die "no agent binary at $agent (build it: CGO_ENABLED=0 go build -o build/cloudroot ./cmds/cloudroot, or set AGENT=...)"
 if [[ ! $size_mb =~ ^[0-9]+$ ]] || ((size_mb < 16)); then
 	die "ROOTFS_SIZE_MB=$size_mb: want an integer >= 16"
+fi
+part_mb=${ROOTFS_PART_MB:-$((size_mb - 2))}
+if [[ ! $part_mb =~ ^[0-9]+$ ]] || ((part_mb < 14 || part_mb > size_mb - 2)); then
+	die "ROOTFS_PART_MB=$part_mb: want an integer from 14 to ROOTFS_SIZE_MB-2 ($((size_mb - 2)))"
 fi
 
 t0=$(date +%s.%N)
@@ -108,6 +114,27 @@ if [[ -n $resize2fs_bin ]]; then
 else
 	log "warning: resize2fs not found on the host; the image's resizefs will fail"
 fi
+# mke2fs for fs_setup (cloud-init runs mkfs.<type>), with Debian's
+# mkfs.ext2/3/4 links; it replaces busybox's mke2fs applet. busybox's
+# mkswap stays.
+mke2fs_bin=$(command -v mke2fs || true)
+[[ -n $mke2fs_bin ]] && mke2fs_bin=$(readlink -f "$mke2fs_bin")
+if [[ -n $mke2fs_bin && $mke2fs_bin != */busybox ]]; then
+	rm -f "$r$mke2fs_bin"
+	copy_with_libs "$mke2fs_bin"
+	for l in mkfs.ext2 mkfs.ext3 mkfs.ext4; do
+		ln -sfn mke2fs "$r$(dirname "$mke2fs_bin")/$l"
+	done
+	for d in /sbin /usr/sbin; do
+		[[ $d == "$(dirname "$mke2fs_bin")" ]] && continue
+		for l in mke2fs mkfs.ext2 mkfs.ext3 mkfs.ext4; do
+			ln -sfn "$(dirname "$mke2fs_bin")/$l" "$r$d/$l"
+		done
+	done
+	[[ -f /etc/mke2fs.conf ]] && install -m 0644 /etc/mke2fs.conf "$r/etc/mke2fs.conf"
+else
+	log "warning: mke2fs not found on the host; fs_setup cannot make ext filesystems in the image"
+fi
 
 # --- the agent -----------------------------------------------------------
 install -m 0755 "$agent" "$r/usr/bin/cloudroot"
@@ -172,6 +199,15 @@ if grep -qw cloudroot.test.poweroff /proc/cmdline; then
 	mount -o remount,ro / 2>/dev/null
 	poweroff -f
 fi
+EOF
+
+# --- cloud-init configuration of the image ---------------------------------
+# busybox's ifup has no ifquery and there is no netplan, networkd or
+# NetworkManager here, so no cloud-init renderer applies: the image opts out
+# of network configuration the standard way, as images with their own
+# network setup do. (Network rendering is tested on purpose-built roots.)
+put etc/cloud/cloud.cfg.d/99-disable-network-config.cfg 0644 <<'EOF'
+network: {config: disabled}
 EOF
 
 # --- identity --------------------------------------------------------------
@@ -267,9 +303,9 @@ EOF
 
 # --- the image -------------------------------------------------------------
 # GPT: partition 1 from 1 MiB to 1 MiB before the end (room for the backup
-# GPT), so both ends are 1 MiB aligned.
+# GPT), so both ends are 1 MiB aligned; or ROOTFS_PART_MB long.
 part_start=$((1024 * 1024))
-part_kib=$(((size_mb - 2) * 1024))
+part_kib=$((part_mb * 1024))
 rm -f "$out.tmp"
 truncate -s "${size_mb}M" "$out.tmp"
 sfdisk -q "$out.tmp" <<EOF

@@ -22,7 +22,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -89,6 +89,7 @@ func run() error {
 	}
 	run, _ := target.New("/", target.WithDeferredSync())
 
+	net := &ephemeralNet{b: b}
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
 	var data *datasource.Data
@@ -99,10 +100,7 @@ func run() error {
 	})
 	if enabled {
 		b.step("local", func() error {
-			d, err := stages.FindNoCloud(stages.LocalInput{
-				Cmdline: b.cmdline, DMI: bootenv.ReadDMI(""), Devices: b.devs, Target: t, Log: b.log,
-				ReadDevice: nocloud.ReadDevice,
-			})
+			d, err := b.findDatasource(ctx, t, b.st.DatasourceList, net)
 			if err != nil {
 				if errors.Is(err, datasource.ErrNotFound) {
 					b.disable("disabled-by-generator", "no datasource found: "+err.Error())
@@ -125,10 +123,11 @@ func run() error {
 		b.status.BootStatusCode = "enabled-by-generator"
 		initStart := uptime()
 		b.status.Get(state.StageInit).Start = &initStart
-		b.step("init", func() error { return b.provision(ctx, t, run, data) })
+		b.step("init", func() error { return b.provision(ctx, t, run, data, net) })
 		initEnd := uptime()
 		b.status.Get(state.StageInit).Finished = &initEnd
 	}
+	net.down(ctx)
 	b.step("handoff", func() error { return b.handoff(t, run) })
 	b.switchRoot(t, spec)
 	return nil
@@ -437,23 +436,24 @@ func (b *boot) detect(t *target.Root) ([]string, bool) {
 		// Policy "enabled": no list written; cloud-init's built-in list applies.
 		list = []string{"NoCloud", "None"}
 	}
-	hasNoCloud := false
-	var unsupported []string
+	reg := builtin.Registry()
+	var provided, unsupported []string
 	for _, ds := range list {
-		switch ds {
-		case "NoCloud":
-			hasNoCloud = true
-		case "None":
-		default:
+		if ds == "None" {
+			continue
+		}
+		if _, ok := reg.Lookup(ds); ok {
+			provided = append(provided, ds)
+		} else {
 			unsupported = append(unsupported, ds)
 		}
 	}
 	if len(unsupported) > 0 {
-		msg := fmt.Sprintf("datasource(s) %s detected, but this build of cloudroot provides only NoCloud", strings.Join(unsupported, ", "))
+		msg := fmt.Sprintf("datasource(s) %s detected, but this build of cloudroot does not provide them (it has %s)", strings.Join(unsupported, ", "), strings.Join(reg.Names(), ", "))
 		b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, msg)
 		b.log.Error(msg)
 	}
-	if !hasNoCloud {
+	if len(provided) == 0 {
 		b.disable("disabled-by-generator", "no supported datasource in datasource_list ["+strings.Join(list, ", ")+"]")
 		return list, false
 	}
@@ -469,7 +469,7 @@ func (b *boot) disable(code, reason string) {
 
 // provision applies the init stage to the target, with /dev, /proc, /sys
 // and /run bound into it so commands (bootcmd) see a normal system.
-func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource.Data) error {
+func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource.Data, net *ephemeralNet) error {
 	var bound []string
 	for _, m := range []string{"/dev", "/proc", "/sys", "/run"} {
 		dst := filepath.Join(sysroot, m)
@@ -502,6 +502,7 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		SetLiveHostname: func(name string) error { return unix.Sethostname([]byte(name)) },
 		NoHostKeys:      b.noEntropy,
 		NetLinks:        bootenv.NetLinks(""),
+		Fetch:           net.fetch,
 	}
 	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
 }

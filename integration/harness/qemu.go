@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -44,6 +45,9 @@ type BootOptions struct {
 	// Disk is the root disk (raw), attached first as virtio-blk (vda).
 	// QEMU writes to it: pass a copy.
 	Disk string
+	// ExtraDisks are raw disk images attached as virtio-blk right after
+	// the root disk (vdb, vdc...), writable.
+	ExtraDisks []string
 	// Seed is a seed image attached as SeedKind says; "" for none.
 	Seed     string
 	SeedKind string
@@ -60,6 +64,17 @@ type BootOptions struct {
 	// Output receives the console line by line, each prefixed with the host
 	// time since QEMU started ("[  1.234] "); nil discards.
 	Output io.Writer
+	// GuestFwd forwards guest TCP connections to host ports on 127.0.0.1
+	// (slirp guestfwd through `nc`); non-empty switches the user network to
+	// net=169.254.0.0/16 so that 169.254.169.254 is reachable.
+	GuestFwd []GuestFwd
+}
+
+// GuestFwd is one guest address:port served by a host port on 127.0.0.1.
+type GuestFwd struct {
+	GuestIP   string
+	GuestPort int
+	HostPort  int
 }
 
 // Run is the outcome of a boot.
@@ -135,10 +150,25 @@ func (o BootOptions) Args() ([]string, error) {
 		"-kernel", o.Kernel, "-initrd", o.Initramfs,
 		"-append", KernelCmdline(o.Append),
 		"-drive", "file=" + driveFile(o.Disk) + ",if=virtio,format=raw",
-		"-netdev", "user,id=n0,restrict=on",
+	}
+	for _, d := range o.ExtraDisks {
+		args = append(args, "-drive", "file="+driveFile(d)+",if=virtio,format=raw")
+	}
+	netdev := "user,id=n0,restrict=on"
+	if len(o.GuestFwd) > 0 {
+		netdev += ",net=169.254.0.0/16"
+		for _, f := range o.GuestFwd {
+			if net.ParseIP(f.GuestIP).To4() == nil || f.GuestPort <= 0 || f.GuestPort > 65535 || f.HostPort <= 0 || f.HostPort > 65535 {
+				return nil, fmt.Errorf("boot options: bad guestfwd %+v", f)
+			}
+			netdev += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:nc 127.0.0.1 %d", f.GuestIP, f.GuestPort, f.HostPort)
+		}
+	}
+	args = append(args,
+		"-netdev", netdev,
 		"-device", "virtio-net-pci,netdev=n0",
 		"-device", "virtio-rng-pci",
-	}
+	)
 	if o.Seed != "" {
 		seed := driveFile(o.Seed)
 		switch o.SeedKind {
@@ -173,7 +203,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range []string{o.Kernel, o.Initramfs, o.Disk, o.Seed} {
+	for _, p := range append([]string{o.Kernel, o.Initramfs, o.Disk, o.Seed}, o.ExtraDisks...) {
 		if p == "" {
 			continue
 		}

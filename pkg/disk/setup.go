@@ -130,6 +130,12 @@ type Step struct {
 	New    string    `json:"new,omitempty"`
 	Table  *NewTable `json:"table,omitempty"`
 	Argv   []string  `json:"argv,omitempty"`
+	// Warn marks a skip that cloud-init reports as a WARNING: it would have
+	// tried and failed (a missing device or partition, a mkfs refused on a
+	// mounted device or on another filesystem), where a deliberate skip
+	// (already formatted, data kept because overwrite is false, layout
+	// false) is only logged.
+	Warn bool `json:"warn,omitempty"`
 }
 
 // Plan is the ordered steps: partitioning first, then filesystems.
@@ -311,7 +317,7 @@ func PlanSetup(cfg SetupConfig, devices []DeviceInfo) (Plan, error) {
 		path, ok := cfg.Names.resolveDevice(name)
 		d := disks[path]
 		if !ok || d == nil {
-			plan.Steps = append(plan.Steps, Step{Action: "skip", Config: where, Device: name, Reason: "device not found"})
+			plan.Steps = append(plan.Steps, Step{Action: "skip", Config: where, Device: name, Reason: "device not found", Warn: true})
 			continue
 		}
 		old := d.describe()
@@ -379,11 +385,11 @@ type node struct {
 func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceInfo) Step {
 	st := Step{Action: "skip", Config: where, Device: fs.Device}
 	if fs.Device == "" {
-		st.Reason = "no device given"
+		st.Reason, st.Warn = "no device given", true
 		return st
 	}
 	if fs.Filesystem == "" && fs.Cmd == "" {
-		st.Reason = "no filesystem or cmd given"
+		st.Reason, st.Warn = "no filesystem or cmd given", true
 		return st
 	}
 	devName, part := fs.Device, strings.ToLower(strings.TrimSpace(fs.Partition))
@@ -393,7 +399,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 	path, ok := names.resolveDevice(devName)
 	d := disks[path]
 	if !ok || d == nil {
-		st.Reason = "device not found"
+		st.Reason, st.Warn = "device not found", true
 		return st
 	}
 	st.Device = path
@@ -434,7 +440,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 	case "none":
 		target = &node{path: d.Path, fstype: d.FSType, label: d.Label, inUse: d.InUse, disk: true}
 		if d.PTType != "" && !fs.Overwrite {
-			st.Reason = fmt.Sprintf("device holds a %s partition table and overwrite is false", d.PTType)
+			st.Reason, st.Warn = fmt.Sprintf("device holds a %s partition table and overwrite is false", d.PTType), true
 			return st
 		}
 	default:
@@ -449,7 +455,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 			}
 		}
 		if target == nil {
-			st.Reason = fmt.Sprintf("no partition %d on %s", n, path)
+			st.Reason, st.Warn = fmt.Sprintf("no partition %d on %s", n, path), true
 			return st
 		}
 	}
@@ -459,7 +465,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 		st.Old = fmt.Sprintf("%s filesystem %q", target.fstype, target.label)
 	}
 	if target.inUse != "" {
-		st.Reason = "refusing to format: in use (" + target.inUse + ")"
+		st.Reason, st.Warn = "refusing to format: in use ("+target.inUse+")", true
 		return st
 	}
 	if target.fstype != "" {
@@ -469,7 +475,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 			return st
 		case fs.Overwrite || (fs.ReplaceFS != "" && fs.ReplaceFS == target.fstype):
 		default:
-			st.Reason = fmt.Sprintf("holds a filesystem (%s %q) and neither overwrite nor replace_fs allow replacing it", target.fstype, target.label)
+			st.Reason, st.Warn = fmt.Sprintf("holds a filesystem (%s %q) and neither overwrite nor replace_fs allow replacing it", target.fstype, target.label), true
 			return st
 		}
 	}

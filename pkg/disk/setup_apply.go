@@ -49,7 +49,11 @@ func Apply(ctx context.Context, plan Plan, ex Executor, log *slog.Logger) error 
 				errs = append(errs, fmt.Errorf("%s: formatting %s: %w", s.Config, s.Device, err))
 			}
 		default:
-			log.Info("skipping", "device", s.Device, "config", s.Config, "reason", s.Reason)
+			if s.Warn {
+				log.Warn("skipping", "device", s.Device, "config", s.Config, "reason", s.Reason)
+			} else {
+				log.Info("skipping", "device", s.Device, "config", s.Config, "reason", s.Reason)
+			}
 		}
 	}
 	return errors.Join(errs...)

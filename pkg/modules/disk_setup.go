@@ -81,6 +81,22 @@ func diskSetup(ctx context.Context, c *Context, env DiskEnv) error {
 		return fmt.Errorf("disk_setup: %w", err)
 	}
 	ex := disk.Executor(rootExecutor{c: c, env: env})
+	// Skips cloud-init reports as warnings (it would have tried and failed)
+	// go into status.json (and the log) here; Apply logs the other skips.
+	steps := plan.Steps[:0:0]
+	for _, st := range plan.Steps {
+		if st.Action == "skip" && st.Warn {
+			msg := fmt.Sprintf("disk_setup: %s: skipping %s: %s", st.Config, st.Device, st.Reason)
+			if c.Warn != nil {
+				c.Warn(msg) // logs it too
+			} else if c.Log != nil {
+				c.Log.Warn(msg, "module", name)
+			}
+			continue
+		}
+		steps = append(steps, st)
+	}
+	plan.Steps = steps
 	if err := disk.Apply(ctx, plan, ex, c.Log.With("module", name)); err != nil {
 		return fmt.Errorf("disk_setup: %w", err)
 	}

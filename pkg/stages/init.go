@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"log/slog"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"

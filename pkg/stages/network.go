@@ -144,7 +144,22 @@ func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merg
 		nl = append(nl, netconfig.Link{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
 			Dormant: l.Dormant, OperState: l.OperState, Bridge: l.Bridge, Bond: l.Bond, Member: l.Member, Virtual: l.Virtual})
 	}
+	// Datasources hand platform network data over unconverted; the ones
+	// cloudroot can convert become the datasource's config, the others fall
+	// back (cloud-init's converters for them are not ported yet).
+	var osnd []byte
+	if ds != nil && ds["version"] == nil && ds["network"] == nil && ds["config"] == nil {
+		if v, ok := ds["openstack_network_data"]; ok {
+			osnd, _ = json.Marshal(v)
+		} else {
+			res.Warnings = append(res.Warnings, "the datasource's network data has no converter yet; using the fallback configuration")
+		}
+		ds = nil
+	}
 	doc, src, disabled, err := networkInput(cmdline, system, ds)
+	if osnd != nil && src == "fallback" {
+		src = "ds"
+	}
 	res.Source = src
 	if err != nil {
 		return res, err
@@ -154,7 +169,12 @@ func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merg
 		return res, nil
 	}
 	var cfg *netconfig.Config
-	if doc == nil {
+	if doc == nil && osnd != nil {
+		cfg, err = netconfig.ParseNetworkData(osnd, macs)
+		if err != nil {
+			return res, fmt.Errorf("network_data.json from the datasource: %w", err)
+		}
+	} else if doc == nil {
 		cfg = netconfig.Fallback(nl)
 		if cfg == nil {
 			res.Warnings = append(res.Warnings, "no network configuration and no NIC for the fallback configuration")

@@ -1,0 +1,193 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/netup"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/userdata"
+)
+
+// datasourceBudget bounds each network datasource, so an absent metadata
+// service costs seconds, not minutes.
+const datasourceBudget = 5 * time.Second
+
+// ephemeralNet is the network the initramfs brings up only when something
+// needs it (a network datasource, an #include), and releases before
+// switch_root so the real system starts clean.
+type ephemeralNet struct {
+	mu     sync.Mutex
+	tried  bool
+	lease  *netup.Lease
+	err    error
+	client *http.Client
+	b      *boot
+}
+
+// up brings the network up once; later calls return the first outcome.
+func (n *ephemeralNet) up(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.tried {
+		return n.err
+	}
+	n.tried = true
+	start := uptime()
+	opts := netup.Options{
+		LinkLocalRoutes: []netip.Prefix{netip.MustParsePrefix(imds.DefaultAddr + "/32")},
+		ResolvConf:      "/etc/resolv.conf",
+		Logger:          n.b.log,
+	}
+	var lease *netup.Lease
+	var err error
+	if v, ok := n.b.cmdline.Get("ip"); ok {
+		cfg, perr := netup.ParseIPArg(v)
+		switch {
+		case perr != nil:
+			err = fmt.Errorf("ip=%s: %w", v, perr)
+		case cfg.DHCP():
+			lease, err = netup.Up(ctx, opts)
+		default:
+			lease, err = netup.Static(ctx, cfg, opts)
+		}
+		if err == nil {
+			// ip= is the system's own configuration: leave klibc's state
+			// files, which cloud-init reads as its initramfs network source.
+			if _, werr := lease.WriteKlibcState("/run"); werr != nil {
+				n.b.log.Warn("writing klibc network state", "err", werr)
+			}
+		}
+	} else {
+		lease, err = netup.Up(ctx, opts)
+	}
+	n.b.st.Timings = append(n.b.st.Timings, state.Timing{Stage: "network-up", Start: start, Duration: uptime() - start})
+	if err != nil {
+		n.err = fmt.Errorf("ephemeral network: %w", err)
+		n.b.log.Warn("ephemeral network did not come up", "err", err)
+		return n.err
+	}
+	n.lease = lease
+	n.client = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	n.b.log.Info("ephemeral network up", "iface", lease.Iface, "address", lease.Addr.String())
+	return nil
+}
+
+// down releases the lease and removes everything up added.
+func (n *ephemeralNet) down(ctx context.Context) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lease == nil {
+		return
+	}
+	if n.client != nil {
+		n.client.CloseIdleConnections()
+	}
+	if err := n.lease.Release(ctx); err != nil {
+		n.b.log.Debug("DHCP release", "err", err)
+	}
+	if err := n.lease.Down(); err != nil {
+		n.b.log.Warn("ephemeral network teardown", "err", err)
+	} else {
+		n.b.log.Info("ephemeral network released", "iface", n.lease.Iface)
+	}
+	n.lease = nil
+}
+
+// fetch retrieves an #include URL, bringing the network up on first use.
+func (n *ephemeralNet) fetch(ctx context.Context, url string) ([]byte, error) {
+	if err := n.up(ctx); err != nil {
+		return nil, err
+	}
+	return userdata.HTTPFetcher(n.client, userdata.DefaultMaxSize, userdata.DefaultIncludeRetries)(ctx, url)
+}
+
+// findDatasource tries the detected datasources in order (local ones
+// first need nothing; a network one gets the ephemeral network on demand).
+func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string, n *ephemeralNet) (*datasource.Data, error) {
+	reg := builtin.Registry()
+	var names []string
+	for _, ds := range list {
+		if ds != "None" {
+			names = append(names, ds)
+		}
+	}
+	sel, missing := reg.Select(names)
+	for _, m := range missing {
+		b.log.Warn("datasource not provided by this build", "datasource", m)
+	}
+	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Root: t, Cmdline: b.cmdline.String()})
+	dsCfg, _ := base.Config["datasource"].(map[string]any)
+	env := datasource.Env{
+		Devices: b.devs,
+		Cmdline: b.cmdline,
+		DMI:     bootenv.ReadDMI(""),
+		Config:  dsCfg,
+		Budget:  datasourceBudget,
+		Log:     b.log,
+	}
+	if r, err := os.OpenRoot(t.Dir()); err == nil {
+		env.Root = r.FS()
+	}
+	env.DefaultUser = defaultUserName(base.Config, distro.Detect(t.ReadFile))
+	var errs []error
+	var tried []string
+	for _, src := range sel {
+		tried = append(tried, src.Name())
+		d, err := src.Get(ctx, env)
+		if errors.Is(err, datasource.ErrNeedNetwork) {
+			if nerr := n.up(ctx); nerr != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", src.Name(), nerr))
+				continue
+			}
+			env.NetworkUp = true
+			env.HTTP = n.client
+			d, err = src.Get(ctx, env)
+		}
+		switch {
+		case err == nil:
+			return d, nil
+		case errors.Is(err, datasource.ErrNotFound):
+			b.log.Info("datasource not found", "datasource", src.Name(), "err", err)
+		default:
+			b.log.Warn("datasource failed", "datasource", src.Name(), "err", err)
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("none of datasource_list [%s] is provided by this build: %w", strings.Join(list, ", "), datasource.ErrNotFound)
+	}
+	return nil, fmt.Errorf("tried %s: %w", strings.Join(tried, ", "), datasource.ErrNotFound)
+}
+
+// defaultUserName is system_info.default_user.name, else the distro's.
+func defaultUserName(cfg map[string]any, d distro.Info) string {
+	if si, ok := cfg["system_info"].(map[string]any); ok {
+		if du, ok := si["default_user"].(map[string]any); ok {
+			if n, ok := du["name"].(string); ok && n != "" {
+				return n
+			}
+		}
+	}
+	n, _ := d.DefaultUser()["name"].(string)
+	return n
+}
