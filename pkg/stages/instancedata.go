@@ -3,7 +3,6 @@ package stages
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -177,35 +176,9 @@ func WriteInstanceData(run *target.Root, data map[string]any, combined map[strin
 
 func publicKeys(v any) []any {
 	out := []any{}
-	var add func(any)
-	add = func(v any) {
-		switch t := v.(type) {
-		case string:
-			for _, l := range strings.Split(t, "\n") {
-				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-					out = append(out, l)
-				}
-			}
-		case []any:
-			for _, e := range t {
-				add(e)
-			}
-		case map[string]any:
-			ks := make([]string, 0, len(t))
-			for k := range t {
-				ks = append(ks, k)
-			}
-			sort.Strings(ks)
-			for _, k := range ks {
-				if m, ok := t[k].(map[string]any); ok {
-					add(m["openssh-key"])
-				} else {
-					add(t[k])
-				}
-			}
-		}
+	for _, k := range datasource.NormalizePubKeys(v) {
+		out = append(out, k)
 	}
-	add(v)
 	return out
 }
 
