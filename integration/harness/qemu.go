@@ -55,6 +55,10 @@ type BootOptions struct {
 	Append []string
 	// SMBIOSSerial sets the system serial number (-smbios type=1,serial=).
 	SMBIOSSerial string
+	// SMBIOSUUID and SMBIOSProduct set the system UUID and product name
+	// (-smbios type=1,uuid=,product=), which pkg/identify reads from DMI.
+	SMBIOSUUID    string
+	SMBIOSProduct string
 	// Timeout bounds the whole run; QEMU is killed when it expires.
 	Timeout time.Duration
 	// ConsoleLog, when set, receives the timestamped console as it arrives.
@@ -68,6 +72,9 @@ type BootOptions struct {
 	// (slirp guestfwd through `nc`); non-empty switches the user network to
 	// net=169.254.0.0/16 so that 169.254.169.254 is reachable.
 	GuestFwd []GuestFwd
+	// ExtraNICs adds that many virtio NICs (0..MaxExtraNICs), each on its
+	// own restricted user network; with any, every NIC's MAC is NICMAC(i).
+	ExtraNICs int
 }
 
 // GuestFwd is one guest address:port served by a host port on 127.0.0.1.
@@ -164,11 +171,16 @@ func (o BootOptions) Args() ([]string, error) {
 			netdev += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:nc 127.0.0.1 %d", f.GuestIP, f.GuestPort, f.HostPort)
 		}
 	}
+	firstMAC, extraNICs, err := nicArgs(o.ExtraNICs)
+	if err != nil {
+		return nil, err
+	}
 	args = append(args,
 		"-netdev", netdev,
-		"-device", "virtio-net-pci,netdev=n0",
-		"-device", "virtio-rng-pci",
+		"-device", "virtio-net-pci,netdev=n0"+firstMAC,
 	)
+	args = append(args, extraNICs...)
+	args = append(args, "-device", "virtio-rng-pci")
 	if o.Seed != "" {
 		seed := driveFile(o.Seed)
 		switch o.SeedKind {
@@ -187,6 +199,16 @@ func (o BootOptions) Args() ([]string, error) {
 	}
 	if o.SMBIOSSerial != "" {
 		args = append(args, "-smbios", "type=1,serial="+strings.ReplaceAll(o.SMBIOSSerial, ",", ",,"))
+	}
+	if o.SMBIOSUUID != "" || o.SMBIOSProduct != "" {
+		v := "type=1"
+		if o.SMBIOSUUID != "" {
+			v += ",uuid=" + strings.ReplaceAll(o.SMBIOSUUID, ",", ",,")
+		}
+		if o.SMBIOSProduct != "" {
+			v += ",product=" + strings.ReplaceAll(o.SMBIOSProduct, ",", ",,")
+		}
+		args = append(args, "-smbios", v)
 	}
 	return args, nil
 }

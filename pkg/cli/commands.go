@@ -11,5 +11,6 @@ func Commands() []Command {
 		queryCommand(),
 		schemaCommand(),
 		develCommand(),
+		imdsCommand(),
 	}
 }

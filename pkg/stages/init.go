@@ -75,6 +75,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	iid := d.InstanceID()
+	meta := moduleMeta(d)
 	prev := PreviousInstanceID(o.Target)
 	dist := distro.Detect(o.Target.ReadFile)
 	s.Datasource = state.Datasource{Name: d.Name, Description: d.Description(), Platform: d.Platform, Subplatform: d.Subplatform, CloudName: d.CloudName}
@@ -236,7 +237,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	mc := &modules.Context{
 		Root:            o.Target,
 		Config:          modules.Config(merged),
-		Meta:            d.MetaData,
+		Meta:            meta,
 		InstanceID:      iid,
 		Distro:          dist,
 		Datasource:      d.Description(),
@@ -304,4 +305,26 @@ func runBoothook(ctx context.Context, o InitOptions, path, iid string) error {
 		out = io.Discard
 	}
 	return o.Target.Run(ctx, target.Cmd{Argv: []string{path}, Env: env, Stdout: out, Stderr: out})
+}
+
+// moduleMeta is the meta-data modules see: the datasource's meta-data plus
+// the normalised fields some datasources carry outside it (public keys
+// from OpenStack's public_keys or GCE's ssh-keys, the platform hostname), in
+// the keys cloud-init's modules read.
+func moduleMeta(d *datasource.Data) map[string]any {
+	meta := make(map[string]any, len(d.MetaData)+2)
+	for k, v := range d.MetaData {
+		meta[k] = v
+	}
+	if len(d.PublicKeys) > 0 {
+		keys := make([]any, 0, len(d.PublicKeys))
+		for _, k := range d.PublicKeys {
+			keys = append(keys, k)
+		}
+		meta["public-keys"] = keys
+	}
+	if h := d.LocalHostname(); h != "" {
+		meta["local-hostname"] = h
+	}
+	return meta
 }

@@ -33,6 +33,9 @@ type SysInfo struct {
 func InstanceData(d *datasource.Data, dist distro.Info, merged, system map[string]any, si SysInfo) map[string]any {
 	md := d.MetaData
 	keys := publicKeys(md["public-keys"])
+	if len(d.PublicKeys) > 0 {
+		keys = publicKeys(d.PublicKeys)
+	}
 	str := func(k string) any {
 		if v, ok := md[k]; ok && v != nil {
 			return fmt.Sprint(v)

@@ -327,3 +327,25 @@ func TestInitSchemaWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestInitPlatformPublicKeys: datasources that carry keys outside
+// meta-data's public-keys (OpenStack public_keys, GCE ssh-keys) still get
+// them to the default user.
+func TestInitPlatformPublicKeys(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-k\n", "#cloud-config\nssh_genkeytypes: []\n")
+	d.PublicKeys = []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlatformKey platform@example"}
+	d.Hostname = "from-platform"
+	var s state.State
+	st := state.NewStatus()
+	if err := Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.ReadFile("/home/debian/.ssh/authorized_keys")
+	if err != nil || !strings.Contains(string(b), "PlatformKey") {
+		t.Errorf("default user's authorized_keys = %q, %v", b, err)
+	}
+	if h, _ := tr.ReadFile("/etc/hostname"); string(h) != "from-platform\n" {
+		t.Errorf("hostname = %q", h)
+	}
+}
