@@ -416,3 +416,17 @@ func FuzzRenderBasicJinja(f *testing.F) {
 		RenderBasicJinja(s, map[string]string{"a": "1"})
 	})
 }
+
+func TestScriptsVendorPrefix(t *testing.T) {
+	c, rr, _ := testContext(t, yamlCfg(t, "vendor_data: {enabled: true, prefix: [/usr/bin/ltrace, -f]}"), baseFiles)
+	if err := c.Root.WriteFile(c.InstanceDir()+"/scripts/vendor/part-001", []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := ScriptsVendor.Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"/usr/bin/ltrace", "-f", c.InstanceDir() + "/scripts/vendor/part-001"}}
+	if diff := cmp.Diff(want, rr.calls); diff != "" {
+		t.Errorf("vendor script argv (-want +got):\n%s", diff)
+	}
+}

@@ -15,6 +15,12 @@ import (
 // lexical order, like cloud-init's util.runparts: a failure is recorded and
 // the rest still run; non-executable files are skipped.
 func runParts(ctx context.Context, c *Context, dir string, env map[string]string) error {
+	return runPartsPrefix(ctx, c, dir, env, nil)
+}
+
+// runPartsPrefix is runParts with a command prepended to every script
+// (cloud-init's exe_prefix, used for vendor_data.prefix).
+func runPartsPrefix(ctx context.Context, c *Context, dir string, env map[string]string, prefix []string) error {
 	ents, err := c.Root.ReadDir(dir)
 	if err != nil {
 		c.Log.Debug("no scripts", "path", dir, "err", err)
@@ -38,7 +44,8 @@ func runParts(ctx context.Context, c *Context, dir string, env map[string]string
 			continue
 		}
 		c.Log.Info("running script", "path", p)
-		if err := runFile(ctx, c, []string{p}, env); err != nil {
+		argv := append(append([]string{}, prefix...), p)
+		if err := runFile(ctx, c, argv, env); err != nil {
 			failed = append(failed, n)
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))
 		}
@@ -70,5 +77,24 @@ var (
 	ScriptsPerBoot     = scriptsModule("scripts_per_boot", state.PerAlways, func(*Context) string { return state.ScriptsPerBoot })
 	ScriptsPerInstance = scriptsModule("scripts_per_instance", state.PerInstance, func(*Context) string { return state.ScriptsPerInst })
 	ScriptsUser        = scriptsModule("scripts_user", state.PerInstance, func(c *Context) string { return c.InstanceDir() + "/scripts" })
-	ScriptsVendor      = scriptsModule("scripts_vendor", state.PerInstance, func(c *Context) string { return c.InstanceDir() + "/scripts/vendor" })
 )
+
+// ScriptsVendor is cc_scripts_vendor: vendor-data scripts from
+// instance/scripts/vendor, each run behind vendor_data.prefix when set (a
+// string or a list, as cloud-init accepts).
+var ScriptsVendor = Module{
+	Name:      "scripts_vendor",
+	Frequency: state.PerInstance,
+	Keys:      []string{"vendor_data"},
+	Run: func(ctx context.Context, c *Context) error {
+		d := c.InstanceDir() + "/scripts/vendor"
+		var prefix []string
+		if vd, ok := c.Config["vendor_data"].(map[string]any); ok {
+			prefix = StringList(vd["prefix"])
+		}
+		if err := runPartsPrefix(ctx, c, d, map[string]string{"INSTANCE_ID": c.InstanceID}, prefix); err != nil {
+			return fmt.Errorf("scripts_vendor: failed to run module scripts_vendor (scripts in %s): %w", d, err)
+		}
+		return nil
+	},
+}

@@ -132,6 +132,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 	ud := decode("user-data", d.UserData)
 	vd := decode("vendor-data", d.VendorData)
+	vd2 := decode("vendor-data2", d.VendorData2)
 	mergePart := func(acc map[string]any, c userdata.CloudConfig) map[string]any {
 		out, err := cloudcfg.MergePart(acc, cloudcfg.Part{Name: c.Part, Config: c.Config, MergeHow: c.MergeHeader})
 		if err != nil {
@@ -147,6 +148,10 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err != nil {
 		warn(fmt.Sprintf("vendor-data: %v", err))
 	}
+	vendor2Cfg, err := vd2.Merged(mergePart)
+	if err != nil {
+		warn(fmt.Sprintf("vendor-data2: %v", err))
+	}
 
 	// Schema: problems are recorded, never fatal (cloud-init's behaviour).
 	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
@@ -154,7 +159,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Merge every source in precedence order.
-	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, UserConfig: userCfg, VendorConfig: vendorCfg})
+	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
 	if err != nil {
 		for _, p := range m.Problems {
 			if !containsProblem(base.Problems, p) {
@@ -184,6 +189,12 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if m.VendorEnabled {
 		writeSecret(idir+"/vendor-cloud-config.txt", cloudConfigText(m.Vendor))
 	}
+	if len(d.VendorData2) > 0 {
+		writeSecret(idir+"/vendor-data2.txt", d.VendorData2)
+		if m.Vendor2Enabled {
+			writeSecret(idir+"/vendor2-cloud-config.txt", cloudConfigText(m.Vendor2))
+		}
+	}
 
 	// Scripts and boothooks land every boot, where cloud-init puts them
 	// (instance/scripts, scripts/per-*, instance/boothooks); the final
@@ -191,6 +202,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	files := ud.Files(iid, false)
 	if m.VendorEnabled {
 		files = append(files, vd.Files(iid, true)...)
+	}
+	if m.Vendor2Enabled {
+		files = append(files, vd2.Files(iid, true)...)
 	}
 	var boothooks []userdata.File
 	for _, f := range files {

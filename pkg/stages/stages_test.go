@@ -349,3 +349,26 @@ func TestInitPlatformPublicKeys(t *testing.T) {
 		t.Errorf("hostname = %q", h)
 	}
 }
+
+func TestInitVendorData2(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-v2\n", "#cloud-config\nssh_genkeytypes: []\n")
+	d.VendorData = []byte("#cloud-config\nbootcmd: [from-vendor]\nfinal_message: vendor\n")
+	d.VendorData2 = []byte("#cloud-config\nfinal_message: vendor2\n")
+	var s state.State
+	st := state.NewStatus()
+	if err := Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Config["final_message"]; got != "vendor2" {
+		t.Errorf("final_message = %v, want vendor2 (vendor-data2 over vendor-data)", got)
+	}
+	if diff := cmp.Diff([]any{"from-vendor"}, s.Config["bootcmd"]); diff != "" {
+		t.Errorf("bootcmd from vendor-data: %s", diff)
+	}
+	for _, p := range []string{"/var/lib/cloud/instances/i-v2/vendor-data2.txt", "/var/lib/cloud/instances/i-v2/vendor2-cloud-config.txt"} {
+		if !tr.Exists(p) {
+			t.Errorf("%s missing", p)
+		}
+	}
+}
