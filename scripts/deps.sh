@@ -21,6 +21,8 @@ packages=(
 	kmod            # depmod for the unpacked kernel
 	zstd            # zstd initramfs, inspection
 	e2fsprogs       # mkfs.ext4 -d, debugfs
+	xfsprogs        # mkfs.xfs, xfs_growfs, xfs_info: pkg/disk's root/loop XFS resize test
+	btrfs-progs     # mkfs.btrfs, btrfs filesystem resize: pkg/disk's root/loop btrfs resize test
 	xz-utils        # vmlinux extraction
 	binutils        # readelf: PVH note check
 	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
