@@ -229,7 +229,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Network configuration for the target, before anything in it starts.
-	nres, err := ApplyNetwork(o.Target, dist, o.Cmdline, m.System, merged, d.NetworkConfig, o.NetLinks, s.NewInstance, iid)
+	nres, err := ApplyNetwork(o.Target, o.Run, dist, o.Cmdline, m.System, merged, d.NetworkConfig, o.NetLinks, s.NewInstance, iid)
 	if err != nil {
 		warn(fmt.Sprintf("network: %v", err))
 	}

@@ -5,14 +5,17 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -43,10 +46,11 @@ type NetworkResult struct {
 }
 
 // networkInput picks the network configuration the way cloud-init's
-// _find_networking_config does: the kernel command line, the system
+// _find_networking_config does: the kernel command line, the initramfs
+// (klibc state files, from initramfs: nil when not applicable), the system
 // config's `network:` key, the datasource, then the fallback; the first
 // that is present wins, and one that says `config: disabled` stops it all.
-func networkInput(cmdline string, system map[string]any, ds map[string]any) ([]byte, string, bool, error) {
+func networkInput(cmdline string, initramfs func() []byte, system map[string]any, ds map[string]any) ([]byte, string, bool, error) {
 	cl := bootenv.ParseCmdline(cmdline)
 	if v, ok := cl.Get("network-config"); ok {
 		if v == "disabled" {
@@ -57,6 +61,11 @@ func networkInput(cmdline string, system map[string]any, ds map[string]any) ([]b
 			return nil, "cmdline", false, fmt.Errorf("network-config= on the kernel command line: %w", err)
 		}
 		return b, "cmdline", isDisabledDoc(b), nil
+	}
+	if initramfs != nil {
+		if b := initramfs(); b != nil {
+			return b, "initramfs", false, nil
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -114,8 +123,10 @@ func decodeCmdlineNetwork(v string) ([]byte, error) {
 
 // ApplyNetwork renders the target's network configuration from the chosen
 // source with the renderer cloud-init would pick for the target's distro,
-// after removing a previous instance's stale files on a new instance.
-func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, iid string) (*NetworkResult, error) {
+// after removing a previous instance's stale files on a new instance. run
+// is the root holding /run (klibc ipconfig state files, the INITRAMFS
+// source); nil skips that source.
+func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, iid string) (*NetworkResult, error) {
 	res := &NetworkResult{}
 	if t.Exists(UpgradedNetwork) {
 		res.Source = "upgraded-network"
@@ -144,52 +155,6 @@ func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merg
 		nl = append(nl, netconfig.Link{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
 			Dormant: l.Dormant, OperState: l.OperState, Bridge: l.Bridge, Bond: l.Bond, Member: l.Member, Virtual: l.Virtual})
 	}
-	// Datasources hand platform network data over unconverted; the ones
-	// cloudroot can convert become the datasource's config, the others fall
-	// back (cloud-init's converters for them are not ported yet).
-	var osnd []byte
-	if ds != nil && ds["version"] == nil && ds["network"] == nil && ds["config"] == nil {
-		if v, ok := ds["openstack_network_data"]; ok {
-			osnd, _ = json.Marshal(v)
-		} else {
-			res.Warnings = append(res.Warnings, "the datasource's network data has no converter yet; using the fallback configuration")
-		}
-		ds = nil
-	}
-	doc, src, disabled, err := networkInput(cmdline, system, ds)
-	if osnd != nil && src == "fallback" {
-		src = "ds"
-	}
-	res.Source = src
-	if err != nil {
-		return res, err
-	}
-	if disabled {
-		res.Source = "disabled-by-" + src
-		return res, nil
-	}
-	var cfg *netconfig.Config
-	if doc == nil && osnd != nil {
-		cfg, err = netconfig.ParseNetworkData(osnd, macs)
-		if err != nil {
-			return res, fmt.Errorf("network_data.json from the datasource: %w", err)
-		}
-	} else if doc == nil {
-		cfg = netconfig.Fallback(nl)
-		if cfg == nil {
-			res.Warnings = append(res.Warnings, "no network configuration and no NIC for the fallback configuration")
-			return res, nil
-		}
-	} else {
-		cfg, err = netconfig.Parse(doc, macs)
-		if err != nil {
-			return res, fmt.Errorf("network config from %s: %w", src, err)
-		}
-	}
-	if cfg.Disabled {
-		res.Source = "disabled-by-" + src
-		return res, nil
-	}
 	var configured []string
 	if si, ok := merged["system_info"].(map[string]any); ok {
 		if n, ok := si["network"].(map[string]any); ok {
@@ -207,7 +172,70 @@ func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merg
 		}
 		return t.Exists(p)
 	}
-	res.Renderer = netconfig.Select(dist.ID, dist.IDLike, has, configured)
+	renderer := netconfig.Select(dist.ID, dist.IDLike, has, configured)
+
+	// Datasources hand platform network data over unconverted; the ones
+	// cloudroot can convert become the datasource's config, the others fall
+	// back (cloud-init's converters for them are not ported yet).
+	var convert func() (*netconfig.Config, error)
+	if ds != nil && ds["version"] == nil && ds["network"] == nil && ds["config"] == nil {
+		convert = datasourceConverter(ds, merged, renderer, nl, macs)
+		if convert == nil {
+			res.Warnings = append(res.Warnings, "the datasource's network data has no converter yet; using the fallback configuration")
+		}
+		ds = nil
+	}
+	var initramfs func() []byte
+	if run != nil {
+		initramfs = func() []byte {
+			b, warnings := klibcNetwork(run, cmdline, links)
+			res.Warnings = append(res.Warnings, warnings...)
+			return b
+		}
+	}
+	doc, src, disabled, err := networkInput(cmdline, initramfs, system, ds)
+	if convert != nil && src == "fallback" {
+		src = "ds"
+	}
+	res.Source = src
+	if err != nil {
+		return res, err
+	}
+	if disabled {
+		res.Source = "disabled-by-" + src
+		return res, nil
+	}
+	var cfg *netconfig.Config
+	if doc == nil && convert != nil {
+		cfg, err = convert()
+		if errors.Is(err, netconfig.ErrNoConfig) {
+			res.Warnings = append(res.Warnings, "the datasource's network data configures nothing here ("+err.Error()+"); using the fallback configuration")
+			res.Source, cfg = "fallback", nil
+		} else if err != nil {
+			return res, fmt.Errorf("network data from the datasource: %w", err)
+		} else {
+			res.Warnings = append(res.Warnings, cfg.Warnings...)
+		}
+	}
+	switch {
+	case cfg != nil:
+	case doc == nil:
+		cfg = netconfig.Fallback(nl)
+		if cfg == nil {
+			res.Warnings = append(res.Warnings, "no network configuration and no NIC for the fallback configuration")
+			return res, nil
+		}
+	default:
+		cfg, err = netconfig.Parse(doc, macs)
+		if err != nil {
+			return res, fmt.Errorf("network config from %s: %w", src, err)
+		}
+	}
+	if cfg.Disabled {
+		res.Source = "disabled-by-" + src
+		return res, nil
+	}
+	res.Renderer = renderer
 	if res.Renderer == "" {
 		return res, fmt.Errorf("no network renderer available in the target (looked for netplan, ifupdown, systemd-networkd, NetworkManager, network-scripts)")
 	}
@@ -234,6 +262,106 @@ func ApplyNetwork(t *target.Root, dist distro.Info, cmdline string, system, merg
 		_ = t.WriteFile(filepath.Join(state.InstanceDir(iid), "network-config.json"), append(j, '\n'), 0o600)
 	}
 	return res, nil
+}
+
+// datasourceConverter returns the conversion of a datasource's raw network
+// data (the datasource.NetworkKey* keys), or nil when cloudroot has no
+// converter for it. renderer is the renderer that will be used (EC2 adds
+// policy routing only for netplan, as cloud-init does).
+func datasourceConverter(ds, merged map[string]any, renderer string, nl []netconfig.Link, macs netconfig.MACs) func() (*netconfig.Config, error) {
+	if v, ok := ds[datasource.NetworkKeyOpenStack]; ok {
+		return func() (*netconfig.Config, error) {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("network_data.json: %w", err)
+			}
+			cfg, err := netconfig.ParseNetworkData(b, macs)
+			if err != nil {
+				return nil, fmt.Errorf("network_data.json: %w", err)
+			}
+			return cfg, nil
+		}
+	}
+	if v, ok := ds[datasource.NetworkKeyEc2].(map[string]any); ok {
+		return func() (*netconfig.Config, error) {
+			opts := netconfig.EC2Options{
+				PrimaryOnly:   !ec2FullIMDSConfig(merged),
+				PolicyRouting: renderer == netconfig.RendererNetplan,
+			}
+			primary := ""
+			if opts.PrimaryOnly {
+				// cloud-init's fallback interface is the primary NIC.
+				if nics := netconfig.FallbackNICs(nl); len(nics) > 0 {
+					for _, l := range nl {
+						if l.Name == nics[0] {
+							primary = l.MAC
+						}
+					}
+				}
+			}
+			return netconfig.ConvertEC2(v, primary, opts, macs)
+		}
+	}
+	if v, ok := ds[datasource.NetworkKeyENI].(string); ok {
+		return func() (*netconfig.Config, error) {
+			cfg, err := netconfig.ParseENI([]byte(v))
+			if err != nil {
+				return nil, fmt.Errorf("network_config (ENI): %w", err)
+			}
+			return cfg, nil
+		}
+	}
+	return nil
+}
+
+// ec2FullIMDSConfig is datasource.Ec2.apply_full_imds_network_config
+// (default true).
+func ec2FullIMDSConfig(merged map[string]any) bool {
+	dsc, _ := merged["datasource"].(map[string]any)
+	ec2, _ := dsc["Ec2"].(map[string]any)
+	switch v := ec2["apply_full_imds_network_config"].(type) {
+	case bool:
+		return v
+	case string:
+		switch strings.ToLower(v) {
+		case "false", "no", "off", "0":
+			return false
+		}
+	}
+	return true
+}
+
+// klibcNetwork is the INITRAMFS source: the v1 document made from klibc
+// ipconfig's state files in run, when ip=/ip6= is on the kernel command
+// line or open-iscsi configured the network; nil otherwise. Files that do
+// not convert are reported and the source is skipped (cloud-init fails).
+func klibcNetwork(run *target.Root, cmdline string, links []bootenv.NetLink) ([]byte, []string) {
+	var files []netconfig.KlibcFile
+	for _, g := range []string{netconfig.KlibcStateGlob, netconfig.Klibc6StateGlob} {
+		ms, _ := run.Glob(g)
+		sort.Strings(ms)
+		for _, m := range ms {
+			b, err := run.ReadFile(m)
+			if err != nil {
+				return nil, []string{fmt.Sprintf("initramfs network state %s: %v; not used", m, err)}
+			}
+			files = append(files, netconfig.KlibcFile{Path: m, Data: b})
+		}
+	}
+	if len(files) == 0 || !netconfig.KlibcApplicable(cmdline, run.Exists(netconfig.OpenISCSIInterfaceFile)) {
+		return nil, nil
+	}
+	names := map[string]string{}
+	for _, l := range links {
+		if l.MAC != "" && l.Name != "lo" {
+			names[l.Name] = l.MAC
+		}
+	}
+	b, err := netconfig.KlibcDocument(files, names)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("initramfs network state: %v; not used", err)}
+	}
+	return b, nil
 }
 
 // rawForJSON is what network-config.json records: the input document, or

@@ -55,7 +55,7 @@ func TestApplyNetwork(t *testing.T) {
 				os.MkdirAll(filepath.Dir(hp), 0o755)
 				os.WriteFile(hp, []byte(c), 0o755)
 			}
-			res, err := ApplyNetwork(tr, debian, tc.cmdline, tc.system, map[string]any{}, tc.ds, links, tc.newInst, "i-net")
+			res, err := ApplyNetwork(tr, nil, debian, tc.cmdline, tc.system, map[string]any{}, tc.ds, links, tc.newInst, "i-net")
 			if err != nil {
 				t.Fatal(err)
 			}
