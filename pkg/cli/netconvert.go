@@ -182,6 +182,20 @@ func runNetConvert(ctx context.Context, env *Env, args []string) int {
 		cfg, err = netconfig.ParseENI(data)
 	case "network_data.json":
 		cfg, err = netconfig.ParseNetworkData(data, macs)
+	case "azure-imds":
+		// The whole IMDS instance document (cloud-init reads its
+		// "network" key) or just that key's value.
+		var imds map[string]any
+		if err = json.Unmarshal(data, &imds); err == nil {
+			cfg, err = netconfig.ConvertAzure(imds, macs)
+		}
+	case "vmware-imc":
+		// cust.cfg; as in cloud-init (use_system_devices=False) the NICs
+		// are named after their sections and -m is not used.
+		var cust netconfig.VMwareCustCfg
+		if cust, err = netconfig.ParseVMwareCustCfg(data); err == nil {
+			cfg, err = netconfig.ConvertVMware(cust, nil)
+		}
 	default:
 		fmt.Fprintf(env.Stderr, "error: input kind %s is not supported by cloudroot yet\n", a.kind)
 		return 1

@@ -27,6 +27,9 @@ func TestNetConvertArgs(t *testing.T) {
 	root := t.TempDir()
 	ncWriteFile(t, filepath.Join(root, "v1.yaml"), "version: 1\nconfig:\n- {type: physical, name: eth0, subnets: [{type: dhcp}]}\n")
 	ncWriteFile(t, filepath.Join(root, "bad.yaml"), "version: 7\n")
+	ncWriteFile(t, filepath.Join(root, "imds.json"), `{"compute": {}, "network": {"interface": [{"macAddress": "000D3A047598",
+		"ipv4": {"ipAddress": [{"privateIpAddress": "10.0.0.4"}, {"privateIpAddress": "10.0.0.5"}], "subnet": [{"prefix": "24"}]}}]}}`)
+	ncWriteFile(t, filepath.Join(root, "cust.cfg"), "[NIC-CONFIG]\nNICS = NIC1\n\n[NIC1]\nMACADDR = 00:50:56:a6:8c:08\nONBOOT = yes\nBOOTPROTO = dhcp\n")
 	tests := []struct {
 		name    string
 		args    []string
@@ -41,7 +44,12 @@ func TestNetConvertArgs(t *testing.T) {
 		{"no value", []string{"-p"}, 2, "argument -p/--network-data: expected one argument", nil},
 		{"unknown flag", []string{"--frobnicate"}, 2, "unrecognized arguments: --frobnicate", nil},
 		{"no input file", []string{"-p", "nope.yaml", "-k", "yaml", "-d", "out", "-D", "debian", "-O", "eni"}, 2, "can't open 'nope.yaml'", nil},
-		{"azure", []string{"-p", "v1.yaml", "-k", "azure-imds", "-d", "out", "-D", "ubuntu", "-O", "netplan"}, 1, "azure-imds is not supported by cloudroot yet", nil},
+		{"azure not json", []string{"-p", "v1.yaml", "-k", "azure-imds", "-d", "out", "-D", "ubuntu", "-O", "netplan"}, 1, "error: reading azure-imds input from v1.yaml", nil},
+		{"azure", []string{"-p", "imds.json", "-k", "azure-imds", "-d", "out/az", "-D", "ubuntu", "-O", "netplan"}, 0,
+			"Read input format 'azure-imds' from 'imds.json'.", []string{"out/az/etc/netplan/50-cloud-init.yaml"}},
+		{"vmware", []string{"-p", "cust.cfg", "-k", "vmware-imc", "-d", "out/vm", "-D", "debian", "-O", "networkd"}, 0,
+			"Read input format 'vmware-imc' from 'cust.cfg'.", []string{"out/vm/etc/systemd/network/10-cloud-init-NIC1.network"}},
+		{"vmware bad ini", []string{"-p", "v1.yaml", "-k", "vmware-imc", "-d", "out", "-D", "debian", "-O", "eni"}, 1, "no section headers", nil},
 		{"bad mac", []string{"-p", "v1.yaml", "-k", "yaml", "-d", "out", "-D", "debian", "-O", "eni", "-m", "eth0"}, 1, "expected name,mac", nil},
 		{"bad version", []string{"-p", "bad.yaml", "-k", "yaml", "-d", "out", "-D", "debian", "-O", "eni"}, 1, "unsupported network config version", nil},
 		{"netplan", []string{"-p", "v1.yaml", "-k", "yaml", "-d", "out/np", "-D", "ubuntu", "-O", "netplan"}, 0,
