@@ -16,6 +16,28 @@ func KlibcStatePath(dir, iface string) string {
 	return filepath.Join(dir, "net-"+iface+".conf")
 }
 
+// KlibcState6Path returns the path of the IPv6 state file for iface under
+// dir: <dir>/net6-<iface>.conf.
+func KlibcState6Path(dir, iface string) string {
+	return filepath.Join(dir, "net6-"+iface+".conf")
+}
+
+// klibcQuote writes k='v' the way klibc does, ' and ! escaped.
+func klibcQuote(b *bytes.Buffer, k, v string) {
+	b.WriteString(k)
+	b.WriteString("='")
+	for _, r := range []byte(v) {
+		if r == '\'' || r == '!' {
+			b.WriteString(`'\`)
+			b.WriteByte(r)
+			b.WriteByte('\'')
+			continue
+		}
+		b.WriteByte(r)
+	}
+	b.WriteString("'\n")
+}
+
 // FormatKlibc renders l the way klibc ipconfig's dump_device_config writes
 // /run/net-<iface>.conf: shell assignments in a fixed order, every value in
 // single quotes with ' and ! escaped as '\” and '\!', unset addresses as
@@ -24,20 +46,7 @@ func KlibcStatePath(dir, iface string) string {
 // INITRAMFS network source (cloudinit/net/cmdline.py).
 func FormatKlibc(l *Lease) []byte {
 	var b bytes.Buffer
-	opt := func(k, v string) {
-		b.WriteString(k)
-		b.WriteString("='")
-		for _, r := range []byte(v) {
-			if r == '\'' || r == '!' {
-				b.WriteString(`'\`)
-				b.WriteByte(r)
-				b.WriteByte('\'')
-				continue
-			}
-			b.WriteByte(r)
-		}
-		b.WriteString("'\n")
-	}
+	opt := func(k, v string) { klibcQuote(&b, k, v) }
 	ip := func(a netip.Addr) string {
 		if !a.IsValid() || !a.Is4() {
 			return "0.0.0.0"
@@ -81,17 +90,60 @@ func FormatKlibc(l *Lease) []byte {
 	return b.Bytes()
 }
 
-// WriteKlibcState writes FormatKlibc(l) to <dir>/net-<iface>.conf atomically
-// (dir is normally DefaultKlibcDir) and returns the path.
+// FormatKlibc6 renders the DHCPv6 part of l as /run/net6-<iface>.conf, with
+// the variables Ubuntu's initramfs DHCPv6 hook writes and cloud-init's
+// cmdline.py reads (DEVICE6, IPV6PROTO, IPV6ADDR, IPV6NETMASK, IPV6DNS0,
+// IPV6DOMAINSEARCH), quoted as FormatKlibc quotes. IPV6NETMASK is a prefix
+// length (128 for an IA_NA address). Only the first DNS server fits.
+func FormatKlibc6(l *Lease) []byte {
+	var b bytes.Buffer
+	opt := func(k, v string) { klibcQuote(&b, k, v) }
+	addr := ""
+	mask := ""
+	if l.Addr6.IsValid() {
+		addr = l.Addr6.Addr().String()
+		mask = strconv.Itoa(l.Addr6.Bits())
+	}
+	dns := ""
+	if len(l.DNS6) > 0 {
+		dns = l.DNS6[0].String()
+	}
+	opt("DEVICE6", l.Iface)
+	opt("IPV6PROTO", ProtoDHCP6)
+	opt("IPV6ADDR", addr)
+	opt("IPV6NETMASK", mask)
+	opt("IPV6DNS0", dns)
+	opt("IPV6DOMAINSEARCH", strings.Join(l.Search6, " "))
+	return b.Bytes()
+}
+
+// WriteKlibcState writes the state files of l atomically under dir
+// (normally DefaultKlibcDir): FormatKlibc(l) to net-<iface>.conf unless the
+// lease is DHCPv6-only, and FormatKlibc6(l) to net6-<iface>.conf when it
+// has a DHCPv6 address. It returns the path of the first file written
+// (net-<iface>.conf whenever that one is written).
 func (l *Lease) WriteKlibcState(dir string) (string, error) {
 	if l.Iface == "" || strings.ContainsAny(l.Iface, "/\x00") {
 		return "", fmt.Errorf("writing klibc state: invalid interface name %q", l.Iface)
 	}
-	p := KlibcStatePath(dir, l.Iface)
-	if err := writeFileAtomic(p, FormatKlibc(l), 0o644); err != nil {
-		return "", fmt.Errorf("writing klibc state for %s: %w", l.Iface, err)
+	var first string
+	if l.Addr.IsValid() || !l.Addr6.IsValid() {
+		p := KlibcStatePath(dir, l.Iface)
+		if err := writeFileAtomic(p, FormatKlibc(l), 0o644); err != nil {
+			return "", fmt.Errorf("writing klibc state for %s: %w", l.Iface, err)
+		}
+		first = p
 	}
-	return p, nil
+	if l.Addr6.IsValid() {
+		p := KlibcState6Path(dir, l.Iface)
+		if err := writeFileAtomic(p, FormatKlibc6(l), 0o644); err != nil {
+			return first, fmt.Errorf("writing klibc IPv6 state for %s: %w", l.Iface, err)
+		}
+		if first == "" {
+			first = p
+		}
+	}
+	return first, nil
 }
 
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {

@@ -1,6 +1,6 @@
-// Package netup brings up an ephemeral IPv4 network inside the initramfs so
-// that network datasources (an IMDS, an #include URL) can be probed, and tears
-// it down again before switch_root.
+// Package netup brings up an ephemeral network (DHCPv4, DHCPv6 or static
+// ip=) inside the initramfs so that network datasources (an IMDS, an
+// #include URL) can be probed, and tears it down again before switch_root.
 //
 // # Contract
 //
@@ -11,17 +11,28 @@
 //     for carrier, runs DHCPv4 (DISCOVER/OFFER/REQUEST/ACK with
 //     insomniacslk/dhcp nclient4) on all of them in parallel and keeps the
 //     first lease. Links that did not win are put back the way they were.
+//   - With Options.Family including FamilyV6, Up also (or only) runs DHCPv6
+//     (SOLICIT/ADVERTISE/REQUEST/REPLY for one IA_NA address, nclient6) on
+//     each link, after waiting a bounded time for the link-local address to
+//     leave DAD. The leased address is added as a /128 and nothing else: the
+//     on-link prefix and the default route come from router advertisements,
+//     which the kernel handles itself (accept_ra is not touched). A link
+//     wins as soon as every requested family has finished on it with at
+//     least one lease; both families end up in the same [Lease].
 //   - [Static] applies a configuration parsed from the kernel's ip= argument
 //     ([ParseIPArg]); ip=dhcp forms go through [Up].
 //   - Everything applied is recorded in [Lease.Applied]: address, routes,
 //     resolv.conf, whether the link was down. [Lease.Down] undoes exactly that
 //     and nothing else (an address or route that already existed is not
 //     ours), so the real system starts clean. [Lease.Release] sends
-//     DHCPRELEASE; call it before Down, while the address is still there.
+//     DHCPRELEASE (and a DHCPv6 RELEASE for a DHCPv6 lease); call it before
+//     Down, while the address is still there.
 //   - [Lease.WriteKlibcState] writes /run/net-<iface>.conf in klibc
 //     ipconfig's format, which cloud-init reads as its INITRAMFS network
-//     source. [FormatKlibc] is the pure formatter behind it.
-//   - Every socket (netlink, raw packet, UDP) is created on the calling
+//     source, and /run/net6-<iface>.conf (the IPV6* variables Ubuntu's
+//     initramfs writes for DHCPv6) for a DHCPv6 lease. [FormatKlibc] and
+//     [FormatKlibc6] are the pure formatters behind it.
+//   - Every socket (netlink, raw packet, UDP, UDPv6) is created on the calling
 //     goroutine: run Up, Static, Release and Down on a thread that is in the
 //     target network namespace (trivially true for PID 1 in the initramfs;
 //     tests lock an OS thread inside a namespace they create).
@@ -35,10 +46,14 @@
 package netup
 
 import (
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -53,6 +68,10 @@ const (
 	DefaultDHCPRetries = 3
 	// DefaultKlibcDir is where klibc ipconfig writes its state files.
 	DefaultKlibcDir = "/run"
+	// DefaultDADTimeout bounds each wait for IPv6 duplicate address
+	// detection: for the link-local address before DHCPv6 is sent, and for
+	// the leased address after it is added.
+	DefaultDADTimeout = 5 * time.Second
 	// DefaultResolvConf is the resolv.conf path in the initramfs. It is not
 	// used unless a caller puts it into Options.ResolvConf.
 	DefaultResolvConf = "/etc/resolv.conf"
@@ -62,7 +81,40 @@ const (
 const (
 	ProtoDHCP   = "dhcp"
 	ProtoStatic = "none"
+	// ProtoDHCP6 is the Proto of a lease obtained with DHCPv6 only (and
+	// klibc's IPV6PROTO of every DHCPv6 lease).
+	ProtoDHCP6 = "dhcp6"
 )
+
+// Family selects the DHCP protocols [Up] runs. The zero value is FamilyV4.
+type Family uint8
+
+const (
+	// FamilyV4 runs DHCPv4 only (the default).
+	FamilyV4 Family = 0
+	// FamilyV6 runs DHCPv6 only.
+	FamilyV6 Family = 1
+	// FamilyBoth runs DHCPv4 and DHCPv6 in parallel on every candidate link;
+	// a link wins when both have finished on it and at least one gave a
+	// lease, so on a network without a DHCPv6 server Up waits for the whole
+	// DHCPv6 retransmission schedule. Lower DHCPRetries accordingly.
+	FamilyBoth Family = 2
+)
+
+func (f Family) v4() bool { return f == FamilyV4 || f == FamilyBoth }
+func (f Family) v6() bool { return f == FamilyV6 || f == FamilyBoth }
+
+func (f Family) String() string {
+	switch f {
+	case FamilyV4:
+		return "v4"
+	case FamilyV6:
+		return "v6"
+	case FamilyBoth:
+		return "both"
+	}
+	return "Family(" + strconv.Itoa(int(f)) + ")"
+}
 
 // Sentinel errors callers branch on.
 var (
@@ -81,6 +133,8 @@ var (
 // Options configure [Up] and [Static]. The zero value works: every
 // ethernet-like link, default timeouts, no link-local routes, no resolv.conf.
 type Options struct {
+	// Family selects DHCPv4 (zero value), DHCPv6 or both.
+	Family Family
 	// Interfaces are link names or path.Match globs ("eth*", "en*"), tried in
 	// parallel. Empty: every non-loopback ethernet-like physical link.
 	Interfaces []string
@@ -90,9 +144,12 @@ type Options struct {
 	DHCPTimeout time.Duration
 	// DHCPRetries is how many times each DHCP message is sent (≥1).
 	DHCPRetries int
-	// Hostname, if set, is sent as DHCP option 12.
+	// DADTimeout bounds each wait for IPv6 duplicate address detection
+	// (DHCPv6 only).
+	DADTimeout time.Duration
+	// Hostname, if set, is sent as DHCP option 12 (DHCPv4 only).
 	Hostname string
-	// VendorClass, if set, is sent as DHCP option 60.
+	// VendorClass, if set, is sent as DHCP option 60 (DHCPv4 only).
 	VendorClass string
 	// LinkLocalRoutes are added on-link on the leased interface with the
 	// leased address as source, as cloud-init's EphemeralIPv4Network does
@@ -100,7 +157,7 @@ type Options struct {
 	LinkLocalRoutes []netip.Prefix
 	// RouteMetric is the priority of every route added.
 	RouteMetric int
-	// ResolvConf is where DNS servers from the lease are written (the
+	// ResolvConf is where DNS servers from the lease (DHCPv4 and DHCPv6) are written (the
 	// initramfs has /etc). Empty: resolv.conf is not touched. Down restores
 	// what was there before.
 	ResolvConf string
@@ -129,6 +186,13 @@ func (o Options) dhcpTimeout() time.Duration {
 	return DefaultDHCPTimeout
 }
 
+func (o Options) dadTimeout() time.Duration {
+	if o.DADTimeout > 0 {
+		return o.DADTimeout
+	}
+	return DefaultDADTimeout
+}
+
 func (o Options) dhcpRetries() int {
 	if o.DHCPRetries > 0 {
 		return o.DHCPRetries
@@ -154,9 +218,11 @@ func (r Route) String() string {
 type Lease struct {
 	Iface  string       `json:"iface"`
 	HWAddr HardwareAddr `json:"hwaddr,omitempty"`
-	// Proto is ProtoDHCP or ProtoStatic.
+	// Proto is ProtoDHCP (DHCPv4, possibly with DHCPv6), ProtoDHCP6 (DHCPv6
+	// only) or ProtoStatic.
 	Proto string `json:"proto"`
-	// Addr is the address with its prefix length.
+	// Addr is the IPv4 address with its prefix length (invalid for a
+	// DHCPv6-only lease).
 	Addr      netip.Prefix `json:"addr"`
 	Broadcast netip.Addr   `json:"broadcast,omitzero"`
 	// Router is the first router offered (option 3).
@@ -182,6 +248,25 @@ type Lease struct {
 	Acquired time.Time     `json:"acquired,omitzero"`
 	Uptime   time.Duration `json:"uptime,omitempty"`
 
+	// Addr6 is the DHCPv6 IA_NA address as a /128: DHCPv6 carries no prefix
+	// length (router advertisements do).
+	Addr6 netip.Prefix `json:"addr6,omitzero"`
+	// DNS6 and Search6 are DHCPv6 options 23 and 24.
+	DNS6    []netip.Addr `json:"dns6,omitempty"`
+	Search6 []string     `json:"search6,omitempty"`
+	// ServerID6 and ClientID6 are the DUIDs of the exchange (options 2 and
+	// 1); the RELEASE carries both.
+	ServerID6 DUID `json:"server_id6,omitempty"`
+	ClientID6 DUID `json:"client_id6,omitempty"`
+	// IAID6 is the IA_NA's identity association id.
+	IAID6 uint32 `json:"iaid6,omitempty"`
+	// LeaseTime6 and PreferredTime6 are the address's valid and preferred
+	// lifetimes.
+	LeaseTime6     time.Duration `json:"lease_time6,omitempty"`
+	PreferredTime6 time.Duration `json:"preferred_time6,omitempty"`
+	// Acquired6 is when the DHCPv6 REPLY arrived.
+	Acquired6 time.Time `json:"acquired6,omitzero"`
+
 	// Applied records the changes Up/Static made; Down undoes them.
 	Applied Applied `json:"applied"`
 
@@ -199,6 +284,10 @@ type Applied struct {
 	ResolvConf string `json:"resolv_conf,omitempty"`
 	// Released: DHCPRELEASE was sent.
 	Released bool `json:"released,omitempty"`
+	// Addr6 is set when the DHCPv6 address was added by us.
+	Addr6 netip.Prefix `json:"addr6,omitzero"`
+	// Released6: the DHCPv6 RELEASE was answered by the server.
+	Released6 bool `json:"released6,omitempty"`
 	// Down: the changes were undone.
 	Down bool `json:"down,omitempty"`
 }
@@ -228,6 +317,29 @@ func broadcastOf(p netip.Prefix) netip.Addr {
 		a[i] |= ^m[i]
 	}
 	return netip.AddrFrom4(a)
+}
+
+// DUID is a DHCPv6 unique identifier, marshalled as colon-separated hex
+// ("00:03:00:01:52:54:00:12:34:56").
+type DUID []byte
+
+func (d DUID) String() string { return net.HardwareAddr(d).String() }
+
+// MarshalText implements encoding.TextMarshaler.
+func (d DUID) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *DUID) UnmarshalText(b []byte) error {
+	s := strings.ReplaceAll(string(b), ":", "")
+	v, err := hex.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("DUID %q: %w", b, err)
+	}
+	if len(v) == 0 {
+		v = nil
+	}
+	*d = v
+	return nil
 }
 
 // HardwareAddr is a net.HardwareAddr that marshals as text

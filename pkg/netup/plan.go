@@ -136,18 +136,25 @@ func digitPrefix(s string) string {
 	return s[:i]
 }
 
-// renderResolvConf renders the DNS part of l as resolv.conf.
+// renderResolvConf renders the DNS part of l (DHCPv4 and DHCPv6) as
+// resolv.conf.
 func renderResolvConf(l *Lease) []byte {
 	var b strings.Builder
 	b.WriteString("# ephemeral, written by cloudroot netup for " + l.Iface + "; removed before switch_root\n")
-	search := l.Search
+	search := slices.Clone(l.Search)
 	if len(search) == 0 && l.Domain != "" {
 		search = []string{l.Domain}
+	}
+	for _, d := range l.Search6 {
+		if !slices.Contains(search, d) {
+			search = append(search, d)
+		}
 	}
 	if len(search) > 0 {
 		b.WriteString("search " + strings.Join(search, " ") + "\n")
 	}
-	for _, d := range l.DNS {
+	// IPv4 servers first (the network probed is usually IPv4), then IPv6.
+	for _, d := range slices.Concat(l.DNS, l.DNS6) {
 		b.WriteString("nameserver " + d.String() + "\n")
 	}
 	return []byte(b.String())

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
+	"github.com/insomniacslk/dhcp/dhcpv6"
+	"github.com/insomniacslk/dhcp/dhcpv6/nclient6"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -25,17 +27,22 @@ type system struct {
 	h        *netlink.Handle
 	index    int
 	raw      *nclient4.Lease
+	raw6     *dhcpv6.Message // the DHCPv6 REPLY, for the RELEASE
 	opts     Options
 	resolv   []byte // previous resolv.conf contents
 	hadResol bool   // resolv.conf existed before
 }
 
-// Up brings up an ephemeral IPv4 configuration with DHCPv4 and returns the
-// first lease obtained on any candidate link, applied. See the package
-// documentation for the contract.
+// Up brings up an ephemeral configuration with DHCPv4 and/or DHCPv6
+// (Options.Family) and returns the first lease obtained on any candidate
+// link, applied. See the package documentation for the contract.
 func Up(ctx context.Context, o Options) (*Lease, error) {
 	log := o.logger()
 	start := time.Now()
+	fam := o.Family
+	if !fam.v4() && !fam.v6() {
+		return nil, fmt.Errorf("netup.Up: unknown address family %s", fam)
+	}
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("opening netlink: %w", err)
@@ -46,45 +53,118 @@ func Up(ctx context.Context, o Options) (*Lease, error) {
 		return nil, err
 	}
 	names := make([]string, len(cands))
-	clients := make([]*nclient4.Client, len(cands))
-	openErrs := make([]error, len(cands))
 	for i, c := range cands {
 		names[i] = c.Name
-		// Sockets are opened here, on the calling thread, so they belong
-		// to its network namespace.
-		conn, err := nclient4.NewRawUDPConn(c.Name, nclient4.ClientPort)
-		if err != nil {
-			openErrs[i] = fmt.Errorf("opening DHCP socket on %s: %w", c.Name, err)
-			continue
-		}
-		cl, err := nclient4.NewWithConn(conn, c.HWAddr, o.clientOptions(c.Name)...)
-		if err != nil {
-			conn.Close()
-			openErrs[i] = fmt.Errorf("creating DHCP client on %s: %w", c.Name, err)
-			continue
-		}
-		clients[i] = cl
 	}
-	log.Info("netup: DHCPv4", "iface", strings.Join(names, ","))
+	// Sockets are opened here, on the calling thread, so they belong to
+	// its network namespace.
+	clients := make([]*nclient4.Client, len(cands))
+	openErrs := make([]error, len(cands))
+	if fam.v4() {
+		for i, c := range cands {
+			conn, err := nclient4.NewRawUDPConn(c.Name, nclient4.ClientPort)
+			if err != nil {
+				openErrs[i] = fmt.Errorf("opening DHCP socket on %s: %w", c.Name, err)
+				continue
+			}
+			cl, err := nclient4.NewWithConn(conn, c.HWAddr, o.clientOptions(c.Name)...)
+			if err != nil {
+				conn.Close()
+				openErrs[i] = fmt.Errorf("creating DHCP client on %s: %w", c.Name, err)
+				continue
+			}
+			clients[i] = cl
+		}
+	}
+	clients6 := make([]*nclient6.Client, len(cands))
+	openErrs6 := make([]error, len(cands))
+	if fam.v6() {
+		start6 := time.Now()
+		lls, why := waitLinkLocal(ctx, h, cands, o.dadTimeout())
+		log.Debug("netup: link-local addresses", "found", len(lls), "duration", time.Since(start6))
+		for i, c := range cands {
+			ll, ok := lls[c.Index]
+			if !ok {
+				openErrs6[i] = fmt.Errorf("DHCPv6 on %s: %w", c.Name, why[c.Index])
+				continue
+			}
+			cl, err := newClient6(c.Name, c.Index, ll, c.HWAddr, o)
+			if err != nil {
+				openErrs6[i] = err
+				continue
+			}
+			clients6[i] = cl
+		}
+	}
+	log.Info("netup: DHCP", "family", fam.String(), "iface", strings.Join(names, ","))
 	type won struct {
-		l   *Lease
-		raw *nclient4.Lease
+		l     *Lease
+		raw   *nclient4.Lease
+		raw6  *dhcpv6.Message
+		index int
 	}
 	idx, w, err := firstLease(ctx, names, func(ctx context.Context, i int) (won, error) {
-		if clients[i] == nil {
-			return won{}, openErrs[i]
+		var (
+			l4, l6     *Lease
+			raw        *nclient4.Lease
+			raw6       *dhcpv6.Message
+			err4, err6 error
+			done6      = make(chan struct{})
+		)
+		go func() {
+			defer close(done6)
+			if !fam.v6() {
+				return
+			}
+			if clients6[i] == nil {
+				err6 = openErrs6[i]
+				return
+			}
+			l6, raw6, err6 = acquire6(ctx, clients6[i], names[i])
+		}()
+		if fam.v4() {
+			if clients[i] == nil {
+				err4 = openErrs[i]
+			} else {
+				l4, raw, err4 = acquire(ctx, clients[i], names[i], o)
+			}
 		}
-		l, raw, err := acquire(ctx, clients[i], names[i], o)
-		return won{l, raw}, err
+		<-done6
+		switch {
+		case l4 == nil && l6 == nil:
+			return won{}, errors.Join(err4, err6)
+		case l4 == nil:
+			if fam.v4() {
+				log.Warn("netup: DHCPv4 failed, keeping the DHCPv6 lease", "iface", names[i], "err", err4)
+			}
+			return won{l: l6, raw6: raw6}, nil
+		case l6 != nil:
+			l4.merge6(l6)
+		case fam.v6():
+			log.Warn("netup: DHCPv6 failed, keeping the DHCPv4 lease", "iface", names[i], "err", err6)
+		}
+		return won{l: l4, raw: raw, raw6: raw6}, nil
 	}, func(i int, v won) {
 		// A second lease nobody will use: give it back.
-		if err := releaseVia(clients[i], v.raw); err != nil {
-			log.Debug("netup: releasing unused lease", "iface", names[i], "err", err)
+		if v.raw != nil {
+			if err := releaseVia(clients[i], v.raw); err != nil {
+				log.Debug("netup: releasing unused lease", "iface", names[i], "err", err)
+			}
+		}
+		if v.raw6 != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout6)
+			if err := release6Via(rctx, clients6[i], v.raw6); err != nil {
+				log.Debug("netup: releasing unused DHCPv6 lease", "iface", names[i], "err", err)
+			}
+			cancel()
 		}
 	})
-	for _, c := range clients {
-		if c != nil {
-			c.Close()
+	for i := range cands {
+		if clients[i] != nil {
+			clients[i].Close()
+		}
+		if clients6[i] != nil {
+			clients6[i].Close()
 		}
 	}
 	// Links that did not win go back to the way they were.
@@ -103,7 +183,7 @@ func Up(ctx context.Context, o Options) (*Lease, error) {
 	l := w.l
 	l.Uptime = uptime()
 	l.Applied.LinkWasDown = wasDown[cands[idx].Index]
-	l.sys = &system{h: h, index: cands[idx].Index, raw: w.raw, opts: o}
+	l.sys = &system{h: h, index: cands[idx].Index, raw: w.raw, raw6: w.raw6, opts: o}
 	if err := l.apply(); err != nil {
 		log.Warn("netup: applying lease", "iface", l.Iface, "err", err)
 		if derr := l.Down(); derr != nil {
@@ -111,21 +191,33 @@ func Up(ctx context.Context, o Options) (*Lease, error) {
 		}
 		return nil, err
 	}
-	log.Info("netup: lease applied", "iface", l.Iface, "addr", l.Addr.String(), "router", l.Router.String(),
-		"server_id", l.ServerID.String(), "lease_time", l.LeaseTime, "duration", time.Since(start))
+	attrs := []any{"iface", l.Iface}
+	if l.Addr.IsValid() {
+		attrs = append(attrs, "addr", l.Addr.String(), "router", l.Router.String(),
+			"server_id", l.ServerID.String(), "lease_time", l.LeaseTime)
+	}
+	if l.Addr6.IsValid() {
+		attrs = append(attrs, "addr6", l.Addr6.String(), "server_id6", l.ServerID6.String(), "lease_time6", l.LeaseTime6)
+	}
+	log.Info("netup: lease applied", append(attrs, "duration", time.Since(start))...)
 	return l, nil
 }
 
 // Static applies a configuration from the kernel ip= argument. DHCP forms
 // (ip=dhcp, ip=eth0:dhcp, ...) go through Up restricted to the named device;
 // static forms configure the named device (or the first candidate link,
-// carrier first) without any DHCP traffic. ErrDisabled for ip=off/none.
+// carrier first) without any DHCP traffic. ip=dhcp6 (dracut) runs Up with
+// FamilyV6. ErrDisabled for ip=off/none.
 func Static(ctx context.Context, c IPConfig, o Options) (*Lease, error) {
 	if c.Disabled() {
 		return nil, ErrDisabled
 	}
 	if !c.AllDevices() {
 		o.Interfaces = []string{c.Device}
+	}
+	if c.Autoconf == "dhcp6" && !c.ClientIP.IsValid() {
+		o.Family = FamilyV6
+		return Up(ctx, o)
 	}
 	if c.DHCP() {
 		if o.Hostname == "" {
@@ -303,10 +395,46 @@ func waitCarrier(ctx context.Context, h *netlink.Handle, ls []linkInfo, timeout 
 // apply adds the address, routes and resolv.conf of l, recording each change.
 func (l *Lease) apply() error {
 	s := l.sys
+	if !l.Addr.IsValid() && !l.Addr6.IsValid() {
+		return fmt.Errorf("configuring %s: no address", l.Iface)
+	}
+	if l.Addr.IsValid() {
+		if err := l.apply4(); err != nil {
+			return err
+		}
+	}
+	if l.Addr6.IsValid() {
+		if err := l.apply6(); err != nil {
+			return err
+		}
+	}
+	if p := s.opts.ResolvConf; p != "" && len(l.DNS)+len(l.DNS6) > 0 {
+		prev, err := os.ReadFile(p)
+		switch {
+		case err == nil:
+			s.resolv, s.hadResol = prev, true
+		case errors.Is(err, os.ErrNotExist):
+		default:
+			return fmt.Errorf("reading %s: %w", p, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("writing DNS for %s: %w", l.Iface, err)
+		}
+		if err := writeFileAtomic(p, renderResolvConf(l), 0o644); err != nil {
+			return fmt.Errorf("writing DNS for %s: %w", l.Iface, err)
+		}
+		l.Applied.ResolvConf = p
+	}
+	return nil
+}
+
+// apply4 adds the IPv4 address and routes of l.
+func (l *Lease) apply4() error {
+	s := l.sys
 	log := s.opts.logger()
 	link := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: s.index, Name: l.Iface}}
-	if !l.Addr.IsValid() || !l.Addr.Addr().Is4() {
-		return fmt.Errorf("configuring %s: no IPv4 address", l.Iface)
+	if !l.Addr.Addr().Is4() {
+		return fmt.Errorf("configuring %s: %s is not an IPv4 address", l.Iface, l.Addr)
 	}
 	bcast := l.Broadcast
 	if !bcast.IsValid() {
@@ -338,23 +466,6 @@ func (l *Lease) apply() error {
 		default:
 			return fmt.Errorf("adding route %s on %s: %w", r, l.Iface, err)
 		}
-	}
-	if p := s.opts.ResolvConf; p != "" && len(l.DNS) > 0 {
-		prev, err := os.ReadFile(p)
-		switch {
-		case err == nil:
-			s.resolv, s.hadResol = prev, true
-		case errors.Is(err, os.ErrNotExist):
-		default:
-			return fmt.Errorf("reading %s: %w", p, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("writing DNS for %s: %w", l.Iface, err)
-		}
-		if err := writeFileAtomic(p, renderResolvConf(l), 0o644); err != nil {
-			return fmt.Errorf("writing DNS for %s: %w", l.Iface, err)
-		}
-		l.Applied.ResolvConf = p
 	}
 	return nil
 }
@@ -400,10 +511,13 @@ func (l *Lease) Down() error {
 			errs = append(errs, fmt.Errorf("removing route %s from %s: %w", r, l.Iface, err))
 		}
 	}
-	if l.Applied.Addr.IsValid() {
-		err := s.h.AddrDel(link, &netlink.Addr{IPNet: ipNet(l.Applied.Addr)})
+	for _, a := range []netip.Prefix{l.Applied.Addr, l.Applied.Addr6} {
+		if !a.IsValid() {
+			continue
+		}
+		err := s.h.AddrDel(link, &netlink.Addr{IPNet: ipNet(a)})
 		if err != nil && !gone(err) {
-			errs = append(errs, fmt.Errorf("removing address %s from %s: %w", l.Applied.Addr, l.Iface, err))
+			errs = append(errs, fmt.Errorf("removing address %s from %s: %w", a, l.Iface, err))
 		}
 	}
 	if p := l.Applied.ResolvConf; p != "" {
@@ -439,18 +553,37 @@ func gone(err error) bool {
 		errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.ENODEV)
 }
 
-// Release sends DHCPRELEASE for a DHCP lease (unicast from the leased
-// address to the server identifier). Call it before Down, while the
-// address is configured. It does nothing for static leases or when already
-// released.
+// Release sends DHCPRELEASE for a DHCPv4 lease (unicast from the leased
+// address to the server identifier) and a DHCPv6 RELEASE for a DHCPv6 lease
+// (to All_DHCP_Relay_Agents_and_Servers from the link-local address, waiting
+// for the server's REPLY within ctx). Call it before Down, while the
+// address is configured. It does nothing for static leases or for what was
+// already released; a family that fails is tried again by the next call.
 func (l *Lease) Release(ctx context.Context) error {
 	s := l.sys
-	if s == nil || s.raw == nil || l.Proto != ProtoDHCP || l.Applied.Released {
+	if s == nil || l.Proto == ProtoStatic {
+		return nil
+	}
+	need4 := s.raw != nil && !l.Applied.Released
+	need6 := s.raw6 != nil && !l.Applied.Released6
+	if !need4 && !need6 {
 		return nil
 	}
 	if l.Applied.Down {
 		return fmt.Errorf("releasing lease on %s: already torn down (call Release before Down)", l.Iface)
 	}
+	var errs []error
+	if need4 {
+		errs = append(errs, l.release4(ctx))
+	}
+	if need6 {
+		errs = append(errs, l.release6(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (l *Lease) release4(ctx context.Context) error {
+	s := l.sys
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
