@@ -12,5 +12,7 @@ func Commands() []Command {
 		schemaCommand(),
 		develCommand(),
 		imdsCommand(),
+		probeCommand(),
+		seedCommand(),
 	}
 }
