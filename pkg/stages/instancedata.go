@@ -18,6 +18,8 @@ const Redacted = "redacted for non-root user"
 var SensitiveKeys = []string{
 	"merged_cfg", "merged_system_cfg", "security-credentials", "userdata", "user-data",
 	"user_data", "vendordata", "vendor-data", "ds/vendor_data",
+	// Vultr's startup-script is a script like user-data.
+	"startup-script",
 }
 
 // SysInfo is instance-data's sys_info and the v1 keys derived from the kernel.

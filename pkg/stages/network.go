@@ -302,6 +302,21 @@ func datasourceConverter(ds, merged map[string]any, renderer string, nl []netcon
 			return netconfig.ConvertEC2(v, primary, opts, macs)
 		}
 	}
+	// Platform metadata documents whose converters live in pkg/netconfig
+	// (keys as the datasource packages export them).
+	for _, c := range []struct {
+		key  string
+		conv func(map[string]any, netconfig.Links) (*netconfig.Config, error)
+	}{
+		{"digitalocean_metadata", netconfig.ConvertDigitalOcean},
+		{"vultr_metadata", netconfig.ConvertVultr},
+		{"upcloud_network", netconfig.ConvertUpCloud},
+	} {
+		if v, ok := ds[c.key].(map[string]any); ok {
+			conv := c.conv
+			return func() (*netconfig.Config, error) { return conv(v, macs) }
+		}
+	}
 	if v, ok := ds[datasource.NetworkKeyENI].(string); ok {
 		return func() (*netconfig.Config, error) {
 			cfg, err := netconfig.ParseENI([]byte(v))

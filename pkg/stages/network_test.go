@@ -2,8 +2,10 @@ package stages
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
@@ -76,5 +78,35 @@ func TestApplyNetwork(t *testing.T) {
 				t.Errorf("fallback rendered nothing")
 			}
 		})
+	}
+}
+
+// TestApplyNetworkPlatformMetadata: a datasource's platform document
+// (DigitalOcean here) goes through its converter into the renderer.
+func TestApplyNetworkPlatformMetadata(t *testing.T) {
+	b, err := os.ReadFile("../netconfig/testdata/cloud/digitalocean/public-private-anchor/metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md map[string]any
+	if err := json.Unmarshal(b, &md); err != nil {
+		t.Fatal(err)
+	}
+	tr := newRoot(t, &fakeRunner{})
+	hp := filepath.Join(tr.Dir(), "usr/sbin/netplan")
+	os.MkdirAll(filepath.Dir(hp), 0o755)
+	os.WriteFile(hp, nil, 0o755)
+	links := []bootenv.NetLink{{Name: "ens3", MAC: "0a:1b:2c:3d:4e:5f", Carrier: true}, {Name: "ens4", MAC: "0a:1b:2c:3d:4e:60"}}
+	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "debian", Family: "debian"}, "", nil, map[string]any{},
+		map[string]any{"digitalocean_metadata": md}, links, true, "i-do")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Source != "ds" || res.Renderer != "netplan" {
+		t.Fatalf("source/renderer = %s/%s", res.Source, res.Renderer)
+	}
+	out, err := tr.ReadFile("/etc/netplan/50-cloud-init.yaml")
+	if err != nil || !strings.Contains(string(out), "45.55.50.93") {
+		t.Errorf("netplan lacks the droplet's public address:\n%s (%v)", out, err)
 	}
 }

@@ -6,11 +6,22 @@ package builtin
 
 import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/akamai"
+	"github.com/cloudroot/cloudroot/pkg/datasource/altcloud"
 	"github.com/cloudroot/cloudroot/pkg/datasource/configdrive"
+	"github.com/cloudroot/cloudroot/pkg/datasource/digitalocean"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
+	"github.com/cloudroot/cloudroot/pkg/datasource/exoscale"
 	"github.com/cloudroot/cloudroot/pkg/datasource/gce"
+	"github.com/cloudroot/cloudroot/pkg/datasource/hetzner"
+	"github.com/cloudroot/cloudroot/pkg/datasource/lxd"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/opennebula"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
+	"github.com/cloudroot/cloudroot/pkg/datasource/ovf"
+	"github.com/cloudroot/cloudroot/pkg/datasource/rbxcloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/upcloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/vultr"
 )
 
 // Registry returns the implemented sources in priority order. Each call
@@ -19,9 +30,20 @@ func Registry() datasource.Registry {
 	return datasource.Registry{
 		&nocloud.Source{},
 		&configdrive.Source{},
+		&lxd.Source{},
+		&opennebula.Source{},
+		&digitalocean.Source{},
+		&altcloud.Source{},
+		&ovf.Source{},
 		&gce.Source{},
 		&openstack.Source{},
+		&vultr.Source{},
 		&ec2.Source{},
+		&hetzner.Source{},
+		&exoscale.Source{},
+		&rbxcloud.Source{},
+		&upcloud.Source{},
+		&akamai.Source{},
 	}
 }
 

@@ -1,0 +1,228 @@
+package akamai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+const testToken = "akamai-test-token"
+
+// tokenHook fakes the token dance: PUT /v1/token with the expiry header
+// answers a token; every other request must carry it.
+func tokenHook(t *testing.T) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == DefaultTokenPath {
+			if r.Method != http.MethodPut || r.Header.Get(TokenExpiryHeader) != TokenExpiry {
+				t.Errorf("token request %s %v", r.Method, r.Header)
+				http.Error(w, "", http.StatusBadRequest)
+				return true
+			}
+			w.Write([]byte(testToken))
+			return true
+		}
+		if r.Header.Get(TokenHeader) != testToken {
+			t.Errorf("%s %s without the token", r.Method, r.URL.Path)
+			http.Error(w, "", http.StatusUnauthorized)
+			return true
+		}
+		if r.URL.Path == DefaultMetadataPath && r.Header.Get("Accept") != "application/json" {
+			t.Errorf("instance request without Accept: application/json")
+		}
+		return false
+	}
+}
+
+// env uses url as the IPv4 base and a closed port as the IPv6 one.
+func env(t *testing.T, url string) datasource.Env {
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
+		Config: map[string]any{"Akamai": map[string]any{"base_urls": map[string]any{
+			"ipv4": url, "ipv6": dstest.ClosedURL(t),
+		}}}}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			var spec struct {
+				Serial string `json:"serial"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &spec); err != nil {
+				t.Fatal(err)
+			}
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), tokenHook(t))
+			e := env(t, srv.URL)
+			e.DMI = bootenv.DMI{SysVendor: "Akamai", ProductSerial: spec.Serial}
+			d, err := (&Source{}).Get(context.Background(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+		})
+	}
+}
+
+// TestOrder: IPv6 is tried first, and skipped when not allowed.
+func TestOrder(t *testing.T) {
+	v6 := dstest.Serve(t, "testdata/instance/tree", tokenHook(t))
+	v4 := dstest.Serve(t, "testdata/no-userdata/tree", tokenHook(t))
+	cfg := map[string]any{"base_urls": map[string]any{"ipv4": v4.URL, "ipv6": v6.URL}}
+	e := datasource.Env{NetworkUp: true, DMI: bootenv.DMI{ProductSerial: "1"}, Config: map[string]any{"akamai": cfg}}
+	d, err := (&Source{}).Get(context.Background(), e)
+	if err != nil || d.InstanceID() != "51234567" {
+		t.Fatalf("IPv6 first: %v, %v", d, err)
+	}
+	cfg["allow_ipv6"] = false
+	d, err = (&Source{}).Get(context.Background(), e)
+	if err != nil || d.InstanceID() != "1" {
+		t.Fatalf("allow_ipv6 false: %v, %v", d, err)
+	}
+	cfg["allow_ipv4"] = false
+	if _, err := (&Source{}).Get(context.Background(), e); !errors.Is(err, datasource.ErrNotFound) {
+		t.Fatalf("nothing allowed: %v", err)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		switch r.URL.Path {
+		case "/t":
+			w.Write([]byte("tok"))
+		case "/m":
+			w.Write([]byte(`{"id": 3}`))
+		case "/u":
+			w.Write([]byte("aGk="))
+		default:
+			http.NotFound(w, r)
+		}
+		return true
+	})
+	e := datasource.Env{NetworkUp: true, Config: map[string]any{"Akamai": map[string]any{
+		"metadata_url": srv.URL, "paths": map[string]any{"token": "/t", "metadata": "/m", "userdata": "/u"}}}}
+	d, err := (&Source{}).Get(context.Background(), e)
+	if err != nil || d.InstanceID() != "3" || string(d.UserData) != "hi" {
+		t.Fatalf("%v, %v", d, err)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	empty := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/instance/tree", tokenHook(t))
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+		srv  *dstest.Server
+	}{
+		{"network down", func() datasource.Env { e := env(t, srv.URL); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
+		{"absent", env(t, dstest.ClosedURL(t)), datasource.ErrNotFound, nil},
+		{"token 404", env(t, empty.URL), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env { e := env(t, slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
+				t.Errorf("requests made with the network down")
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	answer := func(p string, code int, body string) func(w http.ResponseWriter, r *http.Request) bool {
+		hook := tokenHook(t)
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == p {
+				w.WriteHeader(code)
+				w.Write([]byte(body))
+				return true
+			}
+			return hook(w, r)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		hook func(w http.ResponseWriter, r *http.Request) bool
+		want string
+	}{
+		{"token 500", answer(DefaultTokenPath, 500, ""), "/v1/token: status 500"},
+		{"token 403", answer(DefaultTokenPath, 403, ""), "status 403"},
+		{"empty token", answer(DefaultTokenPath, 200, " \n"), "empty token"},
+		{"instance 500", answer(DefaultMetadataPath, 500, ""), "/v1/instance: status 500"},
+		{"instance not JSON", answer(DefaultMetadataPath, 200, "id: 1"), "invalid character"},
+		{"no id", answer(DefaultMetadataPath, 200, "{}"), "no instance id"},
+		{"user-data 503", answer(DefaultUserdataPath, 503, ""), "/v1/user-data: status 503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "testdata/instance/tree", tc.hook)
+			_, err := (&Source{}).Get(context.Background(), env(t, srv.URL))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
+				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func TestDecodeUserData(t *testing.T) {
+	for in, want := range map[string]string{"aGk=": "hi", "aG\nk=": "hi", "aGk": "aGk", "#!/bin/sh": "#!/bin/sh", "": ""} {
+		if got := string(DecodeUserData([]byte(in))); got != want {
+			t.Errorf("DecodeUserData(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	for _, c := range []string{"instance", "no-userdata"} {
+		i, _ := os.ReadFile(filepath.Join("testdata", c, "tree/v1/instance"))
+		u, _ := os.ReadFile(filepath.Join("testdata", c, "tree/v1/user-data"))
+		f.Add(i, u, "1")
+	}
+	f.Add([]byte(`{"id": 1e300, "region": 5}`), []byte("====\x00"), "")
+	f.Fuzz(func(t *testing.T, inst, ud []byte, serial string) {
+		d, err := Build(Input{URL: "http://x", Instance: inst, UserData: ud, Serial: serial})
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" {
+			t.Fatal("no instance-id")
+		}
+		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

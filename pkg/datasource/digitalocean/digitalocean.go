@@ -1,0 +1,91 @@
+// Package digitalocean is cloud-init's DigitalOcean datasource: the droplet
+// metadata service's single JSON document.
+//
+// Contract (DataSourceDigitalOcean):
+//   - Detection is pkg/identify's (DMI sys_vendor DigitalOcean); Get only
+//     reads.
+//   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
+//   - GET `metadata_url` (default DefaultMetadataURL): one JSON object. A
+//     service that does not answer, or answers 404, is ErrNotFound; any
+//     other failure (5xx, not JSON, no droplet_id) is an error naming the
+//     URL.
+//   - Data: droplet_id → instance-id, hostname → local-hostname,
+//     public_keys → public keys, region → region and availability zone,
+//     user_data and vendor_data as given; the whole document (its
+//     interfaces and dns) is handed on unconverted under NetworkKey for
+//     netconfig.ConvertDigitalOcean.
+//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+package digitalocean
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+)
+
+// DefaultMetadataURL is cloud-init's metadata_url.
+const DefaultMetadataURL = "http://169.254.169.254/metadata/v1.json"
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 10 * time.Second
+
+// NetworkKey is the key of Data.NetworkConfig holding the metadata
+// document (decoded JSON, with `interfaces` and `dns`) for
+// netconfig.ConvertDigitalOcean.
+const NetworkKey = "digitalocean_metadata"
+
+// Source is the DigitalOcean datasource. The zero value uses the defaults.
+type Source struct {
+	// URL overrides DefaultMetadataURL (configuration still wins).
+	URL string
+}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "DigitalOcean" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Network:       true,
+		Reads:         "`metadata_url` (default " + DefaultMetadataURL + "): droplet_id, hostname, public_keys, region, user_data, vendor_data, interfaces, dns",
+		NetworkConfig: "`interfaces` and `dns` handed on under `" + NetworkKey + "` for netconfig.ConvertDigitalOcean",
+		Tests:         "golden trees served by httptest (public+private interfaces with anchor IPs, minimal droplet); absent, slow, 404, 500 and non-JSON services; fuzzed document parser",
+	}
+}
+
+func (s *Source) url(env datasource.Env) string {
+	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
+		return u[0]
+	}
+	if s.URL != "" {
+		return s.URL
+	}
+	return DefaultMetadataURL
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	if !env.NetworkUp {
+		return nil, fmt.Errorf("digitalocean: %w", datasource.ErrNeedNetwork)
+	}
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	url := s.url(env)
+	b, err := read(ctx, &fetch.Client{HTTP: env.HTTP}, url)
+	if err != nil {
+		return nil, fmt.Errorf("digitalocean: %w", err)
+	}
+	d, err := Build(url, b)
+	if err != nil {
+		return nil, fmt.Errorf("digitalocean: %s: %w", url, err)
+	}
+	log.Info("found", "url", url, "duration", time.Since(start))
+	return d, nil
+}

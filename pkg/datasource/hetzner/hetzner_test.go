@@ -1,0 +1,183 @@
+package hetzner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+func env(base, serial string) datasource.Env {
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second, DMI: bootenv.DMI{SysVendor: "Hetzner", ProductSerial: serial},
+		Config: map[string]any{"Hetzner": map[string]any{
+			"metadata_url": base + "/hetzner/v1/metadata",
+			"userdata_url": base + "/hetzner/v1/userdata",
+		}}}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			var spec struct {
+				Serial string `json:"serial"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &spec); err != nil {
+				t.Fatal(err)
+			}
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL, spec.Serial))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+		})
+	}
+}
+
+// TestNetworkConfig: network-config is handed on as is, and it is what
+// ConvertHetzner makes of the metadata.
+func TestNetworkConfig(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/private-networks/tree", nil)
+	d, err := (&Source{}).Get(context.Background(), env(srv.URL, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.NetworkConfig["version"] != 1 {
+		t.Fatalf("network config %v is not v1", d.NetworkConfig)
+	}
+	macs := netconfig.MACs{"96:00:01:02:03:04": "eth0"}
+	if _, err := netconfig.ConvertHetzner(d.MetaData, macs); err != nil {
+		t.Fatalf("ConvertHetzner: %v", err)
+	}
+	b, err := json.Marshal(d.NetworkConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := netconfig.Parse(b, macs); err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	empty := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/minimal/tree", nil)
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+		srv  *dstest.Server
+	}{
+		{"network down", func() datasource.Env { e := env(srv.URL, ""); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
+		{"absent", env(dstest.ClosedURL(t), ""), datasource.ErrNotFound, nil},
+		{"404", env(empty.URL, ""), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env { e := env(slow.URL, ""); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
+				t.Errorf("requests made with the network down")
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	answer := func(suffix string, code int, body string) func(w http.ResponseWriter, r *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if !strings.HasSuffix(r.URL.Path, suffix) {
+				return false
+			}
+			w.WriteHeader(code)
+			w.Write([]byte(body))
+			return true
+		}
+	}
+	for _, tc := range []struct {
+		name, serial string
+		hook         func(w http.ResponseWriter, r *http.Request) bool
+		want         string
+	}{
+		{"500", "", answer("/metadata", 500, ""), "status 500"},
+		{"bad YAML", "", answer("/metadata", 200, "a: [b"), "metadata: yaml"},
+		{"no instance-id", "", answer("/metadata", 200, "hostname: h\n"), "no instance-id"},
+		{"no hostname", "", answer("/metadata", 200, "instance-id: 1\n"), "no hostname"},
+		{"private-networks not a list", "", answer("/private-networks", 200, "a: b\n"), "private-networks: expected a list"},
+		{"userdata 503", "", answer("/userdata", 503, ""), "status 503"},
+		{"serial mismatch", "12", nil, `SMBIOS serial "12" does not match the instance-id "99"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "testdata/minimal/tree", tc.hook)
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL, tc.serial))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
+				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func TestMaybeBase64(t *testing.T) {
+	for in, want := range map[string]string{"aGk=": "hi", "hi": "hi", "aGk=\n": "aGk=\n", "": "", "#!": "#!"} {
+		if got := string(MaybeBase64([]byte(in))); got != want {
+			t.Errorf("MaybeBase64(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	for _, c := range []string{"private-networks", "minimal"} {
+		md, _ := os.ReadFile(filepath.Join("testdata", c, "tree/hetzner/v1/metadata/_index"))
+		pn, _ := os.ReadFile(filepath.Join("testdata", c, "tree/hetzner/v1/metadata/private-networks"))
+		f.Add(md, pn)
+	}
+	f.Add([]byte("instance-id: [1]\nhostname: {a: b}\n"), []byte("- 1\n- {2: 3}\n"))
+	f.Fuzz(func(t *testing.T, md, pn []byte) {
+		d, err := Build(Input{URL: "http://x", Metadata: md, PrivateNetworks: pn, Userdata: md})
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" || d.LocalHostname() == "" {
+			t.Fatal("no instance-id or hostname")
+		}
+		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := d.MetaData["vendor_data"]; ok {
+			t.Fatal("vendor_data in meta-data")
+		}
+	})
+}

@@ -1,0 +1,149 @@
+// Package opennebula is cloud-init's OpenNebula datasource: the context
+// disk OpenNebula attaches (an ISO9660 volume labelled CONTEXT or CDROM)
+// holding context.sh, read straight from the block device through
+// Env.OpenFS (go-diskfs by default: no mount), or the seed directory
+// var/lib/cloud/seed/opennebula in the target root.
+//
+// Contract (DataSourceOpenNebula):
+//   - Local: never touches the network; bounded by Env.Budget (default
+//     DefaultBudget) between devices.
+//   - Order: the seed directory, then Candidates (labels CONTEXT, CDROM,
+//     then any other ISO9660 volume). The first with a context.sh wins.
+//   - context.sh is parsed without a shell (ParseContext): cloud-init runs
+//     it through bash as a configured user; cloudroot reads the quoted
+//     assignments OpenNebula writes and refuses anything that needs a
+//     shell, naming the line.
+//   - Data: meta-data is every context variable, plus public-keys
+//     (SSH_KEY, else SSH_PUBLIC_KEY, one key a line, # comments dropped),
+//     local-hostname (SET_HOSTNAME, HOSTNAME, PUBLIC_IP, IP_PUBLIC,
+//     ETH0_IP: the first given) and instance-id (VMID; cloud-init always
+//     uses "iid-dsopennebula", which is the fallback). User-data is
+//     USER_DATA (else USERDATA), base64-decoded when USERDATA_ENCODING
+//     (else USER_DATA_ENCODING) is base64. The mode is DSMODE, else the
+//     configured dsmode, else net; disabled is ErrNotFound. When any
+//     ETH<n>_IP* variable is set, the ETH<n>_* variables and DNS are
+//     handed on raw under NetworkKey for pkg/netconfig. Name
+//     "OpenNebula", platform and cloud_name "opennebula", subplatform
+//     "config-disk (/dev/sr0)" or "seed-dir (/var/lib/cloud/seed/opennebula)".
+//   - Nothing found is ErrNotFound naming what was looked at; a context.sh
+//     that is there but unreadable or broken is another error naming the
+//     path.
+package opennebula
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+)
+
+// SeedDir is where a context disk may be copied in the target root.
+const SeedDir = "/var/lib/cloud/seed/opennebula"
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 10 * time.Second
+
+// Source is the OpenNebula datasource.
+type Source struct{}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "OpenNebula" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Reads:         "seed `" + SeedDir + "`, then volumes labelled `CONTEXT`/`CDROM`, then other ISO9660 volumes, read with go-diskfs: `context.sh` parsed without a shell (quoted assignments only); USER_DATA/USERDATA (base64 per *_ENCODING), SSH_KEY/SSH_PUBLIC_KEY, SET_HOSTNAME/HOSTNAME/…, instance-id VMID, DSMODE",
+		NetworkConfig: "`ETH<n>_*` and `DNS` context variables handed on raw (`" + NetworkKey + "`) for pkg/netconfig",
+		Tests:         "golden context disks (multi-line quoted values, `'\\''` escapes, base64 user-data, network variables); real ISO9660 image (genisoimage) through go-diskfs; seed dir; dsmode; broken context.sh; fuzzed context.sh parser",
+	}
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	dsmode, _ := env.SourceConfig(s.Name())["dsmode"].(string)
+	var tried []string
+	try := func(fsys fs.FS, source, sub string) (*datasource.Data, error) {
+		tried = append(tried, source)
+		c, err := readFS(fsys, source)
+		if err != nil {
+			return nil, err
+		}
+		d, err := Parse(c, source, sub, dsmode)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("found", "path", source, "duration", time.Since(start))
+		return d, nil
+	}
+	if env.Root != nil {
+		seed := strings.TrimPrefix(SeedDir, "/")
+		if fi, err := fs.Stat(env.Root, seed); err == nil && fi.IsDir() {
+			sub, err := fs.Sub(env.Root, seed)
+			if err != nil {
+				return nil, fmt.Errorf("opennebula: %s: %w", SeedDir, err)
+			}
+			d, err := try(sub, SeedDir, "seed-dir ("+SeedDir+")")
+			if err == nil {
+				return d, nil
+			}
+			if !errors.Is(err, datasource.ErrNotFound) {
+				return nil, fmt.Errorf("opennebula: %w", err)
+			}
+		}
+	}
+	var errs []error
+	for _, dev := range Candidates(env.Devices) {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("opennebula: before %s: %w", dev.Path, err))
+			break
+		}
+		fsys, closeFS, err := env.Open(dev)
+		if err != nil {
+			// cloud-init warns that the device was not mountable and goes on.
+			tried = append(tried, dev.Path)
+			log.Warn("unreadable device", "path", dev.Path, "error", err)
+			if labelled(dev.FS.Label) {
+				errs = append(errs, fmt.Errorf("opennebula: %w", err))
+			}
+			continue
+		}
+		d, err := try(fsys, dev.Path, "config-disk ("+dev.Path+")")
+		closeFS()
+		if err == nil {
+			return d, nil
+		}
+		if !errors.Is(err, datasource.ErrNotFound) {
+			// A broken context disk stops the search, as in cloud-init.
+			return nil, fmt.Errorf("opennebula: %w", err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	what := "nothing"
+	if len(tried) > 0 {
+		what = strings.Join(tried, ", ")
+	}
+	return nil, fmt.Errorf("opennebula: no context disk (looked at %s; labels %s, ISO9660): %w", what, strings.Join(Labels(), "/"), datasource.ErrNotFound)
+}
+
+// labelled: an unreadable volume with a context disk's label is a broken
+// context disk; another unreadable ISO9660 volume is just not one.
+func labelled(label string) bool {
+	for _, l := range Labels() {
+		if label == l {
+			return true
+		}
+	}
+	return false
+}

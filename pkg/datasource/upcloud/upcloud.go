@@ -1,0 +1,90 @@
+// Package upcloud is cloud-init's UpCloud datasource: the server metadata
+// service's JSON document.
+//
+// Contract (DataSourceUpCloud):
+//   - Detection is pkg/identify's (DMI sys_vendor UpCloud); Get only reads.
+//   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
+//   - GET `metadata_url` (default DefaultMetadataURL): one JSON object. A
+//     service that does not answer, or answers 404, is ErrNotFound; any
+//     other failure (5xx, not JSON, no instance id) is an error naming the
+//     URL.
+//   - Data: instance_id → instance-id (the DMI product UUID when missing,
+//     as cloud-init's system_uuid), hostname → local-hostname,
+//     public_keys, region → availability zone ("default" when missing),
+//     user_data and vendor_data as given; `network` (interfaces, dns) is
+//     handed on unconverted under NetworkKey for netconfig.ConvertUpCloud.
+//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+package upcloud
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+)
+
+// DefaultMetadataURL is cloud-init's metadata_url.
+const DefaultMetadataURL = "http://169.254.169.254/metadata/v1.json"
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 10 * time.Second
+
+// NetworkKey is the key of Data.NetworkConfig holding the document's
+// `network` value (decoded JSON: interfaces, dns) for
+// netconfig.ConvertUpCloud.
+const NetworkKey = "upcloud_network"
+
+// Source is the UpCloud datasource. The zero value uses the defaults.
+type Source struct {
+	// URL overrides DefaultMetadataURL (configuration still wins).
+	URL string
+}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "UpCloud" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Network:       true,
+		Reads:         "`metadata_url` (default " + DefaultMetadataURL + "): instance_id (else the DMI product UUID), hostname, public_keys, region, user_data, vendor_data, network",
+		NetworkConfig: "`network` handed on under `" + NetworkKey + "` for netconfig.ConvertUpCloud",
+		Tests:         "golden trees served by httptest (public+utility+private interfaces with DHCP and static addresses, minimal server without instance_id); absent, slow, 404, 500 and non-JSON services; fuzzed document parser",
+	}
+}
+
+func (s *Source) url(env datasource.Env) string {
+	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
+		return u[0]
+	}
+	if s.URL != "" {
+		return s.URL
+	}
+	return DefaultMetadataURL
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	if !env.NetworkUp {
+		return nil, fmt.Errorf("upcloud: %w", datasource.ErrNeedNetwork)
+	}
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	url := s.url(env)
+	b, err := read(ctx, &fetch.Client{HTTP: env.HTTP}, url)
+	if err != nil {
+		return nil, fmt.Errorf("upcloud: %w", err)
+	}
+	d, err := Build(url, b, env.DMI.ProductUUID)
+	if err != nil {
+		return nil, fmt.Errorf("upcloud: %s: %w", url, err)
+	}
+	log.Info("found", "url", url, "duration", time.Since(start))
+	return d, nil
+}

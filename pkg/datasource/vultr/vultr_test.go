@@ -1,0 +1,221 @@
+package vultr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
+	"github.com/cloudroot/cloudroot/pkg/userdata"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+const path = "/v1.json"
+
+// env configures the base URL (v1.json is below it); a url ending in
+// path is cut back to its base.
+func env(url string) datasource.Env {
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
+		Config: map[string]any{"Vultr": map[string]any{"url": strings.TrimSuffix(url, path)}}}
+}
+
+// headers checks every request carries the token and a User-Agent.
+func headers(t *testing.T, agent string) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get(TokenHeader) != Token || r.Header.Get("User-Agent") != agent {
+			t.Errorf("%s: headers %v", r.URL, r.Header)
+			http.Error(w, "", http.StatusForbidden)
+			return true
+		}
+		return false
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), headers(t, DefaultUserAgent))
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+func TestConfig(t *testing.T) {
+	const agent = "Cloud-Init/24.4 - OS: Linux Variant: debian"
+	srv := dstest.Serve(t, "testdata/legacy/tree", headers(t, agent))
+	d, err := (&Source{URL: srv.URL, UserAgent: "ignored"}).Get(context.Background(), datasource.Env{NetworkUp: true,
+		Config: map[string]any{"vultr": map[string]any{"metadata_url": srv.URL, "user-agent": agent}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.InstanceID() != "42872224" || d.LocalHostname() != "guest" || d.Region != "ewr" {
+		t.Errorf("instance-id %q hostname %q region %q", d.InstanceID(), d.LocalHostname(), d.Region)
+	}
+	srv = dstest.Serve(t, "testdata/legacy/tree", headers(t, "custom"))
+	if _, err := (&Source{URL: srv.URL, UserAgent: "custom"}).Get(context.Background(), datasource.Env{NetworkUp: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVendorData(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+		err  bool
+	}{
+		{nil, "", false},
+		{"", "", false},
+		{"#cloud-config\na: 1\n", "#cloud-config\na: 1\n", false},
+		{[]any{}, "", false},
+		{[]any{map[string]any{"a": 1.0}}, "#cloud-config\n{\"a\":1}", false},
+		{map[string]any{"cloud-init": []any{"x"}}, "x", false},
+		{map[string]any{"cloud-init": map[string]any{}}, "", true},
+		{[]any{1.0}, "", true},
+		{5.0, "", true},
+	} {
+		got, err := VendorData(tc.in)
+		if (err != nil) != tc.err || string(got) != tc.want {
+			t.Errorf("VendorData(%#v) = %q, %v", tc.in, got, err)
+		}
+	}
+	// A list is two cloud-configs for user-data processing to merge.
+	b, err := VendorData([]any{"#cloud-config\na: 1\n", map[string]any{"b": 2.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := userdata.Decode("vendor-data", b)
+	if err != nil || len(res.CloudConfigs) != 2 {
+		t.Fatalf("vendor-data list decodes to %d cloud-configs (%v):\n%s", len(res.CloudConfigs), err, b)
+	}
+	b, err = VendorData([]any{"a --" + Boundary, "b"})
+	if err != nil || !strings.Contains(string(b), "boundary=\""+Boundary+".0\"") {
+		t.Errorf("boundary clash: %s %v", b, err)
+	}
+}
+
+// TestNetworkKey: what is handed on converts with ConvertVultr.
+func TestNetworkKey(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/current/tree", nil)
+	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, ok := d.NetworkConfig[NetworkKey].(map[string]any)
+	if !ok {
+		t.Fatalf("no %s in %v", NetworkKey, d.NetworkConfig)
+	}
+	macs := netconfig.MACs{"56:00:04:aa:bb:01": "enp1s0", "5a:00:04:aa:bb:02": "enp6s0"}
+	cfg, err := netconfig.ConvertVultr(md, macs)
+	if err != nil || cfg == nil {
+		t.Fatalf("ConvertVultr: %v", err)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	empty := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/current/tree", nil)
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+		srv  *dstest.Server
+	}{
+		{"network down", func() datasource.Env { e := env(srv.URL + path); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
+		{"absent", env(dstest.ClosedURL(t) + path), datasource.ErrNotFound, nil},
+		{"404", env(empty.URL + path), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env { e := env(slow.URL + path); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
+				t.Errorf("requests made with the network down")
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"500", "", http.StatusInternalServerError, "status 500"},
+		{"not JSON", "instanceid: 1", 200, "invalid character"},
+		{"not an object", "[1]", 200, "expected a JSON object"},
+		{"no instance id", `{"hostname": "h"}`, 200, "no instance-v2-id or instanceid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+				w.WriteHeader(tc.code)
+				w.Write([]byte(tc.body))
+				return true
+			})
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
+				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	for _, c := range []string{"current", "legacy"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", c, "tree", path))
+		f.Add(b)
+	}
+	f.Add([]byte(`{"instanceid": 1e30, "user-data": [{"a": 1}], "region": "X", "public-keys": {"k": ["x"]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := Build("http://x", b)
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" {
+			t.Fatal("no instance-id")
+		}
+		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := d.MetaData["user-data"]; ok {
+			t.Fatal("user-data in meta-data")
+		}
+		if d.Region != strings.ToLower(d.Region) {
+			t.Fatalf("region %q not lower-case", d.Region)
+		}
+	})
+}
