@@ -311,11 +311,21 @@ func datasourceConverter(ds, merged map[string]any, renderer string, nl []netcon
 		{"digitalocean_metadata", netconfig.ConvertDigitalOcean},
 		{"vultr_metadata", netconfig.ConvertVultr},
 		{"upcloud_network", netconfig.ConvertUpCloud},
+		{"azure_imds_network", netconfig.ConvertAzure},
 	} {
 		if v, ok := ds[c.key].(map[string]any); ok {
 			conv := c.conv
 			return func() (*netconfig.Config, error) { return conv(v, macs) }
 		}
+	}
+	if v, ok := ds["oracle_vnics"]; ok {
+		secondary := false
+		if dsc, ok := merged["datasource"].(map[string]any); ok {
+			if o, ok := dsc["Oracle"].(map[string]any); ok {
+				secondary, _ = o["configure_secondary_nics"].(bool)
+			}
+		}
+		return func() (*netconfig.Config, error) { return netconfig.ConvertOracle(v, secondary, macs) }
 	}
 	if v, ok := ds[datasource.NetworkKeyENI].(string); ok {
 		return func() (*netconfig.Config, error) {

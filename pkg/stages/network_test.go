@@ -110,3 +110,30 @@ func TestApplyNetworkPlatformMetadata(t *testing.T) {
 		t.Errorf("netplan lacks the droplet's public address:\n%s (%v)", out, err)
 	}
 }
+
+// TestApplyNetworkAzure: the Azure IMDS network document reaches
+// ConvertAzure (secondary IPs become static addresses).
+func TestApplyNetworkAzure(t *testing.T) {
+	b, err := os.ReadFile("../netconfig/testdata/cloud/azure/two-nics-secondary-ips/metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	tr := newRoot(t, &fakeRunner{})
+	hp := filepath.Join(tr.Dir(), "usr/sbin/netplan")
+	os.MkdirAll(filepath.Dir(hp), 0o755)
+	os.WriteFile(hp, nil, 0o755)
+	links := []bootenv.NetLink{{Name: "eth0", MAC: "00:0d:3a:04:75:98", Carrier: true}, {Name: "eth1", MAC: "00:0d:3a:04:75:ab"}}
+	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "ubuntu", Family: "debian"}, "", nil, map[string]any{},
+		map[string]any{"azure_imds_network": doc["network"]}, links, true, "i-az")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tr.ReadFile("/etc/netplan/50-cloud-init.yaml")
+	if err != nil || res.Source != "ds" || !strings.Contains(string(out), "10.0.0.5") {
+		t.Errorf("source %s; netplan lacks the secondary address 10.0.0.5:\n%s (%v)", res.Source, out, err)
+	}
+}
