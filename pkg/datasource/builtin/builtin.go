@@ -7,7 +7,12 @@ package builtin
 import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/akamai"
+	"github.com/cloudroot/cloudroot/pkg/datasource/aliyun"
 	"github.com/cloudroot/cloudroot/pkg/datasource/altcloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/azure"
+	"github.com/cloudroot/cloudroot/pkg/datasource/bigstep"
+	"github.com/cloudroot/cloudroot/pkg/datasource/cloudcix"
+	"github.com/cloudroot/cloudroot/pkg/datasource/cloudstack"
 	"github.com/cloudroot/cloudroot/pkg/datasource/configdrive"
 	"github.com/cloudroot/cloudroot/pkg/datasource/digitalocean"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
@@ -16,10 +21,13 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/hetzner"
 	"github.com/cloudroot/cloudroot/pkg/datasource/lxd"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/nwcs"
 	"github.com/cloudroot/cloudroot/pkg/datasource/opennebula"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
+	"github.com/cloudroot/cloudroot/pkg/datasource/oracle"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ovf"
 	"github.com/cloudroot/cloudroot/pkg/datasource/rbxcloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/scaleway"
 	"github.com/cloudroot/cloudroot/pkg/datasource/upcloud"
 	"github.com/cloudroot/cloudroot/pkg/datasource/vultr"
 )
@@ -33,17 +41,25 @@ func Registry() datasource.Registry {
 		&lxd.Source{},
 		&opennebula.Source{},
 		&digitalocean.Source{},
+		&azure.Source{},
 		&altcloud.Source{},
 		&ovf.Source{},
 		&gce.Source{},
 		&openstack.Source{},
+		&aliyun.Source{},
 		&vultr.Source{},
 		&ec2.Source{},
+		&cloudstack.Source{},
+		&bigstep.Source{},
+		&scaleway.Source{},
 		&hetzner.Source{},
+		&oracle.Source{},
 		&exoscale.Source{},
 		&rbxcloud.Source{},
 		&upcloud.Source{},
+		&nwcs.Source{},
 		&akamai.Source{},
+		&cloudcix.Source{},
 	}
 }
 

@@ -1,0 +1,104 @@
+// Package aliyun is cloud-init's AliYun datasource: Alibaba Cloud ECS's
+// EC2-style metadata service.
+//
+// Contract (DataSourceAliYun):
+//   - Detection is pkg/identify's (DMI product_name Alibaba Cloud ECS or
+//     an AliYun seed); Get only reads.
+//   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
+//   - `metadata_urls` (default DefaultMetadataURL): the first URL is used.
+//     PUT latest/api/token with X-aliyun-ecs-metadata-token-ttl-seconds
+//     (the security-enhanced mode, IMDSv2-like); the token goes in
+//     X-aliyun-ecs-metadata-token on every GET. A 4xx to the PUT means
+//     normal mode: plain GETs.
+//   - Reads <APIVersion>/meta-data/ (crawled as cloud-init's ec2 helper
+//     does), <APIVersion>/user-data and <APIVersion>/vendor-data (404:
+//     none). A service that does not answer, or answers 404 for the tree,
+//     is ErrNotFound; any other failure is an error naming the URL. The
+//     tree must give an instance-id.
+//   - Data: instance-id; hostname → local-hostname; public-keys in any of
+//     the forms cloud-init's parse_public_keys takes (string, list, or a
+//     dict with openssh-key); region-id → region, zone-id → availability
+//     zone. No network config (cloud-init falls back to DHCP).
+//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+package aliyun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+)
+
+// DefaultMetadataURL is cloud-init's metadata_urls.
+const DefaultMetadataURL = "http://100.100.100.200"
+
+// APIVersion is cloud-init's min_metadata_version (no newer one is
+// probed: extended_metadata_versions is empty).
+const APIVersion = "2016-01-01"
+
+// Security-enhanced mode (token) headers.
+const (
+	TokenHeader    = "X-aliyun-ecs-metadata-token"
+	TokenTTLHeader = "X-aliyun-ecs-metadata-token-ttl-seconds"
+	// TokenTTL is the lifetime asked for, in seconds.
+	TokenTTL = "21600"
+	// TokenPath is where the token is PUT for.
+	TokenPath = "latest/api/token"
+)
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 20 * time.Second
+
+// Source is the AliYun datasource. The zero value uses the defaults.
+type Source struct {
+	// URL overrides DefaultMetadataURL (configuration still wins).
+	URL string
+}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "AliYun" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Network:       true,
+		Reads:         "`metadata_urls` (default " + DefaultMetadataURL + "): token from PUT `/" + TokenPath + "` (`" + TokenTTLHeader + "`, sent back as `" + TokenHeader + "`; 4xx: no token), `/" + APIVersion + "/meta-data/` tree, `/" + APIVersion + "/user-data`, `/" + APIVersion + "/vendor-data`",
+		NetworkConfig: "none (fallback: DHCP on the first NIC)",
+		Tests:         "golden trees served by httptest (token mode with dict public-keys, normal mode without user-data); token header checked on every GET; absent, slow, 404, 500 and token-500 services; fuzzed Build",
+	}
+}
+
+func (s *Source) url(env datasource.Env) string {
+	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
+		return u[0]
+	}
+	if s.URL != "" {
+		return s.URL
+	}
+	return DefaultMetadataURL
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	if !env.NetworkUp {
+		return nil, fmt.Errorf("aliyun: %w", datasource.ErrNeedNetwork)
+	}
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	base := s.url(env)
+	in, err := read(ctx, env.HTTP, base)
+	if err != nil {
+		return nil, fmt.Errorf("aliyun: %w", err)
+	}
+	d, err := Build(in)
+	if err != nil {
+		return nil, fmt.Errorf("aliyun: %s: %w", in.URL, err)
+	}
+	log.Info("found", "url", base, "token", in.Token, "duration", time.Since(start))
+	return d, nil
+}

@@ -1,0 +1,188 @@
+package aliyun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+const token = "AQAEAliyunTestToken=="
+
+func env(url string) datasource.Env {
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
+		Config: map[string]any{"AliYun": map[string]any{"metadata_urls": []any{url}}}}
+}
+
+// tokenHook serves the token and refuses GETs without it, as the
+// security-enhanced mode does.
+func tokenHook(t *testing.T) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/"+TokenPath {
+			if r.Method != http.MethodPut || r.Header.Get(TokenTTLHeader) != TokenTTL {
+				t.Errorf("token request %s %v", r.Method, r.Header)
+			}
+			w.Write([]byte(token))
+			return true
+		}
+		if r.Header.Get(TokenHeader) != token {
+			t.Errorf("GET %s without token", r.URL.Path)
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return true
+		}
+		return false
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			var hook func(w http.ResponseWriter, r *http.Request) bool
+			if name == "token" {
+				hook = tokenHook(t)
+			}
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), hook)
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			if r := srv.Requests(); r[0].Method != http.MethodPut || r[0].Path != "/"+TokenPath {
+				t.Errorf("first request %s %s, want the token PUT", r[0].Method, r[0].Path)
+			}
+		})
+	}
+}
+
+func TestSourceURL(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/normal/tree", nil)
+	d, err := (&Source{URL: srv.URL}).Get(context.Background(), datasource.Env{NetworkUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.InstanceID() != "i-normal01" || d.Region != "cn-beijing" || d.AvailabilityZone != "cn-beijing-a" {
+		t.Errorf("instance-id %q region %q az %q", d.InstanceID(), d.Region, d.AvailabilityZone)
+	}
+}
+
+func TestPublicKeys(t *testing.T) {
+	got := PublicKeys(map[string]any{
+		"a": " ssh-rsa A \n",
+		"b": []any{"ssh-rsa B1", "ssh-rsa B2"},
+		"c": map[string]any{"openssh-key": "ssh-rsa C"},
+		"d": map[string]any{"openssh-key": []any{"ssh-rsa D"}},
+		"e": 5,
+	})
+	want := []string{"ssh-rsa A", "ssh-rsa B1", "ssh-rsa B2", "ssh-rsa C", "ssh-rsa D"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	empty := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/normal/tree", nil)
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+		srv  *dstest.Server
+	}{
+		{"network down", func() datasource.Env { e := env(srv.URL); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
+		{"absent", env(dstest.ClosedURL(t)), datasource.ErrNotFound, nil},
+		{"404", env(empty.URL), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env { e := env(slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
+				t.Errorf("requests made with the network down")
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		want       string
+	}{
+		{"token 500", "/" + TokenPath, "status 500"},
+		{"tree 500", "/" + APIVersion + "/meta-data/", "status 500"},
+		{"user-data 500", "/" + APIVersion + "/user-data", "status 500"},
+		{"no instance-id", "/" + APIVersion + "/meta-data/instance-id", "no instance-id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "testdata/token/tree", func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path == "/"+APIVersion+"/meta-data/" && tc.name == "no instance-id" {
+					w.Write([]byte("hostname\nregion-id"))
+					return true
+				}
+				if r.URL.Path == tc.path {
+					w.WriteHeader(http.StatusInternalServerError)
+					return true
+				}
+				return false
+			})
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
+				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	f.Add([]byte(`{"instance-id": "i-1", "hostname": "h", "public-keys": {"k": {"openssh-key": ["x"]}}}`))
+	f.Add([]byte(`{"instance-id": ["i-2", "x"], "region-id": 5, "public-keys": {"a": "y", "b": [1, "z"]}}`))
+	f.Add([]byte(`{"public-keys": []}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var md map[string]any
+		if json.Unmarshal(b, &md) != nil {
+			return
+		}
+		d, err := Build(Input{URL: "http://x", MetaData: md})
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" {
+			t.Fatal("no instance-id")
+		}
+		for _, k := range d.PublicKeys {
+			if strings.TrimSpace(k) == "" {
+				t.Fatal("empty key")
+			}
+		}
+		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

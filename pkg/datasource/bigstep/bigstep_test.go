@@ -1,0 +1,159 @@
+package bigstep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+const path = "/metadata/document"
+
+// env has a target root whose seed file names url.
+func env(url string) datasource.Env {
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
+		Root: fstest.MapFS{SeedPath: {Data: []byte(url + "\n")}}}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+func TestSeed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		root fstest.MapFS
+		want error
+		msg  string
+	}{
+		{"no root", nil, datasource.ErrNotFound, ""},
+		{"no seed", fstest.MapFS{"var/lib/cloud/data/seed/other": {Data: []byte("x")}}, datasource.ErrNotFound, ""},
+		{"empty seed", fstest.MapFS{SeedPath: {Data: []byte("\n")}}, nil, "not an http(s) URL"},
+		{"not http", fstest.MapFS{SeedPath: {Data: []byte("file:///etc/passwd")}}, nil, "not an http(s) URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := datasource.Env{NetworkUp: false}
+			if tc.root != nil {
+				e.Root = tc.root
+			}
+			_, err := (&Source{}).Get(context.Background(), e)
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, datasource.ErrNotFound)) {
+				t.Fatalf("err = %v, want containing %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	empty := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/full/tree", nil)
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+		srv  *dstest.Server
+	}{
+		{"network down", func() datasource.Env { e := env(srv.URL + path); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
+		{"absent", env(dstest.ClosedURL(t) + path), datasource.ErrNotFound, nil},
+		{"404", env(empty.URL + path), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env { e := env(slow.URL + path); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
+				t.Errorf("requests made with the network down")
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"500", "", http.StatusInternalServerError, "status 500"},
+		{"not JSON", "metadata: {}", 200, "invalid character"},
+		{"not an object", "[1]", 200, "expected a JSON object"},
+		{"metadata not an object", `{"metadata": "x"}`, 200, "not an object"},
+		{"no instance-id", `{"metadata": {"local-hostname": "h"}}`, 200, "no instance-id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+				w.WriteHeader(tc.code)
+				w.Write([]byte(tc.body))
+				return true
+			})
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
+				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	for _, c := range []string{"full", "minimal"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", c, "tree", path))
+		f.Add(b)
+	}
+	f.Add([]byte(`{"metadata": {"instance-id": 1e30, "public-keys": "k"}, "userdata_raw": {"a": 1}, "vendordata_raw": [1]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := Build("http://x", b)
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" {
+			t.Fatal("no instance-id")
+		}
+		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

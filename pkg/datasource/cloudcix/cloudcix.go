@@ -1,0 +1,107 @@
+// Package cloudcix is cloud-init's CloudCIX datasource: a JSON metadata
+// document and the raw user-data.
+//
+// Contract (DataSourceCloudCIX):
+//   - Detection is pkg/identify's (DMI product_name CloudCIX); Get only
+//     reads.
+//   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
+//   - Under `metadata_url` (default DefaultBaseURL): GET metadata, one
+//     JSON object, then userdata, raw. A service that does not answer, or
+//     answers 404 for metadata, is ErrNotFound; any other failure (5xx,
+//     not JSON, no instance-id, a failing userdata) is an error naming the
+//     URL. A 404 for userdata means none (cloud-init fails the source).
+//   - Data: the document is the meta-data (instance-id, local-hostname or
+//     hostname, public-keys); `network`, when present, is handed on
+//     unconverted under NetworkKey.
+//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+package cloudcix
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+)
+
+// DefaultBaseURL is cloud-init's base_url.
+const DefaultBaseURL = "http://169.254.169.254/v1"
+
+// Paths under the base URL.
+const (
+	MetadataPath = "metadata"
+	UserdataPath = "userdata"
+)
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 10 * time.Second
+
+// NetworkKey is the key of Data.NetworkConfig holding the document's
+// `network` value as served.
+const NetworkKey = "cloudcix_network"
+
+// Source is the CloudCIX datasource. The zero value uses the defaults.
+type Source struct {
+	// URL overrides DefaultBaseURL (configuration still wins).
+	URL string
+}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "CloudCIX" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Network:       true,
+		Reads:         "`metadata_url` (default " + DefaultBaseURL + ") `/" + MetadataPath + "` (JSON: instance-id, hostname, public-keys, network) and `/" + UserdataPath + "` (raw)",
+		NetworkConfig: "`network`, when present, handed on as served under `" + NetworkKey + "`",
+		Tests:         "golden trees served by httptest (instance with network and user-data, minimal without user-data); absent, slow, 404, 500, non-JSON and failing-userdata services; fuzzed document parser",
+	}
+}
+
+func (s *Source) url(env datasource.Env) string {
+	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
+		return u[0]
+	}
+	if s.URL != "" {
+		return s.URL
+	}
+	return DefaultBaseURL
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	if !env.NetworkUp {
+		return nil, fmt.Errorf("cloudcix: %w", datasource.ErrNeedNetwork)
+	}
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	base := s.url(env)
+	c := &fetch.Client{HTTP: env.HTTP}
+	mdURL := fetch.Join(base, MetadataPath)
+	b, err := read(ctx, c, mdURL)
+	if err != nil {
+		return nil, fmt.Errorf("cloudcix: %w", err)
+	}
+	udURL := fetch.Join(base, UserdataPath)
+	ud, err := c.Get(ctx, udURL)
+	if fetch.Status(err) == 404 {
+		ud, err = nil, nil
+	} else if err == nil && ud == nil {
+		ud = []byte{}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cloudcix: %w", err)
+	}
+	d, err := Build(mdURL, b, ud)
+	if err != nil {
+		return nil, fmt.Errorf("cloudcix: %s: %w", mdURL, err)
+	}
+	log.Info("found", "url", base, "duration", time.Since(start))
+	return d, nil
+}

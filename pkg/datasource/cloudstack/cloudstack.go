@@ -1,0 +1,140 @@
+// Package cloudstack is cloud-init's CloudStack datasource: the virtual
+// router's EC2-style metadata tree plus its password server.
+//
+// Contract (DataSourceCloudStack):
+//   - Detection is pkg/identify's (DMI product_name CloudStack*); Get only
+//     reads.
+//   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
+//   - The virtual router is `metadata_url` from the configuration
+//     (datasource: {CloudStack: {metadata_url: http://<router>/}}), else
+//     DefaultMetadataURL (cloud-init's first guess, the `data-server` DNS
+//     name). cloud-init's further guesses, the default gateway and the
+//     DHCP lease's server identifier, are not implemented: Env carries no
+//     lease, so configure metadata_url where `data-server` does not
+//     resolve.
+//   - The meta-data tree under <router>/latest/meta-data/ (instance-id,
+//     local-hostname, public-keys, availability-zone, ...), crawled as
+//     cloud-init's ec2 helper does, and <router>/latest/user-data (404:
+//     none). A router that does not answer, or answers 404 for the tree,
+//     is ErrNotFound; any other failure is an error naming the URL. The
+//     tree must give an instance-id.
+//   - The password server on the router's host, port
+//     `password_server_port` (default DefaultPasswordPort), path /: GET
+//     with DomU_Request: send_my_password; a password other than "" and
+//     "saved_password" is acknowledged with DomU_Request: saved_password
+//     and becomes configuration (password, ssh_pwauth: true,
+//     chpasswd.expire: false). A password server that fails is logged and
+//     skipped, as cloud-init does.
+//   - Data: instance-id, local-hostname, public-keys, availability-zone.
+//     No network config (cloud-init falls back to DHCP on the first NIC).
+//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+package cloudstack
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+)
+
+// DefaultMetadataURL is the virtual router by cloud-init's first guess;
+// APIVersion the tree's version; DefaultPasswordPort the password server's
+// port.
+const (
+	DefaultMetadataURL  = "http://data-server/"
+	APIVersion          = "latest"
+	DefaultPasswordPort = 8080
+)
+
+// DefaultBudget bounds one Get when Env.Budget is 0.
+const DefaultBudget = 15 * time.Second
+
+// Password server protocol.
+const (
+	RequestHeader = "DomU_Request"
+	SendPassword  = "send_my_password"
+	SavedPassword = "saved_password"
+)
+
+// Source is the CloudStack datasource. The zero value uses the defaults.
+type Source struct {
+	// URL overrides DefaultMetadataURL (configuration still wins).
+	URL string
+	// PasswordPort overrides DefaultPasswordPort (configuration still
+	// wins).
+	PasswordPort int
+}
+
+var _ datasource.Source = (*Source)(nil)
+
+// Name implements datasource.Source.
+func (*Source) Name() string { return "CloudStack" }
+
+// Doc implements datasource.Documented.
+func (*Source) Doc() datasource.Doc {
+	return datasource.Doc{
+		Network:       true,
+		Reads:         "virtual router at `metadata_url` (default " + DefaultMetadataURL + "; not yet: the default gateway or DHCP lease server identifier) `/" + APIVersion + "/meta-data/` tree (instance-id, local-hostname, public-keys, availability-zone) and `/" + APIVersion + "/user-data`; password server on `password_server_port` (default " + strconv.Itoa(DefaultPasswordPort) + ") with `DomU_Request: send_my_password`, acknowledged with `saved_password`",
+		NetworkConfig: "none (fallback: DHCP on the first NIC)",
+		Tests:         "golden trees served by httptest (new password acknowledged, password already saved, no user-data); password server on the test port; absent, slow, 404 and 500 services, failing password server; fuzzed password reply",
+	}
+}
+
+func (s *Source) config(env datasource.Env) (base string, port int) {
+	cfg := env.SourceConfig(s.Name())
+	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
+		base = u[0]
+	} else if s.URL != "" {
+		base = s.URL
+	} else {
+		base = DefaultMetadataURL
+	}
+	switch v := cfg["password_server_port"].(type) {
+	case int:
+		port = v
+	case float64:
+		port = int(v)
+	case string:
+		port, _ = strconv.Atoi(v)
+	}
+	if port <= 0 || port > 65535 {
+		port = s.PasswordPort
+	}
+	if port <= 0 || port > 65535 {
+		port = DefaultPasswordPort
+	}
+	return base, port
+}
+
+// Get implements datasource.Source.
+func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	if !env.NetworkUp {
+		return nil, fmt.Errorf("cloudstack: %w", datasource.ErrNeedNetwork)
+	}
+	log := env.Logger(s.Name())
+	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	defer cancel()
+	start := time.Now()
+	base, port := s.config(env)
+	c := &fetch.Client{HTTP: env.HTTP}
+	in, err := read(ctx, c, base)
+	if err != nil {
+		return nil, fmt.Errorf("cloudstack: %w", err)
+	}
+	pwURL, err := PasswordURL(base, port)
+	if err == nil {
+		in.Password, err = password(ctx, c, pwURL)
+	}
+	if err != nil {
+		log.Warn("password server failed; no password set", "error", err)
+	}
+	d, err := Build(in)
+	if err != nil {
+		return nil, fmt.Errorf("cloudstack: %s: %w", in.URL, err)
+	}
+	log.Info("found", "url", base, "duration", time.Since(start))
+	return d, nil
+}

@@ -1,0 +1,158 @@
+package nwcs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+
+const path = "/api/v1/metadata"
+
+func env(url string) datasource.Env {
+	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
+		Config: map[string]any{"NWCS": map[string]any{"metadata_url": url}}}
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+func TestSourceURL(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/minimal/tree", nil)
+	d, err := (&Source{URL: srv.URL + path}).Get(context.Background(), datasource.Env{NetworkUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.InstanceID() != "42" || d.UserData != nil || d.NetworkConfig != nil {
+		t.Errorf("instance-id %q user-data %q network %v", d.InstanceID(), d.UserData, d.NetworkConfig)
+	}
+}
+
+// TestNetworkKey: the network config is handed on as served.
+func TestNetworkKey(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/instance/tree", nil)
+	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := d.NetworkConfig[NetworkKey].(map[string]any)
+	if !ok || n["version"] != float64(1) {
+		t.Fatalf("no version 1 %s in %v", NetworkKey, d.NetworkConfig)
+	}
+	if _, ok := d.MetaData["userdata"]; ok {
+		t.Error("userdata in meta-data")
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	})
+	empty := dstest.Serve(t, "", nil)
+	srv := dstest.Serve(t, "testdata/instance/tree", nil)
+	for _, tc := range []struct {
+		name string
+		env  datasource.Env
+		want error
+		srv  *dstest.Server
+	}{
+		{"network down", func() datasource.Env { e := env(srv.URL + path); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
+		{"absent", env(dstest.ClosedURL(t) + path), datasource.ErrNotFound, nil},
+		{"404", env(empty.URL + path), datasource.ErrNotFound, nil},
+		{"slow", func() datasource.Env { e := env(slow.URL + path); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := (&Source{}).Get(context.Background(), tc.env)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
+				t.Errorf("requests made with the network down")
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"500", "", http.StatusInternalServerError, "status 500"},
+		{"not JSON", "instance-id: 1", 200, "invalid character"},
+		{"not an object", "[1]", 200, "expected a JSON object"},
+		{"no instance-id", `{"hostname": "h"}`, 200, "no instance-id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+				w.WriteHeader(tc.code)
+				w.Write([]byte(tc.body))
+				return true
+			})
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
+				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	for _, c := range []string{"instance", "minimal"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", c, "tree", path))
+		f.Add(b)
+	}
+	f.Add([]byte(`{"instance-id": 1e30, "userdata": {"a": 1}, "public-keys": {"k": ["x"]}, "network": null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := Build("http://x", b)
+		if err != nil {
+			return
+		}
+		if d.InstanceID() == "" {
+			t.Fatal("no instance-id")
+		}
+		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := d.MetaData["userdata"]; ok {
+			t.Fatal("userdata in meta-data")
+		}
+	})
+}
