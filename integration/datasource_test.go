@@ -236,7 +236,8 @@ func TestOpenStackIMDS(t *testing.T) {
 // TestGCEIMDS: DMI product "Google Compute Engine" reads the GCE metadata
 // server. metadata.google.internal does not resolve in the initramfs (no
 // DNS under restrict=on): the source falls back to 169.254.169.254 within
-// its budget.
+// its budget — inside the guest's restricted user network, forwarded by
+// guestfwd to the simulator on the host's 127.0.0.1.
 func TestGCEIMDS(t *testing.T) {
 	v := newVM(t)
 	const id = "4520031799277581759"
@@ -264,7 +265,9 @@ func TestGCEIMDS(t *testing.T) {
 }
 
 // TestUnreachableIMDS: Ec2 is detected but nothing answers at
-// 169.254.169.254. The boot still completes, unprovisioned, and says why.
+// 169.254.169.254 inside the guest (no guestfwd: QEMU's restrict=on user
+// network drops the packets, nothing leaves the host). The boot still
+// completes, unprovisioned, and says why.
 func TestUnreachableIMDS(t *testing.T) {
 	v := newVM(t)
 	r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, Append: []string{"cloudroot.test.poweroff"}})

@@ -21,8 +21,10 @@ const (
 	udMetaHost = "ud-meta" // meta-data local-hostname, read by the jinja part
 	udHostname = "udpipe"  // the first cloud-config part's hostname
 
-	// imdsIP is where the guest reaches the host's 127.0.0.1 server
-	// (BootOptions.GuestFwd).
+	// imdsIP is an address inside the guest's QEMU user network
+	// (restrict=on, net=169.254.0.0/16): slirp's guestfwd turns the
+	// guest's connections to it into connections to the host's 127.0.0.1
+	// server (BootOptions.GuestFwd). The host never connects to it.
 	imdsIP = "169.254.169.254"
 
 	udAppend = "merge_how: 'list(append)+dict(recurse_array)+str()'\n"

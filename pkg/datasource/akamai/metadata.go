@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
@@ -23,7 +22,7 @@ func read(ctx context.Context, c *fetch.Client, base string, p paths) (Input, er
 	tokURL := fetch.Join(base, p.token)
 	tok, err := c.Do(ctx, http.MethodPut, tokURL, http.Header{TokenExpiryHeader: {TokenExpiry}})
 	if err != nil {
-		if absent(err) || fetch.Status(err) == http.StatusNotFound {
+		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
 			return in, fmt.Errorf("%w: %w", errAbsent, err)
 		}
 		return in, fmt.Errorf("token: %w", err)
@@ -40,14 +39,4 @@ func read(ctx context.Context, c *fetch.Client, base string, p paths) (Input, er
 		in.UserData, err = nil, nil
 	}
 	return in, err
-}
-
-// absent: nothing answered (a transport error or the budget ran out), as
-// opposed to a service that answered badly.
-func absent(err error) bool {
-	if fetch.Status(err) != 0 {
-		return false
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
 }

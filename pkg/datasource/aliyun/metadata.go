@@ -4,10 +4,8 @@ package aliyun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -30,7 +28,7 @@ func connect(ctx context.Context, hc *http.Client, base string) (*ec2.Session, b
 	switch {
 	case err == nil:
 		return nil, false, fmt.Errorf("PUT %s: empty token", u)
-	case absent(err):
+	case fetch.Absent(err):
 		return nil, false, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 	case code >= 400 && code < 500:
 		return &ec2.Session{Client: c, Base: base}, false, nil
@@ -48,7 +46,7 @@ func read(ctx context.Context, hc *http.Client, base string) (Input, error) {
 	in.Token = tok
 	in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/")
 	if err != nil {
-		if absent(err) || fetch.Status(err) == http.StatusNotFound {
+		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
 			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 		}
 		return in, err
@@ -65,14 +63,4 @@ func read(ctx context.Context, hc *http.Client, base string) (Input, error) {
 		in.VendorData = vd
 	}
 	return in, nil
-}
-
-// absent: nothing answered (a transport error or the budget ran out), as
-// opposed to a service that answered badly.
-func absent(err error) bool {
-	if fetch.Status(err) != 0 {
-		return false
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
 }

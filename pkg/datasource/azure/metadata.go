@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
@@ -50,18 +49,8 @@ func read(ctx context.Context, c *fetch.Client, base string) (Input, error) {
 	}
 	err := errors.Join(errs...)
 	last := errs[len(errs)-1]
-	if absent(last) || fetch.Status(last) == http.StatusNotFound {
+	if fetch.Absent(last) || fetch.Status(last) == http.StatusNotFound {
 		return Input{}, fmt.Errorf("no IMDS (%w): %w", datasource.ErrNotFound, err)
 	}
 	return Input{}, err
-}
-
-// absent: nothing answered (a transport error or the budget ran out), as
-// opposed to a service that answered badly.
-func absent(err error) bool {
-	if fetch.Status(err) != 0 {
-		return false
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
 }

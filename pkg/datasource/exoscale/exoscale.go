@@ -31,6 +31,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/pwserver"
 )
 
 // cloud-init's metadata_url, api_version and password_server_port.
@@ -45,9 +46,9 @@ const DefaultBudget = 15 * time.Second
 
 // Password server protocol.
 const (
-	RequestHeader = "DomU_Request"
-	SendPassword  = "send_my_password"
-	SavedPassword = "saved_password"
+	RequestHeader = pwserver.RequestHeader
+	SendPassword  = pwserver.SendPassword
+	SavedPassword = pwserver.SavedPassword
 )
 
 // Source is the Exoscale datasource. The zero value uses the defaults.
@@ -83,20 +84,7 @@ func (s *Source) config(env datasource.Env) (base string, port int) {
 	} else {
 		base = DefaultMetadataURL
 	}
-	switch v := cfg["password_server_port"].(type) {
-	case int:
-		port = v
-	case float64:
-		port = int(v)
-	case string:
-		port, _ = strconv.Atoi(v)
-	}
-	if port <= 0 || port > 65535 {
-		port = s.PasswordPort
-	}
-	if port <= 0 || port > 65535 {
-		port = DefaultPasswordPort
-	}
+	port = pwserver.Port(cfg, s.PasswordPort, DefaultPasswordPort)
 	return base, port
 }
 

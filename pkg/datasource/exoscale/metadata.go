@@ -4,17 +4,13 @@ package exoscale
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/pwserver"
 )
 
 // read crawls the meta-data tree and fetches user-data. A service that
@@ -26,7 +22,7 @@ func read(ctx context.Context, c *fetch.Client, base string) (Input, error) {
 	var err error
 	in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/")
 	if err != nil {
-		if absent(err) || fetch.Status(err) == http.StatusNotFound {
+		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
 			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 		}
 		return in, err
@@ -40,51 +36,17 @@ func read(ctx context.Context, c *fetch.Client, base string) (Input, error) {
 // PasswordURL is the password server's URL: base's host on port, with
 // the API version as path (cloud-init's "{url}:{port}/{version}/").
 func PasswordURL(base string, port int) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", err
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("metadata URL %q has no host", base)
-	}
-	u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(port))
-	u.Path, u.RawQuery = "/"+APIVersion+"/", ""
-	return u.String(), nil
+	return pwserver.URL(base, port, "/"+APIVersion+"/")
 }
 
 // password asks the password server for the instance's password and, when
 // there is a new one, tells it the password is saved.
 func password(ctx context.Context, c *fetch.Client, u string) (string, error) {
-	b, err := c.Do(ctx, http.MethodGet, u, http.Header{RequestHeader: {SendPassword}})
-	if err != nil {
-		return "", err
-	}
-	pw, ok := ParsePassword(b)
-	if !ok {
-		return "", nil
-	}
-	if _, err := c.Do(ctx, http.MethodGet, u, http.Header{RequestHeader: {SavedPassword}}); err != nil {
-		return "", fmt.Errorf("acknowledging the password: %w", err)
-	}
-	return pw, nil
+	return pwserver.Fetch(ctx, c, u)
 }
 
 // ParsePassword is the password server's reply: the password, or ok false
 // when there is none ("" or "saved_password": already set).
 func ParsePassword(b []byte) (pw string, ok bool) {
-	pw = strings.TrimSpace(string(b))
-	if pw == "" || pw == SavedPassword {
-		return "", false
-	}
-	return pw, true
-}
-
-// absent: nothing answered (a transport error or the budget ran out), as
-// opposed to a service that answered badly.
-func absent(err error) bool {
-	if fetch.Status(err) != 0 {
-		return false
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
+	return pwserver.Parse(b)
 }

@@ -4,10 +4,8 @@ package hetzner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
@@ -20,7 +18,7 @@ func read(ctx context.Context, c *fetch.Client, mdURL, udURL string) (Input, err
 	var err error
 	in.Metadata, err = c.Get(ctx, mdURL)
 	if err != nil {
-		if absent(err) || fetch.Status(err) == http.StatusNotFound {
+		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
 			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 		}
 		return in, err
@@ -44,14 +42,4 @@ func optional(ctx context.Context, c *fetch.Client, u string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, err
-}
-
-// absent: nothing answered (a transport error or the budget ran out), as
-// opposed to a service that answered badly.
-func absent(err error) bool {
-	if fetch.Status(err) != 0 {
-		return false
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -22,8 +22,8 @@ func SeedDirs() []string {
 // DefaultBudget bounds one Get when Env.Budget is 0.
 const DefaultBudget = 10 * time.Second
 
-// Source is NoCloud behind datasource.Source: the same search as
-// stages.FindNoCloud, over Env. Order: a `ds=nocloud;s=<path>` seedfrom
+// Source is NoCloud behind datasource.Source: the search cloud-init's
+// DataSourceNoCloud makes, over Env. Order: a `ds=nocloud;s=<path>` seedfrom
 // (command line, then SMBIOS serial) read from Env.Root, the seed
 // directories in Env.Root, then ISO9660/FAT volumes labelled cidata/CIDATA
 // through Env.OpenFS. A network seedfrom answers ErrNeedNetwork until the

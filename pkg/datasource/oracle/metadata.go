@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
@@ -53,19 +52,9 @@ func read(ctx context.Context, c *fetch.Client, base string, log *slog.Logger) (
 	}
 	err := errors.Join(errs...)
 	for _, e := range errs {
-		if !absent(e) && fetch.Status(e) != http.StatusNotFound {
+		if !fetch.Absent(e) && fetch.Status(e) != http.StatusNotFound {
 			return Input{}, err
 		}
 	}
 	return Input{}, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
-}
-
-// absent: nothing answered (a transport error or the budget ran out), as
-// opposed to a service that answered badly.
-func absent(err error) bool {
-	if fetch.Status(err) != 0 {
-		return false
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
 }

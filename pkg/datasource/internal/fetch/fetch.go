@@ -20,6 +20,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -184,4 +185,15 @@ func Join(base string, parts ...string) string {
 		u = strings.TrimRight(u, "/") + "/" + p
 	}
 	return u
+}
+
+// Absent reports that nothing answered — a transport error (refused,
+// unreachable) or the budget ran out — as opposed to a service that
+// answered with an error status. Datasources map it to ErrNotFound.
+func Absent(err error) bool {
+	if err == nil || Status(err) != 0 {
+		return false
+	}
+	var ue *url.Error
+	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -3,8 +3,10 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -72,6 +74,23 @@ func TestJoin(t *testing.T) {
 		parts := strings.Split(tc[0], "|")
 		if got := Join(parts[0], parts[1:]...); got != tc[1] {
 			t.Errorf("Join(%q) = %q, want %q", parts, got, tc[1])
+		}
+	}
+}
+
+func TestAbsent(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{&url.Error{Op: "Get", URL: "http://127.0.0.1:1/", Err: errors.New("connection refused")}, true},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true},
+		{&StatusError{Code: 404}, false},
+		{errors.New("bad JSON"), false},
+	} {
+		if got := Absent(tc.err); got != tc.want {
+			t.Errorf("Absent(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
