@@ -89,6 +89,23 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 	return nil
 }
 
+// dsLease is the DHCP lease as datasources see it (nil when the network
+// is static or not up).
+func (n *ephemeralNet) dsLease() *datasource.Lease {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lease == nil || n.lease.Proto == netup.ProtoStatic {
+		return nil
+	}
+	return &datasource.Lease{
+		Iface:    n.lease.Iface,
+		Addr:     n.lease.Addr,
+		Router:   n.lease.Router,
+		ServerID: n.lease.ServerID,
+		Options:  n.lease.Options,
+	}
+}
+
 // down releases the lease and removes everything up added.
 func (n *ephemeralNet) down(ctx context.Context) {
 	n.mu.Lock()
@@ -158,6 +175,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 			}
 			env.NetworkUp = true
 			env.HTTP = n.client
+			env.Lease = n.dsLease()
 			d, err = src.Get(ctx, env)
 		}
 		switch {

@@ -85,6 +85,9 @@ type Env struct {
 	// HTTP is the client network sources use; nil means one without
 	// proxies (metadata services are link-local).
 	HTTP *http.Client
+	// Lease is the ephemeral network's DHCP lease once NetworkUp, when the
+	// network came from DHCP (nil for a static ip= or no network).
+	Lease *Lease
 	// Config is the `datasource:` mapping of the system configuration,
 	// keyed by datasource name: `{Ec2: {metadata_urls: [...]}}`.
 	Config map[string]any

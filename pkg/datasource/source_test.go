@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -134,5 +136,47 @@ func TestReadFile(t *testing.T) {
 	}
 	if b, err := ReadFile(m, "d/x"); err != nil || len(b) != 0 {
 		t.Errorf("empty file: %q, %v", b, err)
+	}
+}
+
+func TestEnvIMDS(t *testing.T) {
+	def := IMDSDefaults{BaseURLs: []string{"http://default"}, Timeout: 3 * time.Second, Budget: 7 * time.Second}
+	for _, tc := range []struct {
+		name    string
+		env     Env
+		urls    []string
+		budget  time.Duration
+		timeout time.Duration
+		retries int
+		err     string
+	}{
+		{name: "defaults", urls: []string{"http://default"}, budget: 7 * time.Second, timeout: 3 * time.Second},
+		{name: "env budget", env: Env{Budget: 2 * time.Second}, urls: []string{"http://default"}, budget: 2 * time.Second, timeout: 3 * time.Second},
+		{name: "config wins", env: Env{Budget: 2 * time.Second, Config: map[string]any{"ec2": map[string]any{
+			"metadata_urls": []any{"http://127.0.0.1:1", "http://127.0.0.1:2"}, "max_wait": 30, "timeout": "1.5", "retries": 4}}},
+			urls: []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}, budget: 30 * time.Second, timeout: 1500 * time.Millisecond, retries: 4},
+		{name: "max_wait zero is one attempt", env: Env{Config: map[string]any{"Ec2": map[string]any{"max_wait": 0}}},
+			urls: []string{"http://default"}, budget: 7 * time.Second, timeout: 3 * time.Second, retries: -1},
+		{name: "bad timeout", env: Env{Config: map[string]any{"Ec2": map[string]any{"timeout": "soon"}}}, err: `datasource Ec2: timeout: "soon" is not a number`},
+		{name: "bad max_wait", env: Env{Config: map[string]any{"Ec2": map[string]any{"max_wait": []any{1}}}}, err: "datasource Ec2: max_wait:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.env.IMDS("Ec2", def)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.BaseURLs, tc.urls) || c.Budget != tc.budget || c.Timeout != tc.timeout || c.Retries != tc.retries {
+				t.Errorf("got urls %v budget %v timeout %v retries %d", c.BaseURLs, c.Budget, c.Timeout, c.Retries)
+			}
+		})
+	}
+	if _, err := (Env{}).IMDS("X", IMDSDefaults{}); err == nil {
+		t.Error("no URL: no error")
 	}
 }

@@ -28,7 +28,28 @@ func requestedOptions() []dhcpv4.OptionCode {
 		dhcpv4.OptionServerIdentifier,
 		dhcpv4.OptionDNSDomainSearchList,
 		dhcpv4.OptionClasslessStaticRoute,
+		OptionAzureWireserver,
 	}
+}
+
+// OptionAzureWireserver is the private-use DHCP option in which Azure
+// hands out its wireserver address (cloud-init's "unknown-245").
+const OptionAzureWireserver = dhcpv4.GenericOptionCode(245)
+
+// privateOptions copies the site-specific and private-use options (codes
+// 224-254) and vendor-specific information (43) of an ACK: nothing else
+// parses them, and some clouds put their service addresses there.
+func privateOptions(ack *dhcpv4.DHCPv4) map[uint8][]byte {
+	var out map[uint8][]byte
+	for code, v := range ack.Options {
+		if code == dhcpv4.OptionVendorSpecificInformation.Code() || (code >= 224 && code <= 254) {
+			if out == nil {
+				out = map[uint8][]byte{}
+			}
+			out[code] = append([]byte(nil), v...)
+		}
+	}
+	return out
 }
 
 // modifiers builds what every DHCP message carries.
@@ -107,6 +128,7 @@ func leaseFromACK(iface string, hw HardwareAddr, ack *dhcpv4.DHCPv4) (*Lease, er
 	if a, ok := addr4(ack.ServerIPAddr); ok && !a.IsUnspecified() {
 		l.NextServer = a
 	}
+	l.Options = privateOptions(ack)
 	return l, nil
 }
 

@@ -43,6 +43,8 @@ func TestAcquire(t *testing.T) {
 			&dhcpv4.Route{Dest: &net.IPNet{IP: net.IPv4zero, Mask: net.CIDRMask(0, 32)}, Router: net.IPv4(10, 0, 0, 1)},
 		),
 		dhcpv4.OptGeneric(dhcpv4.OptionInterfaceMTU, []byte{0x23, 0x28}),
+		dhcpv4.OptGeneric(OptionAzureWireserver, []byte{168, 63, 129, 16}),
+		dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{1, 2, 0xab, 0xcd}),
 	)
 	conn, stop := serve(srv)
 	defer stop()
@@ -70,6 +72,7 @@ func TestAcquire(t *testing.T) {
 		NextServer: a("10.0.0.1"),
 		ServerID:   a("10.0.0.1"),
 		LeaseTime:  10 * time.Minute,
+		Options:    map[uint8][]byte{245: {168, 63, 129, 16}, 43: {1, 2, 0xab, 0xcd}},
 	}
 	if diff := cmp.Diff(want, l, cmpopts.IgnoreUnexported(Lease{}), cmpopts.IgnoreFields(Lease{}, "Acquired"),
 		cmp.Comparer(func(x, y netip.Addr) bool { return x == y }),

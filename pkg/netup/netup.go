@@ -243,6 +243,9 @@ type Lease struct {
 	// its virtual router by it.
 	ServerID  netip.Addr    `json:"server_id,omitzero"`
 	LeaseTime time.Duration `json:"lease_time,omitempty"`
+	// Options are the ACK's vendor-specific (43) and private-use (224-254)
+	// options, raw, by code (Azure's wireserver address is in 245).
+	Options map[uint8][]byte `json:"options,omitempty"`
 	// Acquired is when the ACK arrived; Uptime is the time since boot then
 	// (klibc's UPTIME).
 	Acquired time.Time     `json:"acquired,omitzero"`

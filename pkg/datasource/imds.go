@@ -1,0 +1,138 @@
+package datasource
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/imds"
+)
+
+// IMDSDefaults are a network source's own defaults for its metadata
+// client; configuration and Env override them (see Env.IMDS).
+type IMDSDefaults struct {
+	// BaseURLs are the service's default base URLs, tried in order.
+	BaseURLs []string
+	// Headers are sent on every request (Metadata-Flavor: Google, ...).
+	Headers http.Header
+	// Timeout bounds each request; 0 means imds.DefaultTimeout.
+	Timeout time.Duration
+	// Budget bounds the whole probe when neither the configuration
+	// (`max_wait`) nor Env.Budget does.
+	Budget time.Duration
+	// Retries after the first attempt; 0 means as many as the budget
+	// allows.
+	Retries int
+	// MaxBytes limits a body; 0 means imds.DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// IMDS builds the metadata client for source name, applying in order of
+// precedence:
+//
+//   - base URLs: the source's `metadata_urls` (or `metadata_url`), else
+//     def.BaseURLs;
+//   - total budget: `max_wait` (seconds; zero or negative means one
+//     attempt per URL, as cloud-init's "do not wait"), else Env.Budget,
+//     else def.Budget, else imds.DefaultBudget;
+//   - per-request timeout: `timeout` (seconds), else def.Timeout;
+//   - retries: `retries`, else def.Retries;
+//   - transport Env.HTTP and logger Env.Log (with the datasource name).
+//
+// Malformed values are reported in the error, naming the key.
+func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
+	c := &imds.Client{
+		BaseURLs: def.BaseURLs,
+		HTTP:     e.HTTP,
+		Timeout:  def.Timeout,
+		Retries:  def.Retries,
+		MaxBytes: def.MaxBytes,
+		Headers:  def.Headers,
+		Budget:   def.Budget,
+		Logger:   e.Logger(name),
+	}
+	if e.Budget > 0 {
+		c.Budget = e.Budget
+	}
+	if urls := e.MetadataURLs(name); len(urls) > 0 {
+		c.BaseURLs = urls
+	}
+	cfg := e.SourceConfig(name)
+	if v, ok := cfg["max_wait"]; ok {
+		s, err := seconds(v)
+		if err != nil {
+			return nil, fmt.Errorf("datasource %s: max_wait: %w", name, err)
+		}
+		if s <= 0 {
+			c.Retries = -1
+		} else {
+			c.Budget = s
+		}
+	}
+	if v, ok := cfg["timeout"]; ok {
+		s, err := seconds(v)
+		if err != nil {
+			return nil, fmt.Errorf("datasource %s: timeout: %w", name, err)
+		}
+		if s > 0 {
+			c.Timeout = s
+		}
+	}
+	if v, ok := cfg["retries"]; ok {
+		n, err := seconds(v)
+		if err != nil {
+			return nil, fmt.Errorf("datasource %s: retries: %w", name, err)
+		}
+		switch r := int(n / time.Second); {
+		case r <= 0:
+			c.Retries = -1
+		default:
+			c.Retries = r
+		}
+	}
+	if len(c.BaseURLs) == 0 {
+		return nil, fmt.Errorf("datasource %s: no metadata URL", name)
+	}
+	return c, nil
+}
+
+// seconds reads a YAML number (or numeric string) of seconds.
+func seconds(v any) (time.Duration, error) {
+	var f float64
+	switch t := v.(type) {
+	case int:
+		f = float64(t)
+	case int64:
+		f = float64(t)
+	case float64:
+		f = t
+	case string:
+		p, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a number", t)
+		}
+		f = p
+	default:
+		return 0, fmt.Errorf("%v (%T) is not a number", v, v)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// Lease is what the ephemeral network's DHCP exchange told the initramfs,
+// for sources that find their service through it (CloudStack's virtual
+// router is the DHCP server; Azure's wireserver is in option 245).
+type Lease struct {
+	// Iface is the interface the lease is on.
+	Iface string
+	// Addr is the leased IPv4 address with its prefix.
+	Addr netip.Prefix
+	// Router is the first router (option 3).
+	Router netip.Addr
+	// ServerID is the DHCP server identifier (option 54).
+	ServerID netip.Addr
+	// Options holds the raw bytes of the DHCPv4 options the lease carried
+	// that have no field above, by option code (Azure's 245).
+	Options map[uint8][]byte
+}
