@@ -1,0 +1,46 @@
+package builtin
+
+import (
+	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+)
+
+// TestInstanceCheckers: the sources cloud-init gives a check_instance_id
+// compare the cached instance-id with the DMI field cloud-init names.
+func TestInstanceCheckers(t *testing.T) {
+	const id = "3d6b6a3e-5f43-4d8c-9e8e-1f0c5a1c2b7d"
+	for _, tc := range []struct {
+		source string
+		dmi    bootenv.DMI
+	}{
+		{"ConfigDrive", bootenv.DMI{ProductUUID: id}},
+		{"OpenStack", bootenv.DMI{ProductUUID: id}},
+		{"UpCloud", bootenv.DMI{ProductUUID: id}},
+		{"Azure", bootenv.DMI{ProductUUID: id}},
+		{"Hetzner", bootenv.DMI{ProductSerial: id}},
+		{"DigitalOcean", bootenv.DMI{ProductSerial: id}},
+	} {
+		src, ok := Registry().Lookup(tc.source)
+		if !ok {
+			t.Fatalf("%s not registered", tc.source)
+		}
+		c, ok := src.(datasource.InstanceChecker)
+		if !ok {
+			t.Errorf("%s has no CheckInstanceID", tc.source)
+			continue
+		}
+		same := &datasource.Data{MetaData: map[string]any{"instance-id": id}}
+		other := &datasource.Data{MetaData: map[string]any{"instance-id": "i-other"}}
+		if !c.CheckInstanceID(datasource.Env{DMI: tc.dmi}, same) {
+			t.Errorf("%s: same instance-id not accepted", tc.source)
+		}
+		if c.CheckInstanceID(datasource.Env{DMI: tc.dmi}, other) {
+			t.Errorf("%s: other instance-id accepted", tc.source)
+		}
+		if c.CheckInstanceID(datasource.Env{}, same) {
+			t.Errorf("%s: accepted without DMI", tc.source)
+		}
+	}
+}
