@@ -415,3 +415,67 @@ func TestSeedSMBIOSSerialAndScripts(t *testing.T) {
 	d.wantLines("/var/log/t-per-instance.log", 1)
 	d.wantContent("/var/log/t-user-script.log", "cleared\n")
 }
+
+// TestDatasourceCache boots one disk four times with a NoCloud seed in the
+// root's seed directory, as cloud-init's cache rules decide:
+//  1. first boot: searched, instance A;
+//  2. same seed: NoCloud's local check (seed-dir instance-id) passes, the
+//     cached answer is reused without a search;
+//  3. the seed says B: the check fails, the search finds B, a new instance
+//     (B's user-data sets manual_cache_clean: true);
+//  4. the seed says C: manual_cache_clean trusts the cache, the machine
+//     stays instance B and per-instance modules do not run again.
+func TestDatasourceCache(t *testing.T) {
+	v := newVM(t)
+	writeSeed := func(iid, ud string) {
+		t.Helper()
+		im, err := harness.OpenImage(v.disk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := im.MkdirAll("/var/lib/cloud/seed/nocloud"); err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range map[string][]byte{"meta-data": meta(iid, "cached"), "user-data": []byte(ud)} {
+			if err := im.WriteFile("/var/lib/cloud/seed/nocloud/"+name, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	trusting := strings.Replace(smallUserData, "runcmd:\n", "manual_cache_clean: true\nruncmd:\n", 1)
+	steps := []struct {
+		iid, ud      string
+		append       []string
+		wantIID      string
+		wantRestored string
+		runcmds      int
+	}{
+		{"iid-cache-a", smallUserData, nil, "iid-cache-a", "", 1},
+		// power_state ran once for A: rcS powers the second boot off.
+		{"iid-cache-a", smallUserData, []string{"cloudroot.test.poweroff"}, "iid-cache-a", "restored from checked cache: DataSourceNoCloud", 1},
+		{"iid-cache-b", trusting, nil, "iid-cache-b", "", 2},
+		{"iid-cache-c", smallUserData, []string{"cloudroot.test.poweroff"}, "iid-cache-b", "restored from cache: DataSourceNoCloud", 2},
+	}
+	for i, s := range steps {
+		writeSeed(s.iid, s.ud)
+		r := v.boot(harness.BootOptions{Append: s.append})
+		wantPoweredOff(t, r)
+		d := v.image()
+		d.wantContent(harness.InstanceIDPath, s.wantIID+"\n")
+		d.wantLines("/var/log/t-runcmd.log", s.runcmds)
+		d.wantLines("/var/log/t-bootcmd.log", i+1)
+		st, err := d.im.State()
+		switch {
+		case err != nil:
+			t.Errorf("boot %d: state file: %v", i+1, err)
+		case s.wantRestored == "" && st.Restored != "":
+			t.Errorf("boot %d: restored %q, want a search", i+1, st.Restored)
+		case !strings.HasPrefix(st.Restored, s.wantRestored):
+			t.Errorf("boot %d: restored %q, want %q...", i+1, st.Restored, s.wantRestored)
+		}
+		d.wantStagesDone(d.status(), true)
+		if t.Failed() {
+			t.Fatalf("boot %d failed; not booting again", i+1)
+		}
+	}
+}

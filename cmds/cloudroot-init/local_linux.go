@@ -20,6 +20,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 	"github.com/cloudroot/cloudroot/pkg/netup"
+	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -163,6 +164,39 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		env.Root = r.FS()
 	}
 	env.DefaultUser = defaultUserName(base.Config, distro.Detect(t.ReadFile))
+
+	// cloud-init's _restore_from_checked_cache: reuse the previous boot's
+	// answer when manual_cache_clean trusts it or its source's local check
+	// says it still describes this machine.
+	mode, why := stages.CacheModeFor(t, base.Config)
+	if why != "" {
+		b.log.Info(why)
+	}
+	cached, cerr := stages.ReadDatasourceCache(t)
+	if cerr != nil {
+		b.log.Warn("ignoring the datasource cache", "err", cerr)
+	}
+	restored := stages.RestoreDatasource(cached, mode, reg, env)
+	b.log.Info(restored.Description)
+	if restored.Data != nil {
+		b.st.Restored = restored.Description
+		return restored.Data, nil
+	}
+
+	d, err := b.searchDatasources(ctx, sel, list, env, n)
+	if errors.Is(err, datasource.ErrNotFound) {
+		if fb := stages.FallbackToCache(cached, mode, reg); fb != nil {
+			b.log.Info("restored fallback datasource from checked cache", "datasource", fb.Description())
+			b.st.Restored = "restored fallback datasource from checked cache: " + fb.Description()
+			return fb, nil
+		}
+	}
+	return d, err
+}
+
+// searchDatasources tries sel in order, bringing the network up for the
+// first source that asks for it.
+func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, list []string, env datasource.Env, n *ephemeralNet) (*datasource.Data, error) {
 	var errs []error
 	var tried []string
 	for _, src := range sel {

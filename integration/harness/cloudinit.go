@@ -151,6 +151,7 @@ type State struct {
 	InstanceID  string   `json:"instance_id"`
 	Disabled    bool     `json:"disabled"`
 	NewInstance bool     `json:"new_instance"`
+	Restored    string   `json:"restored"`
 	Timings     []Timing `json:"timings"`
 	Errors      []string `json:"errors"`
 	Warnings    []string `json:"warnings"`

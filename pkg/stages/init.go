@@ -178,6 +178,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteInstanceLayout(o.Target, o.Run, iid, prev, d.Description(), d.Name); err != nil {
 		fail(err.Error())
 	}
+	if err := WriteDatasourceCache(o.Target, d); err != nil {
+		fail(err.Error())
+	}
 	writeSecret := func(p string, b []byte) {
 		if err := o.Target.WriteFile(p, b, 0o600); err != nil {
 			fail(err.Error())

@@ -48,6 +48,10 @@ type State struct {
 	PreviousInstanceID string `json:"previous_instance_id,omitempty"`
 	// NewInstance is true when InstanceID differs from PreviousInstanceID.
 	NewInstance bool `json:"new_instance"`
+	// Restored says how the datasource's answer was reused from the
+	// previous boot's cache instead of searched for ("restored from checked
+	// cache: DataSourceNoCloud [...]"); empty when it was searched.
+	Restored string `json:"restored,omitempty"`
 
 	MetaData      map[string]any `json:"meta_data,omitempty"`
 	UserData      []byte         `json:"user_data,omitempty"`

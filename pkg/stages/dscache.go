@@ -1,0 +1,180 @@
+package stages
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// The datasource cache is cloudroot's obj.pkl: the datasource's whole
+// answer, kept in the instance directory so a later boot can reuse it
+// without searching (cloud-init's _restore_from_checked_cache). It holds
+// user-data and passwords, so it is written 0600.
+
+// DatasourceCacheName is the cache file in /var/lib/cloud/instances/<iid>.
+const DatasourceCacheName = "cloudroot-datasource.json"
+
+// ManualCleanMarker, when present in the current instance directory, makes
+// the cache trusted as `manual_cache_clean: true` does.
+const ManualCleanMarker = "manual-clean"
+
+const dsCacheVersion = 1
+
+type dsCache struct {
+	Version int              `json:"version"`
+	Data    *datasource.Data `json:"data"`
+}
+
+// WriteDatasourceCache stores d in its instance directory (0600).
+func WriteDatasourceCache(t *target.Root, d *datasource.Data) error {
+	b, err := json.Marshal(dsCache{Version: dsCacheVersion, Data: d})
+	if err != nil {
+		return fmt.Errorf("datasource cache: %w", err)
+	}
+	p := state.InstanceDir(d.InstanceID()) + "/" + DatasourceCacheName
+	if err := t.WriteFile(p, b, 0o600); err != nil {
+		return fmt.Errorf("datasource cache: %w", err)
+	}
+	return nil
+}
+
+// ReadDatasourceCache reads the current instance's cached answer (through
+// /var/lib/cloud/instance). No cache is (nil, nil); an unreadable one is an
+// error, and the caller searches anew.
+func ReadDatasourceCache(t *target.Root) (*datasource.Data, error) {
+	p := state.InstanceLink + "/" + DatasourceCacheName
+	b, err := t.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("datasource cache %s: %w", p, err)
+	}
+	var c dsCache
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("datasource cache %s: %w", p, err)
+	}
+	if c.Version != dsCacheVersion || c.Data == nil || c.Data.Name == "" {
+		return nil, fmt.Errorf("datasource cache %s: version %d not understood", p, c.Version)
+	}
+	return c.Data, nil
+}
+
+// CacheMode is how a boot treats the cached datasource (cloud-init's
+// `existing` argument to fetch).
+type CacheMode string
+
+const (
+	// CacheCheck reuses the cache only when the source's
+	// CheckInstanceID says it still describes this machine.
+	CacheCheck CacheMode = "check"
+	// CacheTrust reuses the cache whatever the machine says
+	// (manual_cache_clean).
+	CacheTrust CacheMode = "trust"
+)
+
+// CacheModeFor is "trust" when manual_cache_clean is set, or the current
+// instance directory holds the manual-clean marker, else "check"; reason
+// says which. As in cloud-init, where the local stage's configuration
+// includes the current instance's cloud-config (user-data, then vendor2-
+// and vendor-data) below the system configuration, a `manual_cache_clean`
+// given in user-data keeps applying on later boots.
+func CacheModeFor(t *target.Root, sysCfg map[string]any) (mode CacheMode, reason string) {
+	v, ok := sysCfg["manual_cache_clean"]
+	if !ok {
+		for _, name := range []string{"cloud-config.txt", "vendor2-cloud-config.txt", "vendor-cloud-config.txt"} {
+			b, err := t.ReadFile(state.InstanceLink + "/" + name)
+			if err != nil {
+				continue
+			}
+			var cfg map[string]any
+			if yaml.Unmarshal(b, &cfg) != nil {
+				continue
+			}
+			if v, ok = cfg["manual_cache_clean"]; ok {
+				break
+			}
+		}
+	}
+	if truthy(v) {
+		return CacheTrust, "manual cache clean set from config"
+	}
+	marker := state.InstanceLink + "/" + ManualCleanMarker
+	if t.Exists(marker) {
+		return CacheTrust, "manual cache clean found from marker: " + marker
+	}
+	return CacheCheck, ""
+}
+
+// truthy is cloud-init's get_cfg_option_bool: booleans, and the strings
+// true/1/on/yes.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "1", "on", "yes", "y":
+			return true
+		}
+	case int:
+		return x != 0
+	}
+	return false
+}
+
+// Restored is the outcome of RestoreDatasource.
+type Restored struct {
+	// Data is the cached answer to use; nil means search anew.
+	Data *datasource.Data
+	// Description is the log line cloud-init writes for the decision
+	// ("restored from checked cache: DataSourceNoCloud [...]").
+	Description string
+}
+
+// RestoreDatasource decides whether this boot reuses cached, as cloud-init's
+// _restore_from_checked_cache does: in trust mode always; in check mode when
+// the cached source (looked up in reg) implements
+// datasource.InstanceChecker and says yes.
+func RestoreDatasource(cached *datasource.Data, mode CacheMode, reg datasource.Registry, env datasource.Env) Restored {
+	if cached == nil {
+		return Restored{Description: "no cache found"}
+	}
+	desc := cached.Description()
+	if mode == CacheTrust {
+		return Restored{Data: cached, Description: "restored from cache: " + desc}
+	}
+	src, ok := reg.Lookup(cached.Name)
+	if !ok {
+		return Restored{Description: "cache invalid in datasource: " + desc + " (not provided by this build)"}
+	}
+	if c, ok := src.(datasource.InstanceChecker); ok && c.CheckInstanceID(env, cached) {
+		return Restored{Data: cached, Description: "restored from checked cache: " + desc}
+	}
+	return Restored{Description: "cache invalid in datasource: " + desc}
+}
+
+// FallbackToCache is cloud-init's last resort when a check-mode search
+// found nothing: the cached answer is reused if its source allows it
+// (datasource.FallbackAllower).
+func FallbackToCache(cached *datasource.Data, mode CacheMode, reg datasource.Registry) *datasource.Data {
+	if cached == nil || mode != CacheCheck {
+		return nil
+	}
+	src, ok := reg.Lookup(cached.Name)
+	if !ok {
+		return nil
+	}
+	if f, ok := src.(datasource.FallbackAllower); ok && f.FallbackAllowed(cached) {
+		return cached
+	}
+	return nil
+}
