@@ -479,3 +479,42 @@ func TestDatasourceCache(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedNetwork: NoCloud-net. `ds=nocloud-net;s=http://…/seed/` on the
+// command line: the initramfs brings the network up for it and reads the
+// seed from a server on the host (reached through guestfwd).
+func TestSeedNetwork(t *testing.T) {
+	v := newVM(t)
+	ud := strings.Replace(smallUserData, "hostname: again", "hostname: netseed", 1)
+	srv, err := harness.ServeFiles(map[string][]byte{
+		"/seed/meta-data":   meta("iid-netseed-001", "net-meta"),
+		"/seed/user-data":   []byte(ud),
+		// A vendor script (scripts_vendor, final stage): a vendor
+		// cloud-config's lists would be replaced by user-data's.
+		"/seed/vendor-data": []byte("#!/bin/sh\necho vendor >> /var/log/t-vendor.log\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	r := v.boot(harness.BootOptions{
+		Append:   []string{"ds=nocloud-net;s=http://" + imdsIP + "/seed/"},
+		GuestFwd: []harness.GuestFwd{{GuestIP: imdsIP, GuestPort: 80, HostPort: srv.Port()}},
+	})
+	t.Logf("seed server requests: %s\n%s", srv, srv.Log())
+	wantPoweredOff(t, r)
+	for _, p := range []string{"/seed/meta-data", "/seed/user-data", "/seed/vendor-data"} {
+		if n := srv.Count(p); n != 1 {
+			t.Errorf("%s fetched %d time(s), want 1", p, n)
+		}
+	}
+	d := v.image()
+	if h := d.hostname(); h != "netseed" {
+		t.Errorf("/etc/hostname = %q, want netseed", h)
+	}
+	d.wantContent(harness.InstanceIDPath, "iid-netseed-001\n")
+	d.wantLines("/var/log/t-runcmd.log", 1)
+	d.wantLines("/var/log/t-vendor.log", 1)
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud [seed=http://"+imdsIP+"/seed/]")
+	d.wantStagesDone(d.status(), true)
+}

@@ -26,8 +26,9 @@ const DefaultBudget = 10 * time.Second
 // DataSourceNoCloud makes, over Env. Order: a `ds=nocloud;s=<path>` seedfrom
 // (command line, then SMBIOS serial) read from Env.Root, the seed
 // directories in Env.Root, then ISO9660/FAT volumes labelled cidata/CIDATA
-// through Env.OpenFS. A network seedfrom answers ErrNeedNetwork until the
-// network is up, and is not fetched yet.
+// through Env.OpenFS. A network (http, https) seedfrom answers
+// ErrNeedNetwork until the network is up, then is fetched (NoCloud-net). A
+// `seedfrom` in a local seed's meta-data is followed the same way.
 type Source struct{}
 
 var _ datasource.Source = (*Source)(nil)
@@ -38,7 +39,7 @@ func (*Source) Name() string { return "NoCloud" }
 // Doc implements datasource.Documented.
 func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
-		Reads:         "`ds=nocloud;s=/path;i=;h=` (command line, SMBIOS serial), seeds `/var/lib/cloud/seed/nocloud{,-net}`, ISO9660/FAT volumes labelled `cidata`/`CIDATA` read with go-diskfs: `meta-data`, `user-data`, `vendor-data`, `network-config` (http(s) seedfrom not yet)",
+		Reads:         "`ds=nocloud;s=/path;i=;h=` (command line, SMBIOS serial), seeds `/var/lib/cloud/seed/nocloud{,-net}`, ISO9660/FAT volumes labelled `cidata`/`CIDATA` read with go-diskfs: `meta-data`, `user-data`, `vendor-data`, `network-config`; `seedfrom` in meta-data; http(s) seeds (NoCloud-net) fetched in parallel once the network is up",
 		NetworkConfig: "`network-config` file (v1/v2, optionally wrapped in `network:`)",
 		Tests:         "seed maps and real ISO9660/FAT images through go-diskfs; overrides; errors; fuzzed meta-data/network-config parser; the Source adapter over Env",
 	}
@@ -65,12 +66,17 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 			if !env.NetworkUp {
 				return nil, fmt.Errorf("nocloud: seedfrom %s: %w", seedfrom, datasource.ErrNeedNetwork)
 			}
-			errs = append(errs, fmt.Errorf("nocloud: seedfrom %s: fetching seeds over the network is not implemented yet", seedfrom))
+			d, err := readURL(ctx, env, seedfrom, ov)
+			if err == nil {
+				return followSeedfrom(ctx, env, d, ov)
+			}
+			tried = append(tried, "seedfrom "+seedfrom)
+			errs = append(errs, err)
 		} else {
 			p := strings.TrimPrefix(seedfrom, "file://")
 			d, err := readRootDir(env.Root, p, ov)
 			if err == nil {
-				return d, nil
+				return followSeedfrom(ctx, env, d, ov)
 			}
 			tried = append(tried, "seedfrom "+p)
 			errs = append(errs, err)
@@ -79,7 +85,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	for _, dir := range SeedDirs() {
 		d, err := readRootDir(env.Root, dir, ov)
 		if err == nil {
-			return d, nil
+			return followSeedfrom(ctx, env, d, ov)
 		}
 		tried = append(tried, dir)
 		if !errors.Is(err, datasource.ErrNotFound) {
@@ -100,7 +106,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		d, err := Read(fsys, "config-disk ("+dev.Path+")", ov)
 		closeFS()
 		if err == nil {
-			return d, nil
+			return followSeedfrom(ctx, env, d, ov)
 		}
 		errs = append(errs, err)
 	}
