@@ -487,8 +487,8 @@ func TestSeedNetwork(t *testing.T) {
 	v := newVM(t)
 	ud := strings.Replace(smallUserData, "hostname: again", "hostname: netseed", 1)
 	srv, err := harness.ServeFiles(map[string][]byte{
-		"/seed/meta-data":   meta("iid-netseed-001", "net-meta"),
-		"/seed/user-data":   []byte(ud),
+		"/seed/meta-data": meta("iid-netseed-001", "net-meta"),
+		"/seed/user-data": []byte(ud),
 		// A vendor script (scripts_vendor, final stage): a vendor
 		// cloud-config's lists would be replaced by user-data's.
 		"/seed/vendor-data": []byte("#!/bin/sh\necho vendor >> /var/log/t-vendor.log\n"),
