@@ -308,3 +308,48 @@ func TestUnreachableIMDS(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDrive: an OpenStack config drive (ISO9660 labelled config-2 on
+// an AHCI CD-ROM), read without any network: meta_data.json, user_data,
+// vendor_data.json and an injected file from content/0000.
+func TestConfigDrive(t *testing.T) {
+	v := newVM(t)
+	const uuid = "83679162-1378-4288-a2d4-70e13ec132aa"
+	md, _ := json.Marshal(map[string]any{
+		"uuid":              uuid,
+		"hostname":          "cd-meta.novalocal",
+		"name":              "cd-meta",
+		"availability_zone": "nova",
+		"launch_index":      0,
+		"public_keys":       map[string]string{"imds-key": dsKey + "\n"},
+		"files":             []map[string]string{{"path": "/etc/injected/by-config-drive.txt", "content_path": "/content/0000"}},
+	})
+	seed := v.seed(map[string][]byte{
+		"openstack/2018-08-27/meta_data.json":   md,
+		"openstack/2018-08-27/user_data":        []byte(dsUserData("cd-sim", true)),
+		"openstack/2018-08-27/vendor_data.json": []byte(`{"cloud-init": "#cloud-config\nbootcmd:\n  - echo vendor > /var/log/cd-vendor.log\n"}`),
+		"openstack/content/0000":                []byte("injected\n"),
+	}, harness.SeedConfigDrive)
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMAHCI})
+	wantPoweredOff(t, r)
+	if strings.Contains(r.Console, ephemeralUpMsg) {
+		t.Errorf("the network came up for a config drive")
+	}
+	d := v.image()
+	if h := d.hostname(); h != "cd-sim" {
+		t.Errorf("/etc/hostname = %q, want cd-sim (user-data)", h)
+	}
+	d.wantContent(harness.InstanceIDPath, uuid+"\n")
+	d.wantContent("/etc/imds/written.txt", "written for cd-sim\n")
+	d.wantContent("/etc/injected/by-config-drive.txt", "injected\n")
+	d.wantLines("/var/log/imds-runcmd.log", 1)
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceConfigDrive")
+	d.wantContains("/home/debian/.ssh/authorized_keys", dsKey)
+	s := d.status()
+	d.wantStagesDone(s, true)
+	if st, err := d.im.State(); err != nil {
+		t.Errorf("state file: %v", err)
+	} else if st.Datasource.Subplatform == "" || !strings.HasPrefix(st.Datasource.Subplatform, "config-disk (/dev/") {
+		t.Errorf("subplatform = %q, want config-disk (/dev/…)", st.Datasource.Subplatform)
+	}
+}

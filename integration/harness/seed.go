@@ -13,6 +13,9 @@ import (
 const (
 	SeedISO  = "iso"  // ISO9660 + Rock Ridge + Joliet, volume id "cidata"
 	SeedVFAT = "vfat" // FAT, label "CIDATA"
+	// SeedConfigDrive is an OpenStack config drive: ISO9660 with volume id
+	// "config-2" (files as openstack/latest/meta_data.json, ...).
+	SeedConfigDrive = "config-2"
 )
 
 // MakeSeed writes a NoCloud seed holding files (name -> content, e.g.
@@ -42,13 +45,17 @@ func MakeSeed(dir string, files map[string][]byte, kind string) (string, error) 
 	}
 	sort.Strings(names)
 	switch kind {
-	case SeedISO:
+	case SeedISO, SeedConfigDrive:
+		label := "cidata"
+		if kind == SeedConfigDrive {
+			label = "config-2"
+		}
 		out := filepath.Join(dir, "seed.iso")
 		_ = os.Remove(out)
 		if HaveTools("genisoimage") == nil {
-			_, _, err = runTool(ctx, nil, nil, "genisoimage", "-quiet", "-V", "cidata", "-r", "-J", "-o", out, stage)
+			_, _, err = runTool(ctx, nil, nil, "genisoimage", "-quiet", "-V", label, "-r", "-J", "-o", out, stage)
 		} else {
-			_, _, err = runTool(ctx, nil, nil, "xorriso", "-as", "mkisofs", "-quiet", "-V", "cidata", "-r", "-J", "-o", out, stage)
+			_, _, err = runTool(ctx, nil, nil, "xorriso", "-as", "mkisofs", "-quiet", "-V", label, "-r", "-J", "-o", out, stage)
 		}
 		if err != nil {
 			return "", fmt.Errorf("making seed ISO: %w", err)
@@ -74,7 +81,7 @@ func MakeSeed(dir string, files map[string][]byte, kind string) (string, error) 
 		}
 		return out, nil
 	}
-	return "", fmt.Errorf("making seed: unknown kind %q (want %q or %q)", kind, SeedISO, SeedVFAT)
+	return "", fmt.Errorf("making seed: unknown kind %q (want %q, %q or %q)", kind, SeedISO, SeedVFAT, SeedConfigDrive)
 }
 
 // SeedFiles reads the regular files of a seed directory (meta-data,

@@ -225,6 +225,9 @@ const MaxFileSize = 64 << 20
 func ReadFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
+		if IsNotExist(err) && !errors.Is(err, fs.ErrNotExist) {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%v)", fs.ErrNotExist, err)}
+		}
 		return nil, err
 	}
 	defer f.Close()
@@ -252,4 +255,24 @@ func ReadFile(fsys fs.FS, name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
 	return b, nil
+}
+
+// IsNotExist recognises a missing file, also from go-diskfs, whose ISO9660
+// and FAT filesystems answer some missing paths with plain errors ("could
+// not find directory ec2/latest"). ReadFile already turns those into
+// fs.ErrNotExist.
+func IsNotExist(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	for _, m := range []string{"not exist", "not found", "no such file", "could not find"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }

@@ -180,3 +180,31 @@ func TestEnvIMDS(t *testing.T) {
 		t.Error("no URL: no error")
 	}
 }
+
+type plainErrFS struct{}
+
+func (plainErrFS) Open(name string) (fs.File, error) {
+	return nil, errors.New("could not find directory " + name)
+}
+
+// TestReadFileNotExist: go-diskfs's plain "could not find" errors read as
+// fs.ErrNotExist, so a config drive without ec2/latest is not broken.
+func TestReadFileNotExist(t *testing.T) {
+	_, err := ReadFile(plainErrFS{}, "ec2/latest/meta-data.json")
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "could not find directory") {
+		t.Errorf("err = %v, want fs.ErrNotExist keeping the original text", err)
+	}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{fs.ErrNotExist, true},
+		{errors.New("open x: file does not exist"), true},
+		{errors.New("permission denied"), false},
+	} {
+		if got := IsNotExist(tc.err); got != tc.want {
+			t.Errorf("IsNotExist(%v) = %v", tc.err, got)
+		}
+	}
+}

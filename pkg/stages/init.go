@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -181,6 +182,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteDatasourceCache(o.Target, d); err != nil {
 		fail(err.Error())
 	}
+	if s.NewInstance {
+		writeInjectedFiles(o.Target, d.Files, o.Log, fail)
+	}
 	writeSecret := func(p string, b []byte) {
 		if err := o.Target.WriteFile(p, b, 0o600); err != nil {
 			fail(err.Error())
@@ -344,4 +348,24 @@ func moduleMeta(d *datasource.Data) map[string]any {
 		meta["local-hostname"] = h
 	}
 	return meta
+}
+
+// writeInjectedFiles writes the files a datasource injects (a config
+// drive's `files`) on a new instance, as cloud-init's write_injected_files
+// does: absolute paths in the target, mode 0660; a failure is recorded and
+// the others are still written.
+func writeInjectedFiles(t *target.Root, files map[string][]byte, log *slog.Logger, fail func(string)) {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		abs := "/" + strings.TrimLeft(p, "/")
+		if err := t.WriteFile(abs, files[p], 0o660); err != nil {
+			fail(fmt.Sprintf("writing injected file %s: %v", abs, err))
+			continue
+		}
+		log.Info("wrote injected file", "path", abs, "bytes", len(files[p]))
+	}
 }

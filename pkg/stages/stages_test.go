@@ -372,3 +372,34 @@ func TestInitVendorData2(t *testing.T) {
 		}
 	}
 }
+
+func TestInitInjectedFiles(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-files\n", "#cloud-config\nssh_genkeytypes: []\n")
+	d.Files = map[string][]byte{"/etc/injected.conf": []byte("a=1\n"), "srv/rel.txt": []byte("rel\n")}
+	var s state.State
+	st := state.NewStatus()
+	if err := Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"/etc/injected.conf": "a=1\n", "/srv/rel.txt": "rel\n"} {
+		b, err := tr.ReadFile(p)
+		if err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", p, b, err, want)
+		}
+		if fi, err := tr.Stat(p); err == nil && fi.Mode().Perm() != 0o660 {
+			t.Errorf("%s mode %v, want 0660", p, fi.Mode().Perm())
+		}
+	}
+	// Not a new instance: not written again.
+	if err := tr.Remove("/etc/injected.conf"); err != nil {
+		t.Fatal(err)
+	}
+	s = state.State{}
+	if err := Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Exists("/etc/injected.conf") {
+		t.Error("injected file written again on the same instance")
+	}
+}

@@ -65,7 +65,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		switch {
 		case err == nil:
 			info = b
-		case !notExist(err):
+		case !datasource.IsNotExist(err):
 			// cloud-init: an unreadable cloud-info file is UNKNOWN.
 			log.Warn("unreadable cloud info file", "path", CloudInfoFile, "error", err)
 			return nil, fmt.Errorf("altcloud: reading %s: %v: %w", CloudInfoFile, err, datasource.ErrNotFound)

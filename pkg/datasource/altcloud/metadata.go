@@ -3,7 +3,6 @@ package altcloud
 // Reading user-data from a CD-ROM's filesystem.
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -21,7 +20,7 @@ func readFS(fsys fs.FS, source string) ([]byte, string, error) {
 		if err == nil {
 			return b, n, nil
 		}
-		if !notExist(err) {
+		if !datasource.IsNotExist(err) {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -32,12 +31,3 @@ func readFS(fsys fs.FS, source string) ([]byte, string, error) {
 	return nil, "", fmt.Errorf("%s has no readable %s%s: %w", source, strings.Join(UserDataFiles(), "/"), what, datasource.ErrNotFound)
 }
 
-// notExist recognises a missing file, also from go-diskfs, whose
-// filesystems return plain errors on some paths.
-func notExist(err error) bool {
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "not exist") || strings.Contains(s, "not found") || strings.Contains(s, "no such file")
-}

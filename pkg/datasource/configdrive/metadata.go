@@ -4,12 +4,10 @@ package configdrive
 // ConfigDriveReader).
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"path"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
@@ -21,7 +19,7 @@ func readFS(fsys fs.FS, source string, log *slog.Logger) (openstack.Input, error
 	in := openstack.Input{Source: source}
 	ents, err := fs.ReadDir(fsys, "openstack")
 	if err != nil {
-		if notExist(err) {
+		if datasource.IsNotExist(err) {
 			return in, fmt.Errorf("%s has no openstack directory: %w", source, datasource.ErrNotFound)
 		}
 		return in, fmt.Errorf("reading %s/openstack: %w", source, err)
@@ -36,7 +34,7 @@ func readFS(fsys fs.FS, source string, log *slog.Logger) (openstack.Input, error
 	dir := path.Join("openstack", in.Version)
 	in.MetaData, err = datasource.ReadFile(fsys, path.Join(dir, "meta_data.json"))
 	if err != nil {
-		if notExist(err) {
+		if datasource.IsNotExist(err) {
 			return in, fmt.Errorf("%s has no %s/meta_data.json: %w", source, dir, datasource.ErrNotFound)
 		}
 		return in, fmt.Errorf("reading %s/%s/meta_data.json: %w", source, dir, err)
@@ -44,7 +42,7 @@ func readFS(fsys fs.FS, source string, log *slog.Logger) (openstack.Input, error
 	for _, name := range []string{"user_data", "vendor_data.json", "vendor_data2.json", "network_data.json"} {
 		b, err := datasource.ReadFile(fsys, path.Join(dir, name))
 		if err != nil {
-			if !notExist(err) {
+			if !datasource.IsNotExist(err) {
 				// cloud-init skips optional files it cannot read.
 				log.Warn("skipping unreadable optional file", "path", source+"/"+dir+"/"+name, "error", err)
 			}
@@ -84,18 +82,8 @@ func readFS(fsys fs.FS, source string, log *slog.Logger) (openstack.Input, error
 		if in.EC2, err = parseEC2(b); err != nil {
 			return in, fmt.Errorf("%s/%s: %w", source, ec2, err)
 		}
-	case !notExist(err):
+	case !datasource.IsNotExist(err):
 		return in, fmt.Errorf("reading %s/%s: %w", source, ec2, err)
 	}
 	return in, nil
-}
-
-// notExist recognises a missing file, also from go-diskfs, whose
-// filesystems return plain errors on some paths.
-func notExist(err error) bool {
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "not exist") || strings.Contains(s, "not found") || strings.Contains(s, "no such file")
 }

@@ -35,7 +35,7 @@ func Read(fsys fs.FS, subplatform string, ov Overrides) (*datasource.Data, error
 	for _, name := range []string{"meta-data", "user-data", "vendor-data", "network-config"} {
 		b, err := datasource.ReadFile(fsys, name)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || isNotExist(err) {
+			if datasource.IsNotExist(err) {
 				continue
 			}
 			errs = append(errs, fmt.Errorf("nocloud: read %s from %s: %w", name, subplatform, err))
@@ -96,10 +96,4 @@ func Parse(files map[string][]byte, subplatform string, ov Overrides) (*datasour
 		d.NetworkConfig = m
 	}
 	return d, nil
-}
-
-func isNotExist(err error) bool {
-	// go-diskfs returns plain errors for missing files on some filesystems.
-	s := err.Error()
-	return strings.Contains(s, "not exist") || strings.Contains(s, "not found") || strings.Contains(s, "no such file")
 }

@@ -3,10 +3,8 @@ package rbxcloud
 // Reading a metadata disk from a filesystem.
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
@@ -18,14 +16,14 @@ func readFS(fsys fs.FS, source string) (Input, error) {
 	var err error
 	in.CloudJSON, err = datasource.ReadFile(fsys, "cloud.json")
 	if err != nil {
-		if notExist(err) {
+		if datasource.IsNotExist(err) {
 			return in, fmt.Errorf("%s has no cloud.json: %w", source, datasource.ErrNotFound)
 		}
 		return in, fmt.Errorf("reading %s/cloud.json: %w", source, err)
 	}
 	in.UserData, err = datasource.ReadFile(fsys, "user.data")
 	if err != nil {
-		if !notExist(err) {
+		if !datasource.IsNotExist(err) {
 			return in, fmt.Errorf("reading %s/user.data: %w", source, err)
 		}
 		in.UserData = nil
@@ -33,12 +31,3 @@ func readFS(fsys fs.FS, source string) (Input, error) {
 	return in, nil
 }
 
-// notExist recognises a missing file, also from go-diskfs, whose
-// filesystems return plain errors on some paths.
-func notExist(err error) bool {
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "not exist") || strings.Contains(s, "not found") || strings.Contains(s, "no such file")
-}
