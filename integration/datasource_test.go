@@ -30,6 +30,7 @@ const (
 func dsUserData(name string, powerOff bool) string {
 	ud := `#cloud-config
 hostname: ` + name + `
+ssh_genkeytypes: [ed25519]
 write_files:
   - path: /etc/imds/written.txt
     content: |
