@@ -175,7 +175,9 @@ func checkGCE(f *Facts) Check {
 }
 
 func checkOpenNebula(f *Facts) Check {
-	if f.seedDir("opennebula") {
+	// ds-identify requires meta-data here, which the OpenNebula datasource
+	// never reads; a seed with context.sh (what it reads) counts too.
+	if f.seedDir("opennebula") || f.seedDir("opennebula", "context.sh") {
 		return found("seed opennebula")
 	}
 	if f.HasLabel("CONTEXT", "CDROM") {

@@ -298,7 +298,9 @@ func scenarios() []scenario {
 		// OpenNebula.
 		{name: "opennebula-context", fs: []FSInfo{dev("sr0", "iso9660", "CONTEXT")}, list: list("OpenNebula", "None")},
 		{name: "opennebula-seed", files: files(PathSeedDir+"/opennebula/meta-data", ""), list: list("OpenNebula", "None")},
-		{name: "opennebula-negative", files: files(PathSeedDir+"/opennebula/context.sh", ""), code: 1},
+		// ds-identify wants meta-data; cloudroot also takes the context.sh the datasource reads.
+		{name: "opennebula-seed-context", files: files(PathSeedDir+"/opennebula/context.sh", ""), list: list("OpenNebula", "None")},
+		{name: "opennebula-negative", files: files(PathSeedDir+"/opennebula/user-data", ""), code: 1},
 
 		// OpenStack.
 		{name: "openstack-nova", virt: "kvm", dmi: bootenv.DMI{ProductName: "OpenStack Nova"}, list: list("OpenStack", "None")},
