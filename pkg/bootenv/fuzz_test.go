@@ -118,3 +118,31 @@ func FuzzProbeTable(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSMBIOSSerial: the NoCloud argument cloud-init reads from the SMBIOS
+// system serial number (`-smbios type=1,serial=ds=nocloud;s=...`).
+func FuzzSMBIOSSerial(f *testing.F) {
+	for _, s := range []string{
+		"", "ds=nocloud", "ds=nocloud;s=http://10.0.2.2:8000/;i=iid-1;h=host",
+		"ds=nocloud-net;seedfrom=http://x/%s", "VMware-56 4d ds=nocloud;i=a ds=nocloud;i=b",
+		"ds=;;;", "ds=nocloud;s=file:///var/tmp/seed/;local-hostname=h;instance-id=i", "ds=nocloud;i",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, serial string) {
+		a, ok := DMI{ProductSerial: serial}.DS()
+		if !ok {
+			if strings.Contains(" "+strings.Join(strings.Fields(serial), " "), " ds=") {
+				t.Fatalf("serial %q has a ds= word but DS() found none", serial)
+			}
+			return
+		}
+		for _, v := range []string{a.SeedFrom, a.InstanceID, a.Hostname} {
+			if strings.ContainsAny(v, " \t\n;") {
+				t.Fatalf("value %q from %q holds a separator", v, serial)
+			}
+		}
+		a.NoCloud()
+		a.Network()
+	})
+}
