@@ -12,6 +12,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/azure"
 	"github.com/cloudroot/cloudroot/pkg/datasource/bigstep"
 	"github.com/cloudroot/cloudroot/pkg/datasource/cloudcix"
+	"github.com/cloudroot/cloudroot/pkg/datasource/cloudsigma"
 	"github.com/cloudroot/cloudroot/pkg/datasource/cloudstack"
 	"github.com/cloudroot/cloudroot/pkg/datasource/configdrive"
 	"github.com/cloudroot/cloudroot/pkg/datasource/digitalocean"
@@ -19,7 +20,9 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/exoscale"
 	"github.com/cloudroot/cloudroot/pkg/datasource/gce"
 	"github.com/cloudroot/cloudroot/pkg/datasource/hetzner"
+	"github.com/cloudroot/cloudroot/pkg/datasource/ibmcloud"
 	"github.com/cloudroot/cloudroot/pkg/datasource/lxd"
+	"github.com/cloudroot/cloudroot/pkg/datasource/maas"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nwcs"
 	"github.com/cloudroot/cloudroot/pkg/datasource/opennebula"
@@ -28,6 +31,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/ovf"
 	"github.com/cloudroot/cloudroot/pkg/datasource/rbxcloud"
 	"github.com/cloudroot/cloudroot/pkg/datasource/scaleway"
+	"github.com/cloudroot/cloudroot/pkg/datasource/smartos"
 	"github.com/cloudroot/cloudroot/pkg/datasource/upcloud"
 	"github.com/cloudroot/cloudroot/pkg/datasource/vultr"
 )
@@ -44,15 +48,19 @@ func Registry() datasource.Registry {
 		&azure.Source{},
 		&altcloud.Source{},
 		&ovf.Source{},
+		&maas.Source{},
 		&gce.Source{},
 		&openstack.Source{},
 		&aliyun.Source{},
 		&vultr.Source{},
 		&ec2.Source{},
+		&cloudsigma.Source{},
 		&cloudstack.Source{},
+		&smartos.Source{},
 		&bigstep.Source{},
 		&scaleway.Source{},
 		&hetzner.Source{},
+		&ibmcloud.Source{},
 		&oracle.Source{},
 		&exoscale.Source{},
 		&rbxcloud.Source{},

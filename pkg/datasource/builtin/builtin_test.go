@@ -44,11 +44,11 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%s) failed", s.Name())
 		}
 	}
-	sel, missing := reg.Select([]string{"Ec2", "SmartOS", "NoCloud", "None"})
+	sel, missing := reg.Select([]string{"Ec2", "NoSuchCloud", "NoCloud", "None"})
 	if diff := cmp.Diff([]string{"Ec2", "NoCloud"}, sel.Names()); diff != "" {
 		t.Errorf("Select (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"SmartOS"}, missing); diff != "" {
+	if diff := cmp.Diff([]string{"NoSuchCloud"}, missing); diff != "" {
 		t.Errorf("Select missing (-want +got):\n%s", diff)
 	}
 	if &Registry()[0] == &reg[0] {

@@ -1,0 +1,1 @@
+{"user-data": "#!/bin/sh\necho hi mom\n"}

@@ -1,0 +1,227 @@
+package smartos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json and requests.txt")
+
+// caseFile is testdata/<case>/case.json.
+type caseFile struct {
+	// Mode is "kvm" (served on a pty) or "lx" (a unix socket).
+	Mode        string         `json:"mode"`
+	ProductName string         `json:"product_name"`
+	Config      map[string]any `json:"config"`
+}
+
+func readJSON(t *testing.T, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// golden compares got with the text file want (rewritten with -update).
+func golden(t *testing.T, want, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(b), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", want, diff)
+	}
+}
+
+// TestGolden serves each testdata case's keys with the fake, over a pty
+// for KVM cases and a unix socket for LX ones, and compares the Data and
+// the requests made.
+func TestGolden(t *testing.T) {
+	for _, name := range dstest.Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			var values map[string]string
+			readJSON(t, filepath.Join(dir, "metadata.json"), &values)
+			var c caseFile
+			readJSON(t, filepath.Join(dir, "case.json"), &c)
+			f := newFake(values)
+			src := &Source{}
+			var where, placeholder string
+			switch c.Mode {
+			case "kvm":
+				where, placeholder = servePTY(t, f), DefaultSerialDevice
+				src.SerialDevice = where
+				src.SocketPath = filepath.Join(t.TempDir(), "absent.sock")
+			case "lx":
+				where, placeholder = serveSocket(t, f), DefaultSocket
+				src.SocketPath = where
+			default:
+				t.Fatalf("case.json: mode %q", c.Mode)
+			}
+			env := datasource.Env{
+				DMI:    bootenv.DMI{ProductName: c.ProductName},
+				Config: map[string]any{"SmartOS": c.Config},
+				Budget: 20 * time.Second,
+			}
+			d, err := src.Get(context.Background(), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Subplatform = strings.ReplaceAll(d.Subplatform, where, placeholder)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			golden(t, filepath.Join(dir, "requests.txt"), strings.Join(f.requests(), "\n")+"\n")
+		})
+	}
+}
+
+// TestNotFound: no socket and no SmartDC product name, or a SmartDC
+// product name without the serial device, is not SmartOS.
+func TestNotFound(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		src     Source
+		product string
+	}{
+		{"nothing", Source{SocketPath: filepath.Join(dir, "none"), SerialDevice: file}, "KVM"},
+		{"socket path is a file", Source{SocketPath: file, SerialDevice: file}, ""},
+		{"socket path is a directory", Source{SocketPath: dir, SerialDevice: file}, "Standard PC"},
+		{"SmartDC without a serial device", Source{SocketPath: filepath.Join(dir, "none"), SerialDevice: filepath.Join(dir, "ttyS1")}, "SmartDC HVM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.src.Get(context.Background(), datasource.Env{DMI: bootenv.DMI{ProductName: tc.product}})
+			if !errors.Is(err, datasource.ErrNotFound) {
+				t.Fatalf("err = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestConfig: serial_device and metadata_sockfile come from the
+// configuration when the Source sets none; bad values are errors naming
+// the key.
+func TestConfig(t *testing.T) {
+	f := newFake(map[string]string{"sdc:uuid": "u1"})
+	sock := serveSocket(t, f)
+	env := datasource.Env{Config: map[string]any{"smartos": map[string]any{"metadata_sockfile": sock}}}
+	d, err := (&Source{}).Get(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.InstanceID() != "u1" || d.Subplatform != "socket ("+sock+")" {
+		t.Errorf("got %q %q", d.InstanceID(), d.Subplatform)
+	}
+	for key, v := range map[string]any{
+		"serial_timeout":   "soon",
+		"serial_device":    42,
+		"base64_keys":      []any{"a", 1},
+		"no_base64_decode": map[string]any{},
+		"disk_aliases":     map[string]any{"ephemeral0": 1},
+		"base64_all":       1.5,
+	} {
+		env := datasource.Env{Config: map[string]any{"SmartOS": map[string]any{key: v, "metadata_sockfile": sock}}}
+		_, err := (&Source{}).Get(context.Background(), env)
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%v: err = %v, want one naming the key", key, v, err)
+		}
+	}
+}
+
+// TestBroken: a metadata service that is there but misbehaves is an error
+// (not ErrNotFound) naming the socket, and a silent one costs at most the
+// budget.
+func TestBroken(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]string
+		hook   func(op, arg, id string) ([]string, bool)
+		onLine func(string) ([]string, bool)
+		want   string
+	}{
+		{name: "no sdc:uuid", values: map[string]string{"hostname": "h"}, want: "sdc:uuid: no instance id"},
+		{name: "bad sdc:nics JSON", values: map[string]string{"sdc:uuid": "u", "sdc:nics": "[{"}, want: "sdc:nics: invalid JSON"},
+		{name: "sdc:nics not a list", values: map[string]string{"sdc:uuid": "u", "sdc:nics": `{"interface": "net0"}`}, want: "sdc:nics: expected a list"},
+		{name: "nic without interface", values: map[string]string{"sdc:uuid": "u", "sdc:nics": `[{"mac": "x"}]`}, want: "sdc:nics[0]: no interface"},
+		{name: "instance id escapes", values: map[string]string{"sdc:uuid": "../../etc"}, want: "cannot name a directory"},
+		{name: "negotiation refused", onLine: func(l string) ([]string, bool) {
+			return []string{"V1_ONLY"}, l == "NEGOTIATE V2"
+		}, want: `NEGOTIATE V2: metadata protocol error: answered "V1_ONLY"`},
+		{name: "bad checksum", values: map[string]string{"sdc:uuid": "u"}, hook: func(op, arg, id string) ([]string, bool) {
+			return []string{"V2 25 00000000 " + id + " SUCCESS dmFsdWU="}, arg == "hostname"
+		}, want: "GET hostname: metadata protocol error: checksum"},
+		{name: "server failure", values: map[string]string{"sdc:uuid": "u"}, hook: func(op, arg, id string) ([]string, bool) {
+			return []string{reply(id, "FAILURE", nil)}, arg == "sdc:nics"
+		}, want: "GET sdc:nics: server answered FAILURE"},
+		{name: "silent", values: map[string]string{"sdc:uuid": "u"}, hook: func(op, arg, id string) ([]string, bool) {
+			return nil, arg == "user-script"
+		}, want: "GET user-script: waiting for an answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(tc.values)
+			f.hook, f.onLine = tc.hook, tc.onLine
+			sock := serveSocket(t, f)
+			env := datasource.Env{Budget: 300 * time.Millisecond}
+			_, err := (&Source{SocketPath: sock}).Get(context.Background(), env)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), sock) {
+				t.Fatalf("err = %v, want containing %q and the socket", err, tc.want)
+			}
+			if errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("a broken service is not ErrNotFound: %v", err)
+			}
+		})
+	}
+	t.Run("nobody listening", func(t *testing.T) {
+		dir, err := os.MkdirTemp("", "smartos")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		sock := filepath.Join(dir, "sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.(*net.UnixListener).SetUnlinkOnClose(false)
+		l.Close()
+		_, err = (&Source{SocketPath: sock}).Get(context.Background(), datasource.Env{})
+		if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "connecting to "+sock) {
+			t.Errorf("err = %v, want a connection error that is not ErrNotFound", err)
+		}
+	})
+}
+
+func TestDoc(t *testing.T) {
+	d := (&Source{}).Doc()
+	if d.Network || d.Reads == "" || d.NetworkConfig == "" || d.Tests == "" {
+		t.Errorf("incomplete doc: %+v", d)
+	}
+}
