@@ -7,6 +7,7 @@ package datasource
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -64,6 +65,12 @@ type Data struct {
 	// Files are files a datasource injects into the root on a new instance,
 	// by absolute path (OpenStack's `files`, content/NNNN on a config drive).
 	Files map[string][]byte
+	// FileModes are the modes of Files by path (0660 when absent, as
+	// cloud-init's write_injected_files).
+	FileModes map[string]fs.FileMode
+	// FilesEveryBoot writes Files on every boot, not only on a new
+	// instance (SmartOS rewrites its scripts each boot).
+	FilesEveryBoot bool
 	// DS holds what the datasource read besides meta-data, for
 	// instance-data's "ds" key (Ec2 "dynamic", OpenStack "ec2_metadata",
 	// "network_json"); user-data and vendor-data never go here.

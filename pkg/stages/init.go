@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"sort"
 	"strings"
@@ -182,8 +183,8 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteDatasourceCache(o.Target, d); err != nil {
 		fail(err.Error())
 	}
-	if s.NewInstance {
-		writeInjectedFiles(o.Target, d.Files, o.Log, fail)
+	if s.NewInstance || d.FilesEveryBoot {
+		writeInjectedFiles(o.Target, d.Files, d.FileModes, o.Log, fail)
 	}
 	writeSecret := func(p string, b []byte) {
 		if err := o.Target.WriteFile(p, b, 0o600); err != nil {
@@ -352,9 +353,9 @@ func moduleMeta(d *datasource.Data) map[string]any {
 
 // writeInjectedFiles writes the files a datasource injects (a config
 // drive's `files`) on a new instance, as cloud-init's write_injected_files
-// does: absolute paths in the target, mode 0660; a failure is recorded and
-// the others are still written.
-func writeInjectedFiles(t *target.Root, files map[string][]byte, log *slog.Logger, fail func(string)) {
+// does: absolute paths in the target, mode 0660 unless modes says otherwise;
+// a failure is recorded and the others are still written.
+func writeInjectedFiles(t *target.Root, files map[string][]byte, modes map[string]fs.FileMode, log *slog.Logger, fail func(string)) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -362,7 +363,11 @@ func writeInjectedFiles(t *target.Root, files map[string][]byte, log *slog.Logge
 	sort.Strings(paths)
 	for _, p := range paths {
 		abs := "/" + strings.TrimLeft(p, "/")
-		if err := t.WriteFile(abs, files[p], 0o660); err != nil {
+		mode, ok := modes[p]
+		if !ok {
+			mode = 0o660
+		}
+		if err := t.WriteFile(abs, files[p], mode); err != nil {
 			fail(fmt.Sprintf("writing injected file %s: %v", abs, err))
 			continue
 		}

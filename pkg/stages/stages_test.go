@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"io/fs"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -401,5 +402,32 @@ func TestInitInjectedFiles(t *testing.T) {
 	}
 	if tr.Exists("/etc/injected.conf") {
 		t.Error("injected file written again on the same instance")
+	}
+}
+
+// TestInitFilesEveryBoot: SmartOS's scripts are rewritten on every boot,
+// with their own modes.
+func TestInitFilesEveryBoot(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-smart\n", "#cloud-config\nssh_genkeytypes: []\n")
+	const script = "/var/lib/cloud/instances/i-smart/data/user-script"
+	d.Files = map[string][]byte{script: []byte("#!/bin/sh\ntrue\n")}
+	d.FileModes = map[string]fs.FileMode{script: 0o700}
+	d.FilesEveryBoot = true
+	for boot := 1; boot <= 2; boot++ {
+		var s state.State
+		if err := Init(context.Background(), initOpts(tr, tr, d), state.NewStatus().Get(state.StageInit), &s); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := tr.Stat(script)
+		if err != nil {
+			t.Fatalf("boot %d: %v", boot, err)
+		}
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("boot %d: mode %v, want 0700", boot, fi.Mode().Perm())
+		}
+		if err := tr.Remove(script); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -306,6 +307,13 @@ func Build(in Input) (*datasource.Data, error) {
 	}
 	if len(files) > 0 {
 		d.Files = files
+		d.FilesEveryBoot = true
+		d.FileModes = map[string]fs.FileMode{}
+		for p := range files {
+			if m, ok := FileModes[path.Base(p)]; ok {
+				d.FileModes[p] = fs.FileMode(m)
+			}
+		}
 	}
 	if md["network-data"] != nil {
 		nc, err := ConvertNetwork(md["network-data"], md["dns_servers"], md["dns_domain"], md["routes"])
