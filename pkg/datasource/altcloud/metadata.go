@@ -30,4 +30,3 @@ func readFS(fsys fs.FS, source string) ([]byte, string, error) {
 	}
 	return nil, "", fmt.Errorf("%s has no readable %s%s: %w", source, strings.Join(UserDataFiles(), "/"), what, datasource.ErrNotFound)
 }
-

@@ -91,4 +91,3 @@ func readFS(fsys fs.FS, in *Input, log *slog.Logger) error {
 	}
 	return nil
 }
-

@@ -25,4 +25,3 @@ func readFS(fsys fs.FS, source string) (map[string]string, error) {
 	}
 	return c, nil
 }
-

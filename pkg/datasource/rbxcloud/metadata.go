@@ -30,4 +30,3 @@ func readFS(fsys fs.FS, source string) (Input, error) {
 	}
 	return in, nil
 }
-
