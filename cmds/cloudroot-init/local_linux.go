@@ -180,7 +180,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	b.log.Info(restored.Description)
 	if restored.Data != nil {
 		b.st.Restored = restored.Description
-		return restored.Data, nil
+		return withEvents(reg, restored.Data), nil
 	}
 
 	d, err := b.searchDatasources(ctx, sel, list, env, n)
@@ -188,10 +188,21 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		if fb := stages.FallbackToCache(cached, mode, reg); fb != nil {
 			b.log.Info("restored fallback datasource from checked cache", "datasource", fb.Description())
 			b.st.Restored = "restored fallback datasource from checked cache: " + fb.Description()
-			return fb, nil
+			return withEvents(reg, fb), nil
 		}
 	}
+	if d != nil {
+		d = withEvents(reg, d)
+	}
 	return d, err
+}
+
+// withEvents records the source's default network update events in d.
+func withEvents(reg datasource.Registry, d *datasource.Data) *datasource.Data {
+	if src, ok := reg.Lookup(d.Name); ok {
+		d.NetworkUpdateEvents = datasource.NetworkUpdateEvents(src, d)
+	}
+	return d
 }
 
 // searchDatasources tries sel in order, bringing the network up for the

@@ -29,3 +29,29 @@ func InstanceIDMatches(iid, dmiValue string) bool {
 	}
 	return strings.EqualFold(iid, dmiValue)
 }
+
+// Network update events, cloud-init's EventType names for the network
+// scope of default_update_events.
+const (
+	EventBootNewInstance = "boot-new-instance"
+	EventBoot            = "boot"
+	EventBootLegacy      = "boot-legacy"
+	EventHotplug         = "hotplug"
+)
+
+// UpdateEventer is implemented by sources whose network configuration
+// cloud-init re-applies on more than a new instance (default_update_events
+// of the network scope): e.g. {boot-new-instance, boot} re-renders it on
+// every boot unless the user's `updates:` says otherwise.
+type UpdateEventer interface {
+	NetworkUpdateEvents(d *Data) []string
+}
+
+// NetworkUpdateEvents are the source's default network update events for
+// d, or cloud-init's default {boot-new-instance}.
+func NetworkUpdateEvents(src Source, d *Data) []string {
+	if u, ok := src.(UpdateEventer); ok {
+		return u.NetworkUpdateEvents(d)
+	}
+	return []string{EventBootNewInstance}
+}

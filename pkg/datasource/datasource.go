@@ -71,6 +71,10 @@ type Data struct {
 	// FilesEveryBoot writes Files on every boot, not only on a new
 	// instance (SmartOS rewrites its scripts each boot).
 	FilesEveryBoot bool
+	// NetworkUpdateEvents are the source's default network update events
+	// (cloud-init's default_update_events; see UpdateEventer), filled in
+	// by the caller that found the source; nil means boot-new-instance.
+	NetworkUpdateEvents []string `json:",omitempty"`
 	// DS holds what the datasource read besides meta-data, for
 	// instance-data's "ds" key (Ec2 "dynamic", OpenStack "ec2_metadata",
 	// "network_json"); user-data and vendor-data never go here.

@@ -126,13 +126,13 @@ func decodeCmdlineNetwork(v string) ([]byte, error) {
 // after removing a previous instance's stale files on a new instance. run
 // is the root holding /run (klibc ipconfig state files, the INITRAMFS
 // source); nil skips that source.
-func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, iid string) (*NetworkResult, error) {
+func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, dsEvents []string, iid string) (*NetworkResult, error) {
 	res := &NetworkResult{}
 	if t.Exists(UpgradedNetwork) {
 		res.Source = "upgraded-network"
 		return res, nil
 	}
-	if !newInstance && !networkEveryBoot(merged) {
+	if !newInstance && !networkEveryBoot(merged, dsEvents) {
 		res.Source = "unchanged (not a new instance)"
 		return res, nil
 	}
@@ -421,14 +421,24 @@ func normalizeJSON(v any) any {
 	return v
 }
 
-// networkEveryBoot reports whether `updates: {network: {when: [boot…]}}`
-// asks for network configuration on every boot, not only a new instance.
-func networkEveryBoot(cfg map[string]any) bool {
+// networkEveryBoot reports whether the network configuration is applied on
+// every boot, not only a new instance: `updates: {network: {when: [...]}}`
+// when the configuration gives it, else the datasource's default update
+// events (cloud-init's update_event_enabled), asking for boot or
+// boot-legacy.
+func networkEveryBoot(cfg map[string]any, dsEvents []string) bool {
 	u, _ := cfg["updates"].(map[string]any)
 	n, _ := u["network"].(map[string]any)
-	when, _ := n["when"].([]any)
-	for _, w := range when {
-		if s := fmt.Sprint(w); s == "boot" || s == "boot-legacy" {
+	var when []string
+	if w, ok := n["when"].([]any); ok {
+		for _, e := range w {
+			when = append(when, fmt.Sprint(e))
+		}
+	} else {
+		when = dsEvents
+	}
+	for _, s := range when {
+		if s == "boot" || s == "boot-legacy" {
 			return true
 		}
 	}

@@ -88,7 +88,7 @@ func TestApplyNetworkSources(t *testing.T) {
 			if merged == nil {
 				merged = map[string]any{}
 			}
-			res, err := ApplyNetwork(tr, run, distro.Info{ID: "debian", Family: "debian"}, tc.cmdline, tc.system, merged, tc.ds, links, true, "i-net")
+			res, err := ApplyNetwork(tr, run, distro.Info{ID: "debian", Family: "debian"}, tc.cmdline, tc.system, merged, tc.ds, links, true, nil, "i-net")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,8 @@ func TestApplyNetwork(t *testing.T) {
 		system    map[string]any
 		ds        map[string]any
 		newInst   bool
+		dsEvents  []string
+		merged    map[string]any
 		wantSrc   string
 		wantRend  string
 		wantFiles []string
@@ -43,6 +45,12 @@ func TestApplyNetwork(t *testing.T) {
 		{name: "cmdline disabled", ds: v2, newInst: true, cmdline: "network-config=disabled", wantSrc: "disabled-by-cmdline"},
 		{name: "same instance leaves it", files: map[string]string{"usr/sbin/netplan": ""}, ds: v2,
 			wantSrc: "unchanged (not a new instance)"},
+		{name: "same instance, datasource re-applies every boot", files: map[string]string{"usr/sbin/netplan": ""}, ds: v2,
+			dsEvents: []string{"boot-new-instance", "boot"},
+			wantSrc:  "ds", wantRend: "netplan", wantFiles: []string{"/etc/netplan/50-cloud-init.yaml"}},
+		{name: "same instance, user updates override the datasource", files: map[string]string{"usr/sbin/netplan": ""}, ds: v2,
+			merged:   map[string]any{"updates": map[string]any{"network": map[string]any{"when": []any{"boot-new-instance"}}}},
+			dsEvents: []string{"boot-new-instance", "boot"}, wantSrc: "unchanged (not a new instance)"},
 		{name: "upgraded-network", files: map[string]string{"var/lib/cloud/data/upgraded-network": "", "usr/sbin/netplan": ""}, ds: v2, newInst: true,
 			wantSrc: "upgraded-network"},
 		{name: "stale files removed", files: map[string]string{"usr/sbin/netplan": "",
@@ -57,7 +65,11 @@ func TestApplyNetwork(t *testing.T) {
 				os.MkdirAll(filepath.Dir(hp), 0o755)
 				os.WriteFile(hp, []byte(c), 0o755)
 			}
-			res, err := ApplyNetwork(tr, nil, debian, tc.cmdline, tc.system, map[string]any{}, tc.ds, links, tc.newInst, "i-net")
+			merged := tc.merged
+			if merged == nil {
+				merged = map[string]any{}
+			}
+			res, err := ApplyNetwork(tr, nil, debian, tc.cmdline, tc.system, merged, tc.ds, links, tc.newInst, tc.dsEvents, "i-net")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +110,7 @@ func TestApplyNetworkPlatformMetadata(t *testing.T) {
 	os.WriteFile(hp, nil, 0o755)
 	links := []bootenv.NetLink{{Name: "ens3", MAC: "0a:1b:2c:3d:4e:5f", Carrier: true}, {Name: "ens4", MAC: "0a:1b:2c:3d:4e:60"}}
 	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "debian", Family: "debian"}, "", nil, map[string]any{},
-		map[string]any{"digitalocean_metadata": md}, links, true, "i-do")
+		map[string]any{"digitalocean_metadata": md}, links, true, nil, "i-do")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +140,7 @@ func TestApplyNetworkAzure(t *testing.T) {
 	os.WriteFile(hp, nil, 0o755)
 	links := []bootenv.NetLink{{Name: "eth0", MAC: "00:0d:3a:04:75:98", Carrier: true}, {Name: "eth1", MAC: "00:0d:3a:04:75:ab"}}
 	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "ubuntu", Family: "debian"}, "", nil, map[string]any{},
-		map[string]any{"azure_imds_network": doc["network"]}, links, true, "i-az")
+		map[string]any{"azure_imds_network": doc["network"]}, links, true, nil, "i-az")
 	if err != nil {
 		t.Fatal(err)
 	}

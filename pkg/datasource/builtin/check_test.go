@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
@@ -41,6 +42,23 @@ func TestInstanceCheckers(t *testing.T) {
 		}
 		if c.CheckInstanceID(datasource.Env{}, same) {
 			t.Errorf("%s: accepted without DMI", tc.source)
+		}
+	}
+}
+
+// TestNetworkUpdateEvents: the sources whose cloud-init class re-applies the
+// network configuration on every boot say so; the others keep cloud-init's
+// default (a new instance only).
+func TestNetworkUpdateEvents(t *testing.T) {
+	every := map[string]bool{"Hetzner": true, "Scaleway": true, "Azure": true, "GCE": true, "SmartOS": true}
+	for _, src := range Registry() {
+		ev := datasource.NetworkUpdateEvents(src, &datasource.Data{Name: src.Name()})
+		boot := slices.Contains(ev, datasource.EventBoot)
+		if boot != every[src.Name()] {
+			t.Errorf("%s: events %v, boot = %v, want %v", src.Name(), ev, boot, every[src.Name()])
+		}
+		if !slices.Contains(ev, datasource.EventBootNewInstance) {
+			t.Errorf("%s: events %v lack boot-new-instance", src.Name(), ev)
 		}
 	}
 }
