@@ -439,9 +439,6 @@ func (b *boot) detect(t *target.Root) ([]string, bool) {
 	reg := builtin.Registry()
 	var provided, unsupported []string
 	for _, ds := range list {
-		if ds == "None" {
-			continue
-		}
 		if _, ok := reg.Lookup(ds); ok {
 			provided = append(provided, ds)
 		} else {

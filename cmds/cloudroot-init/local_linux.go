@@ -140,13 +140,7 @@ func (n *ephemeralNet) fetch(ctx context.Context, url string) ([]byte, error) {
 // first need nothing; a network one gets the ephemeral network on demand).
 func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string, n *ephemeralNet) (*datasource.Data, error) {
 	reg := builtin.Registry()
-	var names []string
-	for _, ds := range list {
-		if ds != "None" {
-			names = append(names, ds)
-		}
-	}
-	sel, missing := reg.Select(names)
+	sel, missing := reg.Select(list)
 	for _, m := range missing {
 		b.log.Warn("datasource not provided by this build", "datasource", m)
 	}
@@ -225,6 +219,15 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 		}
 		switch {
 		case err == nil:
+			// Sources that failed before this one are warnings now, as
+			// cloud-init logs them (the boot goes on with this source,
+			// often the None fallback): status says "degraded done".
+			for _, e := range errs {
+				b.status.Get(state.StageInitLocal).AddRecoverable("WARNING", e.Error())
+			}
+			if src.Name() == "None" {
+				b.log.Warn("no datasource found: using the None fallback", "tried", strings.Join(tried[:len(tried)-1], ", "))
+			}
 			return d, nil
 		case errors.Is(err, datasource.ErrNotFound):
 			b.log.Info("datasource not found", "datasource", src.Name(), "err", err)

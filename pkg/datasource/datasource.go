@@ -176,6 +176,9 @@ func (d *Data) LocalHostname() string {
 // Description is str(DataSource) as cloud-init prints it in status.json,
 // e.g. "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]".
 func (d *Data) Description() string {
+	if d.Name == "None" {
+		return "DataSourceNone" // cloud-init's str() of the fallback has no seed
+	}
 	seed := d.Subplatform
 	if i := strings.Index(seed, "("); i >= 0 && strings.HasSuffix(seed, ")") {
 		seed = seed[i+1 : len(seed)-1]

@@ -204,12 +204,12 @@ func (r Registry) Names() []string {
 
 // Select returns the sources named (a datasource_list, as ds-identify
 // decided it), in that order; names with no source here are skipped and
-// returned in missing ("None" is never a source and is not reported).
+// returned in missing.
 func (r Registry) Select(names []string) (sel Registry, missing []string) {
 	for _, n := range names {
 		if s, ok := r.Lookup(n); ok {
 			sel = append(sel, s)
-		} else if !strings.EqualFold(n, "None") {
+		} else {
 			missing = append(missing, n)
 		}
 	}

@@ -30,7 +30,7 @@ func TestRegistry(t *testing.T) {
 	if diff := cmp.Diff([]string{"GCE", "NoCloud"}, sel.Names()); diff != "" {
 		t.Errorf("Select (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"Azure"}, missing); diff != "" {
+	if diff := cmp.Diff([]string{"Azure", "None"}, missing); diff != "" {
 		t.Errorf("missing (-want +got):\n%s", diff)
 	}
 }

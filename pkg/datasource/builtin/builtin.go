@@ -24,6 +24,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/lxd"
 	"github.com/cloudroot/cloudroot/pkg/datasource/maas"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/none"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nwcs"
 	"github.com/cloudroot/cloudroot/pkg/datasource/opennebula"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
@@ -36,8 +37,9 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/vultr"
 )
 
-// Registry returns the implemented sources in priority order. Each call
-// returns a new slice of new, default-configured sources.
+// Registry returns the implemented sources in priority order, ending with
+// the None fallback. Each call returns a new slice of new,
+// default-configured sources.
 func Registry() datasource.Registry {
 	return datasource.Registry{
 		&nocloud.Source{},
@@ -68,6 +70,8 @@ func Registry() datasource.Registry {
 		&nwcs.Source{},
 		&akamai.Source{},
 		&cloudcix.Source{},
+		// The fallback, last in every datasource_list cloud-init writes.
+		&none.Source{},
 	}
 }
 

@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
@@ -140,11 +145,21 @@ func TestPasswordServerFails(t *testing.T) {
 	if _, err := (&Source{}).Get(context.Background(), env(srv2.URL, p)); err != nil {
 		t.Fatal(err)
 	}
+	// bad_request is a refusal, not a password, and is not acknowledged.
+	var acks atomic.Int32
+	srv3 := dstest.Serve(t, "testdata/new-password/tree", passwordServer(t, "bad_request\n", &acks))
+	d, err = (&Source{}).Get(context.Background(), env(srv3.URL, port(t, srv3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Config != nil || acks.Load() != 0 {
+		t.Errorf("config %v, %d acks after bad_request", d.Config, acks.Load())
+	}
 }
 
 func TestPasswordURL(t *testing.T) {
 	for base, want := range map[string]string{
-		DefaultMetadataURL:                 "http://data-server:8080/",
+		"http://data-server/":              "http://data-server:8080/",
 		"http://127.0.0.1:1234/":           "http://127.0.0.1:8080/",
 		"http://[fd00::1]:80/x?y=z#f":      "http://[fd00::1]:8080/",
 		"http://10.1.1.1/latest/meta-data": "http://10.1.1.1:8080/",
@@ -155,6 +170,226 @@ func TestPasswordURL(t *testing.T) {
 	}
 	if _, err := PasswordURL("no-scheme", 1); err == nil {
 		t.Error("PasswordURL accepted a URL without host")
+	}
+}
+
+func TestRouterURL(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		port int
+		want string
+	}{
+		{"10.1.1.1", 0, "http://10.1.1.1/"},
+		{"10.1.1.1", 80, "http://10.1.1.1/"},
+		{"10.1.1.1", 8081, "http://10.1.1.1:8081/"},
+		{"fd00::1", 0, "http://[fd00::1]/"},
+		{"fd00::1", 8081, "http://[fd00::1]:8081/"},
+	} {
+		if got := RouterURL(netip.MustParseAddr(tc.addr), tc.port); got != tc.want {
+			t.Errorf("RouterURL(%s, %d) = %q, want %q", tc.addr, tc.port, got, tc.want)
+		}
+	}
+}
+
+// fakeResolver answers from a table and records the names asked; anything
+// else is NXDOMAIN. No DNS traffic leaves the test.
+type fakeResolver struct {
+	addrs map[string][]netip.Addr
+	err   error
+	mu    sync.Mutex
+	asked []string
+}
+
+func (f *fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, network+" "+host)
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if a, ok := f.addrs[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func (f *fakeResolver) names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.asked...)
+}
+
+func addrs(s ...string) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range s {
+		out = append(out, netip.MustParseAddr(a))
+	}
+	return out
+}
+
+// TestFindRouter: cloud-init's get_vr_address order, with addresses that
+// are never contacted.
+func TestFindRouter(t *testing.T) {
+	lease := func(server, router string) *datasource.Lease {
+		l := &datasource.Lease{Iface: "eth0", Addr: netip.MustParsePrefix("192.0.2.50/24")}
+		if server != "" {
+			l.ServerID = netip.MustParseAddr(server)
+		}
+		if router != "" {
+			l.Router = netip.MustParseAddr(router)
+		}
+		return l
+	}
+	dns := map[string][]netip.Addr{DataServerName: addrs("192.0.2.10")}
+	for _, tc := range []struct {
+		name    string
+		dns     map[string][]netip.Addr
+		lease   *datasource.Lease
+		want    Router
+		wantErr []string
+	}{
+		{"dns first", dns, lease("192.0.2.20", "192.0.2.1"), Router{netip.MustParseAddr("192.0.2.10"), "dns"}, nil},
+		{"dns without a lease", dns, nil, Router{netip.MustParseAddr("192.0.2.10"), "dns"}, nil},
+		{"dns prefers IPv4", map[string][]netip.Addr{DataServerName: addrs("2001:db8::10", "192.0.2.11")}, nil,
+			Router{netip.MustParseAddr("192.0.2.11"), "dns"}, nil},
+		{"dns IPv6 only", map[string][]netip.Addr{DataServerName: addrs("2001:db8::10")}, nil,
+			Router{netip.MustParseAddr("2001:db8::10"), "dns"}, nil},
+		{"dns mapped IPv4", map[string][]netip.Addr{DataServerName: addrs("::ffff:192.0.2.12")}, nil,
+			Router{netip.MustParseAddr("192.0.2.12"), "dns"}, nil},
+		{"unusable dns answer, server identifier", map[string][]netip.Addr{DataServerName: addrs("0.0.0.0")}, lease("192.0.2.20", "192.0.2.1"),
+			Router{netip.MustParseAddr("192.0.2.20"), "dhcp-server-identifier"}, nil},
+		{"server identifier before router", nil, lease("192.0.2.20", "192.0.2.1"),
+			Router{netip.MustParseAddr("192.0.2.20"), "dhcp-server-identifier"}, nil},
+		{"router", nil, lease("", "192.0.2.1"), Router{netip.MustParseAddr("192.0.2.1"), "default-gateway"}, nil},
+		{"unspecified server identifier", nil, lease("0.0.0.0", "192.0.2.1"), Router{netip.MustParseAddr("192.0.2.1"), "default-gateway"}, nil},
+		{"nothing", nil, nil, Router{}, []string{DataServerName, "no such host", "no DHCP lease"}},
+		{"empty lease", nil, lease("", ""), Router{}, []string{DataServerName, "eth0", "neither a server identifier nor a router"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &fakeResolver{addrs: tc.dns}
+			got, err := (&Source{Resolver: res}).FindRouter(context.Background(), tc.lease)
+			if tc.wantErr != nil {
+				if !errors.Is(err, ErrNoRouter) {
+					t.Fatalf("err = %v, want ErrNoRouter", err)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("err = %v, want it to mention %q", err, w)
+					}
+				}
+			} else if err != nil || got != tc.want {
+				t.Errorf("FindRouter = %+v, %v; want %+v", got, err, tc.want)
+			}
+			if n := res.names(); len(n) != 1 || n[0] != "ip "+DataServerName {
+				t.Errorf("resolver asked %q, want once for %q", n, DataServerName)
+			}
+		})
+	}
+}
+
+// TestDiscovery: each way of finding the router, end to end, with the
+// router's metadata and password services on one httptest server on
+// 127.0.0.1 (Source.MetadataPort and PasswordPort map the discovered
+// address onto its port).
+func TestDiscovery(t *testing.T) {
+	loopback := netip.MustParseAddr("127.0.0.1")
+	for _, tc := range []struct {
+		name  string
+		dns   map[string][]netip.Addr
+		lease *datasource.Lease
+	}{
+		{"dns", map[string][]netip.Addr{DataServerName: {loopback}}, nil},
+		{"dns before the lease", map[string][]netip.Addr{DataServerName: {loopback}}, &datasource.Lease{Iface: "eth0"}},
+		{"dhcp server identifier", nil, &datasource.Lease{Iface: "eth0", ServerID: loopback}},
+		{"default gateway", nil, &datasource.Lease{Iface: "eth0", Router: loopback}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var acks atomic.Int32
+			srv := dstest.Serve(t, "testdata/new-password/tree", passwordServer(t, "Xy7-new-pw\n", &acks))
+			res := &fakeResolver{addrs: tc.dns}
+			s := &Source{Resolver: res, MetadataPort: port(t, srv), PasswordPort: port(t, srv)}
+			d, err := s.Get(context.Background(), datasource.Env{NetworkUp: true, Budget: 5 * time.Second, Lease: tc.lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dstest.Golden(t, "testdata/new-password/want.json", d, srv.URL, false)
+			if acks.Load() != 1 {
+				t.Errorf("%d acknowledgements, want 1", acks.Load())
+			}
+			if n := res.names(); len(n) != 1 || n[0] != "ip "+DataServerName {
+				t.Errorf("resolver asked %q", n)
+			}
+			reqs := srv.Requests()
+			if len(reqs) == 0 || reqs[0].Path != "/"+APIVersion+"/meta-data/instance-id" {
+				t.Errorf("first request %+v, want the instance-id probe", reqs)
+			}
+		})
+	}
+}
+
+// TestNoRouter: nothing says where the router is: ErrNotFound naming what
+// was tried, and no request at all.
+func TestNoRouter(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/new-password/tree", nil)
+	for _, tc := range []struct {
+		name  string
+		res   *fakeResolver
+		lease *datasource.Lease
+		want  []string
+	}{
+		{"no lease", &fakeResolver{}, nil, []string{DataServerName, "no such host", "no DHCP lease"}},
+		{"lease without server or router", &fakeResolver{}, &datasource.Lease{Iface: "ens3"}, []string{"ens3", "neither a server identifier nor a router"}},
+		{"resolver fails", &fakeResolver{err: errors.New("server misbehaving")}, nil, []string{"server misbehaving"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Source{Resolver: tc.res, MetadataPort: port(t, srv)}
+			_, err := s.Get(context.Background(), datasource.Env{NetworkUp: true, Budget: time.Second, Lease: tc.lease})
+			if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, ErrNoRouter) {
+				t.Fatalf("err = %v, want ErrNotFound and ErrNoRouter", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want it to mention %q", err, w)
+				}
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d requests made", n)
+			}
+		})
+	}
+}
+
+// TestConfigOverridesDiscovery: a configured metadata_url wins over the
+// lease, and no DNS lookup is made.
+func TestConfigOverridesDiscovery(t *testing.T) {
+	var acks atomic.Int32
+	srv := dstest.Serve(t, "testdata/new-password/tree", passwordServer(t, "Xy7-new-pw\n", &acks))
+	res := &fakeResolver{}
+	e := env(srv.URL, port(t, srv))
+	e.Lease = &datasource.Lease{Iface: "eth0", ServerID: netip.MustParseAddr("192.0.2.20"), Router: netip.MustParseAddr("192.0.2.1")}
+	d, err := (&Source{Resolver: res}).Get(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dstest.Golden(t, "testdata/new-password/want.json", d, srv.URL, false)
+	if n := res.names(); len(n) != 0 {
+		t.Errorf("resolver asked %q with a configured URL", n)
+	}
+}
+
+// TestMetadataURLs: with several configured URLs, the one that answers the
+// probe serves the rest (the first is a closed port).
+func TestMetadataURLs(t *testing.T) {
+	var acks atomic.Int32
+	srv := dstest.Serve(t, "testdata/saved-password/tree", passwordServer(t, "saved_password", &acks))
+	e := datasource.Env{NetworkUp: true, Budget: 5 * time.Second, Config: map[string]any{"CloudStack": map[string]any{
+		"metadata_urls": []any{dstest.ClosedURL(t), srv.URL}, "password_server_port": port(t, srv)}}}
+	d, err := (&Source{Resolver: &fakeResolver{}}).Get(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "metadata (" + srv.URL + "/latest/meta-data/)"; d.Subplatform != want {
+		t.Errorf("subplatform %q, want %q", d.Subplatform, want)
 	}
 }
 
@@ -175,7 +410,7 @@ func TestNotFound(t *testing.T) {
 		srv  *dstest.Server
 	}{
 		{"network down", func() datasource.Env { e := env(srv.URL, 1); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", env(dstest.ClosedURL(t), 1), datasource.ErrNotFound, nil},
+		{"absent", func() datasource.Env { e := env(dstest.ClosedURL(t), 1); e.Budget = time.Second; return e }(), datasource.ErrNotFound, nil},
 		{"404", env(empty.URL, 1), datasource.ErrNotFound, nil},
 		{"slow", func() datasource.Env { e := env(slow.URL, 1); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
 	} {
@@ -222,7 +457,9 @@ func TestErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := dstest.Serve(t, "testdata/saved-password/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL, port(t, srv)))
+			e := env(srv.URL, port(t, srv))
+			e.Budget = time.Second // 5xx are retried until the budget ends
+			_, err := (&Source{}).Get(context.Background(), e)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
 				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
 			}
@@ -253,6 +490,79 @@ func FuzzPassword(f *testing.F) {
 			t.Fatalf("config %v for password %q", d.Config, pw)
 		}
 		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestParseListing(t *testing.T) {
+	got := ParseListing([]byte("instance-id\r\nlocal-hostname\npublic-keys/\n0=mykey\n 1=other \nsecurity-credentials/\n" +
+		"security-credentials\nplacement/\nplacement\nplacement/\nname=x\nlocal-hostname\n\n/\n"))
+	want := []Entry{
+		{Name: "public-keys", Dir: true}, {Name: "placement", Dir: true},
+		{Name: "instance-id", Resource: "instance-id"}, {Name: "local-hostname", Resource: "local-hostname"},
+		{Name: "mykey", Resource: "0/openssh-key"}, {Name: "other", Resource: "1/openssh-key"},
+		{Name: "name=x", Resource: "name=x"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseListing (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeLeaf(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want any
+	}{
+		{"", ""},
+		{"10.1.1.23", "10.1.1.23"},
+		{"a\nb\n", []any{"a", "b"}},
+		{"a\r\nb", []any{"a", "b"}},
+		{` {"k": 1} `, map[string]any{"k": 1.0}},
+		{"{not json}", "{not json}"},
+		{"\xff\xfe", "//4="},
+	} {
+		if got := DecodeLeaf([]byte(tc.in)); !cmp.Equal(got, tc.want) {
+			t.Errorf("DecodeLeaf(%q) = %#v, want %#v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzParseListing(f *testing.F) {
+	f.Add([]byte("instance-id\npublic-keys/\n0=key\nsecurity-credentials\n"))
+	f.Add([]byte("a/\na\n\r\n=\n0=\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		seen := map[string]bool{}
+		dirs := true
+		for _, e := range ParseListing(b) {
+			if e.Name == "" || e.Name == "security-credentials" {
+				t.Fatalf("entry %+v", e)
+			}
+			if seen[e.Name] {
+				t.Fatalf("%q listed twice", e.Name)
+			}
+			seen[e.Name] = true
+			if e.Dir && !dirs {
+				t.Fatalf("directory %q after a leaf", e.Name)
+			}
+			dirs = e.Dir
+			if !e.Dir && e.Resource == "" {
+				t.Fatalf("leaf %q without resource", e.Name)
+			}
+		}
+	})
+}
+
+func FuzzDecodeLeaf(f *testing.F) {
+	f.Add([]byte("a\nb"))
+	f.Add([]byte(`{"a": [1]}`))
+	f.Add([]byte("\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v := DecodeLeaf(b)
+		if len(b) == 0 && v != "" {
+			t.Fatalf("empty leaf decoded to %#v", v)
+		}
+		if _, err := json.Marshal(v); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -12,14 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
+var update = flag.Bool("update", false, "rewrite testdata/*/want.json and want.network")
 
 var onOCI = bootenv.DMI{ChassisAssetTag: ChassisAssetTag}
+
+// macs are the machine's interfaces in the golden cases.
+var macs = netconfig.MACs{"02:00:17:00:00:01": "ens3", "02:00:17:00:00:02": "ens4", "02:00:17:00:aa:bb": "ens3"}
 
 // auth answers like the metadata service: /opc/v2/ requires the Bearer
 // header, /opc/v1/ must not get it.
@@ -43,30 +49,203 @@ func env(url string) datasource.Env {
 		Config: map[string]any{"Oracle": map[string]any{"metadata_url": url}}}
 }
 
+// caseSpec is a golden case's optional case.json.
+type caseSpec struct {
+	// Tree names the case whose tree/ is served (default: this case).
+	Tree string `json:"tree"`
+	// NetworkUp is Env.NetworkUp (default true).
+	NetworkUp *bool `json:"network_up"`
+	// Cmdline is the kernel command line.
+	Cmdline string `json:"cmdline"`
+	// ConfigureSecondary is configure_secondary_nics.
+	ConfigureSecondary *bool `json:"configure_secondary_nics"`
+}
+
+// TestGolden reads each testdata/<case>: tree/ served on 127.0.0.1, run/
+// as the initramfs's /run, case.json for the rest. want.json is the Data;
+// want.network is its network description converted by
+// netconfig.ConvertOracle (with macs) and rendered as netplan, or the
+// conversion's error.
 func TestGolden(t *testing.T) {
 	for _, name := range dstest.Cases(t, "testdata") {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata", name)
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), auth(t))
-			d, err := (&Source{}).Get(context.Background(), env(srv.URL))
+			var spec caseSpec
+			if b, err := os.ReadFile(filepath.Join(dir, "case.json")); err == nil {
+				if err := json.Unmarshal(b, &spec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tree := dir
+			if spec.Tree != "" {
+				tree = filepath.Join("testdata", spec.Tree)
+			}
+			srv := dstest.Serve(t, filepath.Join(tree, "tree"), auth(t))
+			e := env(srv.URL)
+			if spec.NetworkUp != nil {
+				e.NetworkUp = *spec.NetworkUp
+			}
+			e.Cmdline = bootenv.ParseCmdline(spec.Cmdline)
+			if spec.ConfigureSecondary != nil {
+				e.Config["Oracle"].(map[string]any)["configure_secondary_nics"] = *spec.ConfigureSecondary
+			}
+			d, err := (&Source{RunDir: filepath.Join(dir, "run")}).Get(context.Background(), e)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			golden(t, filepath.Join(dir, "want.network"), network(t, d))
+			iscsi, _, _ := ISCSIRoot(filepath.Join(dir, "run"), e.Cmdline)
+			asked := false
+			for _, r := range srv.Requests() {
+				asked = asked || strings.HasSuffix(r.Path, "/vnics/")
+			}
+			secondary := spec.ConfigureSecondary != nil && *spec.ConfigureSecondary
+			_, statErr := os.Stat(filepath.Join(dir, "run"))
+			if want := !iscsi || secondary || statErr != nil; asked != want {
+				t.Errorf("vnics asked: %v, want %v (iSCSI root %v, configure_secondary_nics %v)", asked, want, iscsi, secondary)
+			}
 		})
+	}
+}
+
+// network converts d's network description as the network stage does.
+func network(t *testing.T, d *datasource.Data) string {
+	t.Helper()
+	v, ok := d.NetworkConfig[NetworkKey]
+	if !ok {
+		return "no network description\n"
+	}
+	// The description crosses the state file as JSON.
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := netconfig.ConvertOracle(doc, false, macs)
+	if err != nil {
+		return "ERROR: " + err.Error() + "\n"
+	}
+	out, err := netconfig.RenderNetplan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out.Files[netconfig.NetplanPath].Data)
+	for _, w := range cfg.Warnings {
+		s += "# WARNING: " + w + "\n"
+	}
+	return s
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
 
 // TestV2First: v1 is not asked when v2 answers.
 func TestV2First(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/v2/tree", auth(t))
-	if _, err := (&Source{URL: srv.URL}).Get(context.Background(), datasource.Env{DMI: onOCI, NetworkUp: true}); err != nil {
+	if _, err := (&Source{URL: srv.URL, RunDir: t.TempDir()}).Get(context.Background(), datasource.Env{DMI: onOCI, NetworkUp: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range srv.Requests() {
 		if strings.HasPrefix(r.Path, "/opc/v1/") {
 			t.Errorf("v1 asked: %s", r.Path)
 		}
+	}
+}
+
+// TestBaseThatAnswered: with several metadata URLs, the one that answers
+// the instance document also serves vnics and names the subplatform.
+func TestBaseThatAnswered(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/v2/tree", auth(t))
+	e := env("")
+	e.Config["Oracle"] = map[string]any{"metadata_urls": []any{dstest.ClosedURL(t), srv.URL}}
+	d, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "metadata (" + srv.URL + "/opc/v2/)"; d.Subplatform != want {
+		t.Errorf("subplatform %q, want %q", d.Subplatform, want)
+	}
+	if d.DS["vnics_data"] == nil {
+		t.Error("vnics not read from the base that answered")
+	}
+}
+
+func TestISCSIRoot(t *testing.T) {
+	state := "DEVICE='ens3'\nPROTO='dhcp'\n"
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		cmdline string
+		want    bool
+		paths   []string
+	}{
+		{"nothing", nil, "root=/dev/sda1", false, nil},
+		{"klibc state", map[string]string{"net-ens3.conf": state}, "", true, []string{"/run/net-ens3.conf"}},
+		{"klibc state in order", map[string]string{"net6-ens3.conf": state, "net-ens4.conf": state, "net-ens3.conf": state, "other.conf": state}, "",
+			true, []string{"/run/net-ens3.conf", "/run/net-ens4.conf", "/run/net6-ens3.conf"}},
+		{"ip=", nil, "root=LABEL=root ip=dhcp", true, nil},
+		{"ip6=", nil, "ip6=dhcp", true, nil},
+		{"ip= static", nil, "ip=10.0.0.5::10.0.0.1:255.255.255.0:host:ens3:off", true, nil},
+		{"ip=off", nil, "ip=off", false, nil},
+		{"ip=none", nil, "ip=none", false, nil},
+		{"bare ip flag", nil, "ip", false, nil},
+		{"ip=off with state", map[string]string{"net-ens3.conf": state}, "ip=off", true, []string{"/run/net-ens3.conf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for n, c := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, files, err := ISCSIRoot(dir, bootenv.ParseCmdline(tc.cmdline))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for _, f := range files {
+				paths = append(paths, f.Path)
+				if f.Content != state {
+					t.Errorf("%s content %q", f.Path, f.Content)
+				}
+			}
+			if got != tc.want || !cmp.Equal(paths, tc.paths) {
+				t.Errorf("ISCSIRoot = %v, %q; want %v, %q", got, paths, tc.want, tc.paths)
+			}
+		})
+	}
+	// An unreadable state file is reported and left out.
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "net-ens3.conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, files, err := ISCSIRoot(dir, bootenv.Cmdline{}); err == nil || len(files) != 0 {
+		t.Errorf("directory as a state file: %v, %v", files, err)
+	}
+	big := filepath.Join(t.TempDir(), "net-ens3.conf")
+	if err := os.WriteFile(big, make([]byte, maxStateFile+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ISCSIRoot(filepath.Dir(big), bootenv.Cmdline{}); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized state file: %v", err)
 	}
 }
 
@@ -80,6 +259,7 @@ func TestNotFound(t *testing.T) {
 	})
 	empty := dstest.Serve(t, "", nil)
 	srv := dstest.Serve(t, "testdata/v2/tree", nil)
+	budget := func(e datasource.Env, b time.Duration) datasource.Env { e.Budget = b; return e }
 	for _, tc := range []struct {
 		name string
 		env  datasource.Env
@@ -88,13 +268,22 @@ func TestNotFound(t *testing.T) {
 	}{
 		{"not OCI", func() datasource.Env { e := env(srv.URL); e.DMI = bootenv.DMI{}; return e }(), datasource.ErrNotFound, srv},
 		{"network down", func() datasource.Env { e := env(srv.URL); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", env(dstest.ClosedURL(t)), datasource.ErrNotFound, nil},
+		{"absent", budget(env(dstest.ClosedURL(t)), time.Second), datasource.ErrNotFound, nil},
 		{"404", env(empty.URL), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env { e := env(slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
+		{"slow", budget(env(slow.URL), 300*time.Millisecond), datasource.ErrNotFound, nil},
+		// On an iSCSI root the initramfs network is used without
+		// Env.NetworkUp; when nothing answers on it, the caller is told
+		// to bring a network up.
+		{"iSCSI root, absent", func() datasource.Env {
+			e := budget(env(dstest.ClosedURL(t)), time.Second)
+			e.NetworkUp = false
+			e.Cmdline = bootenv.ParseCmdline("ip=dhcp")
+			return e
+		}(), datasource.ErrNeedNetwork, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
+			_, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), tc.env)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -112,44 +301,91 @@ func TestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
+		// want is in the error, after the URL that failed (relative to
+		// the server).
+		path, want string
 	}{
 		{"500", func(w http.ResponseWriter, r *http.Request) bool {
 			http.Error(w, "", http.StatusInternalServerError)
 			return true
-		}, "status 500"},
+		}, "/opc/v2/instance/", "status 500"},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) bool {
 			if strings.HasSuffix(r.URL.Path, "/instance/") {
 				w.Write([]byte("id: x\n"))
 				return true
 			}
 			return false
-		}, "instance: invalid character"},
+		}, "/opc/v2/instance/", "invalid character"},
+		{"truncated JSON", func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasSuffix(r.URL.Path, "/instance/") {
+				w.Write([]byte(`{"id": "i", "metadata": {`))
+				return true
+			}
+			return false
+		}, "/opc/v2/instance/", "unexpected end of JSON input"},
+		{"JSON list", func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasSuffix(r.URL.Path, "/instance/") {
+				w.Write([]byte(`["id"]`))
+				return true
+			}
+			return false
+		}, "/opc/v2/instance/", "cannot unmarshal array"},
 		{"no id", func(w http.ResponseWriter, r *http.Request) bool {
 			if strings.HasSuffix(r.URL.Path, "/instance/") {
 				w.Write([]byte(`{"hostname": "h"}`))
 				return true
 			}
 			return false
-		}, "instance: no id"},
+		}, "/opc/v2/instance/", "no id"},
 		{"bad base64", func(w http.ResponseWriter, r *http.Request) bool {
 			if strings.HasSuffix(r.URL.Path, "/instance/") {
 				w.Write([]byte(`{"id": "i", "metadata": {"user_data": "abc"}}`))
 				return true
 			}
 			return false
-		}, "user_data: illegal base64"},
+		}, "/opc/v2/instance/", "user_data: illegal base64"},
+		{"vnics not JSON", func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasSuffix(r.URL.Path, "/vnics/") {
+				w.Write([]byte(`[{"macAddr": `))
+				return true
+			}
+			return false
+		}, "/opc/v2/vnics/", "unexpected end of JSON input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := dstest.Serve(t, "testdata/v2/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
+			e := env(srv.URL)
+			e.Budget = time.Second // 5xx are retried until the budget ends
+			_, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL+tc.path) {
+				t.Fatalf("err = %v, want containing %q and %s", err, tc.want, srv.URL+tc.path)
 			}
-			if errors.Is(err, datasource.ErrNotFound) {
+			if errors.Is(err, datasource.ErrNotFound) || errors.Is(err, datasource.ErrNeedNetwork) {
 				t.Errorf("a broken service is not ErrNotFound: %v", err)
 			}
 		})
+	}
+}
+
+// TestBadConfig: a configure_secondary_nics that is not a boolean is an
+// error naming the key, before any request.
+func TestBadConfig(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/v2/tree", nil)
+	for _, v := range []any{"maybe", 3, []any{true}} {
+		e := env(srv.URL)
+		e.Config["Oracle"].(map[string]any)["configure_secondary_nics"] = v
+		_, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e)
+		if err == nil || !strings.Contains(err.Error(), "configure_secondary_nics") {
+			t.Errorf("configure_secondary_nics %v: err = %v", v, err)
+		}
+	}
+	e := env(srv.URL)
+	e.Config["Oracle"].(map[string]any)["configure_secondary_nics"] = "True"
+	if _, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e); err != nil {
+		t.Errorf("configure_secondary_nics \"True\": %v", err)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (instance and vnics of the valid run)", n)
 	}
 }
 
@@ -162,7 +398,9 @@ func TestVnicsFail(t *testing.T) {
 		}
 		return false
 	})
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL))
+	e := env(srv.URL)
+	e.Budget = time.Second
+	d, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,11 +413,16 @@ func FuzzBuild(f *testing.F) {
 	for _, c := range []string{"v2/tree/opc/v2", "v1-fallback/tree/opc/v1"} {
 		i, _ := os.ReadFile(filepath.Join("testdata", c, "instance/_index"))
 		v, _ := os.ReadFile(filepath.Join("testdata", c, "vnics/_index"))
-		f.Add(i, v)
+		k, _ := os.ReadFile("testdata/iscsi/run/net-ens3.conf")
+		f.Add(i, v, false, string(k))
+		f.Add(i, v, true, string(k))
 	}
-	f.Add([]byte(`{"id": "x", "metadata": {"user_data": "", "ssh_authorized_keys": ["a", 1]}}`), []byte(`null`))
-	f.Fuzz(func(t *testing.T, inst, vnics []byte) {
-		d, err := Build(Input{URL: "http://x/opc/v2/", Instance: inst, Vnics: vnics})
+	f.Add([]byte(`{"id": "x", "metadata": {"user_data": "", "ssh_authorized_keys": ["a", 1]}}`), []byte(`null`), true, "")
+	f.Add([]byte(`{"id": "x"}`), []byte(`[{"macAddr": "02:00:17:00:00:01", "nicIndex": 0}]`), true, "DEVICE=ens3")
+	f.Fuzz(func(t *testing.T, inst, vnics []byte, iscsi bool, state string) {
+		in := Input{URL: "http://x/opc/v2/", Instance: inst, Vnics: vnics, ISCSIRoot: iscsi, ConfigureSecondary: true,
+			Initramfs: []StateFile{{Path: "/run/net-ens3.conf", Content: state}}}
+		d, err := Build(in)
 		if err != nil {
 			return
 		}
@@ -188,6 +431,13 @@ func FuzzBuild(f *testing.F) {
 		}
 		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
 			t.Fatal(err)
+		}
+		if v, ok := d.NetworkConfig[NetworkKey]; ok {
+			if cfg, err := netconfig.ConvertOracle(v, false, macs); err == nil {
+				if _, err := netconfig.RenderNetplan(cfg); err != nil {
+					t.Fatalf("render: %v", err)
+				}
+			}
 		}
 	})
 }

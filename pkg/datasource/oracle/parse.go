@@ -1,23 +1,31 @@
 package oracle
 
-// Pure parsing: Data from the instance and vnics documents.
+// Pure parsing: Data from the instance and vnics documents and what the
+// initramfs left.
 
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
 
-// Input is what the service answered.
+// Input is what the service answered, and how the root was set up.
 type Input struct {
-	// URL is the version's root ("<base>/opc/v2/").
-	URL string
-	// Instance is instance/; Vnics is vnics/ (nil: none).
+	// URL is the version's root ("<base>/opc/v2/"); InstanceURL and
+	// VnicsURL the documents' URLs (for errors).
+	URL, InstanceURL, VnicsURL string
+	// Instance is instance/; Vnics is vnics/ (nil: not fetched or none).
 	Instance, Vnics []byte
+	// ISCSIRoot: the initramfs configured the network (see ISCSIRoot);
+	// Initramfs are its state files then.
+	ISCSIRoot bool
+	Initramfs []StateFile
+	// ConfigureSecondary is `configure_secondary_nics`.
+	ConfigureSecondary bool
 }
 
 func str(m map[string]any, k string) string {
@@ -25,27 +33,30 @@ func str(m map[string]any, k string) string {
 	return s
 }
 
-// Build turns the answers into Data as cloud-init's _get_data does.
+// at names the document's URL in errors when it is known.
+func at(url, doc string) string {
+	if url == "" {
+		return doc
+	}
+	return url
+}
+
+// Build turns the answers into Data as cloud-init's _get_data does, with
+// the network description its network_config property works from.
 func Build(in Input) (*datasource.Data, error) {
+	where := at(in.InstanceURL, "instance")
 	var inst map[string]any
 	if err := json.Unmarshal(in.Instance, &inst); err != nil {
-		return nil, fmt.Errorf("instance: %w", err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if inst == nil {
-		return nil, errors.New("instance: not a JSON object")
+		return nil, fmt.Errorf("%s: not a JSON object", where)
 	}
 	id := str(inst, "id")
 	if id == "" {
-		return nil, errors.New("instance: no id")
+		return nil, fmt.Errorf("%s: no id", where)
 	}
-	az := str(inst, "availabilityDomain")
-	if az == "" {
-		az = str(inst, "ociAdName")
-	}
-	region := str(inst, "canonicalRegionName")
-	if region == "" {
-		region = str(inst, "region")
-	}
+	az := str(inst, "ociAdName")
 	md := map[string]any{
 		"instance-id":       id,
 		"local-hostname":    str(inst, "hostname"),
@@ -61,7 +72,6 @@ func Build(in Input) (*datasource.Data, error) {
 		Mode:             "net",
 		MetaData:         md,
 		AvailabilityZone: az,
-		Region:           region,
 	}
 	// ds keeps the instance document without its user-data.
 	dsInst := make(map[string]any, len(inst))
@@ -82,26 +92,46 @@ func Build(in Input) (*datasource.Data, error) {
 		if ud := str(m, "user_data"); ud != "" {
 			b, err := decodeBase64(ud)
 			if err != nil {
-				return nil, fmt.Errorf("instance: metadata.user_data: %w", err)
+				return nil, fmt.Errorf("%s: metadata.user_data: %w", where, err)
 			}
 			d.UserData = b
 		}
-		if k, ok := m["ssh_authorized_keys"]; ok {
-			md["public_keys"] = k
-			d.PublicKeys = datasource.NormalizePubKeys(k)
-		}
+		// cloud-init sets public_keys whenever there is a metadata object.
+		md["public_keys"] = m["ssh_authorized_keys"]
+		d.PublicKeys = datasource.NormalizePubKeys(m["ssh_authorized_keys"])
 	}
+	var vnics any
 	if len(strings.TrimSpace(string(in.Vnics))) > 0 {
-		var vn any
-		if err := json.Unmarshal(in.Vnics, &vn); err != nil {
-			return nil, fmt.Errorf("vnics: %w", err)
+		if err := json.Unmarshal(in.Vnics, &vnics); err != nil {
+			return nil, fmt.Errorf("%s: %w", at(in.VnicsURL, "vnics"), err)
 		}
-		d.DS["vnics_data"] = vn
-		if vn != nil {
-			d.NetworkConfig = map[string]any{NetworkKey: vn}
-		}
+		d.DS["vnics_data"] = vnics
+	}
+	if vnics != nil || in.ISCSIRoot {
+		d.NetworkConfig = map[string]any{NetworkKey: Network(vnics, in)}
 	}
 	return d, nil
+}
+
+// Network is the document netconfig.ConvertOracle converts: the vnics
+// (when fetched), whether the root is on iSCSI, configure_secondary_nics
+// and, on an iSCSI root, the initramfs's state files.
+func Network(vnics any, in Input) map[string]any {
+	n := map[string]any{
+		netconfig.OracleKeyISCSIRoot: in.ISCSIRoot,
+		netconfig.OracleKeySecondary: in.ConfigureSecondary,
+	}
+	if vnics != nil {
+		n[netconfig.OracleKeyVNICs] = vnics
+	}
+	if in.ISCSIRoot && len(in.Initramfs) > 0 {
+		files := make([]any, len(in.Initramfs))
+		for i, f := range in.Initramfs {
+			files[i] = map[string]any{"path": f.Path, "content": f.Content}
+		}
+		n[netconfig.OracleKeyInitramfs] = files
+	}
+	return n
 }
 
 // decodeBase64 decodes like Python's b64decode without validation:
