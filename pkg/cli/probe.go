@@ -50,6 +50,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
+	"github.com/cloudroot/cloudroot/pkg/datasource/vmware"
 	"github.com/cloudroot/cloudroot/pkg/datasource/configdrive"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
 	"github.com/cloudroot/cloudroot/pkg/distro"
@@ -120,6 +121,12 @@ func parseProbeArgs(env *Env, args []string) (probeOptions, int, bool) {
 	if !ok {
 		fmt.Fprintf(env.Stderr, "error: unknown datasource %q (choose from %s)\n", name, strings.Join(reg.Names(), ", "))
 		return opts, 2, false
+	}
+	if v, ok := src.(*vmware.Source); ok {
+		// Probing only looks: never redact the guest's guestinfo keys.
+		ro := *v
+		ro.ReadOnly = true
+		src = &ro
 	}
 	opts.source = src
 	if opts.timeout < 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/vmware"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -312,6 +313,7 @@ func datasourceConverter(ds, merged map[string]any, renderer string, nl []netcon
 		{"vultr_metadata", netconfig.ConvertVultr},
 		{"upcloud_network", netconfig.ConvertUpCloud},
 		{"azure_imds_network", netconfig.ConvertAzure},
+		{vmware.NetworkKey, vmware.ConvertNetwork},
 	} {
 		if v, ok := ds[c.key].(map[string]any); ok {
 			conv := c.conv

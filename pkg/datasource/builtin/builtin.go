@@ -34,6 +34,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/scaleway"
 	"github.com/cloudroot/cloudroot/pkg/datasource/smartos"
 	"github.com/cloudroot/cloudroot/pkg/datasource/upcloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/vmware"
 	"github.com/cloudroot/cloudroot/pkg/datasource/vultr"
 )
 
@@ -49,6 +50,7 @@ func Registry() datasource.Registry {
 		&digitalocean.Source{},
 		&azure.Source{},
 		&altcloud.Source{},
+		&vmware.Source{},
 		&ovf.Source{},
 		&maas.Source{},
 		&gce.Source{},
