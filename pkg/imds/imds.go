@@ -6,15 +6,24 @@
 //   - Every URL comes from configuration: Client.BaseURLs (DefaultBaseURL is
 //     only a default a datasource may choose). Paths are joined to a base
 //     URL with exactly one slash between them.
-//   - Get tries the base URLs in order. A 404 (or 410) is an answer, returned
-//     at once as an *Error wrapping ErrNotFound and never retried. 5xx, 408,
-//     429, timeouts, connection refused and other transport errors are
-//     retried with exponential backoff and jitter until Retries or the Budget
-//     runs out; other statuses (401, 403, ...) fail at once with an *Error.
-//   - The Budget bounds one Get (or one GetMany) in total; a datasource that
-//     wants one budget for its whole probe wraps its context with
-//     WithBudget, and every call inside shares that deadline. Each request
-//     is also bounded by Timeout.
+//   - A 404 (or 410) is an answer, returned at once as an *Error wrapping
+//     ErrNotFound and never retried. 5xx, 408, 429, timeouts, connection
+//     refused and other transport errors are retried at the same base URL
+//     with exponential backoff and jitter until Retries or the Budget runs
+//     out; other statuses (401, 403, ...) fail at once with an *Error.
+//   - Several base URLs are raced, as cloud-init's wait_for_url does with
+//     connect_synchronously=False: the first starts at once, each next one
+//     Stagger later (or as soon as all those started have failed), and the
+//     first answer wins, the others being cancelled. A base that does not
+//     answer (black-holed, refused) therefore never keeps a later one from
+//     answering within the budget. Probe and Race pick a base this way and
+//     return a client pinned to it (WithBaseURL); Get on a client with
+//     several bases races them on every call. When none wins, the error is
+//     a *RaceError with every base's failure; Status and Absent read it.
+//   - The Budget bounds one Get, GetMany, Probe or Race in total; a
+//     datasource that wants one budget for its whole probe wraps its context
+//     with WithBudget, and every call inside shares that deadline. Each
+//     request is also bounded by Timeout.
 //   - Bodies larger than MaxBytes fail with ErrTooLarge (not retried).
 //   - Token, when set, is called before every request; a non-empty result is
 //     sent in TokenHeader. EC2Token implements the IMDSv2 dance.
@@ -31,6 +40,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +65,9 @@ const (
 	DefaultMaxBytes = 16 << 20
 	// DefaultConcurrency bounds the parallel requests of GetMany.
 	DefaultConcurrency = 4
+	// DefaultStagger is the delay before the next base URL joins a race
+	// (cloud-init's async_delay, after RFC 6555).
+	DefaultStagger = 150 * time.Millisecond
 	// DefaultUserAgent is sent unless Headers sets User-Agent.
 	DefaultUserAgent = "cloudroot"
 )
@@ -129,16 +142,19 @@ func (b Backoff) Delay(n int, r float64) time.Duration {
 // Client reads a metadata service. The zero value (plus BaseURLs) works;
 // a Client is safe for concurrent use once configured.
 type Client struct {
-	// BaseURLs are tried in order, e.g. {DefaultBaseURL,
+	// BaseURLs are raced in order, e.g. {DefaultBaseURL,
 	// "http://[fd00:ec2::254]"}.
 	BaseURLs []string
+	// Stagger is the delay before the next base URL joins a race
+	// (DefaultStagger); negative starts them all at once.
+	Stagger time.Duration
 	// HTTP is the transport; nil uses a client without proxies (a metadata
 	// service is never behind one) and without redirects to other hosts.
 	HTTP *http.Client
 	// Timeout bounds each request (DefaultTimeout).
 	Timeout time.Duration
-	// Retries bounds retries after the first attempt of a Get; 0 means as
-	// many as the Budget allows, negative means none.
+	// Retries bounds retries after the first attempt of a Get at one base
+	// URL; 0 means as many as the Budget allows, negative means none.
 	Retries int
 	Backoff Backoff
 	// MaxBytes limits each response body (DefaultMaxBytes).
@@ -150,13 +166,15 @@ type Client struct {
 	// TokenHeader is the header carrying Token's result
 	// (EC2TokenHeader when empty).
 	TokenHeader string
-	// Budget bounds one Get or GetMany in total (DefaultBudget); negative
-	// means only ctx bounds it.
+	// Budget bounds one Get, GetMany, Probe or Race in total
+	// (DefaultBudget); negative means only ctx bounds it.
 	Budget time.Duration
 	// Concurrency bounds GetMany's parallel requests (DefaultConcurrency).
 	Concurrency int
 	// Check, if set, vets every reply before its status is looked at (GCE's
-	// Metadata-Flavor answer header); its error is not retried.
+	// Metadata-Flavor answer header); its error is not retried. Like Token,
+	// it is called concurrently by GetMany and by races of several base
+	// URLs. To learn which base answered, use Probe or Race, not Check.
 	Check func(*http.Response) error
 	// Logger receives per-attempt lines at debug level; nil discards.
 	Logger *slog.Logger
@@ -233,7 +251,11 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, error) {
 	return c.Do(ctx, Request{Path: path})
 }
 
-// Do performs r with the retry, budget and size rules of Get.
+// Do performs r with the retry, budget and size rules of Get. With more
+// than one base URL the bases are raced as Race does (staggered, an
+// unreachable one never holds up the next), and the first answer wins: a
+// body, or a failure that retrying cannot fix (404, 403, ...), which is
+// returned as is. When no base answers, the error is a *RaceError.
 func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	if len(c.BaseURLs) == 0 {
 		return nil, errors.New("imds: no base URL configured")
@@ -243,55 +265,74 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	}
 	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
-	log := c.log()
 	start := time.Now()
+	if len(c.BaseURLs) == 1 {
+		body, err := c.doBase(ctx, r, c.BaseURLs[0])
+		if err != nil {
+			return nil, c.giveUp(ctx, start, join(c.BaseURLs[0], r.Path), err)
+		}
+		return body, nil
+	}
+	bodies := make([][]byte, len(c.BaseURLs))
+	errs := make([]error, len(c.BaseURLs))
+	w := c.race(ctx, func(ctx context.Context, i int) bool {
+		bodies[i], errs[i] = c.doBase(ctx, r, c.BaseURLs[i])
+		return errs[i] == nil || !retryable(errs[i])
+	})
+	if w >= 0 {
+		return bodies[w], errs[w]
+	}
+	return nil, c.giveUp(ctx, start, join(c.BaseURLs[0], r.Path), &RaceError{Bases: slices.Clone(c.BaseURLs), Errs: errs})
+}
+
+// doBase performs r at one base URL, retrying what is worth retrying until
+// Retries or ctx runs out, and returns the last attempt's outcome.
+func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, error) {
+	log := c.log()
 	rnd := c.Rand
 	if rnd == nil {
 		rnd = rand.Float64
 	}
-	var last error
+	url := join(base, r.Path)
 	for attempt := 1; ; attempt++ {
-		for _, base := range c.BaseURLs {
-			url := join(base, r.Path)
-			t0 := time.Now()
-			body, err := c.once1(ctx, r, url, attempt)
-			if err == nil {
-				log.Debug("imds: ok", "url", url, "attempt", attempt, "duration", time.Since(t0), "bytes", len(body))
-				return body, nil
-			}
-			last = err
-			if !retryable(err) {
-				log.Debug("imds: failed", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
-				return nil, err
-			}
-			log.Debug("imds: retryable failure", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
-			if ctx.Err() != nil {
-				break
-			}
+		t0 := time.Now()
+		body, err := c.once1(ctx, r, url, attempt)
+		if err == nil {
+			log.Debug("imds: ok", "url", url, "attempt", attempt, "duration", time.Since(t0), "bytes", len(body))
+			return body, nil
 		}
+		if !retryable(err) {
+			log.Debug("imds: failed", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
+			return nil, err
+		}
+		log.Debug("imds: retryable failure", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
 		if ctx.Err() != nil || (c.Retries != 0 && attempt > c.Retries) {
-			break
+			return nil, err
 		}
-		delay := c.Backoff.Delay(attempt-1, rnd())
-		t := time.NewTimer(delay)
+		t := time.NewTimer(c.Backoff.Delay(attempt-1, rnd()))
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			return nil, err
 		case <-t.C:
 		}
-		if ctx.Err() != nil {
-			break
-		}
 	}
+}
+
+// giveUp logs and returns the final error of a call that found no answer:
+// ErrBudget when the budget ended it, the caller's context error when that
+// did, else last.
+func (c *Client) giveUp(ctx context.Context, start time.Time, url string, last error) error {
+	log := c.log()
 	if errors.Is(context.Cause(ctx), ErrBudget) {
-		log.Info("imds: budget exhausted", "url", join(c.BaseURLs[0], r.Path), "duration", time.Since(start), "err", last)
-		return nil, fmt.Errorf("%w after %s: %w", ErrBudget, time.Since(start).Round(time.Millisecond), last)
+		log.Info("imds: budget exhausted", "url", url, "duration", time.Since(start), "err", last)
+		return fmt.Errorf("%w after %s: %w", ErrBudget, time.Since(start).Round(time.Millisecond), last)
 	}
 	if err := ctx.Err(); err != nil && !errors.Is(last, err) {
-		return nil, errors.Join(err, last)
+		return errors.Join(err, last)
 	}
-	log.Info("imds: giving up", "url", join(c.BaseURLs[0], r.Path), "duration", time.Since(start), "err", last)
-	return nil, last
+	log.Info("imds: giving up", "url", url, "duration", time.Since(start), "err", last)
+	return last
 }
 
 // once1 performs a single attempt at url.

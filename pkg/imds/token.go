@@ -22,14 +22,15 @@ const (
 
 // ErrTokenRequired: the token request was refused and the policy does not
 // allow falling back to IMDSv1 (on AWS: no token, no datasource).
-var ErrTokenRequired = errors.New("IMDSv2 token required")
+var ErrTokenRequired = errors.New("session token (IMDSv2) required")
 
 // EC2Token implements the IMDSv2 session: PUT latest/api/token with the TTL
 // header, then the token in X-aws-ec2-metadata-token on every request. The
-// token is cached until shortly before it expires. When the PUT is answered
-// 403, 404 or 405 and AllowV1 is set, Token returns "" from then on (IMDSv1:
-// no header), as cloud-init does for EC2-compatible clouds; otherwise it
-// fails with ErrTokenRequired. Use it as
+// token is cached until shortly before it expires. When AllowV1 is set and
+// the PUT is answered with any 4xx, Token returns "" from then on (IMDSv1:
+// no header), as cloud-init does for EC2-compatible clouds; without it, a
+// 403, 404 or 405 fails with ErrTokenRequired (other answers with their own
+// *Error). Use it as
 //
 //	c.Token = (&imds.EC2Token{Client: c, AllowV1: !onAWS}).Token
 type EC2Token struct {
@@ -98,13 +99,15 @@ func (t *EC2Token) Token(ctx context.Context) (string, error) {
 		NoToken: true,
 	})
 	var e *Error
-	if errors.As(err, &e) && (e.Status == http.StatusForbidden || e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed) {
+	if errors.As(err, &e) && e.Status >= 400 && e.Status < 500 {
 		if t.AllowV1 {
 			t.Client.log().Info("imds: token refused, using IMDSv1", "url", e.URL, "status", e.Status)
 			t.v1 = true
 			return "", nil
 		}
-		return "", fmt.Errorf("%w: %w", ErrTokenRequired, err)
+		if e.Status == http.StatusForbidden || e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed {
+			return "", fmt.Errorf("%w: %w", ErrTokenRequired, err)
+		}
 	}
 	if err != nil {
 		return "", err

@@ -5,14 +5,16 @@
 //   - Detection is pkg/identify's (DMI sys_vendor Linode or Akamai); Get
 //     only reads.
 //   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
-//   - For each allowed base URL, IPv6 first as cloud-init orders them
+//   - The allowed base URLs, IPv6 first as cloud-init orders them
 //     (`base_urls.ipv6`, default DefaultIPv6URL, unless `allow_ipv6: false`;
 //     `base_urls.ipv4`, default DefaultIPv4URL, unless `allow_ipv4:
-//     false`): PUT `paths.token` (/v1/token) with
-//     Metadata-Token-Expiry-Seconds: 300; GET `paths.metadata`
-//     (/v1/instance, JSON) with Accept: application/json and the
-//     Metadata-Token; GET `paths.userdata` (/v1/user-data) with the token,
-//     base64-decoded (kept as is when it is not base64).
+//     false`), are raced (imds.Race: staggered, the first to answer wins;
+//     an unreachable one never holds up the other). At each: PUT
+//     `paths.token` (/v1/token) with Metadata-Token-Expiry-Seconds: 300;
+//     then, in parallel, GET `paths.metadata` (/v1/instance, JSON) with
+//     Accept: application/json and the Metadata-Token, and GET
+//     `paths.userdata` (/v1/user-data) with the token, base64-decoded (kept
+//     as is when it is not base64).
 //   - A base URL that does not answer, or answers the token request with
 //     404, is skipped; when none answers, ErrNotFound (cloud-init would
 //     keep only the local instance id). Any other failure is an error
@@ -20,17 +22,17 @@
 //   - Data: the instance document as meta-data, its id → instance-id (the
 //     DMI serial when missing), region. No hostname, keys or network
 //     config (cloud-init falls back to DHCP on the first NIC).
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS); the whole
+//     Get is bounded by `max_wait`, else Env.Budget, else DefaultBudget.
 package akamai
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // cloud-init's base_urls.
@@ -54,8 +56,15 @@ const (
 	TokenExpiry = "300"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 15 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 15 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Source is the Akamai datasource. The zero value uses the defaults.
 type Source struct {
@@ -126,28 +135,29 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("akamai: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	bases, p := s.config(env)
+	if len(bases) == 0 {
+		return nil, fmt.Errorf("akamai: allow_ipv4 and allow_ipv6 are both false (%w)", datasource.ErrNotFound)
+	}
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: bases, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("akamai: %w", err)
+	}
+	c.BaseURLs = bases // base_urls and allow_ipv4/6 are applied by config
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	bases, p := s.config(env)
-	c := &fetch.Client{HTTP: env.HTTP}
-	var errs []error
-	for _, base := range bases {
-		in, err := read(ctx, c, base, p)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("akamai: %s: %w", base, err))
-			if errors.Is(err, errAbsent) {
-				continue
-			}
-			return nil, errors.Join(errs...)
-		}
-		in.Serial = env.DMI.ProductSerial
-		d, err := Build(in)
-		if err != nil {
-			return nil, fmt.Errorf("akamai: %s: %w", in.URL, err)
-		}
-		log.Info("found", "url", base, "duration", time.Since(start))
-		return d, nil
+	in, err := read(ctx, c, p)
+	if err != nil {
+		return nil, fmt.Errorf("akamai: %w", err)
 	}
-	return nil, fmt.Errorf("akamai: no metadata service answered (%w): %w", datasource.ErrNotFound, errors.Join(errs...))
+	in.Serial = env.DMI.ProductSerial
+	d, err := Build(in)
+	if err != nil {
+		return nil, fmt.Errorf("akamai: %s: %w", in.URL, err)
+	}
+	log.Info("found", "url", in.URL, "duration", time.Since(start))
+	return d, nil
 }

@@ -5,21 +5,25 @@
 //   - Detection is pkg/identify's (DMI product_name Alibaba Cloud ECS or
 //     an AliYun seed); Get only reads.
 //   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
-//   - `metadata_urls` (default DefaultMetadataURL): the first URL is used.
-//     PUT latest/api/token with X-aliyun-ecs-metadata-token-ttl-seconds
-//     (the security-enhanced mode, IMDSv2-like); the token goes in
-//     X-aliyun-ecs-metadata-token on every GET. A 4xx to the PUT means
-//     normal mode: plain GETs.
+//   - `metadata_urls` (default DefaultMetadataURL) are raced as cloud-init's
+//     Ec2 helpers do (imds.Race: staggered, the first to answer wins; an
+//     unreachable URL never holds up the others), each with its own
+//     session: PUT latest/api/token with
+//     X-aliyun-ecs-metadata-token-ttl-seconds (the security-enhanced mode,
+//     IMDSv2-like); the token goes in X-aliyun-ecs-metadata-token on every
+//     GET. A 4xx to the PUT means normal mode: plain GETs.
 //   - Reads <APIVersion>/meta-data/ (crawled as cloud-init's ec2 helper
-//     does), <APIVersion>/user-data and <APIVersion>/vendor-data (404:
-//     none). A service that does not answer, or answers 404 for the tree,
+//     does, each level in parallel), then <APIVersion>/user-data and
+//     <APIVersion>/vendor-data together (404: none). A service that does not answer, or answers 404 for the tree,
 //     is ErrNotFound; any other failure is an error naming the URL. The
 //     tree must give an instance-id.
 //   - Data: instance-id; hostname → local-hostname; public-keys in any of
 //     the forms cloud-init's parse_public_keys takes (string, list, or a
 //     dict with openssh-key); region-id → region, zone-id → availability
 //     zone. No network config (cloud-init falls back to DHCP).
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS); the whole
+//     Get is bounded by `max_wait`, else Env.Budget, else DefaultBudget.
 package aliyun
 
 import (
@@ -47,8 +51,15 @@ const (
 	TokenPath = "latest/api/token"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 20 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 20 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Source is the AliYun datasource. The zero value uses the defaults.
 type Source struct {
@@ -71,10 +82,8 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-func (s *Source) url(env datasource.Env) string {
-	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-		return u[0]
-	}
+// defaultURL is the base URL when the configuration names none.
+func (s *Source) defaultURL() string {
 	if s.URL != "" {
 		return s.URL
 	}
@@ -87,11 +96,16 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("aliyun: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aliyun: %w", err)
+	}
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	base := s.url(env)
-	in, err := read(ctx, env.HTTP, base)
+	in, err := read(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("aliyun: %w", err)
 	}
@@ -99,6 +113,6 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if err != nil {
 		return nil, fmt.Errorf("aliyun: %s: %w", in.URL, err)
 	}
-	log.Info("found", "url", base, "token", in.Token, "duration", time.Since(start))
+	log.Info("found", "url", in.URL, "token", in.Token, "duration", time.Since(start))
 	return d, nil
 }

@@ -4,63 +4,84 @@ package aliyun
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
+	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// connect asks base for a token and returns a session sending it (as a
-// header of the session's client: ec2.Session's own token header is
-// AWS's). A 4xx answer means normal mode: a session without token.
-func connect(ctx context.Context, hc *http.Client, base string) (*ec2.Session, bool, error) {
-	c := &fetch.Client{HTTP: hc}
-	u := fetch.Join(base, TokenPath)
-	tok, err := c.Do(ctx, http.MethodPut, u, http.Header{TokenTTLHeader: {TokenTTL}})
-	if t := strings.TrimSpace(string(tok)); err == nil && t != "" {
-		tc := &fetch.Client{HTTP: hc, Header: http.Header{TokenHeader: {t}}}
-		return &ec2.Session{Client: tc, Base: base}, true, nil
+// connect gives c (pinned to one base URL) the security-enhanced mode's
+// token hook and fetches the first token. A 4xx answer means normal mode:
+// a session without token.
+func connect(ctx context.Context, c *imds.Client) (*ec2.Session, error) {
+	tok := &imds.EC2Token{Client: c, AllowV1: true, TokenPath: TokenPath, TTLHeader: TokenTTLHeader, TTL: tokenTTL}
+	c.Token, c.TokenHeader = tok.Token, TokenHeader
+	t, err := tok.Token(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("token: %w", err)
 	}
-	code := fetch.Status(err)
-	switch {
-	case err == nil:
-		return nil, false, fmt.Errorf("PUT %s: empty token", u)
-	case fetch.Absent(err):
-		return nil, false, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
-	case code >= 400 && code < 500:
-		return &ec2.Session{Client: c, Base: base}, false, nil
-	}
-	return nil, false, fmt.Errorf("token: %w", err)
+	return &ec2.Session{Client: c, Base: c.BaseURLs[0], IMDSv2: t != ""}, nil
 }
 
-// read fetches everything from base.
-func read(ctx context.Context, hc *http.Client, base string) (Input, error) {
-	in := Input{URL: fetch.Join(base, APIVersion, "meta-data/")}
-	s, tok, err := connect(ctx, hc, base)
+// tokenTTL is TokenTTL as a duration.
+const tokenTTL = 21600 * time.Second
+
+// errAnswered marks a failure after the meta-data tree was served: the
+// service is there.
+var errAnswered = errors.New("after the meta-data tree")
+
+// read races c's base URLs (imds.Race) for everything: the token, the
+// meta-data tree, then user-data and vendor-data in parallel. A service
+// that does not answer, or answers 404 for the tree, is ErrNotFound.
+func read(ctx context.Context, c *imds.Client) (Input, error) {
+	_, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
+		in := Input{URL: join(pc.BaseURLs[0], APIVersion+"/meta-data/")}
+		s, err := connect(ctx, pc)
+		if err != nil {
+			return in, err
+		}
+		in.Token = s.IMDSv2
+		if in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/"); err != nil {
+			return in, err
+		}
+		ud, vd := APIVersion+"/user-data", APIVersion+"/vendor-data"
+		res := pc.GetMany(ctx, []string{ud, vd})
+		if in.UserData, err = optional(res[ud]); err != nil {
+			return in, fmt.Errorf("%w: %w", errAnswered, err)
+		}
+		if in.VendorData, err = optional(res[vd]); err != nil {
+			return in, fmt.Errorf("%w: %w", errAnswered, err)
+		}
+		if in.VendorData != nil && len(in.VendorData) == 0 {
+			in.VendorData = nil
+		}
+		return in, nil
+	})
 	if err != nil {
-		return in, err
-	}
-	in.Token = tok
-	in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/")
-	if err != nil {
-		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
+		var re *imds.RaceError
+		if errors.As(err, &re) && re.Every(func(err error) bool { return !errors.Is(err, errAnswered) && imds.Absent(err) }) {
 			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 		}
 		return in, err
 	}
-	if in.UserData, err = s.UserData(ctx, APIVersion); err != nil {
-		return in, err
-	}
-	vd, err := s.Get(ctx, APIVersion+"/vendor-data")
-	switch {
-	case fetch.Status(err) == http.StatusNotFound:
-	case err != nil:
-		return in, err
-	default:
-		in.VendorData = vd
-	}
 	return in, nil
+}
+
+// optional is a result where a 404 means none (nil, nil).
+func optional(r imds.Result) ([]byte, error) {
+	if errors.Is(r.Err, imds.ErrNotFound) {
+		return nil, nil
+	}
+	if r.Err == nil && r.Data == nil {
+		return []byte{}, nil
+	}
+	return r.Data, r.Err
+}
+
+func join(base, path string) string {
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

@@ -14,7 +14,10 @@
 //   - Data: metadata as the meta-data (instance-id, local-hostname,
 //     public-keys); userdata_raw and vendordata_raw as given (null: none;
 //     a non-string value is kept as its JSON text). No network config.
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS).
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package bigstep
 
 import (
@@ -27,7 +30,6 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // SeedPath is where cloud-init reads the metadata URL from, relative to
@@ -35,8 +37,15 @@ import (
 // fixed metadata address.
 const SeedPath = "var/lib/cloud/data/seed/bigstep/url"
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 10 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 10 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Source is the Bigstep datasource. The zero value uses the defaults.
 type Source struct{}
@@ -87,10 +96,17 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("bigstep: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{u}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bigstep: %w", err)
+	}
+	c.BaseURLs = []string{u} // the seed names the one URL; metadata_urls does not apply
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	b, err := read(ctx, &fetch.Client{HTTP: env.HTTP}, u)
+	b, err := read(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("bigstep: %w", err)
 	}

@@ -5,20 +5,19 @@ package bigstep
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// read fetches the document at u. A service that does not answer (refused,
-// timed out) or answers 404 is ErrNotFound.
-func read(ctx context.Context, c *fetch.Client, u string) ([]byte, error) {
-	b, err := c.Get(ctx, u)
+// read fetches the document c is pinned to. A service that does not answer
+// (refused, timed out) or answers 404 is ErrNotFound.
+func read(ctx context.Context, c *imds.Client) ([]byte, error) {
+	b, err := c.Get(ctx, "")
 	if err == nil {
 		return b, nil
 	}
-	if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
+	if imds.Absent(err) {
 		return nil, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 	}
 	return nil, err

@@ -6,14 +6,19 @@
 //     reads.
 //   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
 //   - Under `metadata_url` (default DefaultBaseURL): GET metadata, one
-//     JSON object, then userdata, raw. A service that does not answer, or
+//     JSON object, and userdata, raw. A service that does not answer, or
 //     answers 404 for metadata, is ErrNotFound; any other failure (5xx,
 //     not JSON, no instance-id, a failing userdata) is an error naming the
 //     URL. A 404 for userdata means none (cloud-init fails the source).
 //   - Data: the document is the meta-data (instance-id, local-hostname or
 //     hostname, public-keys); `network`, when present, is handed on
 //     unconverted under NetworkKey.
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - metadata and userdata are fetched in parallel; several
+//     `metadata_urls` are raced, the first to answer both winning.
+//     `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS).
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package cloudcix
 
 import (
@@ -22,7 +27,6 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // DefaultBaseURL is cloud-init's base_url.
@@ -34,8 +38,15 @@ const (
 	UserdataPath = "userdata"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 10 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 10 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // NetworkKey is the key of Data.NetworkConfig holding the document's
 // `network` value as served.
@@ -62,10 +73,8 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-func (s *Source) url(env datasource.Env) string {
-	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-		return u[0]
-	}
+// defaultURL is the base URL when the configuration names none.
+func (s *Source) defaultURL() string {
 	if s.URL != "" {
 		return s.URL
 	}
@@ -78,27 +87,21 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("cloudcix: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cloudcix: %w", err)
+	}
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	base := s.url(env)
-	c := &fetch.Client{HTTP: env.HTTP}
-	mdURL := fetch.Join(base, MetadataPath)
-	b, err := read(ctx, c, mdURL)
+	f, err := read(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("cloudcix: %w", err)
 	}
-	udURL := fetch.Join(base, UserdataPath)
-	ud, err := c.Get(ctx, udURL)
-	if fetch.Status(err) == 404 {
-		ud, err = nil, nil
-	} else if err == nil && ud == nil {
-		ud = []byte{}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cloudcix: %w", err)
-	}
-	d, err := Build(mdURL, b, ud)
+	base, mdURL := f.base, join(f.base, MetadataPath)
+	d, err := Build(mdURL, f.metadata, f.userdata)
 	if err != nil {
 		return nil, fmt.Errorf("cloudcix: %s: %w", mdURL, err)
 	}

@@ -7,34 +7,41 @@
 //     "e24cloud", "outscale", else "unknown". With `datasource: {Ec2:
 //     {strict_id: true}}` an unknown platform is ErrNotFound without any
 //     request (ds-identify writes that setting).
-//   - Each base URL (`metadata_urls`, default DefaultMetadataURL, DefaultMetadataURLv6) in turn:
-//     PUT latest/api/token with X-aws-ec2-metadata-token-ttl-seconds: 21600,
-//     then X-aws-ec2-metadata-token on every GET. A 4xx to the PUT means
-//     IMDSv1: fatal on AWS, plain GETs elsewhere. A URL that does not answer
-//     is skipped; none answering is ErrNotFound.
-//   - API version: the first of 2021-03-23, 2018-09-24, 2016-09-02,
-//     2009-04-04 whose meta-data/instance-id answers 200.
+//   - The base URLs (`metadata_urls`, default DefaultMetadataURL,
+//     DefaultMetadataURLv6) are raced as cloud-init's wait_for_url does with
+//     connect_synchronously=False (imds.Race: staggered, first good answer
+//     wins), each with its own session: PUT latest/api/token with
+//     X-aws-ec2-metadata-token-ttl-seconds: 21600, then
+//     X-aws-ec2-metadata-token on every GET. A 4xx to the PUT means IMDSv1:
+//     fatal on AWS, plain GETs elsewhere. Then the API version: the first
+//     of 2021-03-23, 2018-09-24, 2016-09-02, 2009-04-04 whose
+//     meta-data/instance-id answers 200. A URL that does not answer never
+//     holds up the others; none answering at all is ErrNotFound, any answer
+//     but the right one an error.
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS).
 //   - Reads <ver>/meta-data/ (crawled: "x/" lines are directories,
 //     public-keys' "0=name" lines point at 0/openssh-key), <ver>/user-data
 //     (404: none; strict base64 is decoded, as cloud-init's maybe_b64decode)
 //     and on AWS <ver>/dynamic/instance-identity/ (document: region,
-//     availabilityZone, accountId).
+//     availabilityZone, accountId). Each level of a crawl is fetched in
+//     parallel.
 //   - Data: platform "ec2", cloud_name the platform; region and zone from
 //     the identity document on AWS (else the zone minus its last letter),
 //     placement/availability-zone elsewhere; network/interfaces/macs/ kept
 //     under NetworkKeyEc2 for pkg/netconfig.
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package ec2
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // Where cloud-init looks for the IMDS, in this order, unless configured.
@@ -43,8 +50,15 @@ const (
 	DefaultMetadataURLv6 = "http://[fd00:ec2::254]"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 20 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 20 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Source is the Ec2 datasource. The zero value uses the defaults.
 type Source struct {
@@ -63,14 +77,12 @@ func (*Source) Doc() datasource.Doc {
 		Network:       true,
 		Reads:         "IMDS at `metadata_urls` (default " + DefaultMetadataURL + ", " + DefaultMetadataURLv6 + "): IMDSv2 token (IMDSv1 fallback off AWS), API version probe 2021-03-23 → 2009-04-04, `meta-data/` crawl, `user-data`, AWS `dynamic/instance-identity/document`",
 		NetworkConfig: "`meta-data/network/interfaces/macs/` handed on raw (`ec2_macs`) for pkg/netconfig",
-		Tests:         "golden trees served by httptest (AWS IMDSv2, IMDSv1-only EC2-like, aws-china, 404 user-data); token and header checks; absent, slow and 500 services; fuzzed listing and leaf parsers",
+		Tests:         "golden trees served by httptest (AWS IMDSv2, IMDSv1-only EC2-like, aws-china, 404 user-data); token and header checks; absent, slow and 500 services; a refused or black-holed first URL with the second answering, nothing answering (both URLs tried within the budget); `max_wait`, `timeout`, `retries` honoured; fuzzed listing and leaf parsers",
 	}
 }
 
-func (s *Source) urls(env datasource.Env) []string {
-	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-		return u
-	}
+// defaultURLs are the base URLs when the configuration names none.
+func (s *Source) defaultURLs() []string {
 	if len(s.URLs) > 0 {
 		return s.URLs
 	}
@@ -97,34 +109,43 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("ec2: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: s.defaultURLs(), Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ec2: %w", err)
+	}
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	c := &fetch.Client{HTTP: env.HTTP}
-	var errs []error
-	for _, base := range s.urls(env) {
-		log.Debug("probing", "url", base)
-		sess, err := Connect(ctx, c, base, cloud == CloudAWS)
-		var ver string
-		if err == nil {
-			ver, err = sess.ProbeVersion(ctx)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ec2: %s: %w", base, err))
-			if errors.Is(err, errAbsent) {
-				continue
-			}
-			return nil, errors.Join(errs...)
-		}
-		d, err := s.read(ctx, sess, ver, cloud)
-		if err != nil {
-			log.Warn("reading failed", "url", base, "error", err)
-			return nil, fmt.Errorf("ec2: reading %s (API %s): %w", base, ver, err)
-		}
-		log.Info("found", "url", base, "api", ver, "imdsv2", sess.Token != "", "duration", time.Since(start))
-		return d, nil
+	type found struct {
+		sess *Session
+		ver  string
 	}
-	return nil, fmt.Errorf("ec2: no metadata service answered (%w): %w", datasource.ErrNotFound, errors.Join(errs...))
+	// The bases race (cloud-init's connect_synchronously=False): each gets
+	// its own token, and the first to answer a version probe wins.
+	_, f, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (found, error) {
+		log.Debug("probing", "url", pc.BaseURLs[0])
+		sess, err := Connect(ctx, pc, cloud == CloudAWS)
+		if err != nil {
+			return found{}, err
+		}
+		ver, err := sess.ProbeVersion(ctx)
+		return found{sess, ver}, err
+	})
+	if err != nil {
+		if imds.Status(err) == 0 {
+			return nil, fmt.Errorf("ec2: no metadata service answered (%w): %w", datasource.ErrNotFound, err)
+		}
+		return nil, fmt.Errorf("ec2: %w", err)
+	}
+	d, err := s.read(ctx, f.sess, f.ver, cloud)
+	if err != nil {
+		log.Warn("reading failed", "url", f.sess.Base, "error", err)
+		return nil, fmt.Errorf("ec2: reading %s (API %s): %w", f.sess.Base, f.ver, err)
+	}
+	log.Info("found", "url", f.sess.Base, "api", f.ver, "imdsv2", f.sess.IMDSv2, "duration", time.Since(start))
+	return d, nil
 }
 
 func (s *Source) read(ctx context.Context, sess *Session, ver, cloud string) (*datasource.Data, error) {

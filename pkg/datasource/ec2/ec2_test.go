@@ -17,6 +17,8 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/imds/imdstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
@@ -303,5 +305,155 @@ func FuzzDecodeLeaf(f *testing.F) {
 			t.Fatalf("DecodeLeaf(%q) = %#v is not JSON: %v", b, v, err)
 		}
 		_ = MaybeBase64(b)
+	})
+}
+
+// count is how many requests srv saw for method and path.
+func count(srv *dstest.Server, method, path string) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSecondURL: a first metadata URL that refuses connections, or accepts
+// them and never answers (with a request timeout longer than the budget),
+// does not keep the second from answering within the budget.
+func TestSecondURL(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first func(t *testing.T) (url string, tried func() bool)
+	}{
+		{"refused", func(t *testing.T) (string, func() bool) { return dstest.ClosedURL(t), nil }},
+		{"black hole", func(t *testing.T) (string, func() bool) {
+			h := imdstest.NewBlackHole(t)
+			return h.URL, func() bool { return h.Accepted() > 0 }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first, tried := tc.first(t)
+			srv := dstest.Serve(t, "testdata/ec2like-imdsv1/tree", imdsHook(t, "v1"))
+			e := env(bootenv.DMI{}, srv.URL, map[string]any{
+				"metadata_urls": []any{first, srv.URL}, "timeout": 60, "max_wait": 30,
+			})
+			d, err := (&Source{}).Get(context.Background(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Subplatform != "metadata ("+srv.URL+")" {
+				t.Errorf("subplatform = %q, want the second URL", d.Subplatform)
+			}
+			if tried != nil && !tried() {
+				t.Error("the first URL was never tried")
+			}
+		})
+	}
+}
+
+// TestAbsentTriesEveryURL: with nothing answering — the first URL a black
+// hole whose request timeout outlasts the budget — Get is ErrNotFound
+// within the budget, and the second URL was tried too.
+func TestAbsentTriesEveryURL(t *testing.T) {
+	h1, h2 := imdstest.NewBlackHole(t), imdstest.NewBlackHole(t)
+	e := env(bootenv.DMI{}, h1.URL, map[string]any{"metadata_urls": []any{h1.URL, h2.URL}, "timeout": 60})
+	e.Budget = time.Second
+	_, err := (&Source{}).Get(context.Background(), e)
+	if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
+		t.Fatalf("err = %v, want ErrNotFound after the budget", err)
+	}
+	if h1.Accepted() == 0 || h2.Accepted() == 0 {
+		t.Errorf("connections: first URL %d, second URL %d; want both tried", h1.Accepted(), h2.Accepted())
+	}
+}
+
+// TestConfig: `retries`, `timeout` and `max_wait` under datasource: Ec2:
+// are honoured.
+func TestConfig(t *testing.T) {
+	t.Run("retries", func(t *testing.T) {
+		for _, tc := range []struct {
+			cfg  map[string]any
+			puts int
+		}{
+			{nil, 1 + DefaultRetries},
+			{map[string]any{"retries": 4}, 5},
+			{map[string]any{"retries": 0}, 1},
+			{map[string]any{"max_wait": 0}, 1}, // cloud-init: one try
+		} {
+			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+				http.Error(w, "", http.StatusServiceUnavailable)
+				return true
+			})
+			_, err := (&Source{}).Get(context.Background(), env(bootenv.DMI{}, srv.URL, tc.cfg))
+			if err == nil || errors.Is(err, datasource.ErrNotFound) {
+				t.Errorf("%v: err = %v, want the 503", tc.cfg, err)
+			}
+			if n := count(srv, http.MethodPut, "/latest/api/token"); n != tc.puts {
+				t.Errorf("%v: %d token requests, want %d", tc.cfg, n, tc.puts)
+			}
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		// The token request is never answered: only the request timeout
+		// ends an attempt. In a one-second budget, `timeout: 0.05` leaves
+		// room for the two attempts `retries: 1` allows; the default two
+		// seconds for one, cut short by the budget.
+		hang := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Minute):
+			}
+			return true
+		})
+		for _, tc := range []struct {
+			cfg    map[string]any
+			puts   int
+			budget bool
+		}{
+			{map[string]any{"timeout": 0.05, "retries": 1}, 2, false},
+			{map[string]any{"retries": 1}, 1, true},
+		} {
+			before := count(hang, http.MethodPut, "/latest/api/token")
+			e := env(bootenv.DMI{}, hang.URL, tc.cfg)
+			e.Budget = time.Second
+			_, err := (&Source{}).Get(context.Background(), e)
+			if !errors.Is(err, datasource.ErrNotFound) || errors.Is(err, imds.ErrBudget) != tc.budget {
+				t.Errorf("%v: err = %v, want ErrNotFound (budget exhausted: %v)", tc.cfg, err, tc.budget)
+			}
+			if n := count(hang, http.MethodPut, "/latest/api/token") - before; n != tc.puts {
+				t.Errorf("%v: %d token requests, want %d", tc.cfg, n, tc.puts)
+			}
+		}
+		// A slow service answers within a longer timeout.
+		slow := dstest.Serve(t, "testdata/aws-imdsv2/tree", func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Method == http.MethodPut {
+				time.Sleep(300 * time.Millisecond)
+			}
+			return imdsHook(t, "v2")(w, r)
+		})
+		if _, err := (&Source{}).Get(context.Background(), env(bootenv.DMI{}, slow.URL, map[string]any{"timeout": "5"})); err != nil {
+			t.Errorf("timeout 5: %v", err)
+		}
+	})
+	t.Run("max_wait", func(t *testing.T) {
+		h := imdstest.NewBlackHole(t)
+		e := env(bootenv.DMI{}, h.URL, map[string]any{"max_wait": 0.3, "timeout": 60})
+		e.Budget = time.Hour
+		start := time.Now()
+		_, err := (&Source{}).Get(context.Background(), e)
+		if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
+			t.Fatalf("err = %v, want ErrNotFound after the budget", err)
+		}
+		if el := time.Since(start); el > time.Minute {
+			t.Errorf("took %v: max_wait 0.3 did not replace the one-hour budget", el)
+		}
+	})
+	t.Run("malformed", func(t *testing.T) {
+		_, err := (&Source{}).Get(context.Background(), env(bootenv.DMI{}, "http://127.0.0.1:1", map[string]any{"timeout": "soon"}))
+		if err == nil || !strings.Contains(err.Error(), "timeout") || errors.Is(err, datasource.ErrNotFound) {
+			t.Errorf("err = %v, want the malformed key named", err)
+		}
 	})
 }

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // IMDSv2 headers.
 const (
-	TokenHeader    = "X-aws-ec2-metadata-token"
-	TokenTTLHeader = "X-aws-ec2-metadata-token-ttl-seconds"
+	TokenHeader    = imds.EC2TokenHeader
+	TokenTTLHeader = imds.EC2TokenTTLHeader
 	// TokenTTL is the lifetime cloud-init asks for, in seconds.
 	TokenTTL = "21600"
 )
@@ -32,58 +32,43 @@ const (
 	maxEntries = 4096
 )
 
-// Session talks to one metadata service, with a token when it has one.
+// Session reads one EC2-style metadata service.
 type Session struct {
-	Client *fetch.Client
+	// Client is pinned to Base (imds.Client.WithBaseURL), with the token
+	// hook when the service gave a token.
+	Client *imds.Client
 	// Base is the service's base URL.
 	Base string
-	// Token is the IMDSv2 token ("" for IMDSv1).
-	Token string
-}
-
-func (s *Session) header() http.Header {
-	if s.Token == "" {
-		return nil
-	}
-	return http.Header{TokenHeader: {s.Token}}
+	// IMDSv2 is set when requests carry a session token.
+	IMDSv2 bool
 }
 
 // Get fetches a path under Base.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, error) {
-	return s.Client.Do(ctx, http.MethodGet, fetch.Join(s.Base, path), s.header())
+	return s.Client.Get(ctx, path)
 }
 
-// errAbsent marks a service that did not answer at all (connection refused,
-// timeouts): the next URL may.
-var errAbsent = errors.New("metadata service not answering")
-
-// Connect gets an IMDSv2 token from base. A 4xx answer to the token request
-// means IMDSv1 only: that is an error on AWS (cloud-init fails fast on a 403:
-// the endpoint is disabled) and a session without token elsewhere. A service
-// that does not answer gives an error wrapping errAbsent.
-func Connect(ctx context.Context, c *fetch.Client, base string, aws bool) (*Session, error) {
-	url := fetch.Join(base, "latest/api/token")
-	tok, err := c.Do(ctx, http.MethodPut, url, http.Header{TokenTTLHeader: {TokenTTL}})
-	if err == nil && len(strings.TrimSpace(string(tok))) > 0 {
-		return &Session{Client: c, Base: base, Token: strings.TrimSpace(string(tok))}, nil
+// Connect starts a session with the service c is pinned to: it gives c an
+// IMDSv2 token hook (imds.EC2Token, TTL TokenTTL) and fetches the first
+// token. A 4xx answer to the token request means IMDSv1 only: that is an
+// error on AWS (cloud-init fails fast on a 403: the endpoint is disabled)
+// and a session without token elsewhere.
+func Connect(ctx context.Context, c *imds.Client, aws bool) (*Session, error) {
+	tok := &imds.EC2Token{Client: c, AllowV1: !aws}
+	c.Token = tok.Token
+	t, err := tok.Token(ctx)
+	if err != nil {
+		if imds.Status(err) == http.StatusForbidden {
+			return nil, fmt.Errorf("IMDSv2 token refused, the IMDS HTTP endpoint is disabled: %w", err)
+		}
+		return nil, fmt.Errorf("IMDSv2 token: %w", err)
 	}
-	code := fetch.Status(err)
-	switch {
-	case err == nil:
-		err = fmt.Errorf("PUT %s: empty token", url)
-	case code == 0:
-		return nil, fmt.Errorf("%w: %w", errAbsent, err)
-	case code >= 400 && code < 500 && !aws:
-		return &Session{Client: c, Base: base}, nil
-	}
-	if code == http.StatusForbidden {
-		return nil, fmt.Errorf("IMDSv2 token refused, the IMDS HTTP endpoint is disabled: %w", err)
-	}
-	return nil, fmt.Errorf("IMDSv2 token: %w", err)
+	return &Session{Client: c, Base: c.BaseURLs[0], IMDSv2: t != ""}, nil
 }
 
 // ProbeVersion returns the newest API version whose meta-data/instance-id
-// answers 200. When none does, the error wraps every attempt's.
+// answers 200, trying them in order. When none does, the error wraps every
+// attempt's.
 func (s *Session) ProbeVersion(ctx context.Context) (string, error) {
 	var errs []error
 	for _, v := range APIVersions() {
@@ -96,69 +81,86 @@ func (s *Session) ProbeVersion(ctx context.Context) (string, error) {
 			break
 		}
 	}
-	err := errors.Join(errs...)
-	if allAbsent(errs) {
-		err = fmt.Errorf("%w: %w", errAbsent, err)
-	}
-	return "", fmt.Errorf("no API version answers meta-data/instance-id: %w", err)
-}
-
-func allAbsent(errs []error) bool {
-	for _, e := range errs {
-		if fetch.Status(e) != 0 {
-			return false
-		}
-	}
-	return len(errs) > 0
+	return "", fmt.Errorf("no API version answers meta-data/instance-id: %w", errors.Join(errs...))
 }
 
 // Crawl materialises the tree under path (a directory, ending in "/") as
-// cloud-init's MetadataMaterializer does. 404s under a `tags/` directory
-// are skipped (cloud-init's skip_404_tag_errors); any other failure fails
-// the crawl.
+// cloud-init's MetadataMaterializer does. Each level of the tree is fetched
+// at once (imds.Client.GetMany): every leaf and sub-directory listing of
+// the level in parallel. 404s under a `tags/` directory are skipped
+// (cloud-init's skip_404_tag_errors); any other failure fails the crawl.
 func (s *Session) Crawl(ctx context.Context, path string) (map[string]any, error) {
-	n := 0
-	return s.crawl(ctx, strings.TrimSuffix(path, "/")+"/", 0, &n)
-}
-
-func (s *Session) crawl(ctx context.Context, dir string, depth int, n *int) (map[string]any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("%s: deeper than %d levels", fetch.Join(s.Base, dir), maxDepth)
-	}
-	b, err := s.Get(ctx, dir)
+	root := strings.TrimSuffix(path, "/") + "/"
+	b, err := s.Get(ctx, root)
 	if err != nil {
 		return nil, err
 	}
+	type dir struct {
+		path    string
+		listing []byte
+		m       map[string]any
+	}
+	type item struct {
+		m      map[string]any
+		name   string
+		path   string
+		isDir  bool
+		inTags bool
+	}
 	out := map[string]any{}
-	for _, e := range ParseListing(b) {
-		if *n++; *n > maxEntries {
-			return nil, fmt.Errorf("%s: more than %d entries", fetch.Join(s.Base, dir), maxEntries)
-		}
-		if e.Dir {
-			sub, err := s.crawl(ctx, dir+e.Name+"/", depth+1, n)
-			if err != nil {
-				return nil, err
+	level := []dir{{path: root, listing: b, m: out}}
+	n := 0
+	for depth := 1; len(level) > 0; depth++ {
+		var items []item
+		var paths []string
+		for _, d := range level {
+			for _, e := range ParseListing(d.listing) {
+				if n++; n > maxEntries {
+					return nil, fmt.Errorf("%s: more than %d entries", s.url(root), maxEntries)
+				}
+				it := item{m: d.m, name: e.Name, path: d.path + e.Resource, inTags: strings.Contains(d.path, "/tags/")}
+				if e.Dir {
+					if depth > maxDepth {
+						return nil, fmt.Errorf("%s: deeper than %d levels", s.url(d.path+e.Name+"/"), maxDepth)
+					}
+					it.path, it.isDir = d.path+e.Name+"/", true
+				}
+				items = append(items, it)
+				paths = append(paths, it.path)
 			}
-			out[e.Name] = sub
-			continue
 		}
-		leaf, err := s.Get(ctx, dir+e.Resource)
-		if err != nil {
-			if fetch.Status(err) == http.StatusNotFound && strings.Contains(dir, "/tags/") {
-				out[e.Name] = "(skipped)"
-				continue
+		if len(items) == 0 {
+			break
+		}
+		res := s.Client.GetMany(ctx, paths)
+		level = nil
+		for _, it := range items {
+			r := res[it.path]
+			switch {
+			case r.Err != nil && !it.isDir && it.inTags && errors.Is(r.Err, imds.ErrNotFound):
+				it.m[it.name] = "(skipped)"
+			case r.Err != nil:
+				return nil, r.Err
+			case it.isDir:
+				sub := map[string]any{}
+				it.m[it.name] = sub
+				level = append(level, dir{path: it.path, listing: r.Data, m: sub})
+			default:
+				it.m[it.name] = DecodeLeaf(r.Data)
 			}
-			return nil, err
 		}
-		out[e.Name] = DecodeLeaf(leaf)
 	}
 	return out, nil
+}
+
+func (s *Session) url(path string) string {
+	return strings.TrimRight(s.Base, "/") + "/" + strings.TrimLeft(path, "/")
 }
 
 // UserData fetches <ver>/user-data; a 404 means none (nil, nil).
 func (s *Session) UserData(ctx context.Context, ver string) ([]byte, error) {
 	b, err := s.Get(ctx, ver+"/user-data")
-	if fetch.Status(err) == http.StatusNotFound {
+	if errors.Is(err, imds.ErrNotFound) {
 		return nil, nil
 	}
 	if b == nil && err == nil {

@@ -7,7 +7,7 @@
 //   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
 //   - The meta-data tree under <metadata_url>/<api_version>/meta-data/
 //     (defaults DefaultMetadataURL, APIVersion), crawled as cloud-init's
-//     ec2 helper does, and <metadata_url>/<api_version>/user-data (404:
+//     ec2 helper does (each level in parallel), and <metadata_url>/<api_version>/user-data (404:
 //     none). A service that does not answer, or answers 404 for the
 //     tree, is ErrNotFound; any other failure is an error naming the URL.
 //     The tree must give an instance-id.
@@ -20,7 +20,10 @@
 //     skipped (cloud-init would fail the datasource).
 //   - Data: instance-id, local-hostname, public-keys, availability-zone.
 //     No network config (cloud-init falls back to DHCP on the first NIC).
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - Several `metadata_urls` are raced, the first to answer winning.
+//     `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS); the whole
+//     Get is bounded by `max_wait`, else Env.Budget, else DefaultBudget.
 package exoscale
 
 import (
@@ -30,7 +33,6 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/pwserver"
 )
 
@@ -41,8 +43,15 @@ const (
 	DefaultPasswordPort = 8080
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 15 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 15 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Password server protocol.
 const (
@@ -75,17 +84,12 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-func (s *Source) config(env datasource.Env) (base string, port int) {
-	cfg := env.SourceConfig(s.Name())
-	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-		base = u[0]
-	} else if s.URL != "" {
-		base = s.URL
-	} else {
-		base = DefaultMetadataURL
+// defaultURL is the metadata URL when the configuration names none.
+func (s *Source) defaultURL() string {
+	if s.URL != "" {
+		return s.URL
 	}
-	port = pwserver.Port(cfg, s.PasswordPort, DefaultPasswordPort)
-	return base, port
+	return DefaultMetadataURL
 }
 
 // Get implements datasource.Source.
@@ -94,18 +98,23 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("exoscale: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
-	base, port := s.config(env)
-	c := &fetch.Client{HTTP: env.HTTP}
-	in, err := read(ctx, c, base)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("exoscale: %w", err)
 	}
+	ctx, cancel := c.WithBudget(ctx)
+	defer cancel()
+	start := time.Now()
+	base, in, err := read(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("exoscale: %w", err)
+	}
+	port := pwserver.Port(env.SourceConfig(s.Name()), s.PasswordPort, DefaultPasswordPort)
 	pwURL, err := PasswordURL(base, port)
 	if err == nil {
-		in.Password, err = password(ctx, c, pwURL)
+		in.Password, err = password(ctx, c.WithBaseURL(pwURL))
 	}
 	if err != nil {
 		log.Warn("password server failed; no password set", "error", err)

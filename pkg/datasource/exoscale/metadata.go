@@ -4,33 +4,47 @@ package exoscale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/pwserver"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// read crawls the meta-data tree and fetches user-data. A service that
-// does not answer (refused, timed out) or answers 404 for the tree is
-// ErrNotFound.
-func read(ctx context.Context, c *fetch.Client, base string) (Input, error) {
-	s := &ec2.Session{Client: c, Base: base}
-	in := Input{URL: fetch.Join(base, APIVersion, "meta-data/")}
-	var err error
-	in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/")
-	if err != nil {
-		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
-			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
+// errUserData marks a failure to read user-data: the tree was served, so
+// the service is there.
+var errUserData = errors.New("user-data")
+
+// read races c's base URLs (imds.Race): at each, the meta-data tree is
+// crawled (each level in parallel), then user-data is fetched. A service
+// that does not answer (refused, timed out) or answers 404 for the tree is
+// ErrNotFound. The base URL that answered is returned with what it served.
+func read(ctx context.Context, c *imds.Client) (string, Input, error) {
+	pc, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
+		base := pc.BaseURLs[0]
+		s := &ec2.Session{Client: pc, Base: base}
+		in := Input{URL: join(base, APIVersion+"/meta-data/")}
+		var err error
+		if in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/"); err != nil {
+			return in, err
 		}
-		return in, err
+		if in.UserData, err = s.UserData(ctx, APIVersion); err != nil {
+			return in, fmt.Errorf("%w: %w", errUserData, err)
+		}
+		return in, nil
+	})
+	if err != nil {
+		var re *imds.RaceError
+		if errors.As(err, &re) && re.Every(func(err error) bool { return !errors.Is(err, errUserData) && imds.Absent(err) }) {
+			return "", in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
+		}
+		return "", in, err
 	}
-	if in.UserData, err = s.UserData(ctx, APIVersion); err != nil {
-		return in, err
-	}
-	return in, nil
+	return pc.BaseURLs[0], in, nil
 }
 
 // PasswordURL is the password server's URL: base's host on port, with
@@ -39,14 +53,29 @@ func PasswordURL(base string, port int) (string, error) {
 	return pwserver.URL(base, port, "/"+APIVersion+"/")
 }
 
-// password asks the password server for the instance's password and, when
-// there is a new one, tells it the password is saved.
-func password(ctx context.Context, c *fetch.Client, u string) (string, error) {
-	return pwserver.Fetch(ctx, c, u)
+// password asks the password server c is pinned to for the instance's
+// password and, when there is a new one, tells it the password is saved.
+func password(ctx context.Context, c *imds.Client) (string, error) {
+	b, err := c.Do(ctx, imds.Request{Header: http.Header{RequestHeader: {SendPassword}}})
+	if err != nil {
+		return "", err
+	}
+	pw, ok := ParsePassword(b)
+	if !ok {
+		return "", nil
+	}
+	if _, err := c.Do(ctx, imds.Request{Header: http.Header{RequestHeader: {SavedPassword}}}); err != nil {
+		return "", fmt.Errorf("acknowledging the password: %w", err)
+	}
+	return pw, nil
 }
 
 // ParsePassword is the password server's reply: the password, or ok false
 // when there is none ("" or "saved_password": already set).
 func ParsePassword(b []byte) (pw string, ok bool) {
 	return pwserver.Parse(b)
+}
+
+func join(base, path string) string {
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/imds/imdstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
@@ -251,6 +254,177 @@ func FuzzParseKeys(f *testing.F) {
 		}
 		if f := splitN(line, 4); len(f) > 4 {
 			t.Fatalf("splitN gave %d fields", len(f))
+		}
+	})
+}
+
+// count is how many requests srv saw for path.
+func count(srv *dstest.Server, path string) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// envCfg is env with metadata_urls and more GCE settings.
+func envCfg(kv map[string]any, urls ...string) datasource.Env {
+	e := env("", "")
+	m := map[string]any{"metadata_urls": urls}
+	for k, v := range kv {
+		m[k] = v
+	}
+	e.Config = map[string]any{"GCE": m}
+	return e
+}
+
+// TestSecondURL: the first URL refusing connections, or holding them
+// without an answer past the budget, does not keep the second from
+// answering.
+func TestSecondURL(t *testing.T) {
+	hole := imdstest.NewBlackHole(t)
+	for _, first := range []string{dstest.ClosedURL(t), hole.URL} {
+		srv := dstest.Serve(t, "testdata/no-attributes/tree", flavor(t))
+		base := srv.URL + "/computeMetadata/v1/"
+		d, err := (&Source{}).Get(context.Background(), envCfg(map[string]any{"timeout": 60, "max_wait": 30}, first, base))
+		if err != nil {
+			t.Fatalf("first %s: %v", first, err)
+		}
+		if d.InstanceID() == "" {
+			t.Errorf("first %s: no instance-id", first)
+		}
+	}
+	if hole.Accepted() == 0 {
+		t.Error("the black hole was never tried")
+	}
+}
+
+// TestAbsentTriesEveryURL: nothing answers; Get is ErrNotFound within the
+// budget and the second URL was tried although the first holds every
+// request past it.
+func TestAbsentTriesEveryURL(t *testing.T) {
+	h1, h2 := imdstest.NewBlackHole(t), imdstest.NewBlackHole(t)
+	e := envCfg(map[string]any{"timeout": 60}, h1.URL, h2.URL)
+	e.Budget = time.Second
+	_, err := (&Source{}).Get(context.Background(), e)
+	if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
+		t.Fatalf("err = %v, want ErrNotFound after the budget", err)
+	}
+	if h1.Accepted() == 0 || h2.Accepted() == 0 {
+		t.Errorf("connections: first URL %d, second URL %d; want both tried", h1.Accepted(), h2.Accepted())
+	}
+}
+
+// TestParallelKeys: the five keys are fetched together.
+func TestParallelKeys(t *testing.T) {
+	var mu sync.Mutex
+	in, most := 0, 0
+	srv := dstest.Serve(t, "testdata/no-attributes/tree", func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		in++
+		most = max(most, in)
+		mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		in--
+		mu.Unlock()
+		return flavor(t)(w, r)
+	})
+	if _, err := (&Source{}).Get(context.Background(), env(srv.URL+"/computeMetadata/v1/", "")); err != nil {
+		t.Fatal(err)
+	}
+	if most < 2 {
+		t.Errorf("at most %d requests in flight, want the keys in parallel", most)
+	}
+}
+
+// TestConfig: `retries`, `timeout` and `max_wait` under datasource: GCE:
+// are honoured.
+func TestConfig(t *testing.T) {
+	const id = "/computeMetadata/v1/instance/id"
+	t.Run("retries", func(t *testing.T) {
+		for _, tc := range []struct {
+			kv   map[string]any
+			gets int
+		}{
+			{nil, 1 + DefaultRetries},
+			{map[string]any{"retries": 1}, 2},
+			{map[string]any{"retries": 0}, 1},
+			{map[string]any{"max_wait": 0}, 1},
+		} {
+			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+				w.Header().Set(FlavorHeader, Flavor)
+				http.Error(w, "", http.StatusInternalServerError)
+				return true
+			})
+			_, err := (&Source{}).Get(context.Background(), envCfg(tc.kv, srv.URL+"/computeMetadata/v1/"))
+			if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "status 500") {
+				t.Errorf("%v: err = %v, want the 500", tc.kv, err)
+			}
+			if n := count(srv, id); n != tc.gets {
+				t.Errorf("%v: %d instance/id requests, want %d", tc.kv, n, tc.gets)
+			}
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		// instance/id is never answered: only the request timeout ends an
+		// attempt. In a one-second budget, `timeout: 0.05` leaves room for
+		// the two attempts `retries: 1` allows; the default two seconds for
+		// one, cut short by the budget.
+		hang := dstest.Serve(t, "testdata/no-attributes/tree", func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path != id {
+				return flavor(t)(w, r)
+			}
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Minute):
+			}
+			return true
+		})
+		base := hang.URL + "/computeMetadata/v1/"
+		for _, tc := range []struct {
+			kv     map[string]any
+			gets   int
+			budget bool
+		}{
+			{map[string]any{"timeout": 0.05, "retries": 1}, 2, false},
+			{map[string]any{"retries": 1}, 1, true},
+		} {
+			before := count(hang, id)
+			e := envCfg(tc.kv, base)
+			e.Budget = time.Second
+			_, err := (&Source{}).Get(context.Background(), e)
+			if !errors.Is(err, datasource.ErrNotFound) || errors.Is(err, imds.ErrBudget) != tc.budget {
+				t.Errorf("%v: err = %v, want ErrNotFound (budget exhausted: %v)", tc.kv, err, tc.budget)
+			}
+			if n := count(hang, id) - before; n != tc.gets {
+				t.Errorf("%v: %d instance/id requests, want %d", tc.kv, n, tc.gets)
+			}
+		}
+		// A slow server answers within a longer timeout.
+		slow := dstest.Serve(t, "testdata/no-attributes/tree", func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == id {
+				time.Sleep(300 * time.Millisecond)
+			}
+			return flavor(t)(w, r)
+		})
+		if _, err := (&Source{}).Get(context.Background(), envCfg(map[string]any{"timeout": 3}, slow.URL+"/computeMetadata/v1/")); err != nil {
+			t.Errorf("timeout 3: %v", err)
+		}
+	})
+	t.Run("max_wait", func(t *testing.T) {
+		h := imdstest.NewBlackHole(t)
+		e := envCfg(map[string]any{"max_wait": 0.3, "timeout": 60}, h.URL)
+		e.Budget = time.Hour
+		start := time.Now()
+		_, err := (&Source{}).Get(context.Background(), e)
+		if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
+			t.Fatalf("err = %v, want ErrNotFound after the budget", err)
+		}
+		if el := time.Since(start); el > time.Minute {
+			t.Errorf("took %v: max_wait 0.3 did not replace the one-hour budget", el)
 		}
 	})
 }

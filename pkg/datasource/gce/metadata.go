@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // FlavorHeader is sent on every request and must come back on every reply.
@@ -25,58 +25,63 @@ var (
 	errNotFlavored = errors.New("reply lacks " + FlavorHeader + ": " + Flavor + " (not a GCE metadata server)")
 )
 
-func newClient(hc *http.Client) *fetch.Client {
-	return &fetch.Client{
-		HTTP:   hc,
-		Header: http.Header{FlavorHeader: {Flavor}},
-		Check: func(r *http.Response) error {
-			if r.Header.Get(FlavorHeader) != Flavor {
-				return errNotFlavored
-			}
-			return nil
-		},
+// flavored is the client's Check: every reply must carry the flavor.
+func flavored(r *http.Response) error {
+	if r.Header.Get(FlavorHeader) != Flavor {
+		return errNotFlavored
 	}
+	return nil
 }
 
-// read fetches what Build needs from the server at base.
-func read(ctx context.Context, c *fetch.Client, base string) (Input, error) {
-	in := Input{Base: base}
+// The paths read, relative to the base URL.
+const (
+	idPath       = "instance/id"
+	zonePath     = "instance/zone"
+	hostnamePath = "instance/hostname"
+	instanceAttr = "instance/attributes/?recursive=true"
+	projectAttr  = "project/attributes/?recursive=true"
+)
+
+// read fetches what Build needs from the server c is pinned to, every key
+// at once. The server is absent (errAbsent) when instance/id does not
+// answer, answers without the flavor, or a required key is 404.
+func read(ctx context.Context, c *imds.Client) (Input, error) {
+	in := Input{Base: c.BaseURLs[0]}
+	res := c.GetMany(ctx, []string{idPath, zonePath, hostnamePath, instanceAttr, projectAttr})
 	for i, f := range []struct {
 		key, path string
 		dst       *string
 	}{
-		{"instance-id", "instance/id", &in.InstanceID},
-		{"availability-zone", "instance/zone", &in.Zone},
-		{"local-hostname", "instance/hostname", &in.Hostname},
+		{"instance-id", idPath, &in.InstanceID},
+		{"availability-zone", zonePath, &in.Zone},
+		{"local-hostname", hostnamePath, &in.Hostname},
 	} {
-		b, err := c.Get(ctx, fetch.Join(base, f.path))
-		if err != nil {
-			code := fetch.Status(err)
-			if i == 0 && (code == 0 || errors.Is(err, errNotFlavored)) {
+		r := res[f.path]
+		if err := r.Err; err != nil {
+			if i == 0 && (imds.Status(err) == 0 || errors.Is(err, errNotFlavored)) {
 				return in, fmt.Errorf("%w: %w", errAbsent, err)
 			}
-			if code == http.StatusNotFound {
+			if errors.Is(err, imds.ErrNotFound) {
 				return in, fmt.Errorf("%w: required key %s returned nothing: %w", errAbsent, f.key, err)
 			}
 			return in, err
 		}
-		*f.dst = strings.TrimSpace(string(b))
+		*f.dst = strings.TrimSpace(string(r.Data))
 	}
 	var err error
-	if in.Instance, err = attributes(ctx, c, fetch.Join(base, "instance/attributes/")); err != nil {
+	if in.Instance, err = attributes(res[instanceAttr]); err != nil {
 		return in, err
 	}
-	if in.Project, err = attributes(ctx, c, fetch.Join(base, "project/attributes/")); err != nil {
+	if in.Project, err = attributes(res[projectAttr]); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// attributes fetches a recursive attributes listing; 404 means none.
-func attributes(ctx context.Context, c *fetch.Client, url string) ([]byte, error) {
-	b, err := c.Get(ctx, url+"?recursive=true")
-	if fetch.Status(err) == http.StatusNotFound {
+// attributes is a recursive attributes listing; 404 means none.
+func attributes(r imds.Result) ([]byte, error) {
+	if errors.Is(r.Err, imds.ErrNotFound) {
 		return nil, nil
 	}
-	return b, err
+	return r.Data, r.Err
 }

@@ -17,7 +17,12 @@
 //     availability-zone, vendor_data; `network-config` (a network config
 //     v1 document) is the network configuration as is — it is what
 //     netconfig.ConvertHetzner would return.
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - The metadata and its private-networks are fetched in parallel; several
+//     `metadata_urls` are raced, the first to answer winning. `max_wait`,
+//     `timeout` and `retries` configure the budget, the per-request timeout
+//     and the retries (datasource.Env.IMDS).
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package hetzner
 
 import (
@@ -26,7 +31,6 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // cloud-init's metadata_url and userdata_url.
@@ -36,8 +40,15 @@ const (
 	DefaultUserdataURL = DefaultBaseURL + "userdata"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 10 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 10 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Source is the Hetzner datasource. The zero value uses the defaults.
 type Source struct {
@@ -61,23 +72,24 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-func (s *Source) urls(env datasource.Env) (md, ud string) {
-	cfg := env.SourceConfig(s.Name())
-	md, _ = cfg["metadata_url"].(string)
-	ud, _ = cfg["userdata_url"].(string)
-	if md == "" {
-		md = s.MetadataURL
+// defaultMetadataURL is the metadata URL when the configuration names
+// none.
+func (s *Source) defaultMetadataURL() string {
+	if s.MetadataURL != "" {
+		return s.MetadataURL
 	}
-	if md == "" {
-		md = DefaultMetadataURL
+	return DefaultMetadataURL
+}
+
+// userdataURL is `userdata_url`, else the override, else the default.
+func (s *Source) userdataURL(env datasource.Env) string {
+	if ud, _ := env.SourceConfig(s.Name())["userdata_url"].(string); ud != "" {
+		return ud
 	}
-	if ud == "" {
-		ud = s.UserdataURL
+	if s.UserdataURL != "" {
+		return s.UserdataURL
 	}
-	if ud == "" {
-		ud = DefaultUserdataURL
-	}
-	return md, ud
+	return DefaultUserdataURL
 }
 
 // Get implements datasource.Source.
@@ -86,14 +98,20 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("hetzner: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
-	mdURL, udURL := s.urls(env)
-	in, err := read(ctx, &fetch.Client{HTTP: env.HTTP}, mdURL, udURL)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{s.defaultMetadataURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("hetzner: %w", err)
 	}
+	ctx, cancel := c.WithBudget(ctx)
+	defer cancel()
+	start := time.Now()
+	in, err := read(ctx, c, c.WithBaseURL(s.userdataURL(env)))
+	if err != nil {
+		return nil, fmt.Errorf("hetzner: %w", err)
+	}
+	mdURL := in.URL
 	in.Serial = env.DMI.ProductSerial
 	d, err := Build(in)
 	if err != nil {

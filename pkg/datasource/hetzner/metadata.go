@@ -4,42 +4,61 @@ package hetzner
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// read fetches what Build needs. A metadata service that does not answer
-// (refused, timed out) or answers 404 is ErrNotFound.
-func read(ctx context.Context, c *fetch.Client, mdURL, udURL string) (Input, error) {
-	in := Input{URL: mdURL}
-	var err error
-	in.Metadata, err = c.Get(ctx, mdURL)
+// PrivateNetworksPath is the private networks' list, below the metadata
+// URL.
+const PrivateNetworksPath = "private-networks"
+
+// read fetches what Build needs: c's metadata URLs are raced for the
+// metadata and private networks (fetched together), then user-data comes
+// from ud. A metadata service that does not answer (refused, timed out) or
+// answers 404 is ErrNotFound.
+func read(ctx context.Context, c, ud *imds.Client) (Input, error) {
+	_, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
+		in := Input{URL: pc.BaseURLs[0]}
+		res := pc.GetMany(ctx, []string{"", PrivateNetworksPath})
+		md := res[""]
+		if md.Err != nil {
+			return in, md.Err
+		}
+		in.Metadata = md.Data
+		var err error
+		if in.PrivateNetworks, err = optional(res[PrivateNetworksPath]); err != nil {
+			return in, fmt.Errorf("%w: %w", errPrivateNetworks, err)
+		}
+		return in, nil
+	})
 	if err != nil {
-		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
+		var re *imds.RaceError
+		if errors.As(err, &re) && re.Every(func(err error) bool { return !errors.Is(err, errPrivateNetworks) && imds.Absent(err) }) {
 			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 		}
 		return in, err
 	}
-	if in.PrivateNetworks, err = optional(ctx, c, fetch.Join(mdURL, "private-networks")); err != nil {
-		return in, err
-	}
-	if in.Userdata, err = optional(ctx, c, udURL); err != nil {
+	b, err := ud.Get(ctx, "")
+	if in.Userdata, err = optional(imds.Result{Data: b, Err: err}); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// optional fetches u; 404 is nil, nil.
-func optional(ctx context.Context, c *fetch.Client, u string) ([]byte, error) {
-	b, err := c.Get(ctx, u)
-	if fetch.Status(err) == http.StatusNotFound {
+// errPrivateNetworks marks a failure of the private networks' request:
+// the metadata was served, so the service is there.
+var errPrivateNetworks = errors.New("private networks")
+
+// optional is a result where 404 means none (nil, nil).
+func optional(r imds.Result) ([]byte, error) {
+	if errors.Is(r.Err, imds.ErrNotFound) {
 		return nil, nil
 	}
-	if err == nil && b == nil {
-		b = []byte{}
+	if r.Err == nil && r.Data == nil {
+		return []byte{}, nil
 	}
-	return b, err
+	return r.Data, r.Err
 }

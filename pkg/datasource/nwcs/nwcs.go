@@ -13,7 +13,11 @@
 //     non-string value is kept as its JSON text); the other keys are the
 //     meta-data. `network` (network config version 1, as cloud-init uses
 //     it) is handed on unconverted under NetworkKey.
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS); several
+//     `metadata_urls` are raced, the first to answer winning.
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package nwcs
 
 import (
@@ -22,14 +26,20 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // DefaultMetadataURL is cloud-init's metadata_url.
 const DefaultMetadataURL = "http://169.254.169.254/api/v1/metadata"
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 10 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 10 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // NetworkKey is the key of Data.NetworkConfig holding the document's
 // `network` value (network config version 1) as served.
@@ -56,10 +66,8 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-func (s *Source) url(env datasource.Env) string {
-	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-		return u[0]
-	}
+// defaultURL is the metadata URL when the configuration names none.
+func (s *Source) defaultURL() string {
 	if s.URL != "" {
 		return s.URL
 	}
@@ -72,11 +80,16 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("nwcs: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nwcs: %w", err)
+	}
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	url := s.url(env)
-	b, err := read(ctx, &fetch.Client{HTTP: env.HTTP}, url)
+	url, b, err := read(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("nwcs: %w", err)
 	}

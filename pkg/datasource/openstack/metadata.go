@@ -8,65 +8,77 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// errAbsent marks a base URL where no OpenStack metadata service answers.
-var errAbsent = errors.New("no OpenStack metadata service")
+// ListingPath is the version listing that tells an OpenStack metadata
+// service from anything else at the address.
+const ListingPath = "openstack"
 
-// readHTTP reads the tree at base into an Input.
-func readHTTP(ctx context.Context, c *fetch.Client, base string, log *slog.Logger) (Input, error) {
-	in := Input{Source: base}
-	listing, err := c.Get(ctx, fetch.Join(base, "openstack"))
-	if err != nil {
-		if code := fetch.Status(err); code == 0 || code == http.StatusNotFound {
-			return in, fmt.Errorf("%w: %w", errAbsent, err)
-		}
-		return in, err
-	}
-	in.Version = PickVersion(ParseVersions(listing))
+// optionalFiles are read beside meta_data.json, in parallel; a 404 or an
+// unreadable one means absent.
+var optionalFiles = []string{"user_data", "vendor_data.json", "vendor_data2.json", "network_data.json"}
+
+// readHTTP reads the tree through c (pinned to the service's base URL),
+// whose version listing was listing.
+func readHTTP(ctx context.Context, c *imds.Client, listing []byte, log *slog.Logger) (Input, error) {
+	base := c.BaseURLs[0]
+	in := Input{Source: base, Version: PickVersion(ParseVersions(listing))}
 	dir := "openstack/" + in.Version + "/"
-	if in.MetaData, err = c.Get(ctx, fetch.Join(base, dir+"meta_data.json")); err != nil {
-		return in, err
+	paths := []string{dir + "meta_data.json"}
+	for _, name := range optionalFiles {
+		paths = append(paths, dir+name)
 	}
-	for _, name := range []string{"user_data", "vendor_data.json", "vendor_data2.json", "network_data.json"} {
-		b, err := c.Get(ctx, fetch.Join(base, dir+name))
+	res := c.GetMany(ctx, paths)
+	md := res[dir+"meta_data.json"]
+	if md.Err != nil {
+		return in, md.Err
+	}
+	in.MetaData = md.Data
+	for _, name := range optionalFiles {
+		r := res[dir+name]
 		switch {
-		case fetch.Status(err) == http.StatusNotFound:
+		case errors.Is(r.Err, imds.ErrNotFound):
 			continue
-		case err != nil:
+		case r.Err != nil:
 			// cloud-init skips optional files it cannot read.
-			log.Warn("skipping unreadable optional file", "url", fetch.Join(base, dir+name), "error", err)
+			log.Warn("skipping unreadable optional file", "url", join(base, dir+name), "error", r.Err)
 			continue
 		}
 		switch name {
 		case "user_data":
-			in.UserData = b
+			in.UserData = r.Data
 		case "vendor_data.json":
-			in.VendorData = b
+			in.VendorData = r.Data
 		case "vendor_data2.json":
-			in.VendorData2 = b
+			in.VendorData2 = r.Data
 		case "network_data.json":
-			in.NetworkData = b
+			in.NetworkData = r.Data
 		}
 	}
-	if md, err := ParseMetaData(in.MetaData); err == nil {
-		for _, ref := range ContentRefs(md) {
+	if meta, err := ParseMetaData(in.MetaData); err == nil {
+		refs := ContentRefs(meta)
+		paths := make([]string, 0, len(refs))
+		for _, ref := range refs {
 			p, err := ContentPath(ref)
 			if err != nil {
-				return in, fmt.Errorf("%s: %w", fetch.Join(base, dir+"meta_data.json"), err)
+				return in, fmt.Errorf("%s: %w", join(base, dir+"meta_data.json"), err)
 			}
-			b, err := c.Get(ctx, fetch.Join(base, "openstack", p))
-			if err != nil {
-				return in, err
+			paths = append(paths, "openstack/"+p)
+		}
+		res := c.GetMany(ctx, paths)
+		for i, ref := range refs {
+			r := res[paths[i]]
+			if r.Err != nil {
+				return in, r.Err
 			}
 			if in.Content == nil {
 				in.Content = map[string][]byte{}
 			}
-			in.Content[ref] = b
+			in.Content[ref] = r.Data
 		}
 	}
 	// The EC2-compatible tree: cloud-init swallows its failures.
@@ -74,7 +86,12 @@ func readHTTP(ctx context.Context, c *fetch.Client, base string, log *slog.Logge
 	if md, err := sess.Crawl(ctx, "latest/meta-data/"); err == nil {
 		in.EC2 = md
 	} else {
-		log.Debug("no EC2-compatible meta-data", "url", fetch.Join(base, "latest/meta-data/"), "error", err)
+		log.Debug("no EC2-compatible meta-data", "url", join(base, "latest/meta-data/"), "error", err)
 	}
 	return in, nil
+}
+
+// join is base and path with one slash between them, for messages.
+func join(base, path string) string {
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

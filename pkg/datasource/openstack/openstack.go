@@ -4,29 +4,34 @@
 //
 // Contract (DataSourceOpenStack + helpers/openstack.py):
 //   - Needs the network: ErrNeedNetwork while Env.NetworkUp is false.
-//   - Each base URL (`metadata_urls`, default DefaultMetadataURL) in turn:
-//     GET openstack (the version listing). No answer or 404 there means no
-//     OpenStack service at that URL; none anywhere is ErrNotFound.
+//   - The base URLs (`metadata_urls`, default DefaultMetadataURL) are
+//     raced for GET openstack (the version listing), as cloud-init's
+//     wait_for_url with connect_synchronously=False (imds.Client.Probe:
+//     staggered, the first 200 wins). No answer or 404 there means no
+//     OpenStack service at that URL; none anywhere is ErrNotFound. An
+//     unreachable URL never holds up the others.
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS).
 //   - The version read is the newest cloud-init knows that is listed, else
-//     "latest" (PickVersion). From it: meta_data.json (required), user_data,
-//     vendor_data.json, vendor_data2.json, network_data.json (optional: 404
-//     or unreadable means absent), the `files` and `network_config` contents
-//     under openstack/, and the EC2-compatible latest/meta-data/ tree
-//     (best effort; its instance-id stands in when meta_data.json has no
-//     uuid).
+//     "latest" (PickVersion). From it, in parallel: meta_data.json
+//     (required), user_data, vendor_data.json, vendor_data2.json,
+//     network_data.json (optional: 404 or unreadable means absent); then
+//     the `files` and `network_config` contents under openstack/, and the
+//     EC2-compatible latest/meta-data/ tree (best effort; its instance-id
+//     stands in when meta_data.json has no uuid).
 //   - Data as Build makes it; platform and cloud_name "openstack",
 //     subplatform "metadata (<url>)".
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package openstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // DefaultMetadataURL is where cloud-init looks for the Nova metadata
@@ -34,8 +39,15 @@ import (
 // interface name: configure it in metadata_urls).
 const DefaultMetadataURL = "http://169.254.169.254"
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 20 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 20 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // Source is the OpenStack datasource. The zero value uses the defaults.
 type Source struct {
@@ -54,14 +66,12 @@ func (*Source) Doc() datasource.Doc {
 		Network:       true,
 		Reads:         "metadata service at `metadata_urls` (default " + DefaultMetadataURL + "): `openstack/` version listing, newest known version's `meta_data.json`, `user_data`, `vendor_data.json`, `vendor_data2.json`, `network_data.json`, `files` contents; EC2-compatible `latest/meta-data/` (instance-id fallback)",
 		NetworkConfig: "`network_data.json` handed on raw (`openstack_network_data`) for pkg/netconfig",
-		Tests:         "golden trees served by httptest (dated version, latest only, EC2 instance-id fallback); absent, slow, 500 and non-OpenStack services; fuzzed meta_data.json, vendor data and network_data parsers",
+		Tests:         "golden trees served by httptest (dated version, latest only, EC2 instance-id fallback); absent, slow, 500 and non-OpenStack services; a refused, black-holed or non-OpenStack first URL with a later one answering, nothing answering (every URL tried within the budget); `max_wait`, `timeout`, `retries` honoured; files fetched in parallel; fuzzed meta_data.json, vendor data and network_data parsers",
 	}
 }
 
-func (s *Source) urls(env datasource.Env) []string {
-	if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-		return u
-	}
+// defaultURLs are the base URLs when the configuration names none.
+func (s *Source) defaultURLs() []string {
 	if len(s.URLs) > 0 {
 		return s.URLs
 	}
@@ -74,28 +84,32 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("openstack: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: s.defaultURLs(), Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openstack: %w", err)
+	}
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	c := &fetch.Client{HTTP: env.HTTP}
-	var errs []error
-	for _, base := range s.urls(env) {
-		in, err := readHTTP(ctx, c, base, log)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("openstack: %s: %w", base, err))
-			if errors.Is(err, errAbsent) {
-				continue
-			}
-			return nil, errors.Join(errs...)
+	base, listing, err := c.Probe(ctx, ListingPath)
+	if err != nil {
+		if imds.Absent(err) { // no answer, or 404 for the listing, everywhere
+			return nil, fmt.Errorf("openstack: no metadata service answered (%w): %w", datasource.ErrNotFound, err)
 		}
-		d, err := Build(in)
-		if err != nil {
-			return nil, fmt.Errorf("openstack: %w", err)
-		}
-		d.Name, d.Platform, d.CloudName = "OpenStack", "openstack", "openstack"
-		d.Subplatform = "metadata (" + base + ")"
-		log.Info("found", "url", base, "version", in.Version, "duration", time.Since(start))
-		return d, nil
+		return nil, fmt.Errorf("openstack: %w", err)
 	}
-	return nil, fmt.Errorf("openstack: no metadata service answered (%w): %w", datasource.ErrNotFound, errors.Join(errs...))
+	in, err := readHTTP(ctx, c.WithBaseURL(base), listing, log)
+	if err != nil {
+		return nil, fmt.Errorf("openstack: %s: %w", base, err)
+	}
+	d, err := Build(in)
+	if err != nil {
+		return nil, fmt.Errorf("openstack: %w", err)
+	}
+	d.Name, d.Platform, d.CloudName = "OpenStack", "openstack", "openstack"
+	d.Subplatform = "metadata (" + base + ")"
+	log.Info("found", "url", base, "version", in.Version, "duration", time.Since(start))
+	return d, nil
 }

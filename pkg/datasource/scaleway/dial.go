@@ -54,8 +54,8 @@ func (p PortRange) DialContext(ctx context.Context, network, addr string) (net.C
 	return nil, fmt.Errorf("dial %s: every source port in %s is in use", addr, p)
 }
 
-// Client is a proxy-less HTTP client connecting from the range (as
-// fetch.NewHTTPClient, with this dialer).
+// Client is a proxy-less HTTP client connecting from the range, without
+// keep-alives (a source port is not held) or redirects.
 func (p PortRange) Client() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{

@@ -4,42 +4,60 @@ package scaleway
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
+	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// read fetches everything under base. A service that does not answer or
-// answers 404 for the metadata is ErrNotFound.
-func read(ctx context.Context, c *fetch.Client, base string) (Input, error) {
-	in := Input{URL: fetch.Join(base, MetadataPath)}
-	var err error
-	in.MetaData, err = c.Get(ctx, in.URL)
+// read races c's base URLs (imds.Race); from each, the metadata document,
+// user-data and vendor-data are fetched in parallel. A service that does
+// not answer or answers 404 for the metadata is ErrNotFound.
+func read(ctx context.Context, c *imds.Client) (Input, error) {
+	_, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
+		in := Input{URL: join(pc.BaseURLs[0], MetadataPath)}
+		res := pc.GetMany(ctx, []string{MetadataPath, UserDataPath, VendorDataPath})
+		md := res[MetadataPath]
+		if md.Err != nil {
+			return in, md.Err
+		}
+		in.MetaData = md.Data
+		var err error
+		if in.UserData, err = optional(res[UserDataPath]); err != nil {
+			return in, fmt.Errorf("%w: %w", errOptional, err)
+		}
+		if in.VendorData, err = optional(res[VendorDataPath]); err != nil {
+			return in, fmt.Errorf("%w: %w", errOptional, err)
+		}
+		return in, nil
+	})
 	if err != nil {
-		if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
+		var re *imds.RaceError
+		if errors.As(err, &re) && re.Every(func(err error) bool { return !errors.Is(err, errOptional) && imds.Absent(err) }) {
 			return in, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 		}
-		return in, err
-	}
-	if in.UserData, err = optional(ctx, c, fetch.Join(base, UserDataPath)); err != nil {
-		return in, err
-	}
-	if in.VendorData, err = optional(ctx, c, fetch.Join(base, VendorDataPath)); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// optional fetches u; a 404 means none (nil, nil).
-func optional(ctx context.Context, c *fetch.Client, u string) ([]byte, error) {
-	b, err := c.Get(ctx, u)
-	if fetch.Status(err) == http.StatusNotFound {
+// errOptional marks a failure to read user-data or vendor-data: the
+// metadata was served, so the service is there.
+var errOptional = errors.New("user-data or vendor-data")
+
+// optional is a result where a 404 means none (nil, nil).
+func optional(r imds.Result) ([]byte, error) {
+	if errors.Is(r.Err, imds.ErrNotFound) {
 		return nil, nil
 	}
-	if err == nil && b == nil {
-		b = []byte{}
+	if r.Err == nil && r.Data == nil {
+		return []byte{}, nil
 	}
-	return b, err
+	return r.Data, r.Err
+}
+
+func join(base, path string) string {
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

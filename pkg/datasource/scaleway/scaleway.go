@@ -25,7 +25,12 @@
 //     spaces), location.zone_id → availability zone (region: the zone
 //     without its last "-N"); the document is handed on unconverted under
 //     NetworkKey (public_ip, ipv6, private_ip) for the network config.
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - The three are fetched in parallel; several `metadata_urls` are
+//     raced, the first to answer winning. `max_wait`, `timeout` and
+//     `retries` configure the budget, the per-request timeout and the
+//     retries (datasource.Env.IMDS).
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package scaleway
 
 import (
@@ -35,7 +40,6 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // DefaultMetadataURL is cloud-init's first metadata_urls entry.
@@ -51,8 +55,15 @@ const (
 // DefaultPorts is cloud-init's source-port range: the privileged ports.
 var DefaultPorts = PortRange{Low: 1, High: 1023}
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 15 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 15 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // NetworkKey is the key of Data.NetworkConfig holding the metadata
 // document (decoded JSON) for the network config.
@@ -120,12 +131,18 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("scaleway: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	base, ports := s.config(env)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{base}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scaleway: %w", err)
+	}
+	c.HTTP = ports.Client() // the source port matters: Env.HTTP cannot be used
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	base, ports := s.config(env)
-	c := &fetch.Client{HTTP: ports.Client()}
-	in, err := read(ctx, c, base)
+	in, err := read(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("scaleway: %w", err)
 	}
@@ -133,6 +150,6 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if err != nil {
 		return nil, fmt.Errorf("scaleway: %s: %w", in.URL, err)
 	}
-	log.Info("found", "url", base, "ports", ports.String(), "duration", time.Since(start))
+	log.Info("found", "url", in.URL, "ports", ports.String(), "duration", time.Since(start))
 	return d, nil
 }

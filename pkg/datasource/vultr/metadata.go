@@ -5,21 +5,24 @@ package vultr
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// read fetches the document at u. A service that does not answer (refused,
-// timed out) or answers 404 is ErrNotFound.
-func read(ctx context.Context, c *fetch.Client, u string) ([]byte, error) {
-	b, err := c.Get(ctx, u)
+// DocumentPath is the metadata document, below the base URL.
+const DocumentPath = "v1.json"
+
+// read fetches the document: c's base URLs are raced for it
+// (imds.Client.Probe), and its URL is returned. A service that does not
+// answer (refused, timed out) or answers 404 is ErrNotFound.
+func read(ctx context.Context, c *imds.Client) (string, []byte, error) {
+	base, b, err := c.Probe(ctx, DocumentPath)
 	if err == nil {
-		return b, nil
+		return join(base, DocumentPath), b, nil
 	}
-	if fetch.Absent(err) || fetch.Status(err) == http.StatusNotFound {
-		return nil, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
+	if imds.Absent(err) {
+		return "", nil, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)
 	}
-	return nil, err
+	return "", nil, err
 }

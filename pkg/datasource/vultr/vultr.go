@@ -23,17 +23,21 @@
 //     `interfaces`) is handed on under NetworkKey for
 //     netconfig.ConvertVultr (cloud-init names cloud_interfaces' entries
 //     by MAC, which needs the machine's links).
-//   - The whole Get is bounded by Env.Budget (default DefaultBudget).
+//   - `max_wait`, `timeout` and `retries` configure the budget, the
+//     per-request timeout and the retries (datasource.Env.IMDS); several
+//     `metadata_urls` are raced, the first to answer winning.
+//   - The whole Get is bounded by `max_wait`, else Env.Budget, else
+//     DefaultBudget.
 package vultr
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 )
 
 // DefaultURL is cloud-init's `url`: v1.json is fetched below it.
@@ -50,8 +54,15 @@ const (
 	Token       = "cloudinit"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0.
-const DefaultBudget = 10 * time.Second
+// Defaults when neither the configuration (`max_wait`, `timeout`,
+// `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
+// DefaultTimeout each request, and a request failing for want of an answer
+// is retried DefaultRetries times.
+const (
+	DefaultBudget  = 10 * time.Second
+	DefaultTimeout = 2 * time.Second
+	DefaultRetries = 2
+)
 
 // NetworkKey is the key of Data.NetworkConfig holding the metadata
 // document (decoded JSON, with `interfaces`) for netconfig.ConvertVultr.
@@ -80,20 +91,11 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-func (s *Source) config(env datasource.Env) (base, agent string) {
+// config is the base URL set by `url` ("" when not set) and the
+// User-Agent.
+func (s *Source) config(env datasource.Env) (url, agent string) {
 	cfg := env.SourceConfig(s.Name())
-	base, _ = cfg["url"].(string)
-	if base == "" {
-		if u := env.MetadataURLs(s.Name()); len(u) > 0 {
-			base = u[0]
-		}
-	}
-	if base == "" {
-		base = s.URL
-	}
-	if base == "" {
-		base = DefaultURL
-	}
+	url, _ = cfg["url"].(string)
 	agent, _ = cfg["user-agent"].(string)
 	if agent == "" {
 		agent = s.UserAgent
@@ -101,7 +103,19 @@ func (s *Source) config(env datasource.Env) (base, agent string) {
 	if agent == "" {
 		agent = DefaultUserAgent
 	}
-	return base, agent
+	return url, agent
+}
+
+// defaultURL is the base URL when the configuration names none.
+func (s *Source) defaultURL() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return DefaultURL
+}
+
+func join(base, path string) string {
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }
 
 // Get implements datasource.Source.
@@ -110,13 +124,21 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("vultr: %w", datasource.ErrNeedNetwork)
 	}
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	base, agent := s.config(env)
+	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+		BaseURLs: []string{s.defaultURL()}, Headers: http.Header{TokenHeader: {Token}, "User-Agent": {agent}},
+		Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vultr: %w", err)
+	}
+	if base != "" {
+		c.BaseURLs = []string{base} // `url` wins over metadata_url(s)
+	}
+	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
-	base, agent := s.config(env)
-	c := &fetch.Client{HTTP: env.HTTP, Header: http.Header{TokenHeader: {Token}, "User-Agent": {agent}}}
-	url := fetch.Join(base, "v1.json")
-	b, err := read(ctx, c, url)
+	url, b, err := read(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("vultr: %w", err)
 	}
