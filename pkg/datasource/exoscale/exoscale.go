@@ -114,7 +114,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	port := pwserver.Port(env.SourceConfig(s.Name()), s.PasswordPort, DefaultPasswordPort)
 	pwURL, err := PasswordURL(base, port)
 	if err == nil {
-		in.Password, err = password(ctx, c.WithBaseURL(pwURL))
+		in.Password, err = pwserver.Password(ctx, c, pwURL)
 	}
 	if err != nil {
 		log.Warn("password server failed; no password set", "error", err)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -51,23 +50,6 @@ func read(ctx context.Context, c *imds.Client) (string, Input, error) {
 // the API version as path (cloud-init's "{url}:{port}/{version}/").
 func PasswordURL(base string, port int) (string, error) {
 	return pwserver.URL(base, port, "/"+APIVersion+"/")
-}
-
-// password asks the password server c is pinned to for the instance's
-// password and, when there is a new one, tells it the password is saved.
-func password(ctx context.Context, c *imds.Client) (string, error) {
-	b, err := c.Do(ctx, imds.Request{Header: http.Header{RequestHeader: {SendPassword}}})
-	if err != nil {
-		return "", err
-	}
-	pw, ok := ParsePassword(b)
-	if !ok {
-		return "", nil
-	}
-	if _, err := c.Do(ctx, imds.Request{Header: http.Header{RequestHeader: {SavedPassword}}}); err != nil {
-		return "", fmt.Errorf("acknowledging the password: %w", err)
-	}
-	return pw, nil
 }
 
 // ParsePassword is the password server's reply: the password, or ok false

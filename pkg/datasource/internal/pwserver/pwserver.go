@@ -7,10 +7,9 @@
 //
 // Contract:
 //   - Requests go through pkg/imds (Password takes the datasource's
-//     metadata client for its transport, timeouts and logger; Fetch keeps
-//     the older internal/fetch signature and maps its settings onto an
-//     imds client). Each request is tried Tries times (wget --tries 3 in
-//     cloud-init), bounded by the context.
+//     metadata client for its transport, timeouts and logger). Each request
+//     is tried Tries times (wget --tries 3 in cloud-init), bounded by the
+//     context.
 //   - The reply is trimmed; "bad_request" is an error (cloud-init raises),
 //     never a password.
 //   - The password is never logged and never part of an error.
@@ -26,7 +25,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
@@ -89,26 +87,6 @@ func Password(ctx context.Context, c *imds.Client, u string) (string, error) {
 	pc := &imds.Client{BaseURLs: []string{u}, Retries: Tries - 1, Budget: -1}
 	if c != nil {
 		pc.HTTP, pc.Timeout, pc.MaxBytes, pc.Backoff, pc.Logger = c.HTTP, c.Timeout, c.MaxBytes, c.Backoff, c.Logger
-	}
-	return ask(ctx, pc)
-}
-
-// Fetch is Password for callers still on internal/fetch: c's transport,
-// headers, timeout, retries, backoff and size limit are carried over.
-func Fetch(ctx context.Context, c *fetch.Client, u string) (string, error) {
-	pc := &imds.Client{BaseURLs: []string{u}, Retries: Tries - 1, Budget: -1}
-	if c != nil {
-		pc.HTTP, pc.Headers, pc.MaxBytes = c.HTTP, c.Header, c.MaxBytes
-		pc.Timeout, pc.Backoff.Initial = c.Timeout, c.Backoff
-		if pc.Timeout <= 0 {
-			pc.Timeout = fetch.DefaultTimeout
-		}
-		switch {
-		case c.Retries < 0:
-			pc.Retries = -1
-		case c.Retries > 0:
-			pc.Retries = c.Retries
-		}
 	}
 	return ask(ctx, pc)
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/fetch"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
@@ -116,19 +115,9 @@ func TestPassword(t *testing.T) {
 	}
 }
 
-// TestFetch: the internal/fetch entry point keeps working on top of imds,
-// with its client's retries.
-func TestFetch(t *testing.T) {
+// TestPasswordCancelled: the exchange is bounded by the context.
+func TestPasswordCancelled(t *testing.T) {
 	srv := newServer(t, "pw", 1)
-	got, err := Fetch(context.Background(), &fetch.Client{Backoff: time.Millisecond}, srv.URL+"/1.0/")
-	if err != nil || got != "pw" {
-		t.Fatalf("Fetch = %q, %v", got, err)
-	}
-	srv = newServer(t, "pw", 1)
-	if _, err := Fetch(context.Background(), &fetch.Client{Retries: -1}, srv.URL+"/"); err == nil {
-		t.Error("Fetch without retries got past a 500")
-	}
-	// Bounded by the context.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Password(ctx, nil, srv.URL+"/"); err == nil {
