@@ -209,7 +209,10 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if ferr != nil {
 		log.Warn("initramfs network state not read", "error", ferr)
 	}
-	if !env.NetworkUp && !iscsi {
+	// Without the initramfs network's state files (ip= given but nothing
+	// up yet) there is nothing to read over: ask for the network, which
+	// the caller brings up from ip= (leaving the state files).
+	if !env.NetworkUp && (!iscsi || len(files) == 0) {
 		return nil, fmt.Errorf("oracle: %w", datasource.ErrNeedNetwork)
 	}
 	secondary, err := secondaryNICs(env.SourceConfig(s.Name()))

@@ -280,6 +280,14 @@ func TestNotFound(t *testing.T) {
 			e.Cmdline = bootenv.ParseCmdline("ip=dhcp")
 			return e
 		}(), datasource.ErrNeedNetwork, nil},
+		// ip= given but no initramfs state yet: nothing is up to read
+		// over, so the caller is asked at once (and nothing is sent).
+		{"ip= without state files", func() datasource.Env {
+			e := env(srv.URL)
+			e.NetworkUp = false
+			e.Cmdline = bootenv.ParseCmdline("ip=dhcp")
+			return e
+		}(), datasource.ErrNeedNetwork, srv},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
