@@ -75,6 +75,11 @@ type Data struct {
 	// (cloud-init's default_update_events; see UpdateEventer), filled in
 	// by the caller that found the source; nil means boot-new-instance.
 	NetworkUpdateEvents []string `json:",omitempty"`
+	// NetworkConfigSources is the source's order of network configuration
+	// sources (cloud-init's network_config_sources: "cmdline",
+	// "initramfs", "system_cfg", "ds"); nil means cloud-init's default,
+	// in that order. Oracle puts "ds" before "initramfs".
+	NetworkConfigSources []string `json:",omitempty"`
 	// DS holds what the datasource read besides meta-data, for
 	// instance-data's "ds" key (Ec2 "dynamic", OpenStack "ec2_metadata",
 	// "network_json"); user-data and vendor-data never go here.

@@ -237,7 +237,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Network configuration for the target, before anything in it starts.
-	nres, err := ApplyNetwork(o.Target, o.Run, dist, o.Cmdline, m.System, merged, d.NetworkConfig, o.NetLinks, s.NewInstance, d.NetworkUpdateEvents, iid)
+	nres, err := ApplyNetwork(o.Target, o.Run, dist, o.Cmdline, m.System, merged, d.NetworkConfig, o.NetLinks, s.NewInstance, DSNetwork{UpdateEvents: d.NetworkUpdateEvents, Sources: d.NetworkConfigSources}, iid)
 	if err != nil {
 		warn(fmt.Sprintf("network: %v", err))
 	}

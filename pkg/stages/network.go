@@ -122,18 +122,40 @@ func decodeCmdlineNetwork(v string) ([]byte, error) {
 	return b, nil
 }
 
+// DSNetwork is what the datasource says about applying its network
+// configuration (datasource.Data's NetworkUpdateEvents and
+// NetworkConfigSources).
+type DSNetwork struct {
+	UpdateEvents []string
+	Sources      []string
+}
+
+// BeforeInitramfs reports whether the datasource's own configuration
+// comes before the initramfs's in its source order.
+func (n DSNetwork) BeforeInitramfs() bool {
+	for _, s := range n.Sources {
+		switch s {
+		case "ds":
+			return true
+		case "initramfs":
+			return false
+		}
+	}
+	return false
+}
+
 // ApplyNetwork renders the target's network configuration from the chosen
 // source with the renderer cloud-init would pick for the target's distro,
 // after removing a previous instance's stale files on a new instance. run
 // is the root holding /run (klibc ipconfig state files, the INITRAMFS
 // source); nil skips that source.
-func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, dsEvents []string, iid string) (*NetworkResult, error) {
+func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system, merged map[string]any, ds map[string]any, links []bootenv.NetLink, newInstance bool, dsNet DSNetwork, iid string) (*NetworkResult, error) {
 	res := &NetworkResult{}
 	if t.Exists(UpgradedNetwork) {
 		res.Source = "upgraded-network"
 		return res, nil
 	}
-	if !newInstance && !networkEveryBoot(merged, dsEvents) {
+	if !newInstance && !networkEveryBoot(merged, dsNet.UpdateEvents) {
 		res.Source = "unchanged (not a new instance)"
 		return res, nil
 	}
@@ -187,7 +209,11 @@ func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system,
 		ds = nil
 	}
 	var initramfs func() []byte
-	if run != nil {
+	// A source whose network_config_sources put its own description
+	// before the initramfs's (Oracle) wins over klibc's state when it has
+	// one; the system configuration still comes first.
+	dsFirst := dsNet.BeforeInitramfs() && (len(ds) > 0 || convert != nil)
+	if run != nil && !dsFirst {
 		initramfs = func() []byte {
 			b, warnings := klibcNetwork(run, cmdline, links)
 			res.Warnings = append(res.Warnings, warnings...)

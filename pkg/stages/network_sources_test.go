@@ -42,6 +42,7 @@ func TestApplyNetworkSources(t *testing.T) {
 		want     []string // substrings of the rendered files
 		wantNot  []string
 		wantWarn string
+		dsNet    DSNetwork
 	}{
 		{name: "ec2 netplan policy routing", files: netplan, ds: ec2, wantSrc: "ds",
 			want: []string{"route-metric: 200", "table: 101", "via: 172.31.32.1", "- 172.31.20.16/20", "set-name: ens6"}},
@@ -60,6 +61,10 @@ func TestApplyNetworkSources(t *testing.T) {
 		{name: "initramfs with open-iscsi", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc, "run/initramfs/open-iscsi.interface": "ens5\n"},
 			system:  map[string]any{"network": map[string]any{"version": 2, "ethernets": map[string]any{"x": map[string]any{"dhcp4": true}}}},
 			wantSrc: "initramfs", want: []string{"10.0.0.5/24"}},
+		// Oracle's network_config_sources put the datasource before the
+		// initramfs: its converted description wins over klibc's state.
+		{name: "datasource before initramfs (Oracle)", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc}, cmdline: "root=/dev/sda1 ip=dhcp",
+			ds: ec2, dsNet: DSNetwork{Sources: []string{"cmdline", "system_cfg", "ds", "initramfs"}}, wantSrc: "ds", want: []string{"table: 101", "set-name: ens6"}},
 		{name: "initramfs without ip= is ignored", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc},
 			ds: ec2, wantSrc: "ds", want: []string{"table: 101"}},
 		{name: "cmdline beats initramfs", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc}, cmdline: "ip=dhcp network-config=" + v1,
@@ -88,7 +93,7 @@ func TestApplyNetworkSources(t *testing.T) {
 			if merged == nil {
 				merged = map[string]any{}
 			}
-			res, err := ApplyNetwork(tr, run, distro.Info{ID: "debian", Family: "debian"}, tc.cmdline, tc.system, merged, tc.ds, links, true, nil, "i-net")
+			res, err := ApplyNetwork(tr, run, distro.Info{ID: "debian", Family: "debian"}, tc.cmdline, tc.system, merged, tc.ds, links, true, tc.dsNet, "i-net")
 			if err != nil {
 				t.Fatal(err)
 			}

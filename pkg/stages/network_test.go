@@ -69,7 +69,7 @@ func TestApplyNetwork(t *testing.T) {
 			if merged == nil {
 				merged = map[string]any{}
 			}
-			res, err := ApplyNetwork(tr, nil, debian, tc.cmdline, tc.system, merged, tc.ds, links, tc.newInst, tc.dsEvents, "i-net")
+			res, err := ApplyNetwork(tr, nil, debian, tc.cmdline, tc.system, merged, tc.ds, links, tc.newInst, DSNetwork{UpdateEvents: tc.dsEvents}, "i-net")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestApplyNetworkPlatformMetadata(t *testing.T) {
 	os.WriteFile(hp, nil, 0o755)
 	links := []bootenv.NetLink{{Name: "ens3", MAC: "0a:1b:2c:3d:4e:5f", Carrier: true}, {Name: "ens4", MAC: "0a:1b:2c:3d:4e:60"}}
 	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "debian", Family: "debian"}, "", nil, map[string]any{},
-		map[string]any{"digitalocean_metadata": md}, links, true, nil, "i-do")
+		map[string]any{"digitalocean_metadata": md}, links, true, DSNetwork{}, "i-do")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestApplyNetworkAzure(t *testing.T) {
 	os.WriteFile(hp, nil, 0o755)
 	links := []bootenv.NetLink{{Name: "eth0", MAC: "00:0d:3a:04:75:98", Carrier: true}, {Name: "eth1", MAC: "00:0d:3a:04:75:ab"}}
 	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "ubuntu", Family: "debian"}, "", nil, map[string]any{},
-		map[string]any{"azure_imds_network": doc["network"]}, links, true, nil, "i-az")
+		map[string]any{"azure_imds_network": doc["network"]}, links, true, DSNetwork{}, "i-az")
 	if err != nil {
 		t.Fatal(err)
 	}

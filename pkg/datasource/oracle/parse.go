@@ -72,6 +72,10 @@ func Build(in Input) (*datasource.Data, error) {
 		Mode:             "net",
 		MetaData:         md,
 		AvailabilityZone: az,
+		// DataSourceOracle.network_config_sources: its VNICs before the
+		// initramfs's configuration (the iSCSI root's klibc state is
+		// part of what the source converts).
+		NetworkConfigSources: []string{"cmdline", "system_cfg", "ds", "initramfs"},
 	}
 	// ds keeps the instance document without its user-data.
 	dsInst := make(map[string]any, len(inst))
