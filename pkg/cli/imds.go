@@ -18,7 +18,7 @@ import (
 func imdsCommand() Command {
 	return Command{
 		Name:  "imds",
-		Short: "Serve a metadata-service simulator on 127.0.0.1 (imds serve --cloud ec2|openstack|gce --dir D --listen 127.0.0.1:PORT).",
+		Short: "Serve a metadata-service simulator on 127.0.0.1 (imds serve --cloud ec2|openstack|gce|azure --dir D --listen 127.0.0.1:PORT).",
 		Run:   runIMDS,
 	}
 }
@@ -32,7 +32,10 @@ as the cloud's metadata service. The listen address must be a loopback IP
 SIGTERM.
 
 options:
-  --cloud CLOUD      ec2 (IMDS, IMDSv2 tokens), openstack (Nova) or gce
+  --cloud CLOUD      ec2 (IMDS, IMDSv2 tokens), openstack (Nova), gce, or azure
+                     (IMDS with Metadata: true, and the wireserver: goal state,
+                     health reports logged; point the datasource's metadata_url
+                     and wireserver_address here)
   --dir DIR          the tree to serve
   --listen ADDR      loopback address:port (default 127.0.0.1:8169; port 0 picks one)
   --require-token    ec2: refuse GETs without an IMDSv2 token

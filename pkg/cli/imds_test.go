@@ -46,7 +46,7 @@ func TestIMDSServeRefuses(t *testing.T) {
 		}
 	}
 	env, _, errb := imdsEnv()
-	if code := Run(context.Background(), env, []string{"imds", "serve", "--cloud", "azure", "--dir", tree, "--listen", "127.0.0.1:0"}); code != 1 || !strings.Contains(errb.String(), "unknown cloud") {
+	if code := Run(context.Background(), env, []string{"imds", "serve", "--cloud", "vultr", "--dir", tree, "--listen", "127.0.0.1:0"}); code != 1 || !strings.Contains(errb.String(), "unknown cloud") {
 		t.Errorf("unknown cloud: exit %d, stderr:\n%s", code, errb)
 	}
 	env, out, _ := imdsEnv()
@@ -123,6 +123,67 @@ func TestIMDSServe(t *testing.T) {
 	for _, s := range []string{"serving " + tree + " (ec2) on http://127.0.0.1:", "GET /latest/meta-data/instance-id 401", "PUT /latest/api/token 200", "GET /latest/meta-data/instance-id 200"} {
 		if !strings.Contains(log, s) {
 			t.Errorf("stderr lacks %q:\n%s", s, log)
+		}
+	}
+}
+
+func TestIMDSServeAzure(t *testing.T) {
+	tree := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(tree, "metadata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "metadata/instance"), []byte(`{"compute": {"vmId": "v-cli", "name": "n"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addrc := make(chan string, 1)
+	imdsServeReady = func(a string) { addrc <- a }
+	t.Cleanup(func() { imdsServeReady = nil })
+	env, _, errb := imdsEnv()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, env, []string{"imds", "serve", "--cloud", "azure", "--dir", tree, "--listen", "127.0.0.1:0"})
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-done:
+		t.Fatalf("imds serve exited %d:\n%s", code, errb)
+	case <-time.After(10 * time.Second):
+		t.Fatal("imds serve did not start")
+	}
+	send := func(method, path string, hdr http.Header, body string) (int, string) {
+		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		req.Header = hdr
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := send("GET", "/metadata/instance/compute/vmId?api-version=2021-08-01&format=text", http.Header{"Metadata": {"true"}}, ""); code != 200 || body != "v-cli" {
+		t.Errorf("IMDS: %d %q", code, body)
+	}
+	ws := http.Header{"X-Ms-Version": {"2012-11-30"}}
+	if code, body := send("GET", "/machine/?comp=goalstate", ws, ""); code != 200 || !strings.Contains(body, "<InstanceId>v-cli._n</InstanceId>") {
+		t.Errorf("goal state: %d %q", code, body)
+	}
+	report := `<Health><Container><RoleInstanceList><Role><Health><State>Ready</State></Health></Role></RoleInstanceList></Container></Health>`
+	if code, _ := send("POST", "/machine?comp=health", ws, report); code != 200 {
+		t.Errorf("health: %d", code)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("imds serve did not stop")
+	}
+	for _, s := range []string{"(azure) on http://127.0.0.1:", "GET /metadata/instance/compute/vmId?api-version=2021-08-01&format=text 200", "wireserver health report: Ready", "POST /machine?comp=health 200"} {
+		if !strings.Contains(errb.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errb)
 		}
 	}
 }

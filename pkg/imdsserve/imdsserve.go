@@ -1,7 +1,8 @@
 // Package imdsserve is a metadata-service simulator: it serves a directory
 // tree laid out like the datasources' golden trees
 // (pkg/datasource/<cloud>/testdata/<case>/tree/) as the EC2 IMDS, the
-// OpenStack Nova metadata service or the GCE metadata server would, for
+// OpenStack Nova metadata service, the GCE metadata server or Azure's IMDS
+// and wireserver would, for
 // tests and for trying a build against a fake cloud on a workstation.
 //
 // Tree layout (shared with pkg/datasource/internal/dstest): a request path
@@ -30,8 +31,13 @@
 //     the subtree as an object (files as strings). A key inside a
 //     directory that only has an `_index` JSON object is answered from it
 //     (instance/attributes/user-data), and so is the directory's listing.
+//   - azure: IMDS and the wireserver (azure.go): Metadata: true and a
+//     known api-version required; /metadata/instance and the paths below
+//     it from the tree's metadata/instance document; the wireserver's goal
+//     state, and health reports recorded (HealthReports).
 //
-// Only GET and HEAD are served (and the EC2 token PUT). Every request is
+// Only GET and HEAD are served (and the EC2 token PUT, the wireserver's
+// health POST). Every request is
 // recorded (Requests) and logged to Options.Log as one line: method, path
 // with query, status.
 package imdsserve
@@ -64,7 +70,7 @@ const (
 )
 
 // Clouds lists the --cloud values.
-func Clouds() []string { return []string{CloudEC2, CloudOpenStack, CloudGCE} }
+func Clouds() []string { return []string{CloudEC2, CloudOpenStack, CloudGCE, CloudAzure} }
 
 // EC2 and GCE headers.
 const (
@@ -81,12 +87,15 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	// Cloud is CloudEC2, CloudOpenStack or CloudGCE.
+	// Cloud is CloudEC2, CloudOpenStack, CloudGCE or CloudAzure.
 	Cloud string
 	// Dir is the tree served.
 	Dir string
 	// RequireToken (ec2): every GET needs an IMDSv2 token.
 	RequireToken bool
+	// APIVersions (azure) are the api-version values IMDS accepts; nil
+	// means AzureAPIVersions.
+	APIVersions []string
 	// Log receives one line per request; nil discards.
 	Log io.Writer
 	// Now is the clock token expiry is checked against; nil: time.Now.
@@ -112,6 +121,7 @@ type Server struct {
 	mu     sync.Mutex
 	tokens map[string]time.Time
 	reqs   []Request
+	health []HealthReport
 }
 
 // New opens the tree and returns a Server. Close releases the tree.
@@ -200,6 +210,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveOpenStack(sw, r)
 	case CloudGCE:
 		s.serveGCE(sw, r)
+	case CloudAzure:
+		s.serveAzure(sw, r)
 	}
 	if sw.status == 0 {
 		sw.status = http.StatusOK

@@ -85,7 +85,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 }
 
 func TestNewErrors(t *testing.T) {
-	if _, err := New(Options{Cloud: "azure", Dir: t.TempDir()}); err == nil {
+	if _, err := New(Options{Cloud: "digitalocean", Dir: t.TempDir()}); err == nil {
 		t.Error("unknown cloud accepted")
 	}
 	if _, err := New(Options{Cloud: CloudEC2}); err == nil {
@@ -273,6 +273,9 @@ func TestGoldenRoundTrip(t *testing.T) {
 		DefaultUser string      `json:"default_user"`
 	}
 	for _, cloud := range Clouds() {
+		if cloud == CloudAzure {
+			continue // TestAzureGoldenRoundTrip
+		}
 		dsDir := filepath.Join(testdata, map[string]string{CloudEC2: "ec2", CloudOpenStack: "openstack", CloudGCE: "gce"}[cloud], "testdata")
 		cases, err := os.ReadDir(dsDir)
 		if err != nil {

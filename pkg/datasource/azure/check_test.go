@@ -24,7 +24,4 @@ func TestCheckInstanceID(t *testing.T) {
 			t.Errorf("CheckInstanceID(%q) = %v, want %v", tc.iid, got, tc.want)
 		}
 	}
-	if got := checkSwappedUUID("not-a-uuid"); got != "not-a-uuid" {
-		t.Errorf("checkSwappedUUID(not-a-uuid) = %q", got)
-	}
 }
