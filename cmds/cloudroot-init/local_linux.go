@@ -177,7 +177,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		return withEvents(reg, restored.Data), nil
 	}
 
-	d, err := b.searchDatasources(ctx, sel, list, env, n)
+	d, err := b.searchDatasources(ctx, sel, list, env, n, stages.PreviousInstanceID(t))
 	if errors.Is(err, datasource.ErrNotFound) {
 		if fb := stages.FallbackToCache(cached, mode, reg); fb != nil {
 			b.log.Info("restored fallback datasource from checked cache", "datasource", fb.Description())
@@ -201,7 +201,7 @@ func withEvents(reg datasource.Registry, d *datasource.Data) *datasource.Data {
 
 // searchDatasources tries sel in order, bringing the network up for the
 // first source that asks for it.
-func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, list []string, env datasource.Env, n *ephemeralNet) (*datasource.Data, error) {
+func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, list []string, env datasource.Env, n *ephemeralNet, prevIID string) (*datasource.Data, error) {
 	var errs []error
 	var tried []string
 	for _, src := range sel {
@@ -216,6 +216,22 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 			env.HTTP = n.client
 			env.Lease = n.dsLease()
 			d, err = src.Get(ctx, env)
+		}
+		rep, reports := src.(datasource.Reporter)
+		switch {
+		case err == nil && reports && d.InstanceID() != prevIID:
+			// First boot of this instance: tell the platform (Azure's
+			// wireserver), over the network the answer came on.
+			if rerr := rep.ReportReady(ctx, env, d); rerr != nil {
+				b.log.Warn("report ready failed", "datasource", src.Name(), "err", rerr)
+				b.status.Get(state.StageInitLocal).AddRecoverable("WARNING", fmt.Sprintf("%s: report ready: %v", src.Name(), rerr))
+			} else {
+				b.log.Info("reported ready", "datasource", src.Name())
+			}
+		case err != nil && reports && env.NetworkUp && !errors.Is(err, datasource.ErrNotFound):
+			if rerr := rep.ReportFailure(ctx, env, err.Error()); rerr != nil {
+				b.log.Warn("report failure failed", "datasource", src.Name(), "err", rerr)
+			}
 		}
 		switch {
 		case err == nil:

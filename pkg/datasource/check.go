@@ -1,6 +1,9 @@
 package datasource
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // InstanceChecker is implemented by sources that can tell, from local
 // evidence only (DMI, the command line, seed directories; never the
@@ -54,4 +57,15 @@ func NetworkUpdateEvents(src Source, d *Data) []string {
 		return u.NetworkUpdateEvents(d)
 	}
 	return []string{EventBootNewInstance}
+}
+
+// Reporter is implemented by sources that tell their platform how
+// provisioning went (Azure's wireserver health report). The caller calls
+// ReportReady once the source's answer is taken, on an instance's first
+// boot, with the Env Get succeeded with (the network still up), and
+// ReportFailure when the source was there but could not be read. Errors
+// are logged, never fatal.
+type Reporter interface {
+	ReportReady(ctx context.Context, env Env, d *Data) error
+	ReportFailure(ctx context.Context, env Env, description string) error
 }
