@@ -341,4 +341,5 @@ func (w *wireClient) once(ctx context.Context, hc *http.Client, method, url stri
 		return nil, false, fmt.Errorf("%s %s: status %d", method, url, s)
 	}
 }
+
 var _ datasource.Reporter = (*Source)(nil)
