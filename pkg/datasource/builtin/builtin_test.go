@@ -102,8 +102,11 @@ func table() string {
 	var b strings.Builder
 	b.WriteString("| # | datasource | status | stage | detection (pkg/identify) | reads | network config | tested by |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
-	for i, name := range CloudInitList() {
+	for i, name := range append(CloudInitList(), "None") {
 		rule := rules[name]
+		if name == "None" {
+			rule = "never detected: ends every `datasource_list` as the fallback"
+		}
 		if rule == "" {
 			rule = "—"
 		}

@@ -157,7 +157,16 @@ func (s *Source) transports(env datasource.Env, log *slog.Logger) []Transport {
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
+	// On VMware the customization wait (vmware_cust_file_max_wait) is part
+	// of the search: a caller's shorter budget does not cut it.
+	budget := env.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	if IsVMware(env.DMI) {
+		budget = max(budget, time.Duration(custMaxWait(env.SourceConfig(s.Name())))*time.Second+5*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	start := time.Now()
 
