@@ -22,6 +22,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/azure"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/stages"
@@ -112,6 +113,15 @@ func run() error {
 			}
 			data = d
 			b.log.Info("found datasource", "datasource", d.Description(), "instance_id", d.InstanceID())
+			if d.Name == "Azure" {
+				// No udev here: make the /dev/disk/cloud links Azure's
+				// disk_setup and mounts name (66-azure-ephemeral.rules).
+				if disks, err := azure.CloudDisks(os.DirFS("/sys")); err != nil {
+					b.log.Warn("azure disks", "err", err)
+				} else if err := azure.CreateLinks("/dev", disks); err != nil {
+					b.log.Warn("azure disk links", "err", err)
+				}
+			}
 			return nil
 		})
 	}

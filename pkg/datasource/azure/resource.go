@@ -25,7 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -190,4 +192,35 @@ func attr(sys fs.FS, dir, name string) string {
 func exists(sys fs.FS, p string) bool {
 	_, err := fs.Stat(sys, p)
 	return err == nil
+}
+
+// CreateLinks makes the links of disks under devDir (/dev in the
+// initramfs, where no udev runs), relative as udev makes them
+// (disk/cloud/azure_resource → ../../sdb). An existing link is replaced.
+func CreateLinks(devDir string, disks []CloudDisk) error {
+	var errs []error
+	for _, d := range disks {
+		for link, target := range d.Links() {
+			p := filepath.Join(devDir, filepath.FromSlash(link))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rel, err := filepath.Rel(filepath.Dir(p), filepath.Join(devDir, target))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			tmp := p + ".tmp"
+			_ = os.Remove(tmp)
+			if err := os.Symlink(rel, tmp); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := os.Rename(tmp, p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -178,3 +178,23 @@ func TestCloudDisksDirFS(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+func TestCreateLinks(t *testing.T) {
+	dev := t.TempDir()
+	disks := []CloudDisk{{Fabric: FabricResource, Name: "sdb", Partitions: map[int]string{1: "sdb1"}}, {Fabric: FabricRoot, Name: "sda", Partitions: map[int]string{}}}
+	for i := 0; i < 2; i++ { // twice: existing links are replaced
+		if err := CreateLinks(dev, disks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, want := range map[string]string{
+		"disk/cloud/azure_resource":       "../../sdb",
+		"disk/cloud/azure_resource-part1": "../../sdb1",
+		"disk/cloud/azure_root":           "../../sda",
+	} {
+		got, err := os.Readlink(filepath.Join(dev, link))
+		if err != nil || got != want {
+			t.Errorf("%s → %q, %v; want %q", link, got, err, want)
+		}
+	}
+}
