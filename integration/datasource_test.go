@@ -7,6 +7,7 @@ package integration
 // pick the datasource.
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -345,4 +346,98 @@ func TestConfigDrive(t *testing.T) {
 	} else if st.Datasource.Subplatform == "" || !strings.HasPrefix(st.Datasource.Subplatform, "config-disk (/dev/") {
 		t.Errorf("subplatform = %q, want config-disk (/dev/…)", st.Datasource.Subplatform)
 	}
+}
+
+// TestAzure: a machine with Azure's chassis asset tag, its provisioning
+// media (ovf-env.xml on an ISO) and IMDS plus wireserver served by
+// `cloudroot imds serve --cloud azure` through guestfwd. The admin user
+// gets the hashed OVF password, CustomData is the user-data, the OVF copy
+// kept in /var/lib/waagent has the password redacted, and the instance is
+// reported ready to the wireserver.
+func TestAzure(t *testing.T) {
+	v := newVM(t)
+	const (
+		uuid     = "3f2a1b0c-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+		password = "Pl41n-Secret-Passw0rd"
+	)
+	imdsDoc, _ := json.Marshal(map[string]any{"compute": map[string]any{
+		"azEnvironment": "AzurePublicCloud", "location": "westeurope", "name": "az-vm",
+		"osProfile":           map[string]any{"adminUsername": "azureuser", "computerName": "az-imds-name", "disablePasswordAuthentication": "false"},
+		"platformFaultDomain": "0", "vmId": uuid, "vmSize": "Standard_B2s",
+		"publicKeys": []map[string]string{{"keyData": dsKey, "path": "/home/azureuser/.ssh/authorized_keys"}},
+	}})
+	tree := writeTree(t, map[string]string{"metadata/instance": string(imdsDoc)})
+	srv, run := startIMDS(t, imdsserve.CloudAzure, tree, false)
+
+	ovf := `<?xml version="1.0" encoding="utf-8"?>
+<Environment xmlns="http://schemas.dmtf.org/ovf/environment/1" xmlns:oe="http://schemas.dmtf.org/ovf/environment/1" xmlns:wa="http://schemas.microsoft.com/windowsazure" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">
+  <wa:ProvisioningSection>
+    <wa:Version>1.0</wa:Version>
+    <LinuxProvisioningConfigurationSet xmlns="http://schemas.microsoft.com/windowsazure">
+      <ConfigurationSetType>LinuxProvisioningConfiguration</ConfigurationSetType>
+      <HostName>az-ovf-name</HostName>
+      <UserName>azureuser</UserName>
+      <UserPassword>` + password + `</UserPassword>
+      <DisableSshPasswordAuthentication>false</DisableSshPasswordAuthentication>
+      <CustomData>` + base64.StdEncoding.EncodeToString([]byte(dsUserData("az-sim", true))) + `</CustomData>
+    </LinuxProvisioningConfigurationSet>
+  </wa:ProvisioningSection>
+  <wa:PlatformSettingsSection>
+    <wa:Version>1.0</wa:Version>
+    <PlatformSettings xmlns="http://schemas.microsoft.com/windowsazure">
+      <ProvisionGuestAgent>false</ProvisionGuestAgent>
+      <PreprovisionedVm>false</PreprovisionedVm>
+    </PlatformSettings>
+  </wa:PlatformSettingsSection>
+</Environment>
+`
+	media := v.seed(map[string][]byte{"ovf-env.xml": []byte(ovf)}, harness.SeedISOLabelPrefix+"rd_rdfe_stable.1")
+
+	// The wireserver is the simulator too (guest 169.254.169.254:80).
+	im, err := harness.OpenImage(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := im.WriteFile("/etc/cloud/cloud.cfg.d/90-azure-test.cfg", []byte("datasource:\n  Azure:\n    wireserver_address: "+imdsIP+"\n")); err != nil {
+		t.Fatal(err)
+	}
+
+	r := v.boot(harness.BootOptions{Seed: media, SeedKind: harness.SeedCDROMAHCI, SMBIOSUUID: uuid,
+		SMBIOSChassisAsset: "7783-7084-3265-9085-8269-3286-77", GuestFwd: imdsFwd(run)})
+	t.Logf("simulator requests:\n%s", srv.Log())
+	if strings.Contains(r.Console, password) {
+		t.Errorf("the OVF password is on the console")
+	}
+	wantPoweredOff(t, r)
+	wantEphemeralNet(t, r)
+
+	d := v.image()
+	if h := d.hostname(); h != "az-sim" {
+		t.Errorf("/etc/hostname = %q, want az-sim (CustomData's hostname)", h)
+	}
+	d.wantContent(harness.InstanceIDPath, uuid+"\n")
+	d.wantContent("/etc/imds/written.txt", "written for az-sim\n")
+	d.wantLines("/var/log/imds-runcmd.log", 1)
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceAzure")
+	if _, ok := d.passwd()["azureuser"]; !ok {
+		t.Errorf("azureuser (the OVF's UserName) not in /etc/passwd")
+	}
+	if sh := d.read("/etc/shadow"); !strings.Contains(sh, "azureuser:$6$") || strings.Contains(sh, password) {
+		t.Errorf("/etc/shadow: azureuser's password is not a SHA-512 hash of the OVF password")
+	}
+	d.wantContains("/home/azureuser/.ssh/authorized_keys", dsKey)
+	waagent := d.read("/var/lib/waagent/ovf-env.xml")
+	if strings.Contains(waagent, password) || !strings.Contains(waagent, "REDACTED") {
+		t.Errorf("/var/lib/waagent/ovf-env.xml keeps the password (or lost the redaction marker)")
+	}
+	d.wantMode("/var/lib/waagent/ovf-env.xml", 0o600, 0, 0)
+	if log, _ := d.readOpt("/var/log/cloud-init.log"); strings.Contains(log, password) {
+		t.Errorf("the OVF password is in cloud-init.log")
+	}
+
+	reps := srv.HealthReports()
+	if len(reps) != 1 || reps[0].State != "Ready" {
+		t.Errorf("health reports %+v, want one Ready", reps)
+	}
+	d.wantStagesDone(d.status(), true)
 }

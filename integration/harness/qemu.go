@@ -59,6 +59,9 @@ type BootOptions struct {
 	// (-smbios type=1,uuid=,product=), which pkg/identify reads from DMI.
 	SMBIOSUUID    string
 	SMBIOSProduct string
+	// SMBIOSChassisAsset sets the chassis asset tag (-smbios type=3,asset=;
+	// Azure and Oracle are detected by it).
+	SMBIOSChassisAsset string
 	// Timeout bounds the whole run; QEMU is killed when it expires.
 	Timeout time.Duration
 	// ConsoleLog, when set, receives the timestamped console as it arrives.
@@ -209,6 +212,9 @@ func (o BootOptions) Args() ([]string, error) {
 			v += ",product=" + strings.ReplaceAll(o.SMBIOSProduct, ",", ",,")
 		}
 		args = append(args, "-smbios", v)
+	}
+	if o.SMBIOSChassisAsset != "" {
+		args = append(args, "-smbios", "type=3,asset="+strings.ReplaceAll(o.SMBIOSChassisAsset, ",", ",,"))
 	}
 	return args, nil
 }

@@ -16,6 +16,9 @@ const (
 	// SeedConfigDrive is an OpenStack config drive: ISO9660 with volume id
 	// "config-2" (files as openstack/latest/meta_data.json, ...).
 	SeedConfigDrive = "config-2"
+	// SeedISOLabelPrefix + LABEL is an ISO9660 volume with that volume id
+	// (e.g. Azure's provisioning media holding ovf-env.xml).
+	SeedISOLabelPrefix = "iso:"
 )
 
 // MakeSeed writes a NoCloud seed holding files (name -> content, e.g.
@@ -44,9 +47,12 @@ func MakeSeed(dir string, files map[string][]byte, kind string) (string, error) 
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	label := "cidata"
+	if l, ok := strings.CutPrefix(kind, SeedISOLabelPrefix); ok && l != "" {
+		kind, label = SeedISO, l
+	}
 	switch kind {
 	case SeedISO, SeedConfigDrive:
-		label := "cidata"
 		if kind == SeedConfigDrive {
 			label = "config-2"
 		}
