@@ -93,7 +93,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Base configuration first: instance-data (which jinja templates read)
 	// carries it, as cloud-init writes instance-data before it consumes
 	// user-data.
-	base, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline})
+	base, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, Datasource: d.Config})
 	if err != nil {
 		for _, p := range base.Problems {
 			warn(p.Error())
@@ -161,7 +161,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Merge every source in precedence order.
-	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
+	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, Datasource: d.Config, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
 	if err != nil {
 		for _, p := range m.Problems {
 			if !containsProblem(base.Problems, p) {

@@ -431,3 +431,24 @@ func TestInitFilesEveryBoot(t *testing.T) {
 		}
 	}
 }
+
+// TestInitDatasourceConfig: the datasource's own configuration (Azure's
+// default user from ovf-env.xml) is merged below user-data.
+func TestInitDatasourceConfig(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-dscfg\n", "#cloud-config\nssh_genkeytypes: []\nfinal_message: from-user\n")
+	d.Config = map[string]any{
+		"system_info":   map[string]any{"default_user": map[string]any{"name": "azureuser", "lock_passwd": false}},
+		"final_message": "from-datasource",
+	}
+	var s state.State
+	if err := Init(context.Background(), initOpts(tr, tr, d), state.NewStatus().Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.LookupUser("azureuser"); err != nil {
+		t.Errorf("the datasource's default user was not created: %v", err)
+	}
+	if got := s.Config["final_message"]; got != "from-user" {
+		t.Errorf("final_message = %v, want user-data over the datasource", got)
+	}
+}
