@@ -117,7 +117,7 @@ func (*Source) Doc() datasource.Doc {
 		Network:       true,
 		Reads:         "provisioning `ovf-env.xml` (seed `" + SeedDir + "`, then sr0 and ISO9660/UDF volumes read without mounting, then `" + DefaultDataDir + "`): UserName, UserPassword (hashed), HostName, CustomData (user-data), DisableSshPasswordAuthentication, SSH keys, platform settings; IMDS `metadata_url` (default " + DefaultMetadataURL + ") `/metadata/instance?api-version=" + APIVersion + "&extended=true` with `Metadata: true` (on 400: api-version=" + FallbackAPIVersion + "): vmId, osProfile, publicKeys, userData, location, platformFaultDomain; DMI system uuid as instance-id; resource disk from sysfs (ephemeral0 disk_setup/fs_setup); wireserver report-ready via ReportReady. Not: pre-provisioned VMs, certificate-fingerprint SSH keys, KVP telemetry",
 		NetworkConfig: "IMDS `network` handed on under `" + NetworkKey + "` for netconfig.ConvertAzure (`apply_network_config: false`: fallback)",
-		Tests:         "golden cases (IMDS only, OVF media only, both, seed dir, api-version fallback); real UDF image; fake wireserver (goal state, health body, retries, failures); resource disk from a fake sysfs; absent, slow, 404, 500, non-JSON IMDS, broken XML with file and line; fuzzed ovf-env.xml, IMDS document and UDF reader",
+		Tests:         "golden cases (IMDS only, OVF media only, both, seed dir, api-version fallback); real UDF image; fake wireserver (goal state, health body, retries, failures); resource disk from a fake sysfs; absent, slow, 404, 500, non-JSON IMDS, broken XML with file and line; fuzzed ovf-env.xml, IMDS document and UDF reader; QEMU boot with the chassis tag, an ISO holding ovf-env.xml and the IMDS/wireserver simulator (TestAzure)",
 	}
 }
 

@@ -52,7 +52,7 @@ func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Reads:         "seed `" + SeedDir + "`, then ISO9660/FAT volumes labelled `config-2`/`CONFIG-2` read with go-diskfs: `openstack/<newest known version or latest>/{meta_data.json,user_data,vendor_data.json,vendor_data2.json,network_data.json}`, `ec2/latest/meta-data.json`, `content/NNNN` injected files",
 		NetworkConfig: "`network_data.json` (else legacy ENI `network_config`) handed on raw (`openstack_network_data`/`eni`) for pkg/netconfig",
-		Tests:         "golden drive trees (dated versions, latest only); real ISO9660 (genisoimage) and FAT (mkfs.vfat+mcopy) images through go-diskfs; seed dir; broken and missing files; fuzzed with the shared OpenStack parser",
+		Tests:         "golden drive trees (dated versions, latest only); real ISO9660 (genisoimage) and FAT (mkfs.vfat+mcopy) images through go-diskfs; seed dir; broken and missing files; fuzzed with the shared OpenStack parser; QEMU boot from a config-2 ISO (TestConfigDrive)",
 	}
 }
 

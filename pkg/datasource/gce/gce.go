@@ -77,7 +77,7 @@ func (*Source) Doc() datasource.Doc {
 		Network:       true,
 		Reads:         "metadata server at `metadata_url` (default " + DefaultMetadataURL + ", then " + DefaultMetadataIPURL + ") with `Metadata-Flavor: Google`: `instance/{id,zone,hostname}`, `instance/attributes/?recursive=true` (user-data, user-data-encoding, ssh-keys, block-project-ssh-keys), `project/attributes/?recursive=true` (ssh-keys)",
 		NetworkConfig: "none (fallback: DHCP on the first NIC)",
-		Tests:         "golden trees served by httptest (instance+project keys with expiry, blocked project keys, no attributes); Metadata-Flavor checked both ways; absent, slow, 500 and unflavoured servers; a refused or black-holed first URL with the second answering, nothing answering (both URLs tried within the budget); `max_wait`, `timeout`, `retries` honoured; keys fetched in parallel; fuzzed attributes and ssh-keys parsers",
+		Tests:         "golden trees served by httptest (instance+project keys with expiry, blocked project keys, no attributes); Metadata-Flavor checked both ways; absent, slow, 500 and unflavoured servers; a refused or black-holed first URL with the second answering, nothing answering (both URLs tried within the budget); `max_wait`, `timeout`, `retries` honoured; keys fetched in parallel; fuzzed attributes and ssh-keys parsers; QEMU boot against `imds serve --cloud gce` identified by -smbios (TestGCEIMDS)",
 	}
 }
 

@@ -66,7 +66,7 @@ func (*Source) Doc() datasource.Doc {
 		Network:       true,
 		Reads:         "metadata service at `metadata_urls` (default " + DefaultMetadataURL + "): `openstack/` version listing, newest known version's `meta_data.json`, `user_data`, `vendor_data.json`, `vendor_data2.json`, `network_data.json`, `files` contents; EC2-compatible `latest/meta-data/` (instance-id fallback)",
 		NetworkConfig: "`network_data.json` handed on raw (`openstack_network_data`) for pkg/netconfig",
-		Tests:         "golden trees served by httptest (dated version, latest only, EC2 instance-id fallback); absent, slow, 500 and non-OpenStack services; a refused, black-holed or non-OpenStack first URL with a later one answering, nothing answering (every URL tried within the budget); `max_wait`, `timeout`, `retries` honoured; files fetched in parallel; fuzzed meta_data.json, vendor data and network_data parsers",
+		Tests:         "golden trees served by httptest (dated version, latest only, EC2 instance-id fallback); absent, slow, 500 and non-OpenStack services; a refused, black-holed or non-OpenStack first URL with a later one answering, nothing answering (every URL tried within the budget); `max_wait`, `timeout`, `retries` honoured; files fetched in parallel; fuzzed meta_data.json, vendor data and network_data parsers; QEMU boot against `imds serve --cloud openstack` (TestOpenStackIMDS)",
 	}
 }
 
