@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -61,7 +62,7 @@ func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
 	}
 	cfg := e.SourceConfig(name)
 	if v, ok := cfg["max_wait"]; ok {
-		s, err := seconds(v)
+		s, err := Seconds(v)
 		if err != nil {
 			return nil, fmt.Errorf("datasource %s: max_wait: %w", name, err)
 		}
@@ -72,7 +73,7 @@ func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
 		}
 	}
 	if v, ok := cfg["timeout"]; ok {
-		s, err := seconds(v)
+		s, err := Seconds(v)
 		if err != nil {
 			return nil, fmt.Errorf("datasource %s: timeout: %w", name, err)
 		}
@@ -81,7 +82,7 @@ func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
 		}
 	}
 	if v, ok := cfg["retries"]; ok {
-		n, err := seconds(v)
+		n, err := Seconds(v)
 		if err != nil {
 			return nil, fmt.Errorf("datasource %s: retries: %w", name, err)
 		}
@@ -98,8 +99,10 @@ func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
 	return c, nil
 }
 
-// seconds reads a YAML number (or numeric string) of seconds.
-func seconds(v any) (time.Duration, error) {
+// Seconds reads a configuration value that is a number of seconds: a
+// YAML/JSON number or a numeric string (without surrounding space). The
+// error says what v is; callers name the key.
+func Seconds(v any) (time.Duration, error) {
 	var f float64
 	switch t := v.(type) {
 	case int:
@@ -118,6 +121,20 @@ func seconds(v any) (time.Duration, error) {
 		return 0, fmt.Errorf("%v (%T) is not a number", v, v)
 	}
 	return time.Duration(f * float64(time.Second)), nil
+}
+
+// Optional is the outcome of fetching a document that may be absent
+// (user-data, vendor-data): a 404 (imds.ErrNotFound) is none, (nil, nil);
+// an answer with an empty body is empty, not nil; any other failure is
+// returned as is.
+func Optional(r imds.Result) ([]byte, error) {
+	if errors.Is(r.Err, imds.ErrNotFound) {
+		return nil, nil
+	}
+	if r.Err == nil && r.Data == nil {
+		return []byte{}, nil
+	}
+	return r.Data, r.Err
 }
 
 // Lease is what the ephemeral network's DHCP exchange told the initramfs,

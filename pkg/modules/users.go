@@ -31,6 +31,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // Secret is a string (a password or hash) that never reaches a log.
@@ -117,7 +119,7 @@ func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserC
 	}
 
 	var oldUser map[string]any
-	if v := cfg["user"]; truthy(v) {
+	if v := cfg["user"]; pyval.Truthy(v) {
 		switch t := v.(type) {
 		case string:
 			oldUser = map[string]any{"name": t}
@@ -410,11 +412,11 @@ func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error
 				err = fmt.Errorf("ssh_redirect_user must be true or \"default\", not %v", v)
 			}
 		case "system":
-			u.System = truthy(v)
+			u.System = pyval.Truthy(v)
 		case "no_create_home":
-			u.NoCreateHome = truthy(v)
+			u.NoCreateHome = pyval.Truthy(v)
 		case "no_user_group":
-			u.NoUserGroup = truthy(v)
+			u.NoUserGroup = pyval.Truthy(v)
 		case "create_groups":
 			u.CreateGroups = TranslateBool(v, true)
 		case "uid":
@@ -596,31 +598,6 @@ func deepCopy(v any) any {
 		return l
 	}
 	return v
-}
-
-// truthy is Python truthiness for decoded YAML values.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case int:
-		return t != 0
-	case int64:
-		return t != 0
-	case uint64:
-		return t != 0
-	case float64:
-		return t != 0
-	case map[string]any:
-		return len(t) > 0
-	case []any:
-		return len(t) > 0
-	}
-	return true
 }
 
 // isTrue is util.is_true: true, or a string form of "true", "1", "on", "yes".

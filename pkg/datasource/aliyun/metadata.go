@@ -50,10 +50,10 @@ func read(ctx context.Context, c *imds.Client) (Input, error) {
 		}
 		ud, vd := APIVersion+"/user-data", APIVersion+"/vendor-data"
 		res := pc.GetMany(ctx, []string{ud, vd})
-		if in.UserData, err = optional(res[ud]); err != nil {
+		if in.UserData, err = datasource.Optional(res[ud]); err != nil {
 			return in, fmt.Errorf("%w: %w", errAnswered, err)
 		}
-		if in.VendorData, err = optional(res[vd]); err != nil {
+		if in.VendorData, err = datasource.Optional(res[vd]); err != nil {
 			return in, fmt.Errorf("%w: %w", errAnswered, err)
 		}
 		if in.VendorData != nil && len(in.VendorData) == 0 {
@@ -69,17 +69,6 @@ func read(ctx context.Context, c *imds.Client) (Input, error) {
 		return in, err
 	}
 	return in, nil
-}
-
-// optional is a result where a 404 means none (nil, nil).
-func optional(r imds.Result) ([]byte, error) {
-	if errors.Is(r.Err, imds.ErrNotFound) {
-		return nil, nil
-	}
-	if r.Err == nil && r.Data == nil {
-		return []byte{}, nil
-	}
-	return r.Data, r.Err
 }
 
 func join(base, path string) string {

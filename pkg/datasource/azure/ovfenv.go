@@ -8,13 +8,14 @@ package azure
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
 // The ovf-env.xml namespaces.
@@ -196,20 +197,6 @@ func translateBool(s string) bool {
 	return false
 }
 
-// decodeBase64 decodes as Python's base64.b64decode after cloud-init
-// joins the value's words: characters outside the alphabet are dropped,
-// padding must be right.
-func decodeBase64(s string) ([]byte, error) {
-	var b strings.Builder
-	for _, c := range s {
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/', c == '=':
-			b.WriteRune(c)
-		}
-	}
-	return base64.StdEncoding.DecodeString(b.String())
-}
-
 // ParseOVFEnv reads Azure's ovf-env.xml. A document without a non-empty
 // wa:ProvisioningSection is ErrNotAzureOVF; XML syntax errors are
 // *xml.SyntaxError and schema errors *OVFError, both with the line.
@@ -245,7 +232,7 @@ func (env *OVFEnv) linuxSet(root *element) error {
 		return err
 	}
 	if cd != "" {
-		if env.CustomData, err = decodeBase64(cd); err != nil {
+		if env.CustomData, err = datasource.DecodeBase64(cd); err != nil {
 			return &OVFError{Line: cdElem.line, Msg: fmt.Sprintf("CustomData is not base64: %v", err)}
 		}
 	}

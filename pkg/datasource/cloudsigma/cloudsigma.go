@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/serial"
 )
 
 // DefaultDevice is cloud-init's SERIAL_PORT.
@@ -93,7 +94,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
 	defer cancel()
 	start := time.Now()
-	f, err := openSerial(dev)
+	f, err := serial.Open(dev)
 	if err != nil {
 		return nil, fmt.Errorf("cloudsigma: %w", err)
 	}

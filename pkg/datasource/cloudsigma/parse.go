@@ -4,7 +4,6 @@ package cloudsigma
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ func Parse(raw []byte, device string) (*datasource.Data, error) {
 		return nil, fmt.Errorf("meta: cloudinit-user-data: expected a string, got %s", kind(u))
 	}
 	if fields, _ := meta["base64_fields"].(string); contains(strings.Split(fields, ","), "cloudinit-user-data") {
-		if ud, err = decodeBase64(string(ud)); err != nil {
+		if ud, err = datasource.DecodeBase64(string(ud)); err != nil {
 			return nil, fmt.Errorf("meta: cloudinit-user-data is listed in base64_fields but is not base64: %w", err)
 		}
 	}
@@ -115,18 +114,6 @@ func Hostname(name, uuid string) string {
 	return first
 }
 
-// decodeBase64 is Python's b64decode: characters outside the alphabet are
-// dropped, the padding must be right.
-func decodeBase64(s string) ([]byte, error) {
-	var b strings.Builder
-	for _, c := range s {
-		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' {
-			b.WriteRune(c)
-		}
-	}
-	return base64.StdEncoding.DecodeString(b.String())
-}
-
 func contains(l []string, s string) bool {
 	for _, e := range l {
 		if e == s {
@@ -136,20 +123,11 @@ func contains(l []string, s string) bool {
 	return false
 }
 
+// kind is datasource.JSONKind, except that a missing (or null) value is
+// "nothing".
 func kind(v any) string {
-	switch v.(type) {
-	case nil:
+	if v == nil {
 		return "nothing"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
 	}
-	return fmt.Sprintf("%T", v)
+	return datasource.JSONKind(v)
 }

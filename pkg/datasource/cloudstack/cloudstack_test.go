@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
@@ -490,79 +488,6 @@ func FuzzPassword(f *testing.F) {
 			t.Fatalf("config %v for password %q", d.Config, pw)
 		}
 		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-func TestParseListing(t *testing.T) {
-	got := ParseListing([]byte("instance-id\r\nlocal-hostname\npublic-keys/\n0=mykey\n 1=other \nsecurity-credentials/\n" +
-		"security-credentials\nplacement/\nplacement\nplacement/\nname=x\nlocal-hostname\n\n/\n"))
-	want := []Entry{
-		{Name: "public-keys", Dir: true}, {Name: "placement", Dir: true},
-		{Name: "instance-id", Resource: "instance-id"}, {Name: "local-hostname", Resource: "local-hostname"},
-		{Name: "mykey", Resource: "0/openssh-key"}, {Name: "other", Resource: "1/openssh-key"},
-		{Name: "name=x", Resource: "name=x"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ParseListing (-want +got):\n%s", diff)
-	}
-}
-
-func TestDecodeLeaf(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want any
-	}{
-		{"", ""},
-		{"10.1.1.23", "10.1.1.23"},
-		{"a\nb\n", []any{"a", "b"}},
-		{"a\r\nb", []any{"a", "b"}},
-		{` {"k": 1} `, map[string]any{"k": 1.0}},
-		{"{not json}", "{not json}"},
-		{"\xff\xfe", "//4="},
-	} {
-		if got := DecodeLeaf([]byte(tc.in)); !cmp.Equal(got, tc.want) {
-			t.Errorf("DecodeLeaf(%q) = %#v, want %#v", tc.in, got, tc.want)
-		}
-	}
-}
-
-func FuzzParseListing(f *testing.F) {
-	f.Add([]byte("instance-id\npublic-keys/\n0=key\nsecurity-credentials\n"))
-	f.Add([]byte("a/\na\n\r\n=\n0=\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		seen := map[string]bool{}
-		dirs := true
-		for _, e := range ParseListing(b) {
-			if e.Name == "" || e.Name == "security-credentials" {
-				t.Fatalf("entry %+v", e)
-			}
-			if seen[e.Name] {
-				t.Fatalf("%q listed twice", e.Name)
-			}
-			seen[e.Name] = true
-			if e.Dir && !dirs {
-				t.Fatalf("directory %q after a leaf", e.Name)
-			}
-			dirs = e.Dir
-			if !e.Dir && e.Resource == "" {
-				t.Fatalf("leaf %q without resource", e.Name)
-			}
-		}
-	})
-}
-
-func FuzzDecodeLeaf(f *testing.F) {
-	f.Add([]byte("a\nb"))
-	f.Add([]byte(`{"a": [1]}`))
-	f.Add([]byte("\xff"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		v := DecodeLeaf(b)
-		if len(b) == 0 && v != "" {
-			t.Fatalf("empty leaf decoded to %#v", v)
-		}
-		if _, err := json.Marshal(v); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/pwserver"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 )
@@ -75,7 +76,7 @@ func crawl(ctx context.Context, c *imds.Client, dir string, depth int, n *int) (
 		return nil, err
 	}
 	out := map[string]any{}
-	for _, e := range ParseListing(b) {
+	for _, e := range ec2.ParseListing(b) {
 		if *n++; *n > maxEntries {
 			return nil, fmt.Errorf("%s: more than %d entries", join(c.BaseURLs[0], dir), maxEntries)
 		}
@@ -91,7 +92,7 @@ func crawl(ctx context.Context, c *imds.Client, dir string, depth int, n *int) (
 		if err != nil {
 			return nil, err
 		}
-		out[e.Name] = DecodeLeaf(leaf)
+		out[e.Name] = ec2.DecodeLeaf(leaf)
 	}
 	return out, nil
 }

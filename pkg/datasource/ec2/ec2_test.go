@@ -245,6 +245,46 @@ func TestDecodeLeaf(t *testing.T) {
 	}
 }
 
+// TestParseListingAsMaterializer: the finer points of cloud-init's
+// MetadataMaterializer (CloudStack's virtual router serves the same
+// listings): any line end, spaces around "<n>=", no security-credentials,
+// a later leaf replacing an earlier one, directories winning.
+func TestParseListingAsMaterializer(t *testing.T) {
+	got := ParseListing([]byte("instance-id\r\nlocal-hostname\npublic-keys/\n0=mykey\n 1=other \nsecurity-credentials/\n" +
+		"security-credentials\nplacement/\nplacement\nplacement/\nname=x\nlocal-hostname\n\n/\n"))
+	want := []Entry{
+		{Name: "public-keys", Dir: true}, {Name: "placement", Dir: true},
+		{Name: "instance-id", Resource: "instance-id"}, {Name: "local-hostname", Resource: "local-hostname"},
+		{Name: "mykey", Resource: "0/openssh-key"}, {Name: "other", Resource: "1/openssh-key"},
+		{Name: "name=x", Resource: "name=x"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseListing (-want +got):\n%s", diff)
+	}
+}
+
+// TestDecodeLeafAsDecoder: the finer points of cloud-init's
+// MetadataLeafDecoder: spaces around a JSON object, any line end, a lone
+// line end being one empty line.
+func TestDecodeLeafAsDecoder(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want any
+	}{
+		{"10.1.1.23", "10.1.1.23"},
+		{"a\nb\n", []any{"a", "b"}},
+		{"a\r\nb", []any{"a", "b"}},
+		{"a\rb\n", []any{"a", "b"}},
+		{"\n", []any{""}},
+		{"a\rb", "a\rb"},
+		{` {"k": 1} `, map[string]any{"k": 1.0}},
+	} {
+		if got := DecodeLeaf([]byte(tc.in)); !cmp.Equal(got, tc.want) {
+			t.Errorf("DecodeLeaf(%q) = %#v, want %#v", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestMaybeBase64(t *testing.T) {
 	for in, want := range map[string]string{
 		"I2Nsb3VkLWNvbmZpZwo=": "#cloud-config\n",
@@ -278,16 +318,23 @@ func TestPlatform(t *testing.T) {
 func FuzzParseListing(f *testing.F) {
 	f.Add([]byte("ami-id\nplacement/\n0=key\n"))
 	f.Add([]byte("1=a=b\n/\n//\n"))
+	f.Add([]byte("instance-id\npublic-keys/\n0=key\nsecurity-credentials\n"))
+	f.Add([]byte("a/\na\n\r\n=\n0=\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		seen := map[string]bool{}
+		dirs := true
 		for _, e := range ParseListing(b) {
-			if e.Name == "" {
-				t.Fatalf("empty name from %q", b)
+			if e.Name == "" || e.Name == "security-credentials" {
+				t.Fatalf("entry %+v from %q", e, b)
 			}
 			if seen[e.Name] {
 				t.Fatalf("%q listed twice from %q", e.Name, b)
 			}
 			seen[e.Name] = true
+			if e.Dir && !dirs {
+				t.Fatalf("directory %q after a leaf from %q", e.Name, b)
+			}
+			dirs = e.Dir
 			if !e.Dir && e.Resource == "" {
 				t.Fatalf("leaf %q without resource", e.Name)
 			}
@@ -299,8 +346,12 @@ func FuzzDecodeLeaf(f *testing.F) {
 	f.Add([]byte(`{"Code":"Success"}`))
 	f.Add([]byte("a\nb\n"))
 	f.Add([]byte("\xff"))
+	f.Add([]byte(`{"a": [1]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v := DecodeLeaf(b)
+		if len(b) == 0 && v != "" {
+			t.Fatalf("empty leaf decoded to %#v", v)
+		}
 		if _, err := json.Marshal(v); err != nil {
 			t.Fatalf("DecodeLeaf(%q) = %#v is not JSON: %v", b, v, err)
 		}

@@ -29,41 +29,50 @@ type Entry struct {
 	Resource string
 }
 
-// ParseListing parses a meta-data directory listing: one entry a line,
-// directories ending in "/", and "<n>=<name>" lines (public-keys/) naming
-// "<n>/openssh-key" under the key <name>. A name listed twice is kept once;
-// directories win over leaves, as in cloud-init.
+// ParseListing parses a meta-data directory listing as cloud-init's
+// MetadataMaterializer does: one entry a line (\n, \r\n or \r), spaces
+// around it ignored, directories ending in "/" (each kept once),
+// "<n>=<name>" lines (public-keys/) naming "<n>/openssh-key" under the key
+// <name>, a later leaf of the same name replacing an earlier one in its
+// place, a leaf named like a directory dropped (directories win), and
+// "security-credentials" never materialised (nor a key-less "<n>=" line).
+// Directories come first, then leaves, each in listing order.
 func ParseListing(b []byte) []Entry {
 	var dirs, leaves []Entry
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
+	isDir := map[string]bool{}
+	leafAt := map[string]int{}
+	for _, line := range splitLines(string(b)) {
 		line = strings.TrimSpace(line)
 		name := strings.TrimRight(line, "/")
-		if name == "" {
+		if line == "" || name == "" || name == "security-credentials" {
 			continue
 		}
 		if strings.HasSuffix(line, "/") {
-			if !seen["d/"+name] {
-				seen["d/"+name] = true
+			if !isDir[name] {
+				isDir[name] = true
 				dirs = append(dirs, Entry{Name: name, Dir: true})
 			}
 			continue
 		}
 		e := Entry{Name: name, Resource: name}
 		if id, sub, ok := strings.Cut(line, "="); ok {
-			if n, err := strconv.Atoi(id); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(id)); err == nil {
 				e = Entry{Name: sub, Resource: strconv.Itoa(n) + "/openssh-key"}
 			}
 		}
-		if e.Name == "" || seen["l/"+e.Name] {
+		if e.Name == "" || e.Name == "security-credentials" {
 			continue
 		}
-		seen["l/"+e.Name] = true
+		if i, ok := leafAt[e.Name]; ok {
+			leaves[i] = e
+			continue
+		}
+		leafAt[e.Name] = len(leaves)
 		leaves = append(leaves, e)
 	}
 	out := dirs
 	for _, l := range leaves {
-		if !seen["d/"+l.Name] {
+		if !isDir[l.Name] {
 			out = append(out, l)
 		}
 	}
@@ -71,9 +80,9 @@ func ParseListing(b []byte) []Entry {
 }
 
 // DecodeLeaf is cloud-init's MetadataLeafDecoder: empty → "", text that
-// looks like a JSON object and parses → the object, text with newlines →
-// its lines, other text → itself; bytes that are not UTF-8 → base64 text
-// (cloud-init keeps them as bytes).
+// (spaces around it ignored) looks like a JSON object and parses → the
+// object, text with a newline → its lines, other text → itself. Bytes that
+// are not UTF-8 (kept as bytes by cloud-init) become base64 text.
 func DecodeLeaf(b []byte) any {
 	if len(b) == 0 {
 		return ""
@@ -82,20 +91,32 @@ func DecodeLeaf(b []byte) any {
 		return base64.StdEncoding.EncodeToString(b)
 	}
 	s := string(b)
-	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
 		var m map[string]any
-		if err := json.Unmarshal(b, &m); err == nil {
+		if err := json.Unmarshal([]byte(t), &m); err == nil {
 			return m
 		}
 	}
 	if strings.Contains(s, "\n") {
-		var out []any
-		for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), "\n") {
-			out = append(out, l)
+		lines := splitLines(s)
+		out := make([]any, len(lines))
+		for i, l := range lines {
+			out[i] = l
 		}
 		return out
 	}
 	return s
+}
+
+// splitLines is Python's str.splitlines for the line ends metadata
+// services write (\n, \r\n, \r): nothing for "", no element after a
+// last line end ("\n" is one empty line).
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
 // MaybeBase64 is cloud-init's maybe_b64decode for user-data: strictly

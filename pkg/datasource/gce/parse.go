@@ -3,7 +3,6 @@ package gce
 // Pure parsing: attributes, ssh-keys, the zone, Data.
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -199,7 +198,7 @@ func Build(in Input) (*datasource.Data, error) {
 		switch enc := attr(inst, "user-data-encoding"); enc {
 		case "":
 		case "base64":
-			b, err := decodeBase64(ud)
+			b, err := datasource.DecodeBase64(ud)
 			if err != nil {
 				return nil, fmt.Errorf("instance/attributes: user-data: %w", err)
 			}
@@ -209,19 +208,6 @@ func Build(in Input) (*datasource.Data, error) {
 		}
 	}
 	return d, nil
-}
-
-// decodeBase64 decodes like Python's b64decode without validation:
-// characters outside the alphabet are dropped first.
-func decodeBase64(s string) ([]byte, error) {
-	clean := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/', r == '=':
-			return r
-		}
-		return -1
-	}, s)
-	return base64.StdEncoding.DecodeString(clean)
 }
 
 func toAny(ss []string) []any {

@@ -29,7 +29,7 @@ func read(ctx context.Context, c, ud *imds.Client) (Input, error) {
 		}
 		in.Metadata = md.Data
 		var err error
-		if in.PrivateNetworks, err = optional(res[PrivateNetworksPath]); err != nil {
+		if in.PrivateNetworks, err = datasource.Optional(res[PrivateNetworksPath]); err != nil {
 			return in, fmt.Errorf("%w: %w", errPrivateNetworks, err)
 		}
 		return in, nil
@@ -42,7 +42,7 @@ func read(ctx context.Context, c, ud *imds.Client) (Input, error) {
 		return in, err
 	}
 	b, err := ud.Get(ctx, "")
-	if in.Userdata, err = optional(imds.Result{Data: b, Err: err}); err != nil {
+	if in.Userdata, err = datasource.Optional(imds.Result{Data: b, Err: err}); err != nil {
 		return in, err
 	}
 	return in, nil
@@ -51,14 +51,3 @@ func read(ctx context.Context, c, ud *imds.Client) (Input, error) {
 // errPrivateNetworks marks a failure of the private networks' request:
 // the metadata was served, so the service is there.
 var errPrivateNetworks = errors.New("private networks")
-
-// optional is a result where 404 means none (nil, nil).
-func optional(r imds.Result) ([]byte, error) {
-	if errors.Is(r.Err, imds.ErrNotFound) {
-		return nil, nil
-	}
-	if r.Err == nil && r.Data == nil {
-		return []byte{}, nil
-	}
-	return r.Data, r.Err
-}

@@ -156,7 +156,7 @@ func ParseMetaData(b []byte) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %s", jsonKind(v))
+		return nil, fmt.Errorf("expected a JSON object, got %s", datasource.JSONKind(v))
 	}
 	return m, nil
 }
@@ -277,7 +277,7 @@ func ParseNetworkData(b []byte) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %s", jsonKind(v))
+		return nil, fmt.Errorf("expected a JSON object, got %s", datasource.JSONKind(v))
 	}
 	return m, nil
 }
@@ -322,7 +322,7 @@ func convertVendor(v any, recurse bool) ([]byte, error) {
 		}
 		return convertVendor(t["cloud-init"], false)
 	}
-	return nil, fmt.Errorf("unknown type for vendor data: %s", jsonKind(v))
+	return nil, fmt.Errorf("unknown type for vendor data: %s", datasource.JSONKind(v))
 }
 
 // vendorBoundary is fixed so the same vendor data gives the same bytes.
@@ -338,7 +338,7 @@ func partsMessage(items []any) ([]byte, error) {
 	for i, it := range items {
 		s, ok := it.(string)
 		if !ok {
-			return nil, fmt.Errorf("vendor data list item %d is %s, not a string", i, jsonKind(it))
+			return nil, fmt.Errorf("vendor data list item %d is %s, not a string", i, datasource.JSONKind(it))
 		}
 		h := textproto.MIMEHeader{}
 		h.Set("Content-Type", "text/plain; charset=utf-8")
@@ -352,22 +352,4 @@ func partsMessage(items []any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
 }

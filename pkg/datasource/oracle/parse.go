@@ -4,7 +4,6 @@ package oracle
 // initramfs left.
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -94,7 +93,7 @@ func Build(in Input) (*datasource.Data, error) {
 			dsInst["metadata"] = mc
 		}
 		if ud := str(m, "user_data"); ud != "" {
-			b, err := decodeBase64(ud)
+			b, err := datasource.DecodeBase64(ud)
 			if err != nil {
 				return nil, fmt.Errorf("%s: metadata.user_data: %w", where, err)
 			}
@@ -136,17 +135,4 @@ func Network(vnics any, in Input) map[string]any {
 		n[netconfig.OracleKeyInitramfs] = files
 	}
 	return n
-}
-
-// decodeBase64 decodes like Python's b64decode without validation:
-// characters outside the alphabet are dropped first.
-func decodeBase64(s string) ([]byte, error) {
-	clean := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/', r == '=':
-			return r
-		}
-		return -1
-	}, s)
-	return base64.StdEncoding.DecodeString(clean)
 }

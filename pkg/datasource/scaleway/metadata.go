@@ -25,10 +25,10 @@ func read(ctx context.Context, c *imds.Client) (Input, error) {
 		}
 		in.MetaData = md.Data
 		var err error
-		if in.UserData, err = optional(res[UserDataPath]); err != nil {
+		if in.UserData, err = datasource.Optional(res[UserDataPath]); err != nil {
 			return in, fmt.Errorf("%w: %w", errOptional, err)
 		}
-		if in.VendorData, err = optional(res[VendorDataPath]); err != nil {
+		if in.VendorData, err = datasource.Optional(res[VendorDataPath]); err != nil {
 			return in, fmt.Errorf("%w: %w", errOptional, err)
 		}
 		return in, nil
@@ -46,17 +46,6 @@ func read(ctx context.Context, c *imds.Client) (Input, error) {
 // errOptional marks a failure to read user-data or vendor-data: the
 // metadata was served, so the service is there.
 var errOptional = errors.New("user-data or vendor-data")
-
-// optional is a result where a 404 means none (nil, nil).
-func optional(r imds.Result) ([]byte, error) {
-	if errors.Is(r.Err, imds.ErrNotFound) {
-		return nil, nil
-	}
-	if r.Err == nil && r.Data == nil {
-		return []byte{}, nil
-	}
-	return r.Data, r.Err
-}
 
 func join(base, path string) string {
 	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")

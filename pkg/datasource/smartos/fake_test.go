@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/serial/serialtest"
 )
 
 // fake is a stand-in for the SmartOS metadata server, written apart from
@@ -180,6 +182,13 @@ func (f *fake) answer(line string) []string {
 		return []string{reply(id, "SUCCESS", nil)}
 	}
 	return []string{reply(id, "FAILURE", nil)}
+}
+
+// servePTY serves f on a pseudo-terminal and returns the path of the
+// device standing for the serial port.
+func servePTY(t *testing.T, f *fake) string {
+	t.Helper()
+	return serialtest.ServePTY(t, f.serve)
 }
 
 // serveSocket serves f on a unix socket in a short temporary directory

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
 // DefaultNoBase64Decode are the keys never base64-decoded (cloud-init's
@@ -65,7 +67,7 @@ func (r *reader) get(ctx context.Context, key string) (string, bool, error) {
 		return "", false, err
 	}
 	if b64 {
-		dec, err := DecodeBase64(v)
+		dec, err := datasource.DecodeBase64(v)
 		if err != nil || !utf8.Valid(dec) {
 			// cloud-init warns and keeps the value as read.
 			r.log.Warn("value is not base64 text; kept as read", "key", key)

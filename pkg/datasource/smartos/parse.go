@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // The two SmartOS environments (cloud-init's smartos_type).
@@ -394,17 +395,17 @@ func VendorData(perBootDir, operatorScript, userScript string) string {
 func ConvertNetwork(nics, dnsServers, dnsDomain, routes any) (map[string]any, error) {
 	list, ok := nics.([]any)
 	if !ok {
-		return nil, fmt.Errorf("sdc:nics: expected a list, got %s", kind(nics))
+		return nil, fmt.Errorf("sdc:nics: expected a list, got %s", datasource.JSONKind(nics))
 	}
 	var servers, search []any
-	if truthy(dnsServers) {
+	if pyval.Truthy(dnsServers) {
 		if l, ok := dnsServers.([]any); ok {
 			servers = l
 		} else {
 			servers = []any{dnsServers}
 		}
 	}
-	if truthy(dnsDomain) {
+	if pyval.Truthy(dnsDomain) {
 		if l, ok := dnsDomain.([]any); ok {
 			search = l
 		} else {
@@ -412,15 +413,15 @@ func ConvertNetwork(nics, dnsServers, dnsDomain, routes any) (map[string]any, er
 		}
 	}
 	var rts []map[string]any
-	if truthy(routes) {
+	if pyval.Truthy(routes) {
 		l, ok := routes.([]any)
 		if !ok {
-			return nil, fmt.Errorf("sdc:routes: expected a list, got %s", kind(routes))
+			return nil, fmt.Errorf("sdc:routes: expected a list, got %s", datasource.JSONKind(routes))
 		}
 		for i, r := range l {
 			m, ok := r.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("sdc:routes[%d]: expected an object, got %s", i, kind(r))
+				return nil, fmt.Errorf("sdc:routes[%d]: expected an object, got %s", i, datasource.JSONKind(r))
 			}
 			if _, ok := m["dst"]; !ok {
 				return nil, fmt.Errorf("sdc:routes[%d]: no dst", i)
@@ -435,7 +436,7 @@ func ConvertNetwork(nics, dnsServers, dnsDomain, routes any) (map[string]any, er
 	for i, n := range list {
 		nic, ok := n.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("sdc:nics[%d]: expected an object, got %s", i, kind(n))
+			return nil, fmt.Errorf("sdc:nics[%d]: expected an object, got %s", i, datasource.JSONKind(n))
 		}
 		name, ok := nic["interface"]
 		if !ok {
@@ -450,14 +451,14 @@ func ConvertNetwork(nics, dnsServers, dnsDomain, routes any) (map[string]any, er
 		var ips []any
 		if v, ok := nic["ips"]; ok {
 			if ips, ok = v.([]any); !ok {
-				return nil, fmt.Errorf("sdc:nics[%d].ips: expected a list, got %s", i, kind(v))
+				return nil, fmt.Errorf("sdc:nics[%d].ips: expected a list, got %s", i, datasource.JSONKind(v))
 			}
 		}
 		subnets := []any{}
 		for j, v := range ips {
 			ip, ok := v.(string)
 			if !ok {
-				return nil, fmt.Errorf("sdc:nics[%d].ips[%d]: expected a string, got %s", i, j, kind(v))
+				return nil, fmt.Errorf("sdc:nics[%d].ips[%d]: expected a string, got %s", i, j, datasource.JSONKind(v))
 			}
 			switch ip {
 			case "dhcp":
@@ -471,7 +472,7 @@ func ConvertNetwork(nics, dnsServers, dnsDomain, routes any) (map[string]any, er
 			sub["type"] = "static"
 			sub["address"] = ip
 			v4 := strings.Contains(ip, ".")
-			if truthy(nic["primary"]) && gw[v4] == "" {
+			if pyval.Truthy(nic["primary"]) && gw[v4] == "" {
 				gws, _ := nic["gateways"].([]any)
 				for _, g := range gws {
 					if s, ok := g.(string); ok && family(s, v4) {
@@ -522,25 +523,6 @@ func pick(m map[string]any, keys []string) map[string]any {
 	return out
 }
 
-// truthy is Python's truth value of a decoded JSON value.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case float64:
-		return t != 0
-	case string:
-		return t != ""
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
-}
-
 // IsTrue is cloud-init's util.is_true for a metadata value: "true", "1",
 // "on" or "yes", in any case, surrounding white space ignored.
 func IsTrue(s string) bool {
@@ -549,34 +531,4 @@ func IsTrue(s string) bool {
 		return true
 	}
 	return false
-}
-
-// DecodeBase64 decodes a value the metadata says is base64, as Python's
-// b64decode does: characters outside the alphabet are dropped first.
-func DecodeBase64(s string) ([]byte, error) {
-	var b strings.Builder
-	for _, c := range s {
-		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' {
-			b.WriteRune(c)
-		}
-	}
-	return base64.StdEncoding.DecodeString(b.String())
-}
-
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -41,11 +41,11 @@ import (
 	"net"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/serial"
 )
 
 // cloud-init's defaults.
@@ -129,8 +129,12 @@ func (s *Source) config(env datasource.Env) (config, error) {
 				c.socket = p
 			}
 		case "serial_timeout":
-			d, ok := seconds(v)
-			if !ok || d <= 0 {
+			n := v // as Python's float(): spaces around a number are fine
+			if s, ok := v.(string); ok {
+				n = strings.TrimSpace(s)
+			}
+			d, err := datasource.Seconds(n)
+			if err != nil || d <= 0 {
 				bad(key, v, "a positive number of seconds")
 				continue
 			}
@@ -189,28 +193,6 @@ func (s *Source) config(env datasource.Env) (config, error) {
 		return c, fmt.Errorf("datasource SmartOS configuration: %w", err)
 	}
 	return c, nil
-}
-
-// seconds reads a YAML number (or numeric string) of seconds.
-func seconds(v any) (time.Duration, bool) {
-	var f float64
-	switch t := v.(type) {
-	case int:
-		f = float64(t)
-	case int64:
-		f = float64(t)
-	case float64:
-		f = t
-	case string:
-		p, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-		if err != nil {
-			return 0, false
-		}
-		f = p
-	default:
-		return 0, false
-	}
-	return time.Duration(f * float64(time.Second)), true
 }
 
 // stringList reads a list of strings, or a comma-separated string.
@@ -287,7 +269,7 @@ func (s *Source) read(ctx context.Context, mode, where string, cfg config, log *
 		conn = c
 		defer c.Close()
 	} else {
-		f, err := openSerial(ctx, where)
+		f, err := serial.OpenLocked(ctx, where)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // Data access methods (cloud-init's DATA_ACCESS_METHOD_*), the first word
@@ -178,27 +179,6 @@ func jsonKind(v any) string {
 	return "number"
 }
 
-// truthy is Python's truth value of a decoded value.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case int:
-		return t != 0
-	case float64:
-		return t != 0
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
-}
-
 // ProcessMetadata is cloud-init's process_metadata: it removes "network"
 // and "network.encoding" from md and, when network is set, puts it back
 // as {"config": CONFIG}, where CONFIG is the mapping given, or the string
@@ -209,7 +189,7 @@ func ProcessMetadata(key string, md map[string]any) (map[string]any, error) {
 	enc := md["network.encoding"]
 	delete(md, "network")
 	delete(md, "network.encoding")
-	if !has || !truthy(network) {
+	if !has || !pyval.Truthy(network) {
 		return nil, nil
 	}
 	var cfg map[string]any

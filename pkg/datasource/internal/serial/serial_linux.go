@@ -1,4 +1,4 @@
-package smartos
+package serial
 
 import (
 	"context"
@@ -13,42 +13,38 @@ import (
 // lockRetry is how often a locked serial port is tried again.
 const lockRetry = 50 * time.Millisecond
 
-// openSerial opens the serial port as pyserial does for cloud-init
-// (non-blocking, no controlling terminal, raw 8N1 at 9600 baud without
-// flow control, pending input discarded) and takes the exclusive lock
-// mdata-get also takes, waiting for it at most until ctx ends. The file
-// supports read and write deadlines.
-func openSerial(ctx context.Context, path string) (*os.File, error) {
+// Open opens the serial port at path in raw mode (see the package
+// contract).
+func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	rc, err := f.SyscallConn()
-	if err != nil {
+	if err := control(f, makeRaw); err != nil {
 		f.Close()
+		return nil, fmt.Errorf("%s: setting raw mode: %w", path, err)
+	}
+	return f, nil
+}
+
+// OpenLocked opens the serial port at path as Open does and takes the
+// exclusive lock mdata-get also takes, waiting for it at most until ctx
+// ends.
+func OpenLocked(ctx context.Context, path string) (*os.File, error) {
+	f, err := Open(path)
+	if err != nil {
 		return nil, err
 	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = makeRaw(int(fd)) }); err != nil {
-		serr = err
-	}
-	if serr != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: setting raw mode: %w", path, serr)
-	}
 	for {
-		var lerr error
-		if err := rc.Control(func(fd uintptr) {
-			lerr = unix.FcntlFlock(fd, unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK})
-		}); err != nil {
-			lerr = err
-		}
-		if lerr == nil {
+		err := control(f, func(fd int) error {
+			return unix.FcntlFlock(uintptr(fd), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK})
+		})
+		if err == nil {
 			return f, nil
 		}
-		if !errors.Is(lerr, unix.EAGAIN) && !errors.Is(lerr, unix.EACCES) {
+		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EACCES) {
 			f.Close()
-			return nil, fmt.Errorf("%s: locking: %w", path, lerr)
+			return nil, fmt.Errorf("%s: locking: %w", path, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -59,9 +55,22 @@ func openSerial(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
+// control runs fn on f's descriptor.
+func control(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
 // makeRaw puts the terminal fd in raw mode (cfmakeraw), 8N1, 9600 baud,
 // receiver on, modem lines ignored, no flow control; then discards pending
-// input and raises DTR and RTS (both ignored where unsupported).
+// input and raises DTR and RTS (ignored where unsupported).
 func makeRaw(fd int) error {
 	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {

@@ -1,0 +1,33 @@
+package pyval
+
+import "testing"
+
+func TestTruthy(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{
+		{nil, false},
+		{false, false},
+		{true, true},
+		{"", false},
+		{"false", true},
+		{0, false},
+		{2, true},
+		{int64(0), false},
+		{int64(-1), true},
+		{uint64(0), false},
+		{uint64(7), true},
+		{0.0, false},
+		{0.5, true},
+		{[]any{}, false},
+		{[]any{nil}, true},
+		{map[string]any{}, false},
+		{map[string]any{"k": nil}, true},
+		{struct{}{}, true},
+	} {
+		if got := Truthy(tc.v); got != tc.want {
+			t.Errorf("Truthy(%#v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
