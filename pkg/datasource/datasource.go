@@ -71,6 +71,10 @@ type Data struct {
 	// FilesEveryBoot writes Files on every boot, not only on a new
 	// instance (SmartOS rewrites its scripts each boot).
 	FilesEveryBoot bool
+	// FileOps run after Files are written, in order and on the same
+	// schedule (SmartOS removes scripts whose keys went away, links
+	// /var/db/user-script and renames its provisioning marker).
+	FileOps []FileOp `json:",omitempty"`
 	// NetworkUpdateEvents are the source's default network update events
 	// (cloud-init's default_update_events; see UpdateEventer), filled in
 	// by the caller that found the source; nil means boot-new-instance.
@@ -85,6 +89,24 @@ type Data struct {
 	// "network_json"); user-data and vendor-data never go here.
 	DS map[string]any
 }
+
+// FileOp is one change a datasource makes in the target root besides
+// writing Files.
+type FileOp struct {
+	// Op is FileRemove (Path, if it exists), FileSymlink (Path becomes a
+	// symlink to Target) or FileRename (Path, if it exists, becomes
+	// Target).
+	Op     string `json:"op"`
+	Path   string `json:"path"`
+	Target string `json:"target,omitempty"`
+}
+
+// FileOp operations.
+const (
+	FileRemove  = "remove"
+	FileSymlink = "symlink"
+	FileRename  = "rename"
+)
 
 // Keys of Data.NetworkConfig under which a datasource hands on the
 // platform's own network description unconverted (there is then no

@@ -185,6 +185,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 	if s.NewInstance || d.FilesEveryBoot {
 		writeInjectedFiles(o.Target, d.Files, d.FileModes, o.Log, fail)
+		applyFileOps(o.Target, d.FileOps, o.Log, warn)
 	}
 	writeSecret := func(p string, b []byte) {
 		if err := o.Target.WriteFile(p, b, 0o600); err != nil {
@@ -372,5 +373,31 @@ func writeInjectedFiles(t *target.Root, files map[string][]byte, modes map[strin
 			continue
 		}
 		log.Info("wrote injected file", "path", abs, "bytes", len(files[p]))
+	}
+}
+
+// applyFileOps carries out a datasource's FileOps in the target; a failure
+// is a warning and the next operation still runs.
+func applyFileOps(t *target.Root, ops []datasource.FileOp, log *slog.Logger, warn func(string)) {
+	for _, op := range ops {
+		var err error
+		switch op.Op {
+		case datasource.FileRemove:
+			err = t.Remove(op.Path)
+		case datasource.FileSymlink:
+			err = t.Symlink(op.Target, op.Path)
+		case datasource.FileRename:
+			if _, serr := t.Lstat(op.Path); serr != nil {
+				continue
+			}
+			err = t.Rename(op.Path, op.Target)
+		default:
+			err = fmt.Errorf("unknown file operation %q", op.Op)
+		}
+		if err != nil {
+			warn(fmt.Sprintf("datasource file operation %s %s: %v", op.Op, op.Path, err))
+			continue
+		}
+		log.Info("datasource file operation", "op", op.Op, "path", op.Path, "target", op.Target)
 	}
 }

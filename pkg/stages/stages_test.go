@@ -452,3 +452,50 @@ func TestInitDatasourceConfig(t *testing.T) {
 		t.Errorf("final_message = %v, want user-data over the datasource", got)
 	}
 }
+
+// TestInitFileOps: a datasource's file operations run after its files
+// (SmartOS: stale scripts removed, the legacy link, the provisioning
+// marker renamed); a failing one is a warning.
+func TestInitFileOps(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	for p, c := range map[string]string{"/var/svc/provisioning": "", "/var/lib/cloud/instances/i-ops/data/operator-script": "old"} {
+		if err := tr.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := seed(t, "instance-id: i-ops\n", "#cloud-config\nssh_genkeytypes: []\n")
+	const script = "/var/lib/cloud/instances/i-ops/data/user-script"
+	d.Files = map[string][]byte{script: []byte("#!/bin/sh\n")}
+	d.FilesEveryBoot = true
+	d.FileOps = []datasource.FileOp{
+		{Op: datasource.FileRemove, Path: "/var/lib/cloud/instances/i-ops/data/operator-script"},
+		{Op: datasource.FileSymlink, Path: "/var/db/user-script", Target: script},
+		{Op: datasource.FileRename, Path: "/var/svc/provisioning", Target: "/var/svc/provision_success"},
+		{Op: datasource.FileRename, Path: "/var/svc/absent", Target: "/var/svc/never"},
+		{Op: "chmod", Path: "/x"},
+	}
+	st := state.NewStatus()
+	var s state.State
+	if err := Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Exists("/var/lib/cloud/instances/i-ops/data/operator-script") {
+		t.Error("stale operator-script not removed")
+	}
+	if l, err := tr.Readlink("/var/db/user-script"); err != nil || l != script {
+		t.Errorf("/var/db/user-script → %q, %v", l, err)
+	}
+	if tr.Exists("/var/svc/provisioning") || !tr.Exists("/var/svc/provision_success") {
+		t.Error("provisioning marker not renamed")
+	}
+	if tr.Exists("/var/svc/never") {
+		t.Error("a rename of a missing file created something")
+	}
+	found := false
+	for _, w := range st.Get(state.StageInit).RecoverableErrors["WARNING"] {
+		found = found || strings.Contains(w, `unknown file operation "chmod"`)
+	}
+	if !found {
+		t.Errorf("unknown operation not warned about: %v", st.Get(state.StageInit).RecoverableErrors)
+	}
+}

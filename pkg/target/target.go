@@ -386,6 +386,23 @@ func (r *Root) Remove(p string) error {
 	return nil
 }
 
+// Rename renames oldpath to newpath inside the root (neither is followed
+// if it is a symlink; their directories are resolved inside the root).
+func (r *Root) Rename(oldpath, newpath string) error {
+	ho, err := r.resolveNoFollow(oldpath)
+	if err != nil {
+		return err
+	}
+	hn, err := r.resolveNoFollow(newpath)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(ho, hn); err != nil {
+		return fmt.Errorf("target: rename %s to %s: %w", oldpath, newpath, err)
+	}
+	return nil
+}
+
 // Symlink atomically makes newname a symlink to oldname (oldname is stored
 // verbatim; it is interpreted inside the root when followed). An existing
 // file or symlink at newname is replaced; a directory is an error.

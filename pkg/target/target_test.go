@@ -434,3 +434,33 @@ func TestRunChrootFindsProgramInRoot(t *testing.T) {
 		t.Errorf("missing program: err = %v, want exec.ErrNotFound", err)
 	}
 }
+
+func TestRename(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFile("/var/svc/provisioning", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rename("/var/svc/provisioning", "/var/svc/provision_success"); err != nil {
+		t.Fatal(err)
+	}
+	if r.Exists("/var/svc/provisioning") || !r.Exists("/var/svc/provision_success") {
+		t.Error("not renamed")
+	}
+	// A symlinked directory pointing out of the root stays inside it.
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rename("/var/svc/provision_success", "/escape/stolen"); err == nil {
+		if _, serr := os.Stat(filepath.Join(outside, "stolen")); serr == nil {
+			t.Fatal("rename escaped the root")
+		}
+	}
+	if err := r.Rename("/missing", "/x"); err == nil {
+		t.Error("renaming a missing file succeeded")
+	}
+}

@@ -306,9 +306,12 @@ func Build(in Input) (*datasource.Data, error) {
 	if ud := text(md["user-data"]); ud != "" {
 		d.UserData = []byte(ud)
 	}
+	// cloud-init's write_boot_content, every boot: a script or legacy
+	// user-data whose key is gone is removed, the legacy link follows the
+	// user-script, and the provisioning marker tells the host it worked.
+	d.FilesEveryBoot = true
 	if len(files) > 0 {
 		d.Files = files
-		d.FilesEveryBoot = true
 		d.FileModes = map[string]fs.FileMode{}
 		for p := range files {
 			if m, ok := FileModes[path.Base(p)]; ok {
@@ -316,6 +319,16 @@ func Build(in Input) (*datasource.Data, error) {
 			}
 		}
 	}
+	for _, p := range []string{userScript, operatorScript, LegacyUserDataFile} {
+		if _, ok := files[p]; !ok {
+			d.FileOps = append(d.FileOps, datasource.FileOp{Op: datasource.FileRemove, Path: p})
+		}
+	}
+	d.FileOps = append(d.FileOps, datasource.FileOp{Op: datasource.FileRemove, Path: LegacyUserScriptLink})
+	if _, ok := files[userScript]; ok {
+		d.FileOps = append(d.FileOps, datasource.FileOp{Op: datasource.FileSymlink, Path: LegacyUserScriptLink, Target: userScript})
+	}
+	d.FileOps = append(d.FileOps, datasource.FileOp{Op: datasource.FileRename, Path: ProvisioningFile, Target: ProvisionSuccessFile})
 	if md["network-data"] != nil {
 		nc, err := ConvertNetwork(md["network-data"], md["dns_servers"], md["dns_domain"], md["routes"])
 		if err != nil {
