@@ -78,6 +78,12 @@ type BootOptions struct {
 	// ExtraNICs adds that many virtio NICs (0..MaxExtraNICs), each on its
 	// own restricted user network; with any, every NIC's MAC is NICMAC(i).
 	ExtraNICs int
+	// Serial1Socket adds a second 16550 UART, the guest's /dev/ttyS1
+	// (I/O port 0x2f8, IRQ 3), whose host side is the unix socket at
+	// that path: QEMU connects to it as a client, so a server must be
+	// listening there before Boot (a SmartOS metadata server, package
+	// smartostest). ttyS0 stays the console.
+	Serial1Socket string
 }
 
 // GuestFwd is one guest address:port served by a host port on 127.0.0.1.
@@ -200,6 +206,13 @@ func (o BootOptions) Args() ([]string, error) {
 			return nil, fmt.Errorf("boot options: unknown seed kind %q", o.SeedKind)
 		}
 	}
+	if o.Serial1Socket != "" {
+		// Any -serial (or -device isa-serial) drops -nographic's default
+		// "-serial mon:stdio": ttyS0 is given again, first.
+		args = append(args,
+			"-chardev", "socket,id=serial1,path="+driveFile(o.Serial1Socket)+",server=off",
+			"-serial", "mon:stdio", "-serial", "chardev:serial1")
+	}
 	if o.SMBIOSSerial != "" {
 		args = append(args, "-smbios", "type=1,serial="+strings.ReplaceAll(o.SMBIOSSerial, ",", ",,"))
 	}
@@ -219,7 +232,7 @@ func (o BootOptions) Args() ([]string, error) {
 	return args, nil
 }
 
-// driveFile escapes a path for a -drive option list.
+// driveFile escapes a path for a -drive (or -chardev) option list.
 func driveFile(p string) string { return strings.ReplaceAll(p, ",", ",,") }
 
 // Boot runs QEMU until the guest ends it or the timeout expires, streaming
@@ -231,7 +244,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range append([]string{o.Kernel, o.Initramfs, o.Disk, o.Seed}, o.ExtraDisks...) {
+	for _, p := range append([]string{o.Kernel, o.Initramfs, o.Disk, o.Seed, o.Serial1Socket}, o.ExtraDisks...) {
 		if p == "" {
 			continue
 		}

@@ -1,31 +1,23 @@
 package smartos
 
 import (
-	"bufio"
-	"encoding/base64"
-	"fmt"
-	"hash/crc32"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/serial/serialtest"
+	"github.com/cloudroot/cloudroot/pkg/datasource/smartos/smartostest"
 )
 
-// fake is a stand-in for the SmartOS metadata server, written apart from
-// the package's own frame code: it answers a bare newline with "invalid
-// command", "NEGOTIATE V2" with "V2_OK", and V2 GET/KEYS/PUT/DELETE
-// requests from its values.
+// fake is the metadata server of package smartostest (written apart from
+// this package's frame code) with the tests' hooks: it answers a bare
+// newline with "invalid command", "NEGOTIATE V2" with "V2_OK", and V2
+// GET/KEYS/PUT/DELETE requests from values.
 type fake struct {
-	mu     sync.Mutex
+	srv *smartostest.Server
+	// values is the server's map: PUT and DELETE change it.
 	values map[string]string
-	reqs   []string
 	// hook, when not nil, sees each V2 request first (op, decoded
 	// argument, request id) and returns the lines to send instead of the
 	// normal answer (handled true; no lines: silence).
@@ -39,150 +31,33 @@ func newFake(values map[string]string) *fake {
 	if values == nil {
 		values = map[string]string{}
 	}
-	return &fake{values: values}
+	f := &fake{srv: smartostest.New(values), values: values}
+	f.srv.Hook = func(op, arg, id string) ([]string, bool) {
+		if f.hook == nil {
+			return nil, false
+		}
+		return f.hook(op, arg, id)
+	}
+	f.srv.OnLine = func(line string) ([]string, bool) {
+		if f.onLine == nil {
+			return nil, false
+		}
+		return f.onLine(line)
+	}
+	return f
 }
 
 // requests returns what the fake was asked: "FLUSH", "NEGOTIATE", "GET key",
-// "KEYS", "PUT key", "DELETE key", "BAD ...".
-func (f *fake) requests() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.reqs...)
-}
+// "KEYS", "PUT ...", "DELETE key", "BAD ...".
+func (f *fake) requests() []string { return f.srv.Requests() }
 
-func (f *fake) record(s string) {
-	f.mu.Lock()
-	f.reqs = append(f.reqs, s)
-	f.mu.Unlock()
-}
-
-// reply is a V2 reply frame built by hand.
+// reply is a V2 reply frame.
 func reply(id, status string, payload []byte) string {
-	body := id + " " + status
-	if len(payload) > 0 {
-		body += " " + base64.StdEncoding.EncodeToString(payload)
-	}
-	return fmt.Sprintf("V2 %d %08x %s", len(body), crc32.ChecksumIEEE([]byte(body)), body)
+	return smartostest.Reply(id, status, payload)
 }
 
 // serve answers rw until it fails or closes.
-func (f *fake) serve(rw io.ReadWriter) {
-	r := bufio.NewReader(rw)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		line = strings.TrimSuffix(line, "\n")
-		var out []string
-		if strings.HasPrefix(line, "V2 ") {
-			out = f.answer(line)
-		} else {
-			handled := false
-			if f.onLine != nil {
-				out, handled = f.onLine(line)
-			}
-			if !handled {
-				switch line {
-				case "":
-					f.record("FLUSH")
-					out = []string{"invalid command"}
-				case "NEGOTIATE V2":
-					f.record("NEGOTIATE")
-					out = []string{"V2_OK"}
-				default:
-					f.record("BAD " + line)
-					out = []string{"invalid command"}
-				}
-			}
-		}
-		// One write for all lines: net.Pipe has no buffer, a serial line
-		// and a socket do.
-		var b strings.Builder
-		for _, l := range out {
-			b.WriteString(l + "\n")
-		}
-		if b.Len() > 0 {
-			if _, err := io.WriteString(rw, b.String()); err != nil {
-				return
-			}
-		}
-	}
-}
-
-func (f *fake) answer(line string) []string {
-	parts := strings.SplitN(line, " ", 4)
-	if len(parts) != 4 {
-		f.record("BAD " + line)
-		return []string{"invalid command"}
-	}
-	n, _ := strconv.Atoi(parts[1])
-	body := parts[3]
-	if n != len(body) || parts[2] != fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(body))) {
-		f.record("BAD " + line)
-		return []string{"invalid command"}
-	}
-	fields := strings.SplitN(body, " ", 3)
-	id, op := fields[0], fields[1]
-	var arg string
-	if len(fields) == 3 {
-		b, err := base64.StdEncoding.DecodeString(fields[2])
-		if err != nil {
-			f.record("BAD " + line)
-			return []string{"invalid command"}
-		}
-		arg = string(b)
-	}
-	if op == "KEYS" {
-		f.record("KEYS")
-	} else {
-		f.record(op + " " + arg)
-	}
-	if f.hook != nil {
-		if out, ok := f.hook(op, arg, id); ok {
-			return out
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch op {
-	case "GET":
-		v, ok := f.values[arg]
-		if !ok {
-			return []string{reply(id, "NOTFOUND", nil)}
-		}
-		return []string{reply(id, "SUCCESS", []byte(v))}
-	case "KEYS":
-		keys := make([]string, 0, len(f.values))
-		for k := range f.values {
-			if !strings.HasPrefix(k, "sdc:") {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		return []string{reply(id, "SUCCESS", []byte(strings.Join(keys, "\n")))}
-	case "PUT":
-		kv := strings.SplitN(arg, " ", 2)
-		k, err1 := base64.StdEncoding.DecodeString(kv[0])
-		var v []byte
-		var err2 error
-		if len(kv) == 2 {
-			v, err2 = base64.StdEncoding.DecodeString(kv[1])
-		}
-		if len(kv) != 2 || err1 != nil || err2 != nil {
-			return []string{reply(id, "FAILURE", nil)}
-		}
-		f.values[string(k)] = string(v)
-		return []string{reply(id, "SUCCESS", nil)}
-	case "DELETE":
-		if _, ok := f.values[arg]; !ok {
-			return []string{reply(id, "NOTFOUND", nil)}
-		}
-		delete(f.values, arg)
-		return []string{reply(id, "SUCCESS", nil)}
-	}
-	return []string{reply(id, "FAILURE", nil)}
-}
+func (f *fake) serve(rw io.ReadWriter) { _ = f.srv.Serve(rw) }
 
 // servePTY serves f on a pseudo-terminal and returns the path of the
 // device standing for the serial port.
@@ -200,41 +75,14 @@ func serveSocket(t *testing.T, f *fake) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "metadata.sock")
-	l, err := net.Listen("unix", sock)
+	l, err := f.srv.Listen(filepath.Join(dir, "metadata.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				f.serve(c)
-			}()
-		}
-	}()
 	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+		if err := l.Close(); err != nil {
+			t.Errorf("metadata socket: %v", err)
 		}
-		mu.Unlock()
-		wg.Wait()
 	})
-	return sock
+	return l.Path()
 }
