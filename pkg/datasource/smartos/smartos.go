@@ -79,7 +79,7 @@ func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Reads:         "Joyent metadata protocol V2 over the serial port `" + DefaultSerialDevice + "` (KVM/bhyve, DMI `SmartDC*`; `serial_device`, `serial_timeout`) or the LX zone socket `" + DefaultSocket + "` (`metadata_sockfile`): `sdc:uuid`, `hostname`, `root_authorized_keys`, `user-script`, `user-data`, `cloud-init:user-data`, `sdc:vendor-data`, `sdc:operator-script`, `sdc:datacenter_name`, `sdc:hostname`, `sdc:dns_domain`, `sdc:nics`, `sdc:resolvers`, `sdc:routes`, ...; legacy base64 rules on the serial port",
 		NetworkConfig: "v1 from `sdc:nics` (static/dhcp4/dhcp6 subnets, primary gateways), `sdc:routes`, `sdc:resolvers` and `sdc:dns_domain`",
-		Tests:         "golden key sets served by a fake metadata server over a unix socket (LX) and a pty (KVM: flush, lock, base64 rules); protocol against net.Pipe fakes (CRC and length mismatch, wrong request id, NOTFOUND, garbage lines, silence within the budget); absent socket/device; fuzzed frame parser and sdc:nics conversion",
+		Tests:         "golden key sets served by a fake metadata server over a unix socket (LX) and a pty (KVM: flush, lock, base64 rules); protocol against net.Pipe fakes (CRC and length mismatch, wrong request id, NOTFOUND, garbage lines, silence within the budget); absent socket/device; fuzzed frame parser and sdc:nics conversion; QEMU boot over an emulated ttyS1 connected to the smartostest fake (TestSmartOS)",
 	}
 }
 
