@@ -31,13 +31,16 @@
 //   - Network: on OS-Code/Live, network_data.json under
 //     datasource.NetworkKeyOpenStack; on a template boot {config:
 //     disabled} (the provisioning boot configured the network).
-//   - Not done: cloud-init keeps /sys/hypervisor/uuid to recheck the
-//     instance on later boots; cloudroot does not read it.
+//   - The system UUID (SysHypervisorUUID, /sys/hypervisor/uuid) is kept
+//     in ds.system-uuid; CheckInstanceID compares it with the current one
+//     on later boots, as cloud-init's check_instance_id does.
 package ibmcloud
 
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -54,6 +57,38 @@ type Source struct {
 	// Proc is the proc filesystem's mount point (DefaultProc when empty):
 	// <Proc>/xen tells Xen, <Proc>/1/environ the boot time.
 	Proc string
+	// HypervisorUUID is the file holding the Xen system UUID
+	// (DefaultHypervisorUUID when empty).
+	HypervisorUUID string
+}
+
+// DefaultHypervisorUUID is where Xen exposes the system UUID.
+const DefaultHypervisorUUID = "/sys/hypervisor/uuid"
+
+// systemUUID reads the Xen system UUID ("" when unreadable), as
+// cloud-init's _read_system_uuid.
+func (s *Source) systemUUID() string {
+	p := s.HypervisorUUID
+	if p == "" {
+		p = DefaultHypervisorUUID
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+var _ datasource.InstanceChecker = (*Source)(nil)
+
+// CheckInstanceID implements datasource.InstanceChecker as cloud-init's
+// DataSourceIBMCloud does: the system UUID kept when the data was read
+// must equal the current one (in template mode it is also the instance's;
+// in OS-Code mode it is not, hence kept rather than compared with the
+// instance-id).
+func (s *Source) CheckInstanceID(_ datasource.Env, cached *datasource.Data) bool {
+	kept, _ := cached.DS["system-uuid"].(string)
+	return kept != "" && kept == s.systemUUID()
 }
 
 var _ datasource.Source = (*Source)(nil)
@@ -116,6 +151,12 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	d, err := Build(in, log)
 	if err != nil {
 		return nil, fail(err)
+	}
+	if u := s.systemUUID(); u != "" {
+		if d.DS == nil {
+			d.DS = map[string]any{}
+		}
+		d.DS["system-uuid"] = u
 	}
 	log.Info("found", "platform", string(platform), "device", dev.Path, "duration", time.Since(start))
 	return d, nil

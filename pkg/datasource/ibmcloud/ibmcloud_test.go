@@ -97,7 +97,7 @@ func TestGolden(t *testing.T) {
 				Devices: append(append([]bootenv.Device(nil), distractors...), dev),
 				OpenFS:  dirOpener(t, map[string]string{"/dev/xvdh": filepath.Join(dir, "disk")}),
 			}
-			d, err := (&Source{Proc: xenProc(t, time.Now())}).Get(context.Background(), e)
+			d, err := (&Source{Proc: xenProc(t, time.Now()), HypervisorUUID: noUUID(t)}).Get(context.Background(), e)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestNetworkConfig(t *testing.T) {
 			c := readCase(t, dir)
 			dev := bootenv.Device{Path: "/dev/xvdh", FS: bootenv.FS{Type: c.Type, Label: c.Label, UUID: c.UUID}}
 			e := datasource.Env{Devices: []bootenv.Device{dev}, OpenFS: dirOpener(t, map[string]string{"/dev/xvdh": filepath.Join(dir, "disk")})}
-			d, err := (&Source{Proc: xenProc(t, time.Now())}).Get(context.Background(), e)
+			d, err := (&Source{Proc: xenProc(t, time.Now()), HypervisorUUID: noUUID(t)}).Get(context.Background(), e)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,14 +266,14 @@ func TestImages(t *testing.T) {
 				t.Fatalf("probed %+v, want a %s labelled %s", dev.FS, tc.kind, tc.label)
 			}
 			proc := xenProc(t, time.Now())
-			got, err := (&Source{Proc: proc}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{dev}})
+			got, err := (&Source{Proc: proc, HypervisorUUID: noUUID(t)}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{dev}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := string(tc.platform) + " (" + img + ")"; got.Subplatform != want {
 				t.Errorf("subplatform %q, want %q", got.Subplatform, want)
 			}
-			want, err := (&Source{Proc: proc}).Get(context.Background(), datasource.Env{
+			want, err := (&Source{Proc: proc, HypervisorUUID: noUUID(t)}).Get(context.Background(), datasource.Env{
 				Devices: []bootenv.Device{{Path: "/dev/xvdh", FS: dev.FS}},
 				OpenFS:  dirOpener(t, map[string]string{"/dev/xvdh": src}),
 			})
@@ -408,7 +408,7 @@ func TestBroken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := bootenv.Device{Path: "/dev/xvdh", FS: bootenv.FS{Type: "vfat", Label: "config-2", UUID: ConfigUUID}}
 			e := datasource.Env{Devices: []bootenv.Device{dev}, OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return tc.files, func() {}, nil }}
-			_, err := (&Source{Proc: xenProc(t, time.Now())}).Get(context.Background(), e)
+			_, err := (&Source{Proc: xenProc(t, time.Now()), HypervisorUUID: noUUID(t)}).Get(context.Background(), e)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "/dev/xvdh") || !errors.Is(err, ErrBroken) {
 				t.Fatalf("err = %v, want ErrBroken naming /dev/xvdh, containing %q", err, tc.want)
 			}
@@ -421,7 +421,7 @@ func TestBroken(t *testing.T) {
 	e := datasource.Env{Devices: []bootenv.Device{dev}, OpenFS: func(bootenv.Device) (fs.FS, func(), error) {
 		return nil, nil, errors.New("open /dev/xvdh: read error")
 	}}
-	_, err := (&Source{Proc: xenProc(t, time.Now())}).Get(context.Background(), e)
+	_, err := (&Source{Proc: xenProc(t, time.Now()), HypervisorUUID: noUUID(t)}).Get(context.Background(), e)
 	if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "/dev/xvdh") {
 		t.Errorf("unopenable disk: err = %v, want an error naming it that is not ErrNotFound", err)
 	}
@@ -431,7 +431,7 @@ func TestBroken(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev.Path = junk
-	_, err = (&Source{Proc: xenProc(t, time.Now())}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{dev}})
+	_, err = (&Source{Proc: xenProc(t, time.Now()), HypervisorUUID: noUUID(t)}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{dev}})
 	if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), junk) {
 		t.Errorf("junk image: err = %v, want an error naming it that is not ErrNotFound", err)
 	}
@@ -500,4 +500,59 @@ func FuzzBuild(f *testing.F) {
 		}
 		_ = d.Description()
 	})
+}
+
+// noUUID is a hypervisor UUID file that does not exist (tests never read
+// the host's /sys/hypervisor/uuid).
+func noUUID(t *testing.T) string {
+	return filepath.Join(t.TempDir(), "no-uuid")
+}
+
+// TestCheckInstanceID: the system UUID read with the data is kept and
+// compared on a later boot.
+func TestCheckInstanceID(t *testing.T) {
+	dir := t.TempDir()
+	uuidFile := filepath.Join(dir, "uuid")
+	if err := os.WriteFile(uuidFile, []byte("f5e6b1c2-aaaa-bbbb-cccc-0123456789ab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{HypervisorUUID: uuidFile}
+	cached := &datasource.Data{MetaData: map[string]any{"instance-id": "i-1"}, DS: map[string]any{"system-uuid": "f5e6b1c2-aaaa-bbbb-cccc-0123456789ab"}}
+	if !src.CheckInstanceID(datasource.Env{}, cached) {
+		t.Error("same system UUID not accepted")
+	}
+	if err := os.WriteFile(uuidFile, []byte("00000000-aaaa-bbbb-cccc-0123456789ab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if src.CheckInstanceID(datasource.Env{}, cached) {
+		t.Error("another system UUID accepted")
+	}
+	if (&Source{HypervisorUUID: noUUID(t)}).CheckInstanceID(datasource.Env{}, cached) {
+		t.Error("accepted without a system UUID")
+	}
+	if src.CheckInstanceID(datasource.Env{}, &datasource.Data{}) {
+		t.Error("accepted a cache without a kept UUID")
+	}
+}
+
+// TestGetKeepsSystemUUID: Get records the system UUID for the later check.
+func TestGetKeepsSystemUUID(t *testing.T) {
+	dir := filepath.Join("testdata", "os-code")
+	c := readCase(t, dir)
+	dev := bootenv.Device{Name: "xvdh", Path: "/dev/xvdh", FS: bootenv.FS{Type: c.Type, Label: c.Label, UUID: c.UUID}}
+	uuidFile := filepath.Join(t.TempDir(), "uuid")
+	if err := os.WriteFile(uuidFile, []byte("f5e6b1c2-aaaa-bbbb-cccc-0123456789ab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{Proc: xenProc(t, time.Now()), HypervisorUUID: uuidFile}
+	d, err := src.Get(context.Background(), datasource.Env{Devices: []bootenv.Device{dev}, OpenFS: dirOpener(t, map[string]string{"/dev/xvdh": filepath.Join(dir, "disk")})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.DS["system-uuid"]; got != "f5e6b1c2-aaaa-bbbb-cccc-0123456789ab" {
+		t.Errorf("ds.system-uuid = %v", got)
+	}
+	if !src.CheckInstanceID(datasource.Env{}, d) {
+		t.Error("its own data does not check")
+	}
 }

@@ -113,7 +113,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 				return nil, fmt.Errorf("maas: %w", err)
 			}
 			log.Info("found", "path", SeedDir, "duration", time.Since(start))
-			return d, nil
+			return withIDHash(d, env.SourceConfig(s.Name())), nil
 		}
 	}
 	cfg := env.SourceConfig(s.Name())
@@ -161,5 +161,25 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		return nil, fmt.Errorf("maas: %w", err)
 	}
 	log.Info("found", "url", base, "duration", time.Since(start))
-	return d, nil
+	return withIDHash(d, cfg), nil
+}
+
+// withIDHash keeps the credentials' hash in ds.id_hash for CheckInstanceID.
+func withIDHash(d *datasource.Data, cfg map[string]any) *datasource.Data {
+	if d.DS == nil {
+		d.DS = map[string]any{}
+	}
+	d.DS["id_hash"] = IDHash(cfg)
+	return d
+}
+
+var _ datasource.InstanceChecker = (*Source)(nil)
+
+// CheckInstanceID implements datasource.InstanceChecker as cloud-init's
+// DataSourceMAAS does: MAAS has no local instance-id, so the machine is the
+// same instance while its OAuth credentials (consumer_key, token_key,
+// token_secret) are the ones the data was read with.
+func (s *Source) CheckInstanceID(env datasource.Env, cached *datasource.Data) bool {
+	kept, _ := cached.DS["id_hash"].(string)
+	return kept != "" && kept == IDHash(env.SourceConfig(s.Name()))
 }

@@ -447,3 +447,24 @@ func FuzzBuild(f *testing.F) {
 		_ = d.Description()
 	})
 }
+
+// TestCheckInstanceID: cloud-init's get_id_from_ds_cfg hash (the value was
+// computed with Python's hashlib) decides whether the cache is this node's.
+func TestCheckInstanceID(t *testing.T) {
+	cfg := map[string]any{"consumer_key": "ck", "token_key": "tk", "token_secret": "ts", "consumer_secret": "ignored"}
+	const want = "v1:d2e2c5e781d7d073e5a7910ad88554e86bfa35c0dc35c74a08a8bfb87d3de026"
+	if got := IDHash(cfg); got != want {
+		t.Fatalf("IDHash = %s, want %s", got, want)
+	}
+	cached := &datasource.Data{DS: map[string]any{"id_hash": want}}
+	env := func(c map[string]any) datasource.Env { return datasource.Env{Config: map[string]any{"MAAS": c}} }
+	if !(&Source{}).CheckInstanceID(env(cfg), cached) {
+		t.Error("same credentials not accepted")
+	}
+	if (&Source{}).CheckInstanceID(env(map[string]any{"consumer_key": "ck", "token_key": "tk2", "token_secret": "ts"}), cached) {
+		t.Error("other credentials accepted")
+	}
+	if (&Source{}).CheckInstanceID(env(cfg), &datasource.Data{}) {
+		t.Error("a cache without a hash accepted")
+	}
+}

@@ -4,6 +4,8 @@ package maas
 // of a seed (cloud-init's check_seed_contents).
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -185,4 +187,17 @@ func CredentialsFromConfig(cfg map[string]any) (Credentials, error) {
 		}
 	}
 	return c, c.Check()
+}
+
+// IDHash is cloud-init's get_id_from_ds_cfg: "v1:" and the SHA-256 of
+// consumer_key, token_key and token_secret joined by NUL bytes (absent
+// keys are empty).
+func IDHash(cfg map[string]any) string {
+	var parts []string
+	for _, k := range []string{"consumer_key", "token_key", "token_secret"} {
+		v, _ := cfg[k].(string)
+		parts = append(parts, v)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return "v1:" + hex.EncodeToString(sum[:])
 }
