@@ -294,6 +294,16 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 		rnd = rand.Float64
 	}
 	url := join(base, r.Path)
+	// answered is the last reply with an HTTP status: when the budget cuts
+	// a later attempt short, that reply (the service is there and failing,
+	// "status 500") says more than the deadline does.
+	var answered error
+	final := func(err error) error {
+		if Status(err) == 0 && answered != nil && ctx.Err() != nil {
+			return answered
+		}
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		t0 := time.Now()
 		body, err := c.once1(ctx, r, url, attempt)
@@ -301,19 +311,22 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 			log.Debug("imds: ok", "url", url, "attempt", attempt, "duration", time.Since(t0), "bytes", len(body))
 			return body, nil
 		}
+		if Status(err) != 0 {
+			answered = err
+		}
 		if !retryable(err) {
 			log.Debug("imds: failed", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
-			return nil, err
+			return nil, final(err)
 		}
 		log.Debug("imds: retryable failure", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
 		if ctx.Err() != nil || (c.Retries != 0 && attempt > c.Retries) {
-			return nil, err
+			return nil, final(err)
 		}
 		t := time.NewTimer(c.Backoff.Delay(attempt-1, rnd()))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, err
+			return nil, final(err)
 		case <-t.C:
 		}
 	}

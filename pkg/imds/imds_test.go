@@ -503,3 +503,22 @@ func TestTokenNotLogged(t *testing.T) {
 		t.Error("token visible in String()")
 	}
 }
+
+// TestBudgetKeepsTheAnswer: a service answering 500 until the budget cuts
+// an attempt short is reported with its 500, not with the deadline.
+func TestBudgetKeepsTheAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(40 * time.Millisecond)
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	c := &Client{BaseURLs: []string{srv.URL}, Budget: 300 * time.Millisecond, Timeout: time.Second,
+		Backoff: Backoff{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}}
+	_, err := c.Get(context.Background(), "metadata")
+	if err == nil || Status(err) != http.StatusInternalServerError || !strings.Contains(err.Error(), "status 500") {
+		t.Fatalf("err = %v, want the 500", err)
+	}
+	if !errors.Is(err, ErrBudget) {
+		t.Errorf("err = %v, want it to say the budget ended", err)
+	}
+}

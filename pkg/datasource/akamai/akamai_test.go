@@ -61,13 +61,7 @@ func TestGolden(t *testing.T) {
 			var spec struct {
 				Serial string `json:"serial"`
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), tokenHook(t))
 			e := env(t, srv.URL)
 			e.DMI = bootenv.DMI{SysVendor: "Akamai", ProductSerial: spec.Serial}
@@ -123,41 +117,13 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// TestNotFound: on the "404" service the token request, the first, is
+// 404.
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
-	srv := dstest.Serve(t, "testdata/instance/tree", tokenHook(t))
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"network down", func() datasource.Env { e := env(t, srv.URL); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", env(t, dstest.ClosedURL(t)), datasource.ErrNotFound, nil},
-		{"token 404", env(t, empty.URL), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env { e := env(t, slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
-				t.Errorf("requests made with the network down")
-			}
-		})
-	}
+	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
+		Env: func(base string) datasource.Env { return env(t, base) },
+		Up:  dstest.Serve(t, "testdata/instance/tree", tokenHook(t)),
+	}))
 }
 
 func TestErrors(t *testing.T) {

@@ -2,12 +2,10 @@ package azure
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -91,20 +89,7 @@ var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", Removable: true, FS: boo
 
 func gunzip(t *testing.T, src, dst string) {
 	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
+	if err := os.WriteFile(dst, dstest.Gunzip(t, src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,13 +116,7 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata", name)
 			var spec caseSpec
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			base := dstest.ClosedURL(t)
 			var srv *dstest.Server
 			if _, err := os.Stat(filepath.Join(dir, "tree")); err == nil {
@@ -231,52 +210,24 @@ func readTestdata(t *testing.T, p string) []byte {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
 	srv := dstest.Serve(t, "testdata/extended/tree", nil)
 	nonAzureOVF := []byte(`<?xml version="1.0"?>
 <Environment xmlns="http://schemas.dmtf.org/ovf/environment/1" xmlns:oe="http://schemas.dmtf.org/ovf/environment/1">
   <PropertySection><Property oe:key="instance-id" oe:value="i-1"/></PropertySection>
 </Environment>`)
-	for _, tc := range []struct {
-		name string
-		env  func() datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"not Azure", func() datasource.Env { e := env(srv.URL); e.DMI = bootenv.DMI{}; return e }, datasource.ErrNotFound, srv},
-		{"network down", func() datasource.Env { e := env(srv.URL); e.NetworkUp = false; return e }, datasource.ErrNeedNetwork, srv},
-		{"no media, IMDS absent", func() datasource.Env { e := env(dstest.ClosedURL(t)); e.Budget = 300 * time.Millisecond; return e }, datasource.ErrNotFound, nil},
-		{"no media, IMDS 404", func() datasource.Env { return env(empty.URL) }, datasource.ErrNotFound, nil},
-		{"no media, IMDS slow", func() datasource.Env { e := env(slow.URL); e.Budget = 300 * time.Millisecond; return e }, datasource.ErrNotFound, nil},
-		{"empty drive, non-Azure OVF, IMDS absent", func() datasource.Env {
-			e := env(dstest.ClosedURL(t))
-			e.Budget = 300 * time.Millisecond
-			e.Devices = []bootenv.Device{sr0, {Name: "sr1", Path: "/dev/sr1", NoMedium: true}, {Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "iso9660", Label: "OVF ENV"}}}
-			e.OpenFS = openFS(map[string]fs.FS{"/dev/sr0": fstest.MapFS{}, "/dev/vdb": mapFS(map[string][]byte{"ovf-env.xml": nonAzureOVF})})
-			return e
-		}, datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := source(nil).Get(context.Background(), tc.env())
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
-				t.Errorf("requests made")
-			}
-		})
-	}
+	notAzure := env(srv.URL)
+	notAzure.DMI = bootenv.DMI{}
+	emptyDrive := env(dstest.ClosedURL(t))
+	emptyDrive.Budget = 300 * time.Millisecond
+	emptyDrive.Devices = []bootenv.Device{sr0, {Name: "sr1", Path: "/dev/sr1", NoMedium: true}, {Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "iso9660", Label: "OVF ENV"}}}
+	emptyDrive.OpenFS = openFS(map[string]fs.FS{"/dev/sr0": fstest.MapFS{}, "/dev/vdb": mapFS(map[string][]byte{"ovf-env.xml": nonAzureOVF})})
+	// The network cases have no media: IMDS absent, 404, slow.
+	cases := dstest.NetworkCases(t, dstest.Network{Env: env, Up: srv, AbsentBudget: 300 * time.Millisecond})
+	cases = append(cases, []dstest.NotFoundCase{
+		{Name: "not Azure", Env: notAzure, Want: datasource.ErrNotFound, Quiet: srv},
+		{Name: "empty drive, non-Azure OVF, IMDS absent", Env: emptyDrive, Want: datasource.ErrNotFound},
+	}...)
+	dstest.NotFound(t, source(nil), cases)
 }
 
 func TestErrors(t *testing.T) {
@@ -285,14 +236,8 @@ func TestErrors(t *testing.T) {
 		hook func(w http.ResponseWriter, r *http.Request) bool
 		want string
 	}{
-		{"500", func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}, "status 500"},
-		{"both versions refused", func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusBadRequest)
-			return true
-		}, "api-version=" + FallbackAPIVersion + ": status 400"},
+		{"500", dstest.Status(http.StatusInternalServerError), "status 500"},
+		{"both versions refused", dstest.Status(http.StatusBadRequest), "api-version=" + FallbackAPIVersion + ": status 400"},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) bool {
 			w.Write([]byte("<html>"))
 			return true

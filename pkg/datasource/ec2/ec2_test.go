@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
-	"github.com/cloudroot/cloudroot/pkg/imds"
-	"github.com/cloudroot/cloudroot/pkg/imds/imdstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
@@ -76,14 +73,8 @@ func TestGolden(t *testing.T) {
 	for _, name := range dstest.Cases(t, "testdata") {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata", name)
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var spec caseSpec
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), imdsHook(t, spec.IMDS))
 			d, err := (&Source{}).Get(context.Background(), env(spec.DMI, srv.URL, spec.Config))
 			if err != nil {
@@ -113,61 +104,19 @@ func TestVersionProbe(t *testing.T) {
 	}
 }
 
-func TestNoRequests(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		env  func(url string) datasource.Env
-		want error
-	}{
-		{"network down", func(url string) datasource.Env {
-			e := env(bootenv.DMI{}, url, nil)
-			e.NetworkUp = false
-			return e
-		}, datasource.ErrNeedNetwork},
-		{"strict_id on unknown platform", func(url string) datasource.Env {
-			return env(bootenv.DMI{}, url, map[string]any{"strict_id": true})
-		}, datasource.ErrNotFound},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/aws-imdsv2/tree", nil)
-			_, err := (&Source{}).Get(context.Background(), tc.env(srv.URL))
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if n := len(srv.Requests()); n != 0 {
-				t.Errorf("%d requests made, want none", n)
-			}
-		})
-	}
-}
-
-func TestAbsent(t *testing.T) {
-	e := env(bootenv.DMI{}, dstest.ClosedURL(t), nil)
-	_, err := (&Source{}).Get(context.Background(), e)
-	if !errors.Is(err, datasource.ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
-	}
-}
-
-// TestSlow: a service that never answers costs the budget, not more.
-func TestSlow(t *testing.T) {
-	srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
+func TestNotFound(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/aws-imdsv2/tree", nil)
+	down := env(bootenv.DMI{}, srv.URL, nil)
+	down.NetworkUp = false
+	slow := env(bootenv.DMI{}, dstest.Serve(t, "", dstest.Hang).URL, nil)
+	slow.Budget = dstest.SlowBudget
+	dstest.NotFound(t, &Source{}, []dstest.NotFoundCase{
+		{Name: "network down", Env: down, Want: datasource.ErrNeedNetwork, Quiet: srv},
+		{Name: "strict_id on unknown platform", Env: env(bootenv.DMI{}, srv.URL, map[string]any{"strict_id": true}), Want: datasource.ErrNotFound, Quiet: srv},
+		{Name: "absent", Env: env(bootenv.DMI{}, dstest.ClosedURL(t), nil), Want: datasource.ErrNotFound},
+		// A service that never answers costs the budget, not more.
+		{Name: "slow", Env: slow, Want: datasource.ErrNotFound},
 	})
-	e := env(bootenv.DMI{}, srv.URL, nil)
-	e.Budget = 300 * time.Millisecond
-	start := time.Now()
-	_, err := (&Source{}).Get(context.Background(), e)
-	if !errors.Is(err, datasource.ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
-	}
-	if el := time.Since(start); el > 20*time.Second {
-		t.Errorf("took %v with a 300ms budget", el)
-	}
 }
 
 func TestErrors(t *testing.T) {
@@ -177,14 +126,8 @@ func TestErrors(t *testing.T) {
 		hook func(w http.ResponseWriter, r *http.Request) bool
 		want string
 	}{
-		{"500 everywhere", bootenv.DMI{}, func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}, "status 500"},
-		{"token 403 on AWS", bootenv.DMI{ProductUUID: "ec2a0000-0000-0000-0000-000000000000"}, func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusForbidden)
-			return true
-		}, "endpoint is disabled"},
+		{"500 everywhere", bootenv.DMI{}, dstest.Status(http.StatusInternalServerError), "status 500"},
+		{"token 403 on AWS", bootenv.DMI{ProductUUID: "ec2a0000-0000-0000-0000-000000000000"}, dstest.Status(http.StatusForbidden), "endpoint is disabled"},
 		{"no version answers", bootenv.DMI{}, func(w http.ResponseWriter, r *http.Request) bool {
 			http.NotFound(w, r)
 			return true
@@ -359,124 +302,38 @@ func FuzzDecodeLeaf(f *testing.F) {
 	})
 }
 
-// count is how many requests srv saw for method and path.
-func count(srv *dstest.Server, method, path string) int {
-	n := 0
-	for _, r := range srv.Requests() {
-		if r.Method == method && r.Path == path {
-			n++
-		}
+// urlSource is the Ec2 source for the metadata URL checks: an unknown
+// platform, metadata_urls and more Ec2 settings.
+var urlSource = dstest.URLSource{Source: &Source{}, Env: func(kv map[string]any, urls ...string) datasource.Env {
+	cfg := map[string]any{"metadata_urls": urls}
+	for k, v := range kv {
+		cfg[k] = v
 	}
-	return n
-}
+	return env(bootenv.DMI{}, urls[0], cfg)
+}}
 
-// TestSecondURL: a first metadata URL that refuses connections, or accepts
-// them and never answers (with a request timeout longer than the budget),
-// does not keep the second from answering within the budget.
-func TestSecondURL(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		first func(t *testing.T) (url string, tried func() bool)
-	}{
-		{"refused", func(t *testing.T) (string, func() bool) { return dstest.ClosedURL(t), nil }},
-		{"black hole", func(t *testing.T) (string, func() bool) {
-			h := imdstest.NewBlackHole(t)
-			return h.URL, func() bool { return h.Accepted() > 0 }
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			first, tried := tc.first(t)
-			srv := dstest.Serve(t, "testdata/ec2like-imdsv1/tree", imdsHook(t, "v1"))
-			e := env(bootenv.DMI{}, srv.URL, map[string]any{
-				"metadata_urls": []any{first, srv.URL}, "timeout": 60, "max_wait": 30,
-			})
-			d, err := (&Source{}).Get(context.Background(), e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Subplatform != "metadata ("+srv.URL+")" {
-				t.Errorf("subplatform = %q, want the second URL", d.Subplatform)
-			}
-			if tried != nil && !tried() {
-				t.Error("the first URL was never tried")
-			}
-		})
-	}
-}
+// tokenReq is the IMDSv2 token request, the first of every attempt.
+var tokenReq = dstest.Req{Method: http.MethodPut, Path: "/latest/api/token"}
 
-// TestAbsentTriesEveryURL: with nothing answering — the first URL a black
-// hole whose request timeout outlasts the budget — Get is ErrNotFound
-// within the budget, and the second URL was tried too.
-func TestAbsentTriesEveryURL(t *testing.T) {
-	h1, h2 := imdstest.NewBlackHole(t), imdstest.NewBlackHole(t)
-	e := env(bootenv.DMI{}, h1.URL, map[string]any{"metadata_urls": []any{h1.URL, h2.URL}, "timeout": 60})
-	e.Budget = time.Second
-	_, err := (&Source{}).Get(context.Background(), e)
-	if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
-		t.Fatalf("err = %v, want ErrNotFound after the budget", err)
-	}
-	if h1.Accepted() == 0 || h2.Accepted() == 0 {
-		t.Errorf("connections: first URL %d, second URL %d; want both tried", h1.Accepted(), h2.Accepted())
-	}
+func TestURLFailover(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/ec2like-imdsv1/tree", imdsHook(t, "v1"))
+	urlSource.Failover(t, srv.URL)
 }
 
 // TestConfig: `retries`, `timeout` and `max_wait` under datasource: Ec2:
 // are honoured.
 func TestConfig(t *testing.T) {
 	t.Run("retries", func(t *testing.T) {
-		for _, tc := range []struct {
-			cfg  map[string]any
-			puts int
-		}{
-			{nil, 1 + DefaultRetries},
-			{map[string]any{"retries": 4}, 5},
-			{map[string]any{"retries": 0}, 1},
-			{map[string]any{"max_wait": 0}, 1}, // cloud-init: one try
-		} {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				http.Error(w, "", http.StatusServiceUnavailable)
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), env(bootenv.DMI{}, srv.URL, tc.cfg))
-			if err == nil || errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("%v: err = %v, want the 503", tc.cfg, err)
-			}
-			if n := count(srv, http.MethodPut, "/latest/api/token"); n != tc.puts {
-				t.Errorf("%v: %d token requests, want %d", tc.cfg, n, tc.puts)
-			}
-		}
+		urlSource.Retries(t, dstest.Status(http.StatusServiceUnavailable), "status 503", tokenReq,
+			dstest.Attempts{KV: nil, N: 1 + DefaultRetries},
+			dstest.Attempts{KV: map[string]any{"retries": 4}, N: 5},
+			dstest.Attempts{KV: map[string]any{"retries": 0}, N: 1},
+			dstest.Attempts{KV: map[string]any{"max_wait": 0}, N: 1}, // cloud-init: one try
+		)
 	})
 	t.Run("timeout", func(t *testing.T) {
-		// The token request is never answered: only the request timeout
-		// ends an attempt. In a one-second budget, `timeout: 0.05` leaves
-		// room for the two attempts `retries: 1` allows; the default two
-		// seconds for one, cut short by the budget.
-		hang := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Minute):
-			}
-			return true
-		})
-		for _, tc := range []struct {
-			cfg    map[string]any
-			puts   int
-			budget bool
-		}{
-			{map[string]any{"timeout": 0.05, "retries": 1}, 2, false},
-			{map[string]any{"retries": 1}, 1, true},
-		} {
-			before := count(hang, http.MethodPut, "/latest/api/token")
-			e := env(bootenv.DMI{}, hang.URL, tc.cfg)
-			e.Budget = time.Second
-			_, err := (&Source{}).Get(context.Background(), e)
-			if !errors.Is(err, datasource.ErrNotFound) || errors.Is(err, imds.ErrBudget) != tc.budget {
-				t.Errorf("%v: err = %v, want ErrNotFound (budget exhausted: %v)", tc.cfg, err, tc.budget)
-			}
-			if n := count(hang, http.MethodPut, "/latest/api/token") - before; n != tc.puts {
-				t.Errorf("%v: %d token requests, want %d", tc.cfg, n, tc.puts)
-			}
-		}
+		// The token request is never answered.
+		urlSource.Timeouts(t, dstest.Serve(t, "", dstest.Hang), tokenReq, 1)
 		// A slow service answers within a longer timeout.
 		slow := dstest.Serve(t, "testdata/aws-imdsv2/tree", func(w http.ResponseWriter, r *http.Request) bool {
 			if r.Method == http.MethodPut {
@@ -488,19 +345,7 @@ func TestConfig(t *testing.T) {
 			t.Errorf("timeout 5: %v", err)
 		}
 	})
-	t.Run("max_wait", func(t *testing.T) {
-		h := imdstest.NewBlackHole(t)
-		e := env(bootenv.DMI{}, h.URL, map[string]any{"max_wait": 0.3, "timeout": 60})
-		e.Budget = time.Hour
-		start := time.Now()
-		_, err := (&Source{}).Get(context.Background(), e)
-		if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
-			t.Fatalf("err = %v, want ErrNotFound after the budget", err)
-		}
-		if el := time.Since(start); el > time.Minute {
-			t.Errorf("took %v: max_wait 0.3 did not replace the one-hour budget", el)
-		}
-	})
+	t.Run("max_wait", func(t *testing.T) { urlSource.MaxWait(t, 0.3) })
 	t.Run("malformed", func(t *testing.T) {
 		_, err := (&Source{}).Get(context.Background(), env(bootenv.DMI{}, "http://127.0.0.1:1", map[string]any{"timeout": "soon"}))
 		if err == nil || !strings.Contains(err.Error(), "timeout") || errors.Is(err, datasource.ErrNotFound) {

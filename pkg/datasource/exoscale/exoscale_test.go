@@ -7,7 +7,6 @@ import (
 	"flag"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,13 +70,7 @@ func TestGolden(t *testing.T) {
 				PasswordReply string `json:"password_reply"`
 				Acknowledged  bool   `json:"acknowledged"`
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			var acks atomic.Int32
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), passwordServer(t, spec.PasswordReply, &acks))
 			d, err := (&Source{}).Get(context.Background(), env(srv.URL, port(t, srv)))
@@ -154,40 +147,10 @@ func TestPasswordURL(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
-	srv := dstest.Serve(t, "testdata/new-password/tree", nil)
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"network down", func() datasource.Env { e := env(srv.URL, 1); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", env(dstest.ClosedURL(t), 1), datasource.ErrNotFound, nil},
-		{"404", env(empty.URL, 1), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env { e := env(slow.URL, 1); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
-				t.Errorf("requests made with the network down")
-			}
-		})
-	}
+	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
+		Env: func(base string) datasource.Env { return env(base, 1) },
+		Up:  dstest.Serve(t, "testdata/new-password/tree", nil),
+	}))
 }
 
 func TestErrors(t *testing.T) {
@@ -196,10 +159,7 @@ func TestErrors(t *testing.T) {
 		hook func(w http.ResponseWriter, r *http.Request) bool
 		want string
 	}{
-		{"500", func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}, "status 500"},
+		{"500", dstest.Status(http.StatusInternalServerError), "status 500"},
 		{"user-data 503", func(w http.ResponseWriter, r *http.Request) bool {
 			if strings.HasSuffix(r.URL.Path, "/user-data") {
 				http.Error(w, "", http.StatusServiceUnavailable)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +17,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
-	"github.com/cloudroot/cloudroot/pkg/imds"
-	"github.com/cloudroot/cloudroot/pkg/imds/imdstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
@@ -43,6 +40,9 @@ func flavor(t *testing.T) func(w http.ResponseWriter, r *http.Request) bool {
 	}
 }
 
+// basePath is the metadata server's base path.
+const basePath = "/computeMetadata/v1/"
+
 func env(url, user string) datasource.Env {
 	return datasource.Env{DMI: onGCE, NetworkUp: true, DefaultUser: user, Budget: 5 * time.Second,
 		Config: map[string]any{"GCE": map[string]any{"metadata_url": url}}}
@@ -55,15 +55,9 @@ func TestGolden(t *testing.T) {
 			var spec struct {
 				DefaultUser string `json:"default_user"`
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), flavor(t))
-			base := srv.URL + "/computeMetadata/v1/"
+			base := srv.URL + basePath
 			d, err := (&Source{Now: func() time.Time { return now }}).Get(context.Background(), env(base, spec.DefaultUser))
 			if err != nil {
 				t.Fatal(err)
@@ -80,13 +74,6 @@ func TestGolden(t *testing.T) {
 
 func TestNotFound(t *testing.T) {
 	tree := "testdata/no-attributes/tree"
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
 	unflavored := dstest.Serve(t, tree, nil)
 	noHostname := dstest.Serve(t, tree, func(w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set(FlavorHeader, Flavor)
@@ -96,34 +83,17 @@ func TestNotFound(t *testing.T) {
 		}
 		return false
 	})
-	for _, tc := range []struct {
-		name     string
-		env      datasource.Env
-		want     error
-		requests *dstest.Server
-	}{
-		{"not GCE", datasource.Env{NetworkUp: true}, datasource.ErrNotFound, nil},
-		{"network down", datasource.Env{DMI: bootenv.DMI{ProductSerial: "GoogleCloud-0A1B2C"}}, datasource.ErrNeedNetwork, nil},
-		{"absent", env(dstest.ClosedURL(t), ""), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env {
-			e := env(slow.URL+"/computeMetadata/v1/", "")
-			e.Budget = 300 * time.Millisecond
-			return e
-		}(), datasource.ErrNotFound, nil},
-		{"no Metadata-Flavor in replies", env(unflavored.URL+"/computeMetadata/v1/", ""), datasource.ErrNotFound, nil},
-		{"required key missing", env(noHostname.URL+"/computeMetadata/v1/", ""), datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 20*time.Second {
-				t.Errorf("took %v", el)
-			}
-		})
-	}
+	cases := dstest.NetworkCases(t, dstest.Network{
+		Env: func(base string) datasource.Env { return env(base+basePath, "") },
+		Up:  dstest.Serve(t, tree, flavor(t)),
+	})
+	cases = append(cases, []dstest.NotFoundCase{
+		{Name: "not GCE", Env: datasource.Env{NetworkUp: true}, Want: datasource.ErrNotFound},
+		{Name: "network down, GCE by serial", Env: datasource.Env{DMI: bootenv.DMI{ProductSerial: "GoogleCloud-0A1B2C"}}, Want: datasource.ErrNeedNetwork},
+		{Name: "no Metadata-Flavor in replies", Env: env(unflavored.URL+basePath, ""), Want: datasource.ErrNotFound},
+		{Name: "required key missing", Env: env(noHostname.URL+basePath, ""), Want: datasource.ErrNotFound},
+	}...)
+	dstest.NotFound(t, &Source{}, cases)
 }
 
 func TestErrors(t *testing.T) {
@@ -164,7 +134,7 @@ func TestErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := dstest.Serve(t, "testdata/no-attributes/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL+"/computeMetadata/v1/", ""))
+			_, err := (&Source{}).Get(context.Background(), env(srv.URL+basePath, ""))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want containing %q", err, tc.want)
 			}
@@ -258,17 +228,6 @@ func FuzzParseKeys(f *testing.F) {
 	})
 }
 
-// count is how many requests srv saw for path.
-func count(srv *dstest.Server, path string) int {
-	n := 0
-	for _, r := range srv.Requests() {
-		if r.Path == path {
-			n++
-		}
-	}
-	return n
-}
-
 // envCfg is env with metadata_urls and more GCE settings.
 func envCfg(kv map[string]any, urls ...string) datasource.Env {
 	e := env("", "")
@@ -280,62 +239,25 @@ func envCfg(kv map[string]any, urls ...string) datasource.Env {
 	return e
 }
 
-// TestSecondURL: the first URL refusing connections, or holding them
-// without an answer past the budget, does not keep the second from
-// answering.
-func TestSecondURL(t *testing.T) {
-	hole := imdstest.NewBlackHole(t)
-	for _, first := range []string{dstest.ClosedURL(t), hole.URL} {
-		srv := dstest.Serve(t, "testdata/no-attributes/tree", flavor(t))
-		base := srv.URL + "/computeMetadata/v1/"
-		d, err := (&Source{}).Get(context.Background(), envCfg(map[string]any{"timeout": 60, "max_wait": 30}, first, base))
-		if err != nil {
-			t.Fatalf("first %s: %v", first, err)
-		}
-		if d.InstanceID() == "" {
-			t.Errorf("first %s: no instance-id", first)
-		}
-	}
-	if hole.Accepted() == 0 {
-		t.Error("the black hole was never tried")
-	}
-}
+var (
+	urlSource = dstest.URLSource{Source: &Source{}, Env: envCfg, Path: basePath}
+	// idReq is the request for instance/id, the first of Get.
+	idReq = dstest.Req{Path: basePath + "instance/id"}
+)
 
-// TestAbsentTriesEveryURL: nothing answers; Get is ErrNotFound within the
-// budget and the second URL was tried although the first holds every
-// request past it.
-func TestAbsentTriesEveryURL(t *testing.T) {
-	h1, h2 := imdstest.NewBlackHole(t), imdstest.NewBlackHole(t)
-	e := envCfg(map[string]any{"timeout": 60}, h1.URL, h2.URL)
-	e.Budget = time.Second
-	_, err := (&Source{}).Get(context.Background(), e)
-	if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
-		t.Fatalf("err = %v, want ErrNotFound after the budget", err)
-	}
-	if h1.Accepted() == 0 || h2.Accepted() == 0 {
-		t.Errorf("connections: first URL %d, second URL %d; want both tried", h1.Accepted(), h2.Accepted())
-	}
+func TestURLFailover(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/no-attributes/tree", flavor(t))
+	urlSource.Failover(t, srv.URL+basePath)
 }
 
 // TestParallelKeys: the five keys are fetched together.
 func TestParallelKeys(t *testing.T) {
-	var mu sync.Mutex
-	in, most := 0, 0
-	srv := dstest.Serve(t, "testdata/no-attributes/tree", func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		in++
-		most = max(most, in)
-		mu.Unlock()
-		time.Sleep(100 * time.Millisecond)
-		mu.Lock()
-		in--
-		mu.Unlock()
-		return flavor(t)(w, r)
-	})
-	if _, err := (&Source{}).Get(context.Background(), env(srv.URL+"/computeMetadata/v1/", "")); err != nil {
+	var f dstest.InFlight
+	srv := dstest.Serve(t, "testdata/no-attributes/tree", f.Hook(nil, 100*time.Millisecond, flavor(t)))
+	if _, err := (&Source{}).Get(context.Background(), env(srv.URL+basePath, "")); err != nil {
 		t.Fatal(err)
 	}
-	if most < 2 {
+	if most := f.Most(); most < 2 {
 		t.Errorf("at most %d requests in flight, want the keys in parallel", most)
 	}
 }
@@ -343,88 +265,37 @@ func TestParallelKeys(t *testing.T) {
 // TestConfig: `retries`, `timeout` and `max_wait` under datasource: GCE:
 // are honoured.
 func TestConfig(t *testing.T) {
-	const id = "/computeMetadata/v1/instance/id"
 	t.Run("retries", func(t *testing.T) {
-		for _, tc := range []struct {
-			kv   map[string]any
-			gets int
-		}{
-			{nil, 1 + DefaultRetries},
-			{map[string]any{"retries": 1}, 2},
-			{map[string]any{"retries": 0}, 1},
-			{map[string]any{"max_wait": 0}, 1},
-		} {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				w.Header().Set(FlavorHeader, Flavor)
-				http.Error(w, "", http.StatusInternalServerError)
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), envCfg(tc.kv, srv.URL+"/computeMetadata/v1/"))
-			if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "status 500") {
-				t.Errorf("%v: err = %v, want the 500", tc.kv, err)
-			}
-			if n := count(srv, id); n != tc.gets {
-				t.Errorf("%v: %d instance/id requests, want %d", tc.kv, n, tc.gets)
-			}
+		broken := func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set(FlavorHeader, Flavor)
+			return dstest.Status(http.StatusInternalServerError)(w, r)
 		}
+		urlSource.Retries(t, broken, "status 500", idReq,
+			dstest.Attempts{KV: nil, N: 1 + DefaultRetries},
+			dstest.Attempts{KV: map[string]any{"retries": 1}, N: 2},
+			dstest.Attempts{KV: map[string]any{"retries": 0}, N: 1},
+			dstest.Attempts{KV: map[string]any{"max_wait": 0}, N: 1},
+		)
 	})
 	t.Run("timeout", func(t *testing.T) {
-		// instance/id is never answered: only the request timeout ends an
-		// attempt. In a one-second budget, `timeout: 0.05` leaves room for
-		// the two attempts `retries: 1` allows; the default two seconds for
-		// one, cut short by the budget.
+		// instance/id is never answered.
 		hang := dstest.Serve(t, "testdata/no-attributes/tree", func(w http.ResponseWriter, r *http.Request) bool {
-			if r.URL.Path != id {
+			if r.URL.Path != idReq.Path {
 				return flavor(t)(w, r)
 			}
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Minute):
-			}
-			return true
+			return dstest.Hang(w, r)
 		})
-		base := hang.URL + "/computeMetadata/v1/"
-		for _, tc := range []struct {
-			kv     map[string]any
-			gets   int
-			budget bool
-		}{
-			{map[string]any{"timeout": 0.05, "retries": 1}, 2, false},
-			{map[string]any{"retries": 1}, 1, true},
-		} {
-			before := count(hang, id)
-			e := envCfg(tc.kv, base)
-			e.Budget = time.Second
-			_, err := (&Source{}).Get(context.Background(), e)
-			if !errors.Is(err, datasource.ErrNotFound) || errors.Is(err, imds.ErrBudget) != tc.budget {
-				t.Errorf("%v: err = %v, want ErrNotFound (budget exhausted: %v)", tc.kv, err, tc.budget)
-			}
-			if n := count(hang, id) - before; n != tc.gets {
-				t.Errorf("%v: %d instance/id requests, want %d", tc.kv, n, tc.gets)
-			}
-		}
+		urlSource.Timeouts(t, hang, idReq, 1)
 		// A slow server answers within a longer timeout.
 		slow := dstest.Serve(t, "testdata/no-attributes/tree", func(w http.ResponseWriter, r *http.Request) bool {
-			if r.URL.Path == id {
+			if r.URL.Path == idReq.Path {
 				time.Sleep(300 * time.Millisecond)
 			}
 			return flavor(t)(w, r)
 		})
-		if _, err := (&Source{}).Get(context.Background(), envCfg(map[string]any{"timeout": 3}, slow.URL+"/computeMetadata/v1/")); err != nil {
+		if _, err := (&Source{}).Get(context.Background(), envCfg(map[string]any{"timeout": 3}, slow.URL+basePath)); err != nil {
 			t.Errorf("timeout 3: %v", err)
 		}
 	})
-	t.Run("max_wait", func(t *testing.T) {
-		h := imdstest.NewBlackHole(t)
-		e := envCfg(map[string]any{"max_wait": 0.3, "timeout": 60}, h.URL)
-		e.Budget = time.Hour
-		start := time.Now()
-		_, err := (&Source{}).Get(context.Background(), e)
-		if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
-			t.Fatalf("err = %v, want ErrNotFound after the budget", err)
-		}
-		if el := time.Since(start); el > time.Minute {
-			t.Errorf("took %v: max_wait 0.3 did not replace the one-hour budget", el)
-		}
-	})
+	t.Run("max_wait", func(t *testing.T) { urlSource.MaxWait(t, 0.3) })
 }

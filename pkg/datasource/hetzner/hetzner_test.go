@@ -35,13 +35,7 @@ func TestGolden(t *testing.T) {
 			var spec struct {
 				Serial string `json:"serial"`
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
 			d, err := (&Source{}).Get(context.Background(), env(srv.URL, spec.Serial))
 			if err != nil {
@@ -77,64 +71,24 @@ func TestNetworkConfig(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
-	srv := dstest.Serve(t, "testdata/minimal/tree", nil)
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"network down", func() datasource.Env { e := env(srv.URL, ""); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", env(dstest.ClosedURL(t), ""), datasource.ErrNotFound, nil},
-		{"404", env(empty.URL, ""), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env { e := env(slow.URL, ""); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
-				t.Errorf("requests made with the network down")
-			}
-		})
-	}
+	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
+		Env: func(base string) datasource.Env { return env(base, "") },
+		Up:  dstest.Serve(t, "testdata/minimal/tree", nil),
+	}))
 }
 
 func TestErrors(t *testing.T) {
-	answer := func(suffix string, code int, body string) func(w http.ResponseWriter, r *http.Request) bool {
-		return func(w http.ResponseWriter, r *http.Request) bool {
-			if !strings.HasSuffix(r.URL.Path, suffix) {
-				return false
-			}
-			w.WriteHeader(code)
-			w.Write([]byte(body))
-			return true
-		}
-	}
 	for _, tc := range []struct {
 		name, serial string
 		hook         func(w http.ResponseWriter, r *http.Request) bool
 		want         string
 	}{
-		{"500", "", answer("/metadata", 500, ""), "status 500"},
-		{"bad YAML", "", answer("/metadata", 200, "a: [b"), "metadata: yaml"},
-		{"no instance-id", "", answer("/metadata", 200, "hostname: h\n"), "no instance-id"},
-		{"no hostname", "", answer("/metadata", 200, "instance-id: 1\n"), "no hostname"},
-		{"private-networks not a list", "", answer("/private-networks", 200, "a: b\n"), "private-networks: expected a list"},
-		{"userdata 503", "", answer("/userdata", 503, ""), "status 503"},
+		{"500", "", dstest.Answer("/metadata", 500, ""), "status 500"},
+		{"bad YAML", "", dstest.Answer("/metadata", 200, "a: [b"), "metadata: yaml"},
+		{"no instance-id", "", dstest.Answer("/metadata", 200, "hostname: h\n"), "no instance-id"},
+		{"no hostname", "", dstest.Answer("/metadata", 200, "instance-id: 1\n"), "no hostname"},
+		{"private-networks not a list", "", dstest.Answer("/private-networks", 200, "a: b\n"), "private-networks: expected a list"},
+		{"userdata 503", "", dstest.Answer("/userdata", 503, ""), "status 503"},
 		{"serial mismatch", "12", nil, `SMBIOS serial "12" does not match the instance-id "99"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -184,15 +184,7 @@ func TestBroken(t *testing.T) {
 		})
 	}
 	// A socket nobody listens on.
-	dir, _ := os.MkdirTemp("", "lxd")
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.(*net.UnixListener).SetUnlinkOnClose(false)
-	l.Close()
+	sock := dstest.DeadSocket(t)
 	if _, err := (&Source{SocketPath: sock}).Get(context.Background(), datasource.Env{}); err == nil || errors.Is(err, datasource.ErrNotFound) {
 		t.Errorf("dead socket: err = %v, want an error that is not ErrNotFound", err)
 	}

@@ -224,73 +224,26 @@ func TestSeedFirst(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
-	blank := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool { return true })
 	srv := dstest.Serve(t, "testdata/url-full/tree", nil)
+	blank := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool { return true })
 	emptySeed := fstest.MapFS{"var/lib/cloud/seed/maas": &fstest.MapFile{Mode: fs.ModeDir | 0o755}}
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"network down", func() datasource.Env { e := netEnv(srv.URL); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"nothing configured", datasource.Env{NetworkUp: true}, datasource.ErrNotFound, nil},
-		{"empty seed, no URL", datasource.Env{Root: emptySeed}, datasource.ErrNotFound, nil},
-		{"max_wait 0", func() datasource.Env {
-			e := netEnv(srv.URL)
-			e.Config["MAAS"].(map[string]any)["max_wait"] = 0
-			return e
-		}(), datasource.ErrNotFound, srv},
-		{"absent", func() datasource.Env { e := netEnv(dstest.ClosedURL(t)); e.Budget = time.Second; return e }(), datasource.ErrNotFound, nil},
-		{"404", netEnv(empty.URL), datasource.ErrNotFound, nil},
-		{"empty instance-id", netEnv(blank.URL), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env { e := netEnv(slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
-		{"slow, max_wait", func() datasource.Env {
-			e := netEnv(slow.URL)
-			e.Config["MAAS"].(map[string]any)["max_wait"] = 0.3
-			return e
-		}(), datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.srv != nil {
-				before := len(tc.srv.Requests())
-				defer func() {
-					if n := len(tc.srv.Requests()) - before; n != 0 {
-						t.Errorf("%d requests made", n)
-					}
-				}()
-			}
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-		})
+	maxWait := func(base string, v any) datasource.Env {
+		e := netEnv(base)
+		e.Config["MAAS"].(map[string]any)["max_wait"] = v
+		return e
 	}
+	cases := dstest.NetworkCases(t, dstest.Network{Env: netEnv, Up: srv, AbsentBudget: time.Second})
+	cases = append(cases, []dstest.NotFoundCase{
+		{Name: "nothing configured", Env: datasource.Env{NetworkUp: true}, Want: datasource.ErrNotFound},
+		{Name: "empty seed, no URL", Env: datasource.Env{Root: emptySeed}, Want: datasource.ErrNotFound},
+		{Name: "max_wait 0", Env: maxWait(srv.URL, 0), Want: datasource.ErrNotFound, Quiet: srv},
+		{Name: "empty instance-id", Env: netEnv(blank.URL), Want: datasource.ErrNotFound},
+		{Name: "slow, max_wait", Env: maxWait(dstest.Serve(t, "", dstest.Hang).URL, 0.3), Want: datasource.ErrNotFound},
+	}...)
+	dstest.NotFound(t, &Source{}, cases)
 }
 
 func TestErrors(t *testing.T) {
-	answer := func(suffix string, code int, body string) func(w http.ResponseWriter, r *http.Request) bool {
-		return func(w http.ResponseWriter, r *http.Request) bool {
-			if !strings.HasSuffix(r.URL.Path, suffix) {
-				return false
-			}
-			w.WriteHeader(code)
-			w.Write([]byte(body))
-			return true
-		}
-	}
 	for _, tc := range []struct {
 		name  string
 		creds Credentials // of the client; the server wants testCreds
@@ -302,11 +255,11 @@ func TestErrors(t *testing.T) {
 			"refused the credentials", nil},
 		{"wrong token", Credentials{ConsumerKey: testCreds.ConsumerKey, TokenKey: "other", TokenSecret: testCreds.TokenSecret}, nil,
 			"status 401", nil},
-		{"no local-hostname", testCreds, answer("/local-hostname", 404, ""), "missing files meta-data/local-hostname", ErrMalformed},
-		{"user-data 500", testCreds, answer("/user-data", 500, ""), "/MAAS/metadata/2012-03-01/user-data: status 500", nil},
-		{"vendor-data 403", testCreds, answer("/vendor-data", 403, ""), "/MAAS/metadata/2012-03-01/meta-data/vendor-data: status 403", nil},
-		{"vendor-data not YAML", testCreds, answer("/vendor-data", 200, "a: [b"), "vendor-data was not loadable as yaml", ErrMalformed},
-		{"hostname not UTF-8", testCreds, answer("/local-hostname", 200, "\xff\xfe"), "meta-data/local-hostname is not UTF-8", ErrMalformed},
+		{"no local-hostname", testCreds, dstest.Answer("/local-hostname", 404, ""), "missing files meta-data/local-hostname", ErrMalformed},
+		{"user-data 500", testCreds, dstest.Answer("/user-data", 500, ""), "/MAAS/metadata/2012-03-01/user-data: status 500", nil},
+		{"vendor-data 403", testCreds, dstest.Answer("/vendor-data", 403, ""), "/MAAS/metadata/2012-03-01/meta-data/vendor-data: status 403", nil},
+		{"vendor-data not YAML", testCreds, dstest.Answer("/vendor-data", 200, "a: [b"), "vendor-data was not loadable as yaml", ErrMalformed},
+		{"hostname not UTF-8", testCreds, dstest.Answer("/local-hostname", 200, "\xff\xfe"), "meta-data/local-hostname is not UTF-8", ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			auth := newAuth(testCreds, 0)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +14,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
-	"github.com/cloudroot/cloudroot/pkg/imds"
-	"github.com/cloudroot/cloudroot/pkg/imds/imdstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
@@ -59,34 +56,13 @@ func TestSecondURL(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
+	// The "404" case is a service that is not OpenStack's.
+	cases := dstest.NetworkCases(t, dstest.Network{
+		Env: func(base string) datasource.Env { return env(base) },
+		Up:  dstest.Serve(t, "testdata/rocky/tree", nil),
 	})
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-	}{
-		{"network down", datasource.Env{}, datasource.ErrNeedNetwork},
-		{"absent", env(dstest.ClosedURL(t)), datasource.ErrNotFound},
-		{"not openstack", env(dstest.Serve(t, "", nil).URL), datasource.ErrNotFound},
-		{"slow", func() datasource.Env { e := env(slow.URL); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 20*time.Second {
-				t.Errorf("took %v", el)
-			}
-		})
-	}
+	cases = append(cases, dstest.NotFoundCase{Name: "network down, nothing configured", Env: datasource.Env{}, Want: datasource.ErrNeedNetwork})
+	dstest.NotFound(t, &Source{}, cases)
 }
 
 func TestErrors(t *testing.T) {
@@ -95,10 +71,7 @@ func TestErrors(t *testing.T) {
 		hook func(w http.ResponseWriter, r *http.Request) bool
 		want string
 	}{
-		{"500 on listing", func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}, "status 500"},
+		{"500 on listing", dstest.Status(http.StatusInternalServerError), "status 500"},
 		{"meta_data.json missing", func(w http.ResponseWriter, r *http.Request) bool {
 			if strings.HasSuffix(r.URL.Path, "meta_data.json") {
 				http.NotFound(w, r)
@@ -238,17 +211,6 @@ func FuzzBuild(f *testing.F) {
 	})
 }
 
-// count is how many GETs srv saw for path.
-func count(srv *dstest.Server, path string) int {
-	n := 0
-	for _, r := range srv.Requests() {
-		if r.Path == path {
-			n++
-		}
-	}
-	return n
-}
-
 // cfg is env(urls...) with more OpenStack settings.
 func cfg(kv map[string]any, urls ...string) datasource.Env {
 	e := env(urls...)
@@ -258,96 +220,30 @@ func cfg(kv map[string]any, urls ...string) datasource.Env {
 	return e
 }
 
-// TestBlackHoleFirst: a first URL that accepts connections and never
-// answers, with a request timeout longer than the budget, does not keep the
-// second from answering.
-func TestBlackHoleFirst(t *testing.T) {
-	hole := imdstest.NewBlackHole(t)
-	srv := dstest.Serve(t, "testdata/rocky/tree", nil)
-	d, err := (&Source{}).Get(context.Background(), cfg(map[string]any{"timeout": 60, "max_wait": 30}, hole.URL, srv.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Subplatform != "metadata ("+srv.URL+")" {
-		t.Errorf("subplatform = %q, want the second URL", d.Subplatform)
-	}
-	if hole.Accepted() == 0 {
-		t.Error("the first URL was never tried")
-	}
-}
+var (
+	urlSource = dstest.URLSource{Source: &Source{}, Env: cfg}
+	// listing is the request for the version listing, the first of Get.
+	listing = dstest.Req{Path: "/openstack"}
+)
 
-// TestAbsentTriesEveryURL: nothing answers, the first URL holding every
-// request past the budget; Get is ErrNotFound and tried the second URL.
-func TestAbsentTriesEveryURL(t *testing.T) {
-	h1, h2 := imdstest.NewBlackHole(t), imdstest.NewBlackHole(t)
-	e := cfg(map[string]any{"timeout": 60}, h1.URL, h2.URL)
-	e.Budget = time.Second
-	_, err := (&Source{}).Get(context.Background(), e)
-	if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
-		t.Fatalf("err = %v, want ErrNotFound after the budget", err)
-	}
-	if h1.Accepted() == 0 || h2.Accepted() == 0 {
-		t.Errorf("connections: first URL %d, second URL %d; want both tried", h1.Accepted(), h2.Accepted())
-	}
+func TestURLFailover(t *testing.T) {
+	urlSource.Failover(t, dstest.Serve(t, "testdata/rocky/tree", nil).URL)
 }
 
 // TestConfig: `retries`, `timeout` and `max_wait` under datasource:
 // OpenStack: are honoured.
 func TestConfig(t *testing.T) {
 	t.Run("retries", func(t *testing.T) {
-		for _, tc := range []struct {
-			kv   map[string]any
-			gets int
-		}{
-			{nil, 1 + DefaultRetries},
-			{map[string]any{"retries": 3}, 4},
-			{map[string]any{"retries": -1}, 1},
-			{map[string]any{"max_wait": -1}, 1},
-		} {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				http.Error(w, "", http.StatusBadGateway)
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), cfg(tc.kv, srv.URL))
-			if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "status 502") {
-				t.Errorf("%v: err = %v, want the 502", tc.kv, err)
-			}
-			if n := count(srv, "/openstack"); n != tc.gets {
-				t.Errorf("%v: %d listing requests, want %d", tc.kv, n, tc.gets)
-			}
-		}
+		urlSource.Retries(t, dstest.Status(http.StatusBadGateway), "status 502", listing,
+			dstest.Attempts{KV: nil, N: 1 + DefaultRetries},
+			dstest.Attempts{KV: map[string]any{"retries": 3}, N: 4},
+			dstest.Attempts{KV: map[string]any{"retries": -1}, N: 1},
+			dstest.Attempts{KV: map[string]any{"max_wait": -1}, N: 1},
+		)
 	})
 	t.Run("timeout", func(t *testing.T) {
-		// The listing is never answered: only the request timeout ends an
-		// attempt. In a one-second budget, `timeout: 0.05` leaves room for
-		// the three attempts `retries: 2` allows; the default two seconds
-		// for one, cut short by the budget.
-		hang := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Minute):
-			}
-			return true
-		})
-		for _, tc := range []struct {
-			kv     map[string]any
-			gets   int
-			budget bool
-		}{
-			{map[string]any{"timeout": 0.05, "retries": 2}, 3, false},
-			{map[string]any{"retries": 2}, 1, true},
-		} {
-			before := count(hang, "/openstack")
-			e := cfg(tc.kv, hang.URL)
-			e.Budget = time.Second
-			_, err := (&Source{}).Get(context.Background(), e)
-			if !errors.Is(err, datasource.ErrNotFound) || errors.Is(err, imds.ErrBudget) != tc.budget {
-				t.Errorf("%v: err = %v, want ErrNotFound (budget exhausted: %v)", tc.kv, err, tc.budget)
-			}
-			if n := count(hang, "/openstack") - before; n != tc.gets {
-				t.Errorf("%v: %d listing requests, want %d", tc.kv, n, tc.gets)
-			}
-		}
+		// The listing is never answered.
+		urlSource.Timeouts(t, dstest.Serve(t, "", dstest.Hang), listing, 2)
 		// A slow service answers within a longer timeout.
 		slow := dstest.Serve(t, "testdata/rocky/tree", func(w http.ResponseWriter, r *http.Request) bool {
 			if r.URL.Path == "/openstack" {
@@ -359,44 +255,19 @@ func TestConfig(t *testing.T) {
 			t.Errorf("timeout 3: %v", err)
 		}
 	})
-	t.Run("max_wait", func(t *testing.T) {
-		h := imdstest.NewBlackHole(t)
-		e := cfg(map[string]any{"max_wait": "0.3", "timeout": 60}, h.URL)
-		e.Budget = time.Hour
-		start := time.Now()
-		_, err := (&Source{}).Get(context.Background(), e)
-		if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, imds.ErrBudget) {
-			t.Fatalf("err = %v, want ErrNotFound after the budget", err)
-		}
-		if el := time.Since(start); el > time.Minute {
-			t.Errorf("took %v: max_wait 0.3 did not replace the one-hour budget", el)
-		}
-	})
+	t.Run("max_wait", func(t *testing.T) { urlSource.MaxWait(t, "0.3") })
 }
 
 // TestParallelFiles: the optional files are fetched together, not one
 // after the other.
 func TestParallelFiles(t *testing.T) {
-	var mu sync.Mutex
-	in, most := 0, 0
-	srv := dstest.Serve(t, "testdata/rocky/tree", func(w http.ResponseWriter, r *http.Request) bool {
-		if !strings.HasPrefix(r.URL.Path, "/openstack/2018-08-27/") {
-			return false
-		}
-		mu.Lock()
-		in++
-		most = max(most, in)
-		mu.Unlock()
-		time.Sleep(100 * time.Millisecond)
-		mu.Lock()
-		in--
-		mu.Unlock()
-		return false
-	})
+	var f dstest.InFlight
+	files := func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/openstack/2018-08-27/") }
+	srv := dstest.Serve(t, "testdata/rocky/tree", f.Hook(files, 100*time.Millisecond, nil))
 	if _, err := (&Source{}).Get(context.Background(), env(srv.URL)); err != nil {
 		t.Fatal(err)
 	}
-	if most < 2 {
+	if most := f.Most(); most < 2 {
 		t.Errorf("at most %d requests in flight for the version's files, want them in parallel", most)
 	}
 }

@@ -94,7 +94,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
-			golden(t, filepath.Join(dir, "want.network"), network(t, d))
+			dstest.GoldenText(t, filepath.Join(dir, "want.network"), network(t, d), *update)
 			iscsi, _, _ := ISCSIRoot(filepath.Join(dir, "run"), e.Cmdline)
 			asked := false
 			for _, r := range srv.Requests() {
@@ -138,23 +138,6 @@ func network(t *testing.T, d *datasource.Data) string {
 		s += "# WARNING: " + w + "\n"
 	}
 	return s
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
 }
 
 // TestV2First: v1 is not asked when v2 answers.
@@ -250,59 +233,28 @@ func TestISCSIRoot(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
 	srv := dstest.Serve(t, "testdata/v2/tree", nil)
-	budget := func(e datasource.Env, b time.Duration) datasource.Env { e.Budget = b; return e }
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"not OCI", func() datasource.Env { e := env(srv.URL); e.DMI = bootenv.DMI{}; return e }(), datasource.ErrNotFound, srv},
-		{"network down", func() datasource.Env { e := env(srv.URL); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", budget(env(dstest.ClosedURL(t)), time.Second), datasource.ErrNotFound, nil},
-		{"404", env(empty.URL), datasource.ErrNotFound, nil},
-		{"slow", budget(env(slow.URL), 300*time.Millisecond), datasource.ErrNotFound, nil},
-		// On an iSCSI root the initramfs network is used without
-		// Env.NetworkUp; when nothing answers on it, the caller is told
-		// to bring a network up.
-		{"iSCSI root, absent", func() datasource.Env {
-			e := budget(env(dstest.ClosedURL(t)), time.Second)
-			e.NetworkUp = false
-			e.Cmdline = bootenv.ParseCmdline("ip=dhcp")
-			return e
-		}(), datasource.ErrNeedNetwork, nil},
-		// ip= given but no initramfs state yet: nothing is up to read
-		// over, so the caller is asked at once (and nothing is sent).
-		{"ip= without state files", func() datasource.Env {
-			e := env(srv.URL)
-			e.NetworkUp = false
-			e.Cmdline = bootenv.ParseCmdline("ip=dhcp")
-			return e
-		}(), datasource.ErrNeedNetwork, srv},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
-				t.Errorf("requests made")
-			}
-		})
-	}
+	notOCI := env(srv.URL)
+	notOCI.DMI = bootenv.DMI{}
+	// On an iSCSI root the initramfs network is used without
+	// Env.NetworkUp; when nothing answers on it, the caller is told to
+	// bring a network up.
+	iscsiAbsent := env(dstest.ClosedURL(t))
+	iscsiAbsent.Budget = time.Second
+	iscsiAbsent.NetworkUp = false
+	iscsiAbsent.Cmdline = bootenv.ParseCmdline("ip=dhcp")
+	// ip= given but no initramfs state yet: nothing is up to read over,
+	// so the caller is asked at once (and nothing is sent).
+	noState := env(srv.URL)
+	noState.NetworkUp = false
+	noState.Cmdline = bootenv.ParseCmdline("ip=dhcp")
+	cases := dstest.NetworkCases(t, dstest.Network{Env: env, Up: srv, AbsentBudget: time.Second})
+	cases = append(cases, []dstest.NotFoundCase{
+		{Name: "not OCI", Env: notOCI, Want: datasource.ErrNotFound, Quiet: srv},
+		{Name: "iSCSI root, absent", Env: iscsiAbsent, Want: datasource.ErrNeedNetwork},
+		{Name: "ip= without state files", Env: noState, Want: datasource.ErrNeedNetwork, Quiet: srv},
+	}...)
+	dstest.NotFound(t, &Source{RunDir: t.TempDir()}, cases)
 }
 
 func TestErrors(t *testing.T) {
@@ -313,10 +265,7 @@ func TestErrors(t *testing.T) {
 		// the server).
 		path, want string
 	}{
-		{"500", func(w http.ResponseWriter, r *http.Request) bool {
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}, "/opc/v2/instance/", "status 500"},
+		{"500", dstest.Status(http.StatusInternalServerError), "/opc/v2/instance/", "status 500"},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) bool {
 			if strings.HasSuffix(r.URL.Path, "/instance/") {
 				w.Write([]byte("id: x\n"))

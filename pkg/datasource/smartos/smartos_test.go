@@ -2,17 +2,13 @@ package smartos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -29,35 +25,6 @@ type caseFile struct {
 	Config      map[string]any `json:"config"`
 }
 
-func readJSON(t *testing.T, name string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-}
-
-// golden compares got with the text file want (rewritten with -update).
-func golden(t *testing.T, want, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(want)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(b), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", want, diff)
-	}
-}
-
 // TestGolden serves each testdata case's keys with the fake, over a pty
 // for KVM cases and a unix socket for LX ones, and compares the Data and
 // the requests made.
@@ -66,9 +33,9 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata", name)
 			var values map[string]string
-			readJSON(t, filepath.Join(dir, "metadata.json"), &values)
+			dstest.ReadJSON(t, filepath.Join(dir, "metadata.json"), &values)
 			var c caseFile
-			readJSON(t, filepath.Join(dir, "case.json"), &c)
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &c)
 			f := newFake(values)
 			src := &Source{}
 			var where, placeholder string
@@ -94,7 +61,7 @@ func TestGolden(t *testing.T) {
 			}
 			d.Subplatform = strings.ReplaceAll(d.Subplatform, where, placeholder)
 			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
-			golden(t, filepath.Join(dir, "requests.txt"), strings.Join(f.requests(), "\n")+"\n")
+			dstest.GoldenText(t, filepath.Join(dir, "requests.txt"), strings.Join(f.requests(), "\n")+"\n", *update)
 		})
 	}
 }
@@ -200,19 +167,8 @@ func TestBroken(t *testing.T) {
 		})
 	}
 	t.Run("nobody listening", func(t *testing.T) {
-		dir, err := os.MkdirTemp("", "smartos")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		sock := filepath.Join(dir, "sock")
-		l, err := net.Listen("unix", sock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.(*net.UnixListener).SetUnlinkOnClose(false)
-		l.Close()
-		_, err = (&Source{SocketPath: sock}).Get(context.Background(), datasource.Env{})
+		sock := dstest.DeadSocket(t)
+		_, err := (&Source{SocketPath: sock}).Get(context.Background(), datasource.Env{})
 		if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "connecting to "+sock) {
 			t.Errorf("err = %v, want a connection error that is not ErrNotFound", err)
 		}

@@ -34,13 +34,7 @@ func TestGolden(t *testing.T) {
 			var spec struct {
 				ProductUUID string `json:"product_uuid"`
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "case.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &spec); err != nil {
-				t.Fatal(err)
-			}
+			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
 			e := env(srv.URL + path)
 			e.DMI = bootenv.DMI{SysVendor: "UpCloud", ProductUUID: spec.ProductUUID}
@@ -93,40 +87,10 @@ func TestNetworkKey(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	slow := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-		return true
-	})
-	empty := dstest.Serve(t, "", nil)
-	srv := dstest.Serve(t, "testdata/server/tree", nil)
-	for _, tc := range []struct {
-		name string
-		env  datasource.Env
-		want error
-		srv  *dstest.Server
-	}{
-		{"network down", func() datasource.Env { e := env(srv.URL + path); e.NetworkUp = false; return e }(), datasource.ErrNeedNetwork, srv},
-		{"absent", env(dstest.ClosedURL(t) + path), datasource.ErrNotFound, nil},
-		{"404", env(empty.URL + path), datasource.ErrNotFound, nil},
-		{"slow", func() datasource.Env { e := env(slow.URL + path); e.Budget = 300 * time.Millisecond; return e }(), datasource.ErrNotFound, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := (&Source{}).Get(context.Background(), tc.env)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
-			}
-			if tc.srv != nil && len(tc.srv.Requests()) != 0 {
-				t.Errorf("requests made with the network down")
-			}
-		})
-	}
+	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
+		Env: func(base string) datasource.Env { return env(base + path) },
+		Up:  dstest.Serve(t, "testdata/server/tree", nil),
+	}))
 }
 
 func TestErrors(t *testing.T) {

@@ -1,5 +1,7 @@
 // Package dstest holds the datasources' test helpers: a fake metadata
-// service serving a directory tree on 127.0.0.1, and golden files of Data.
+// service serving a directory tree on 127.0.0.1, golden files of Data, the
+// negative cases every network source shares (negative.go) and the checks
+// of sources that try several metadata URLs (urls.go).
 //
 // Tree layout: a request path maps to a file under Root. A directory is
 // answered with its `_index` file when it has one (EC2's `public-keys/`
@@ -9,7 +11,10 @@
 package dstest
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,6 +118,81 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(strings.Join(lines, "\n")))
 }
 
+// Count is how many requests s saw for path with method ("" for any).
+func (s *Server) Count(method, path string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Path == path && (method == "" || r.Method == method) {
+			n++
+		}
+	}
+	return n
+}
+
+// Status is a hook that answers every request with code (an empty
+// body).
+func Status(code int) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		http.Error(w, "", code)
+		return true
+	}
+}
+
+// Answer is a hook that answers the requests whose path ends in suffix
+// with code and body, and passes the others on.
+func Answer(suffix string, code int, body string) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, suffix) {
+			return false
+		}
+		w.WriteHeader(code)
+		w.Write([]byte(body))
+		return true
+	}
+}
+
+// InFlight measures how many requests a server works on at once.
+type InFlight struct {
+	mu       sync.Mutex
+	in, most int
+}
+
+// Hook is a hook that holds each request r for which match(r) is true
+// (every request when match is nil) for hold, then hands every request
+// to next (nil: the tree).
+func (f *InFlight) Hook(match func(r *http.Request) bool, hold time.Duration, next func(w http.ResponseWriter, r *http.Request) bool) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if match == nil || match(r) {
+			f.mu.Lock()
+			f.in++
+			f.most = max(f.most, f.in)
+			f.mu.Unlock()
+			time.Sleep(hold)
+			f.mu.Lock()
+			f.in--
+			f.mu.Unlock()
+		}
+		return next != nil && next(w, r)
+	}
+}
+
+// Most is the most requests held at once so far.
+func (f *InFlight) Most() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.most
+}
+
+// Hang is a hook that never answers: each request is held until the
+// client gives up (or a minute passes), as by a service that hangs.
+func Hang(w http.ResponseWriter, r *http.Request) bool {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(time.Minute):
+	}
+	return true
+}
+
 // ClosedURL is the URL of a server that has gone: connections to it are
 // refused (an absent metadata service).
 func ClosedURL(t testing.TB) string {
@@ -187,6 +268,13 @@ func Golden(t testing.TB, want string, d *datasource.Data, baseURL string, updat
 	if baseURL != "" {
 		got = strings.ReplaceAll(got, baseURL, "BASE")
 	}
+	GoldenText(t, want, got, update)
+}
+
+// GoldenText compares got with the text file want (rewriting it when
+// update is set).
+func GoldenText(t testing.TB, want, got string, update bool) {
+	t.Helper()
 	if update {
 		if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -200,6 +288,59 @@ func Golden(t testing.TB, want string, d *datasource.Data, baseURL string, updat
 	if diff := cmp.Diff(string(w), got); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", want, diff)
 	}
+}
+
+// ReadJSON decodes the JSON file name (a case's case.json) into v.
+func ReadJSON(t testing.TB, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// Gunzip is the content of the gzipped file name (a disk image in
+// testdata).
+func Gunzip(t testing.TB, name string) []byte {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return b
+}
+
+// DeadSocket is the path of a unix socket that nobody listens on (a
+// service that has gone, leaving its socket behind). It is in a short
+// directory of its own (unix socket paths are short), removed when the
+// test ends.
+func DeadSocket(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dstest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	return sock
 }
 
 // Cases lists the golden case directories under dir (testdata), sorted.

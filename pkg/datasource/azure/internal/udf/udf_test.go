@@ -2,9 +2,7 @@ package udf
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
 
 // hybrid.iso.gz was made with
@@ -23,20 +23,7 @@ import (
 // VERSION="1.02".
 func image(t testing.TB) []byte {
 	t.Helper()
-	f, err := os.Open("testdata/hybrid.iso.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return dstest.Gunzip(t, "testdata/hybrid.iso.gz")
 }
 
 func TestImage(t *testing.T) {
