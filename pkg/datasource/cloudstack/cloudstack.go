@@ -107,7 +107,7 @@ func (*Source) Name() string { return "CloudStack" }
 func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Network: true,
-		Reads: "the virtual router (`metadata_url`/`metadata_urls`, else the DNS name `" + DataServerName +
+		Reads: "the seed dir `/var/lib/cloud/seed/cs` (meta-data + user-data, no network) first; else the virtual router (`metadata_url`/`metadata_urls`, else the DNS name `" + DataServerName +
 			"`, else the DHCP lease's server identifier, else its router): `/" + APIVersion +
 			"/meta-data/instance-id` waited for, the `/" + APIVersion + "/meta-data/` tree (instance-id, local-hostname, public-keys, availability-zone) and `/" +
 			APIVersion + "/user-data`; password server on the router's port `password_server_port` (default " +
@@ -213,6 +213,12 @@ func (s *Source) bases(ctx context.Context, env datasource.Env) ([]string, error
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
+	if d, ok, err := readSeed(env.Root); err != nil {
+		return nil, fmt.Errorf("cloudstack: %w", err)
+	} else if ok {
+		env.Logger(s.Name()).Info("using seeded data", "path", SeedDir)
+		return d, nil
+	}
 	if !env.NetworkUp {
 		return nil, fmt.Errorf("cloudstack: %w", datasource.ErrNeedNetwork)
 	}
