@@ -79,6 +79,9 @@ type Data struct {
 	// (cloud-init's default_update_events; see UpdateEventer), filled in
 	// by the caller that found the source; nil means boot-new-instance.
 	NetworkUpdateEvents []string `json:",omitempty"`
+	// Describe, when set, is str(DataSource) for sources whose text needs
+	// more than the fields here (see Description).
+	Describe string `json:",omitempty"`
 	// NetworkConfigSources is the source's order of network configuration
 	// sources (cloud-init's network_config_sources: "cmdline",
 	// "initramfs", "system_cfg", "ds"); nil means cloud-init's default,
@@ -200,11 +203,18 @@ func (d *Data) LocalHostname() string {
 	return str(d.MetaData["hostname"])
 }
 
-// Description is str(DataSource) as cloud-init prints it in status.json,
-// e.g. "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]".
+// Description is str(DataSource) as cloud-init prints it in status.json
+// and instances/<iid>/datasource: the class name, with the details the
+// classes that override __str__ add (NoCloud and OpenNebula
+// "[seed=…][dsmode=…]", ConfigDrive "[net,ver=2][source=…]", OpenStack
+// "[net,ver=2]", Azure/OVF/AltCloud/RbxCloud "[seed=…]"). The class is the
+// one cloud-init finds in its local stage, where cloudroot finds every
+// source (DataSourceEc2Local, DataSourceGCELocal, DataSourceOpenStackLocal,
+// DataSourceUpCloudLocal, DataSourceAkamaiLocal). Describe, when set,
+// replaces it (SmartOS prints its metadata client).
 func (d *Data) Description() string {
-	if d.Name == "None" {
-		return "DataSourceNone" // cloud-init's str() of the fallback has no seed
+	if d.Describe != "" {
+		return d.Describe
 	}
 	seed := d.Subplatform
 	if i := strings.Index(seed, "("); i >= 0 && strings.HasSuffix(seed, ")") {
@@ -214,7 +224,20 @@ func (d *Data) Description() string {
 	if mode == "" {
 		mode = "net"
 	}
-	return fmt.Sprintf("DataSource%s [seed=%s][dsmode=%s]", d.Name, seed, mode)
+	class := "DataSource" + d.Name
+	switch d.Name {
+	case "NoCloud", "OpenNebula":
+		return fmt.Sprintf("%s [seed=%s][dsmode=%s]", class, seed, mode)
+	case "ConfigDrive":
+		return fmt.Sprintf("%s [%s,ver=2][source=%s]", class, mode, seed)
+	case "OpenStack":
+		return fmt.Sprintf("%sLocal [%s,ver=2]", class, mode)
+	case "Azure", "OVF", "AltCloud", "RbxCloud":
+		return fmt.Sprintf("%s [seed=%s]", class, seed)
+	case "Ec2", "GCE", "UpCloud", "Akamai":
+		return class + "Local"
+	}
+	return class
 }
 
 func str(v any) string {

@@ -208,3 +208,26 @@ func TestReadFileNotExist(t *testing.T) {
 		}
 	}
 }
+
+// TestDescription: str(DataSource) as cloud-init prints it per class.
+func TestDescription(t *testing.T) {
+	for _, tc := range []struct {
+		d    Data
+		want string
+	}{
+		{Data{Name: "NoCloud", Subplatform: "config-disk (/dev/sr0)", Mode: "net"}, "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"},
+		{Data{Name: "OpenNebula", Subplatform: "seed-dir (/var/lib/cloud/seed/opennebula)"}, "DataSourceOpenNebula [seed=/var/lib/cloud/seed/opennebula][dsmode=net]"},
+		{Data{Name: "ConfigDrive", Subplatform: "config-disk (/dev/sr0)", Mode: "net"}, "DataSourceConfigDrive [net,ver=2][source=/dev/sr0]"},
+		{Data{Name: "OpenStack", Subplatform: "metadata (http://169.254.169.254)", Mode: "net"}, "DataSourceOpenStackLocal [net,ver=2]"},
+		{Data{Name: "Azure", Subplatform: "config-disk (/dev/sr0)"}, "DataSourceAzure [seed=/dev/sr0]"},
+		{Data{Name: "Ec2", Subplatform: "metadata (http://169.254.169.254)"}, "DataSourceEc2Local"},
+		{Data{Name: "GCE"}, "DataSourceGCELocal"},
+		{Data{Name: "Hetzner", Subplatform: "metadata (http://169.254.169.254/hetzner/v1/metadata)"}, "DataSourceHetzner"},
+		{Data{Name: "None"}, "DataSourceNone"},
+		{Data{Name: "SmartOS", Describe: "DataSourceSmartOS [client=X]"}, "DataSourceSmartOS [client=X]"},
+	} {
+		if got := tc.d.Description(); got != tc.want {
+			t.Errorf("%s: Description() = %q, want %q", tc.d.Name, got, tc.want)
+		}
+	}
+}

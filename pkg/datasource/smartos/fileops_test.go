@@ -2,6 +2,7 @@ package smartos
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -43,5 +44,21 @@ func TestBuildFileOps(t *testing.T) {
 				t.Errorf("FileOps (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		mode, where string
+		timeout     time.Duration
+		want        string
+	}{
+		{ModeKVM, "/dev/ttyS1", DefaultSerialTimeout, "DataSourceSmartOS [client=JoyentMetadataLegacySerialClient(device=/dev/ttyS1, timeout=60)]"},
+		{ModeKVM, "/dev/ttyS2", 2500 * time.Millisecond, "DataSourceSmartOS [client=JoyentMetadataLegacySerialClient(device=/dev/ttyS2, timeout=2.5)]"},
+		{ModeLX, "/native/.zonecontrol/metadata.sock", 0, "DataSourceSmartOS [client=JoyentMetadataSocketClient(socketpath=/native/.zonecontrol/metadata.sock)]"},
+	} {
+		if got := Describe(tc.mode, tc.where, tc.timeout); got != tc.want {
+			t.Errorf("Describe(%s, %s) = %q, want %q", tc.mode, tc.where, got, tc.want)
+		}
 	}
 }

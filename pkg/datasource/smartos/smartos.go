@@ -41,6 +41,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -253,8 +254,20 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if err != nil {
 		return nil, fmt.Errorf("smartos: %s: %w", where, err)
 	}
+	d.Describe = Describe(mode, where, cfg.timeout)
 	log.Info("found", "device", where, "duration", time.Since(start))
 	return d, nil
+}
+
+// Describe is str(DataSourceSmartOS): the class and its metadata client's
+// repr, "DataSourceSmartOS [client=JoyentMetadataLegacySerialClient(device=/dev/ttyS1, timeout=60)]"
+// on KVM, "[client=JoyentMetadataSocketClient(socketpath=…)]" in an LX zone.
+func Describe(mode, where string, timeout time.Duration) string {
+	if mode == ModeLX {
+		return "DataSourceSmartOS [client=JoyentMetadataSocketClient(socketpath=" + where + ")]"
+	}
+	return "DataSourceSmartOS [client=JoyentMetadataLegacySerialClient(device=" + where + ", timeout=" +
+		strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64) + ")]"
 }
 
 // read opens the transport, readies it and reads the keys.
