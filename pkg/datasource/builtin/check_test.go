@@ -50,7 +50,7 @@ func TestInstanceCheckers(t *testing.T) {
 // network configuration on every boot say so; the others keep cloud-init's
 // default (a new instance only).
 func TestNetworkUpdateEvents(t *testing.T) {
-	every := map[string]bool{"Hetzner": true, "Scaleway": true, "Azure": true, "GCE": true, "SmartOS": true}
+	every := map[string]bool{"Hetzner": true, "Scaleway": true, "Azure": true, "GCE": true, "SmartOS": true, "RbxCloud": true}
 	for _, src := range Registry() {
 		ev := datasource.NetworkUpdateEvents(src, &datasource.Data{Name: src.Name()})
 		boot := slices.Contains(ev, datasource.EventBoot)
