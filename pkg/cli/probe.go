@@ -21,6 +21,9 @@ package cli
 //     ec2/ the ConfigDrive one (/var/lib/cloud/seed/config_drive), any
 //     other directory the root; a file (an image such as `cloudroot seed
 //     make` writes) is the only block device, its filesystem probed.
+//   - --dmi FIELD=VALUE (repeatable) replaces one DMI field, so a source
+//     that checks its platform (Azure's chassis asset tag, Oracle's, ...)
+//     can be pointed at a simulator from any machine.
 //   - --timeout is Env.Budget (0: the source's default).
 //   - stdout: the instance data found as JSON, shaped like
 //     instance-data-sensitive.json (v1 keys, ds.meta_data, sys_info...),
@@ -66,11 +69,12 @@ func probeCommand() Command {
 	}
 }
 
-const probeUsage = "usage: cloudroot probe [-h] --datasource NAME [--metadata-url URL]... [--seed PATH] [--timeout D] [--root DIR]\n"
+const probeUsage = "usage: cloudroot probe [-h] --datasource NAME [--metadata-url URL]... [--dmi FIELD=VALUE]... [--seed PATH] [--timeout D] [--root DIR]\n"
 
 type probeOptions struct {
 	source  datasource.Source
 	urls    []string
+	dmi     map[string]string
 	seed    string
 	timeout time.Duration
 	root    string
@@ -96,6 +100,17 @@ func parseProbeArgs(env *Env, args []string) (probeOptions, int, bool) {
 			return fmt.Errorf("not an http(s) URL: %q", s)
 		}
 		opts.urls = append(opts.urls, s)
+		return nil
+	})
+	fl.Func("dmi", "a DMI `FIELD=VALUE` replacing the system's (sys_vendor, product_name, product_serial, product_uuid, product_version, chassis_asset_tag, board_vendor, board_name; repeatable): makes a simulator look like its cloud", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || dmiField(&bootenv.DMI{}, k) == nil {
+			return fmt.Errorf("want FIELD=VALUE with FIELD one of %s, got %q", strings.Join(dmiFields, ", "), s)
+		}
+		if opts.dmi == nil {
+			opts.dmi = map[string]string{}
+		}
+		opts.dmi[k] = v
 		return nil
 	})
 	fl.StringVar(&opts.seed, "seed", "", "a seed directory, root directory or seed image (`PATH`) replacing the system's")
@@ -224,6 +239,32 @@ func probeInstanceData(d *datasource.Data, dist distro.Info, si stages.SysInfo) 
 	return out
 }
 
+// dmiFields are the names --dmi takes (the files of sys/class/dmi/id).
+var dmiFields = []string{"sys_vendor", "product_name", "product_serial", "product_uuid", "product_version", "chassis_asset_tag", "board_vendor", "board_name"}
+
+// dmiField is the field of d named by a sys/class/dmi/id file name, or nil.
+func dmiField(d *bootenv.DMI, name string) *string {
+	switch name {
+	case "sys_vendor":
+		return &d.SysVendor
+	case "product_name":
+		return &d.ProductName
+	case "product_serial":
+		return &d.ProductSerial
+	case "product_uuid":
+		return &d.ProductUUID
+	case "product_version":
+		return &d.ProductVersion
+	case "chassis_asset_tag":
+		return &d.ChassisAssetTag
+	case "board_vendor":
+		return &d.BoardVendor
+	case "board_name":
+		return &d.BoardName
+	}
+	return nil
+}
+
 // probeEnv is the datasource.Env of the running system under opts.root,
 // with opts' overrides.
 func probeEnv(env *Env, opts probeOptions) (datasource.Env, error) {
@@ -235,6 +276,9 @@ func probeEnv(env *Env, opts probeOptions) (datasource.Env, error) {
 		HTTP:      &http.Client{Transport: &http.Transport{Proxy: nil}},
 		Budget:    opts.timeout,
 		Log:       env.Log,
+	}
+	for k, v := range opts.dmi {
+		*dmiField(&denv.DMI, k) = v
 	}
 	if u, ok := dist.DefaultUser()["name"].(string); ok {
 		denv.DefaultUser = u

@@ -256,3 +256,38 @@ func TestMountFS(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeAzureSimulatorWithDMI: --dmi makes the Azure simulator's
+// platform check pass on any machine; without it the source is not found.
+func TestProbeAzureSimulatorWithDMI(t *testing.T) {
+	tree := filepath.Join("..", "datasource", "azure", "testdata", "extended", "tree")
+	srv, err := imdsserve.New(imdsserve.Options{Cloud: imdsserve.CloudAzure, Dir: tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+
+	env, out, errb := probeEnvForTest(t)
+	args := []string{"probe", "--datasource", "azure", "--metadata-url", hs.URL, "--timeout", "5s"}
+	if code := Run(context.Background(), env, args); code != 1 || !strings.Contains(errb.String(), "chassis_asset_tag") {
+		t.Fatalf("without --dmi: exit %d, stderr %s", code, errb)
+	}
+	env, out, errb = probeEnvForTest(t)
+	if code := Run(context.Background(), env, append(args, "--dmi", "chassis_asset_tag=7783-7084-3265-9085-8269-3286-77")); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	m := decodeProbe(t, out)
+	if got := field(m, "v1", "platform"); got != "azure" {
+		t.Errorf("v1.platform = %v", got)
+	}
+	if got := field(m, "v1", "instance_id"); got == nil || got == "" {
+		t.Errorf("v1.instance_id = %v", got)
+	}
+
+	env, _, errb = probeEnvForTest(t)
+	if code := Run(context.Background(), env, []string{"probe", "--datasource", "azure", "--dmi", "cpu=1"}); code != 2 || !strings.Contains(errb.String(), "chassis_asset_tag") {
+		t.Errorf("bad --dmi: exit %d, stderr %s", code, errb)
+	}
+}
