@@ -5,6 +5,7 @@ package smartos
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -108,6 +109,15 @@ func (c *Client) readLine(ctx context.Context, timeout time.Duration) (string, e
 		return "", fmt.Errorf("waiting for an answer: %w", context.Cause(ctx))
 	}
 	dl, ctxBound := deadline(ctx, timeout)
+	// A whole line already read ahead needs no deadline (and a peer that
+	// closed after sending it must not fail the deadline call).
+	if buffered, err := c.r.Peek(c.r.Buffered()); err == nil && bytes.IndexByte(buffered, '\n') >= 0 {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return "", fmt.Errorf("reading: %w", err)
+		}
+		return string(line[:len(line)-1]), nil
+	}
 	if err := c.conn.SetReadDeadline(dl); err != nil {
 		return "", fmt.Errorf("setting a read deadline: %w", err)
 	}
