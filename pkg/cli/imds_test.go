@@ -31,6 +31,8 @@ func TestIMDSServeRefuses(t *testing.T) {
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--listen", "0.0.0.0:8169"}, "refusing to listen"},
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--listen", ":8169"}, "refusing to listen"},
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--listen=localhost:8169"}, "refusing to listen"},
+		// The link-local metadata address is refused before anything is
+		// bound: the simulator only ever listens on loopback.
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--listen", "169.254.169.254:80"}, "refusing to listen"},
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--listen", "[::]:80"}, "refusing to listen"},
 		{[]string{"serve", "--cloud", "gce", "--dir", tree, "--require-token"}, "--require-token is for --cloud ec2"},

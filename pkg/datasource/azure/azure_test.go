@@ -189,6 +189,8 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
+// TestInstanceURL only builds URL text (the default, link-local base is
+// never dialled by a test: every fetch test points at 127.0.0.1).
 func TestInstanceURL(t *testing.T) {
 	for _, tc := range []struct{ base, ver, want string }{
 		{DefaultMetadataURL, APIVersion, "http://169.254.169.254/metadata/instance?api-version=2021-08-01&extended=true"},
