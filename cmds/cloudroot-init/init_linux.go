@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/azure"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
@@ -50,6 +51,10 @@ type boot struct {
 	devs    []bootenv.Device
 	// noEntropy is set when the kernel RNG never became ready.
 	noEntropy bool
+	// sysFiles are the target's cloud.cfg, cloud.cfg.d and the runtime
+	// config, read once after detection for the datasource step and the
+	// init stage.
+	sysFiles *cloudcfg.SystemFiles
 }
 
 func uptime() float64 {
@@ -100,6 +105,7 @@ func run() error {
 		return nil
 	})
 	if enabled {
+		b.sysFiles = cloudcfg.ReadSystemFiles(t, run)
 		b.step("local", func() error {
 			d, err := b.findDatasource(ctx, t, b.st.DatasourceList, net)
 			if err != nil {
@@ -510,6 +516,7 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		NoHostKeys:      b.noEntropy,
 		NetLinks:        bootenv.NetLinks(""),
 		Fetch:           net.fetch,
+		SystemFiles:     b.sysFiles,
 	}
 	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
 }

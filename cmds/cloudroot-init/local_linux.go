@@ -144,7 +144,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	for _, m := range missing {
 		b.log.Warn("datasource not provided by this build", "datasource", m)
 	}
-	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Root: t, Cmdline: b.cmdline.String()})
+	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.sysFiles, Cmdline: b.cmdline.String()})
 	dsCfg, _ := base.Config["datasource"].(map[string]any)
 	env := datasource.Env{
 		Devices: b.devs,

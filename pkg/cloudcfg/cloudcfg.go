@@ -88,6 +88,20 @@ type systemFiles struct {
 	problems []*Problem
 }
 
+// SystemFiles are the system configuration files (cloud.cfg, cloud.cfg.d,
+// the runtime config) read once, for Load to merge any number of times
+// (LoadOptions.Files) without reading them again. Load never changes them.
+type SystemFiles struct{ files systemFiles }
+
+// ReadSystemFiles reads cloud.cfg and cloud.cfg.d from root and the
+// runtime config from run (nil: root), as Load would.
+func ReadSystemFiles(root, run Reader) *SystemFiles {
+	if run == nil {
+		run = root
+	}
+	return &SystemFiles{files: readSystem(root, run)}
+}
+
 // readSystem reads cloud.cfg and cloud.cfg.d from root and the runtime
 // config from run. A missing file is no problem.
 func readSystem(root, run Reader) systemFiles {

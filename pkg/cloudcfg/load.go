@@ -24,6 +24,9 @@ type LoadOptions struct {
 	Root Reader
 	// Run holds /run/cloud-init/cloud.cfg; nil means Root.
 	Run Reader
+	// Files, when set, are the system files already read (Root and Run
+	// are then not read).
+	Files *SystemFiles
 	// Cmdline is the kernel command line (for cc: ... end_cc).
 	Cmdline string
 	// Datasource is the datasource's own config object (may be nil).
@@ -87,11 +90,11 @@ func Load(o LoadOptions) (*Merged, error) {
 	}
 
 	// Base config: builtin, cloud.cfg + cloud.cfg.d, runtime, cmdline.
-	run := o.Run
-	if run == nil {
-		run = o.Root
+	files := o.Files
+	if files == nil {
+		files = ReadSystemFiles(o.Root, o.Run)
 	}
-	sys := readSystem(o.Root, run)
+	sys := files.files
 	res.Problems = append(res.Problems, sys.problems...)
 	res.Sources = append(res.Sources, SourceBuiltin)
 	if sys.cloudCfg != nil {

@@ -275,3 +275,43 @@ func TestLoadPremergedPayloads(t *testing.T) {
 		t.Errorf("runcmd (-want +got):\n%s", diff)
 	}
 }
+
+type countingReader struct {
+	Reader
+	reads int
+}
+
+func (c *countingReader) ReadFile(p string) ([]byte, error) {
+	c.reads++
+	return c.Reader.ReadFile(p)
+}
+
+// TestLoadFiles: system files read once merge the same way, any number of
+// times, without being read again or changed by the merges.
+func TestLoadFiles(t *testing.T) {
+	root := &countingReader{Reader: writeTree(t, map[string]string{
+		"etc/cloud/cloud.cfg":              "hostname: cloudcfg\nruncmd: [cloudcfg]\n",
+		"etc/cloud/cloud.cfg.d/10_a.cfg":   "timezone: UTC\n",
+		"etc/cloud/cloud.cfg.d/50_bad.cfg": "a: [\n",
+		"run/cloud-init/cloud.cfg":         "datasource_list: [NoCloud, None]\n",
+	})}
+	direct, derr := Load(LoadOptions{Root: root})
+	files := ReadSystemFiles(root, nil)
+	reads := root.reads
+	user := []Part{{Name: "part-001", Config: map[string]any{"runcmd": []any{"user"}}}}
+	for i := 0; i < 2; i++ {
+		m, err := Load(LoadOptions{Files: files, UserData: user})
+		if (err == nil) != (derr == nil) || len(m.Problems) != len(direct.Problems) {
+			t.Fatalf("problems %v, want %v", m.Problems, direct.Problems)
+		}
+		if diff := cmp.Diff(direct.System, m.System); diff != "" {
+			t.Errorf("system config (-read +files):\n%s", diff)
+		}
+		if diff := cmp.Diff([]any{"user"}, m.Config["runcmd"]); diff != "" {
+			t.Errorf("user-data over the files: %s", diff)
+		}
+	}
+	if root.reads != reads {
+		t.Errorf("Load read %d more files with Files given", root.reads-reads)
+	}
+}

@@ -56,6 +56,9 @@ type InitOptions struct {
 	// NoHostKeys is set when the kernel RNG is not ready: generating SSH
 	// host keys would block, so it is skipped and reported.
 	NoHostKeys bool
+	// SystemFiles are the target's configuration files already read (nil:
+	// Init reads them once from Target and Run).
+	SystemFiles *cloudcfg.SystemFiles
 }
 
 // Init provisions the target from o.Data and returns the state to hand
@@ -93,7 +96,11 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Base configuration first: instance-data (which jinja templates read)
 	// carries it, as cloud-init writes instance-data before it consumes
 	// user-data.
-	base, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, Datasource: d.Config})
+	sysFiles := o.SystemFiles
+	if sysFiles == nil {
+		sysFiles = cloudcfg.ReadSystemFiles(o.Target, o.Run)
+	}
+	base, err := cloudcfg.Load(cloudcfg.LoadOptions{Files: sysFiles, Cmdline: o.Cmdline, Datasource: d.Config})
 	if err != nil {
 		for _, p := range base.Problems {
 			warn(p.Error())
@@ -161,7 +168,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Merge every source in precedence order.
-	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: o.Target, Run: o.Run, Cmdline: o.Cmdline, Datasource: d.Config, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
+	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Files: sysFiles, Cmdline: o.Cmdline, Datasource: d.Config, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
 	if err != nil {
 		for _, p := range m.Problems {
 			if !containsProblem(base.Problems, p) {
