@@ -23,7 +23,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/azure"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/stages"
@@ -119,13 +118,11 @@ func run() error {
 			}
 			data = d
 			b.log.Info("found datasource", "datasource", d.Description(), "instance_id", d.InstanceID())
-			if d.Name == "Azure" {
-				// No udev here: make the /dev/disk/cloud links Azure's
-				// disk_setup and mounts name (66-azure-ephemeral.rules).
-				if disks, err := azure.CloudDisks(os.DirFS("/sys")); err != nil {
-					b.log.Warn("azure disks", "err", err)
-				} else if err := azure.CreateLinks("/dev", disks); err != nil {
-					b.log.Warn("azure disk links", "err", err)
+			if src, ok := builtin.Registry().Lookup(d.Name); ok {
+				if p, ok := src.(datasource.Preparer); ok {
+					if err := p.Prepare(d); err != nil {
+						b.log.Warn("preparing for the datasource", "datasource", d.Name, "err", err)
+					}
 				}
 			}
 			return nil

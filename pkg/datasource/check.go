@@ -69,3 +69,12 @@ type Reporter interface {
 	ReportReady(ctx context.Context, env Env, d *Data) error
 	ReportFailure(ctx context.Context, env Env, description string) error
 }
+
+// Preparer is implemented by sources that ready the running system for
+// their answer before the init modules use it (Azure makes the
+// /dev/disk/cloud links udev would, for its resource disk). The caller
+// calls Prepare on every boot the answer is used, searched or restored
+// from the cache; an error is logged, never fatal.
+type Preparer interface {
+	Prepare(d *Data) error
+}

@@ -102,6 +102,8 @@ type Source struct {
 	// Sys is sysfs, read for the resource disk and the platform's entropy;
 	// nil means os.DirFS(bootenv.DefaultSysRoot).
 	Sys fs.FS
+	// Dev is where Prepare makes the disk links ("" means "/dev").
+	Dev string
 	// Hash hashes UserPassword; nil means target.HashPassword.
 	Hash func(string) (string, error)
 }

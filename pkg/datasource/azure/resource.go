@@ -31,6 +31,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
 // Fabric names of the two disks (the link names under /dev/disk/cloud).
@@ -223,4 +225,24 @@ func CreateLinks(devDir string, disks []CloudDisk) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+var _ datasource.Preparer = (*Source)(nil)
+
+// Prepare implements datasource.Preparer: the initramfs has no udev, so
+// the /dev/disk/cloud/azure_* links Azure's disk_setup and mounts name
+// (66-azure-ephemeral.rules) are made from sysfs.
+func (s *Source) Prepare(*datasource.Data) error {
+	disks, err := CloudDisks(s.sys())
+	if err != nil {
+		return fmt.Errorf("azure: %w", err)
+	}
+	dev := s.Dev
+	if dev == "" {
+		dev = "/dev"
+	}
+	if err := CreateLinks(dev, disks); err != nil {
+		return fmt.Errorf("azure: disk links: %w", err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"io/fs"
 	"os"
 	"path"
@@ -196,5 +197,21 @@ func TestCreateLinks(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s → %q, %v; want %q", link, got, err, want)
 		}
+	}
+}
+
+// TestPrepare: the resource disk's links are made from the source's sysfs.
+func TestPrepare(t *testing.T) {
+	dev := t.TempDir()
+	s := &Source{Sys: gen1().MapFS, Dev: dev}
+	if err := s.Prepare(&datasource.Data{Name: "Azure"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.Readlink(filepath.Join(dev, "disk/cloud/azure_resource")); err != nil || got != "../../sdb" {
+		t.Errorf("azure_resource → %q, %v", got, err)
+	}
+	// No Azure disks: nothing to do, no error.
+	if err := (&Source{Sys: newSysfs().MapFS, Dev: t.TempDir()}).Prepare(&datasource.Data{Name: "Azure"}); err != nil {
+		t.Errorf("no disks: %v", err)
 	}
 }
