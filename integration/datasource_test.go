@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 	"github.com/cloudroot/cloudroot/pkg/imdsserve"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 const (
@@ -84,9 +85,10 @@ func startIMDS(t *testing.T, cloud, tree string, requireToken bool) (*imdsserve.
 	return s, run
 }
 
-// imdsFwd maps the guest's 169.254.169.254:80 to the simulator.
-func imdsFwd(run *imdsserve.Running) []harness.GuestFwd {
-	return []harness.GuestFwd{{GuestIP: imdsIP, GuestPort: 80, HostPort: run.Port()}}
+// imdsFwd maps the guest's 169.254.169.254:80 (inside QEMU's restricted
+// user network) to a server on the host's 127.0.0.1:port.
+func imdsFwd(port int) []harness.GuestFwd {
+	return []harness.GuestFwd{{GuestIP: imdsIP, GuestPort: 80, HostPort: port}}
 }
 
 // wantEphemeralNet checks the console says the initramfs brought its
@@ -184,7 +186,7 @@ func TestEc2IMDS(t *testing.T) {
 		ver + "/user-data": dsUserData("ec2-sim", true),
 	})
 	srv, run := startIMDS(t, imdsserve.CloudEC2, tree, true)
-	r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, GuestFwd: imdsFwd(run)})
+	r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, GuestFwd: imdsFwd(run.Port())})
 	t.Logf("IMDS requests:\n%s", srv.Log())
 	wantProvisioned(t, v, r, provisioned{iid: iid, hostname: "ec2-sim", dsName: "Ec2"})
 
@@ -225,7 +227,7 @@ func TestOpenStackIMDS(t *testing.T) {
 		"latest/meta-data/local-hostname":       "os-meta.novalocal",
 	})
 	srv, run := startIMDS(t, imdsserve.CloudOpenStack, tree, false)
-	r := v.boot(harness.BootOptions{SMBIOSProduct: "OpenStack Nova", GuestFwd: imdsFwd(run), Append: []string{"cloudroot.test.poweroff"}})
+	r := v.boot(harness.BootOptions{SMBIOSProduct: "OpenStack Nova", GuestFwd: imdsFwd(run.Port()), Append: []string{"cloudroot.test.poweroff"}})
 	t.Logf("metadata service requests:\n%s", srv.Log())
 	wantProvisioned(t, v, r, provisioned{iid: uuid, hostname: "os-sim", dsName: "OpenStack"})
 	// openstack/latest is served from the newest dated directory; the
@@ -253,7 +255,7 @@ func TestGCEIMDS(t *testing.T) {
 		"computeMetadata/v1/project/attributes/enable-oslogin": "FALSE",
 	})
 	srv, run := startIMDS(t, imdsserve.CloudGCE, tree, false)
-	r := v.boot(harness.BootOptions{SMBIOSProduct: "Google Compute Engine", GuestFwd: imdsFwd(run), Append: []string{"cloudroot.test.poweroff"}})
+	r := v.boot(harness.BootOptions{SMBIOSProduct: "Google Compute Engine", GuestFwd: imdsFwd(run.Port()), Append: []string{"cloudroot.test.poweroff"}})
 	t.Logf("metadata server requests:\n%s", srv.Log())
 	wantProvisioned(t, v, r, provisioned{iid: id, hostname: "gce-sim", dsName: "GCE"})
 	for _, q := range srv.Requests() {
@@ -403,7 +405,7 @@ func TestAzure(t *testing.T) {
 	}
 
 	r := v.boot(harness.BootOptions{Seed: media, SeedKind: harness.SeedCDROMAHCI, SMBIOSUUID: uuid,
-		SMBIOSChassisAsset: "7783-7084-3265-9085-8269-3286-77", GuestFwd: imdsFwd(run)})
+		SMBIOSChassisAsset: "7783-7084-3265-9085-8269-3286-77", GuestFwd: imdsFwd(run.Port())})
 	t.Logf("simulator requests:\n%s", srv.Log())
 	if strings.Contains(r.Console, password) {
 		t.Errorf("the OVF password is on the console")
@@ -422,8 +424,10 @@ func TestAzure(t *testing.T) {
 	if _, ok := d.passwd()["azureuser"]; !ok {
 		t.Errorf("azureuser (the OVF's UserName) not in /etc/passwd")
 	}
-	if sh := d.read("/etc/shadow"); !strings.Contains(sh, "azureuser:$6$") || strings.Contains(sh, password) {
-		t.Errorf("/etc/shadow: azureuser's password is not a SHA-512 hash of the OVF password")
+	sh := d.read("/etc/shadow")
+	hash := harness.ParseShadow([]byte(sh))["azureuser"]
+	if got, err := target.SHA512Crypt(password, hash); !strings.HasPrefix(hash, "$6$") || err != nil || got != hash || strings.Contains(sh, password) {
+		t.Errorf("/etc/shadow: azureuser's password %q is not a SHA-512 hash of the OVF password (%v)", hash, err)
 	}
 	d.wantContains("/home/azureuser/.ssh/authorized_keys", dsKey)
 	waagent := d.read("/var/lib/waagent/ovf-env.xml")

@@ -65,7 +65,7 @@ func newVM(t *testing.T) *vm {
 	return v
 }
 
-// seed makes a seed image of kind ("iso" or "vfat") in a fresh directory.
+// seed makes a seed image of kind (a harness.Seed* kind) in a fresh directory.
 func (v *vm) seed(files map[string][]byte, kind string) string {
 	v.t.Helper()
 	dir, err := os.MkdirTemp(v.dir, "seed-")

@@ -499,7 +499,7 @@ func TestSeedNetwork(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	r := v.boot(harness.BootOptions{
 		Append:   []string{"ds=nocloud-net;s=http://" + imdsIP + "/seed/"},
-		GuestFwd: []harness.GuestFwd{{GuestIP: imdsIP, GuestPort: 80, HostPort: srv.Port()}},
+		GuestFwd: imdsFwd(srv.Port()),
 	})
 	t.Logf("seed server requests: %s\n%s", srv, srv.Log())
 	wantPoweredOff(t, r)

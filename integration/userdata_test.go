@@ -153,7 +153,7 @@ func TestUserDataPipeline(t *testing.T) {
 	r := v.boot(harness.BootOptions{
 		Seed: seed, SeedKind: harness.SeedCDROMSCSI,
 		Append:   []string{"cloudroot.test.poweroff"},
-		GuestFwd: []harness.GuestFwd{{GuestIP: imdsIP, GuestPort: 80, HostPort: srv.Port()}},
+		GuestFwd: imdsFwd(srv.Port()),
 	})
 	t.Logf("host server requests: %s\n%s", srv, srv.Log())
 	wantPoweredOff(t, r)

@@ -13,18 +13,18 @@ import (
 const (
 	SeedISO  = "iso"  // ISO9660 + Rock Ridge + Joliet, volume id "cidata"
 	SeedVFAT = "vfat" // FAT, label "CIDATA"
-	// SeedConfigDrive is an OpenStack config drive: ISO9660 with volume id
-	// "config-2" (files as openstack/latest/meta_data.json, ...).
-	SeedConfigDrive = "config-2"
 	// SeedISOLabelPrefix + LABEL is an ISO9660 volume with that volume id
 	// (e.g. Azure's provisioning media holding ovf-env.xml).
 	SeedISOLabelPrefix = "iso:"
+	// SeedConfigDrive is an OpenStack config drive: ISO9660 with volume id
+	// "config-2" (files as openstack/latest/meta_data.json, ...).
+	SeedConfigDrive = SeedISOLabelPrefix + "config-2"
 )
 
-// MakeSeed writes a NoCloud seed holding files (name -> content, e.g.
-// "meta-data", "user-data") into dir and returns its path: dir/seed.iso
-// for kind "iso", dir/seed.img for kind "vfat". An existing seed is
-// replaced.
+// MakeSeed writes a seed holding files (name -> content, e.g. "meta-data",
+// "user-data") into dir and returns its path: dir/seed.iso for the ISO
+// kinds (SeedISO, SeedISOLabelPrefix+LABEL, SeedConfigDrive), dir/seed.img
+// for SeedVFAT. An existing seed is replaced.
 func MakeSeed(dir string, files map[string][]byte, kind string) (string, error) {
 	ctx := context.Background()
 	stage, err := os.MkdirTemp(dir, "seed-src-")
@@ -52,10 +52,7 @@ func MakeSeed(dir string, files map[string][]byte, kind string) (string, error) 
 		kind, label = SeedISO, l
 	}
 	switch kind {
-	case SeedISO, SeedConfigDrive:
-		if kind == SeedConfigDrive {
-			label = "config-2"
-		}
+	case SeedISO:
 		out := filepath.Join(dir, "seed.iso")
 		_ = os.Remove(out)
 		if HaveTools("genisoimage") == nil {
@@ -87,7 +84,7 @@ func MakeSeed(dir string, files map[string][]byte, kind string) (string, error) 
 		}
 		return out, nil
 	}
-	return "", fmt.Errorf("making seed: unknown kind %q (want %q, %q or %q)", kind, SeedISO, SeedVFAT, SeedConfigDrive)
+	return "", fmt.Errorf("making seed: unknown kind %q (want %q, %q or %qLABEL)", kind, SeedISO, SeedVFAT, SeedISOLabelPrefix)
 }
 
 // SeedFiles reads the regular files of a seed directory (meta-data,

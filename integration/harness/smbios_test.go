@@ -23,3 +23,13 @@ func TestSMBIOSUUIDAndProduct(t *testing.T) {
 		t.Errorf("product only: %s", got)
 	}
 }
+
+func TestSMBIOSChassisAsset(t *testing.T) {
+	args, err := BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d.img", SMBIOSChassisAsset: "7783-7084,x"}.Args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, " "); !strings.Contains(got, "-smbios type=3,asset=7783-7084,,x") {
+		t.Errorf("args lack the type 3 asset tag: %s", got)
+	}
+}
