@@ -450,14 +450,7 @@ func (b *boot) detect(t *target.Root) ([]string, bool) {
 		list = []string{"NoCloud", "None"}
 	}
 	reg := builtin.Registry()
-	var provided, unsupported []string
-	for _, ds := range list {
-		if _, ok := reg.Lookup(ds); ok {
-			provided = append(provided, ds)
-		} else {
-			unsupported = append(unsupported, ds)
-		}
-	}
+	provided, unsupported := reg.Select(list)
 	if len(unsupported) > 0 {
 		msg := fmt.Sprintf("datasource(s) %s detected, but this build of cloudroot does not provide them (it has %s)", strings.Join(unsupported, ", "), strings.Join(reg.Names(), ", "))
 		b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, msg)

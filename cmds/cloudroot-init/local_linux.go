@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -140,10 +141,8 @@ func (n *ephemeralNet) fetch(ctx context.Context, url string) ([]byte, error) {
 // first need nothing; a network one gets the ephemeral network on demand).
 func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string, n *ephemeralNet) (*datasource.Data, error) {
 	reg := builtin.Registry()
-	sel, missing := reg.Select(list)
-	for _, m := range missing {
-		b.log.Warn("datasource not provided by this build", "datasource", m)
-	}
+	// detect has reported the names this build does not provide.
+	sel, _ := reg.Select(list)
 	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.sysFiles, Cmdline: b.cmdline.String()})
 	dsCfg, _ := base.Config["datasource"].(map[string]any)
 	env := datasource.Env{
@@ -177,18 +176,42 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		return withEvents(reg, restored.Data), nil
 	}
 
+	// The fallback (None) is not searched with the others: when they all
+	// fail, a cached answer whose source allows it comes first, as in
+	// cloud-init, whose local search never includes None.
+	var fallback datasource.Source
+	if i := slices.IndexFunc(sel, datasource.IsFallback); i >= 0 {
+		fallback, sel = sel[i], slices.Delete(slices.Clone(sel), i, i+1)
+	}
 	d, err := b.searchDatasources(ctx, sel, list, env, n, stages.PreviousInstanceID(t))
-	if errors.Is(err, datasource.ErrNotFound) {
+	if err != nil && fallback != nil {
 		if fb := stages.FallbackToCache(cached, mode, reg); fb != nil {
 			b.log.Info("restored fallback datasource from checked cache", "datasource", fb.Description())
 			b.st.Restored = "restored fallback datasource from checked cache: " + fb.Description()
 			return withEvents(reg, fb), nil
 		}
+		// Sources that failed are warnings now, as cloud-init logs them
+		// (the boot goes on with the fallback): status says "degraded".
+		for _, e := range unwrapJoined(err) {
+			if !errors.Is(e, datasource.ErrNotFound) {
+				b.status.Get(state.StageInitLocal).AddRecoverable("WARNING", e.Error())
+			}
+		}
+		b.log.Warn("no datasource found: using the None fallback", "tried", err)
+		d, err = fallback.Get(ctx, env)
 	}
 	if d != nil {
 		d = withEvents(reg, d)
 	}
 	return d, err
+}
+
+// unwrapJoined splits an errors.Join into its errors.
+func unwrapJoined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // withEvents records the source's default network update events in d.
@@ -236,13 +259,9 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 		switch {
 		case err == nil:
 			// Sources that failed before this one are warnings now, as
-			// cloud-init logs them (the boot goes on with this source,
-			// often the None fallback): status says "degraded done".
+			// cloud-init logs them: status says "degraded done".
 			for _, e := range errs {
 				b.status.Get(state.StageInitLocal).AddRecoverable("WARNING", e.Error())
-			}
-			if src.Name() == "None" {
-				b.log.Warn("no datasource found: using the None fallback", "tried", strings.Join(tried[:len(tried)-1], ", "))
 			}
 			return d, nil
 		case errors.Is(err, datasource.ErrNotFound):

@@ -78,3 +78,16 @@ type Reporter interface {
 type Preparer interface {
 	Prepare(d *Data) error
 }
+
+// Fallback marks the source used when every other one in the list failed
+// or was absent (None): the caller searches it last, after trying the
+// cached answer (FallbackAllower).
+type Fallback interface {
+	Fallback()
+}
+
+// IsFallback reports whether src is the fallback source.
+func IsFallback(src Source) bool {
+	_, ok := src.(Fallback)
+	return ok
+}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -104,7 +104,7 @@ func CacheModeFor(t *target.Root, sysCfg map[string]any) (mode CacheMode, reason
 			}
 		}
 	}
-	if truthy(v) {
+	if cloudcfg.IsTrue(v) {
 		return CacheTrust, "manual cache clean set from config"
 	}
 	marker := state.InstanceLink + "/" + ManualCleanMarker
@@ -114,22 +114,6 @@ func CacheModeFor(t *target.Root, sysCfg map[string]any) (mode CacheMode, reason
 	return CacheCheck, ""
 }
 
-// truthy is cloud-init's get_cfg_option_bool: booleans, and the strings
-// true/1/on/yes.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case bool:
-		return x
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "true", "1", "on", "yes", "y":
-			return true
-		}
-	case int:
-		return x != 0
-	}
-	return false
-}
 
 // Restored is the outcome of RestoreDatasource.
 type Restored struct {

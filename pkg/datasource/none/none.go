@@ -24,7 +24,13 @@ const InstanceID = "iid-datasource-none"
 // Source is the None datasource.
 type Source struct{}
 
-var _ datasource.Source = (*Source)(nil)
+var (
+	_ datasource.Source   = (*Source)(nil)
+	_ datasource.Fallback = (*Source)(nil)
+)
+
+// Fallback implements datasource.Fallback.
+func (*Source) Fallback() {}
 
 // Name implements datasource.Source.
 func (*Source) Name() string { return "None" }
