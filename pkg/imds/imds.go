@@ -269,7 +269,7 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	if len(c.BaseURLs) == 1 {
 		body, err := c.doBase(ctx, r, c.BaseURLs[0])
 		if err != nil {
-			return nil, c.giveUp(ctx, start, join(c.BaseURLs[0], r.Path), err)
+			return nil, c.giveUp(ctx, start, Join(c.BaseURLs[0], r.Path), err)
 		}
 		return body, nil
 	}
@@ -282,7 +282,7 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	if w >= 0 {
 		return bodies[w], errs[w]
 	}
-	return nil, c.giveUp(ctx, start, join(c.BaseURLs[0], r.Path), &RaceError{Bases: slices.Clone(c.BaseURLs), Errs: errs})
+	return nil, c.giveUp(ctx, start, Join(c.BaseURLs[0], r.Path), &RaceError{Bases: slices.Clone(c.BaseURLs), Errs: errs})
 }
 
 // doBase performs r at one base URL, retrying what is worth retrying until
@@ -293,7 +293,7 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 	if rnd == nil {
 		rnd = rand.Float64
 	}
-	url := join(base, r.Path)
+	url := Join(base, r.Path)
 	// answered is the last reply with an HTTP status: when the budget cuts
 	// a later attempt short, that reply (the service is there and failing,
 	// "status 500") says more than the deadline does.
@@ -454,7 +454,9 @@ func retryable(err error) bool {
 	return true
 }
 
-func join(base, path string) string {
+// Join joins a base URL and a path with exactly one slash between them,
+// as every request of a Client does ("" leaves the base as it is).
+func Join(base, path string) string {
 	if path == "" {
 		return base
 	}

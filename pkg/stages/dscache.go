@@ -114,7 +114,6 @@ func CacheModeFor(t *target.Root, sysCfg map[string]any) (mode CacheMode, reason
 	return CacheCheck, ""
 }
 
-
 // Restored is the outcome of RestoreDatasource.
 type Restored struct {
 	// Data is the cached answer to use; nil means search anew.

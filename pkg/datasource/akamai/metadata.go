@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +67,7 @@ func absent(err error) bool {
 
 // readBase reads from the one base URL c is pinned to.
 func readBase(ctx context.Context, c *imds.Client, p paths) (Input, error) {
-	in := Input{URL: join(c.BaseURLs[0], p.metadata)}
+	in := Input{URL: imds.Join(c.BaseURLs[0], p.metadata)}
 	tok := &imds.EC2Token{Client: c, TokenPath: p.token, TTLHeader: TokenExpiryHeader, TTL: tokenExpiry}
 	c.Token, c.TokenHeader = tok.Token, TokenHeader
 	if _, err := tok.Token(ctx); err != nil {
@@ -90,8 +89,4 @@ func readBase(ctx context.Context, c *imds.Client, p paths) (Input, error) {
 		return in, fmt.Errorf("%w: %w", errAnswered, err)
 	}
 	return in, nil
-}
-
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -39,7 +38,7 @@ var errAnswered = errors.New("after the meta-data tree")
 // that does not answer, or answers 404 for the tree, is ErrNotFound.
 func read(ctx context.Context, c *imds.Client) (Input, error) {
 	_, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
-		in := Input{URL: join(pc.BaseURLs[0], APIVersion+"/meta-data/")}
+		in := Input{URL: imds.Join(pc.BaseURLs[0], APIVersion+"/meta-data/")}
 		s, err := connect(ctx, pc)
 		if err != nil {
 			return in, err
@@ -69,8 +68,4 @@ func read(ctx context.Context, c *imds.Client) (Input, error) {
 		return in, err
 	}
 	return in, nil
-}
-
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

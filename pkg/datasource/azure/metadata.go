@@ -66,30 +66,15 @@ func (s *Source) readIMDS(ctx context.Context, env datasource.Env) (string, []by
 			return InstanceURL(c.BaseURLs[0], v), b, nil
 		}
 		errs = append(errs, err)
-		if status(err) != http.StatusBadRequest {
+		if imds.Status(err) != http.StatusBadRequest {
 			break
 		}
 	}
 	err = errors.Join(errs...)
-	if absent(errs[len(errs)-1]) {
+	if imds.Absent(errs[len(errs)-1]) {
 		return "", nil, fmt.Errorf("no IMDS (%w): %w", datasource.ErrNotFound, err)
 	}
 	return "", nil, err
-}
-
-// status is the HTTP status of an *imds.Error in err's chain, or 0.
-func status(err error) int {
-	var e *imds.Error
-	if errors.As(err, &e) {
-		return e.Status
-	}
-	return 0
-}
-
-// absent tells a service that is not there (nothing answered, or 404/410)
-// from one that answered with an error.
-func absent(err error) bool {
-	return errors.Is(err, imds.ErrNotFound) || status(err) == 0
 }
 
 // Candidates are the devices that may hold the provisioning document, in
@@ -208,21 +193,11 @@ func readOVF(fsys fs.FS) (string, []byte, error) {
 		if first == nil {
 			first = err
 		}
-		if !notExist(err) {
+		if !datasource.IsNotExist(err) {
 			return n, nil, err
 		}
 	}
 	return OVFFile, nil, fmt.Errorf("%w: %w", fs.ErrNotExist, first)
-}
-
-// notExist recognises a missing file, also from go-diskfs, whose
-// filesystems return plain errors on some paths.
-func notExist(err error) bool {
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "not exist") || strings.Contains(s, "not found") || strings.Contains(s, "no such file")
 }
 
 // open opens a device's filesystem: Env.OpenFS when set; else UDF (read

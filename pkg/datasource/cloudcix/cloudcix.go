@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // DefaultBaseURL is cloud-init's base_url.
@@ -100,7 +102,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if err != nil {
 		return nil, fmt.Errorf("cloudcix: %w", err)
 	}
-	base, mdURL := f.base, join(f.base, MetadataPath)
+	base, mdURL := f.base, imds.Join(f.base, MetadataPath)
 	d, err := Build(mdURL, f.metadata, f.userdata)
 	if err != nil {
 		return nil, fmt.Errorf("cloudcix: %s: %w", mdURL, err)

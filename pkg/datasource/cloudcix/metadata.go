@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/imds"
@@ -55,7 +54,3 @@ func read(ctx context.Context, c *imds.Client) (fetched, error) {
 // errUserdata marks a failure of the user-data request: the service
 // answered the metadata, so it is there.
 var errUserdata = errors.New("user-data")
-
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
-}

@@ -50,7 +50,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/pwserver"
-	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // DataServerName is the DNS name of the virtual router (cloud-init's
@@ -252,14 +251,4 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	}
 	log.Info("found", "url", in.Base, "duration", time.Since(start))
 	return d, nil
-}
-
-// absent reports that nothing answered: transport failures only (refused,
-// unreachable, timed out) or the budget ran out before any answer.
-func absent(err error) bool {
-	var e *imds.Error
-	if errors.As(err, &e) {
-		return e.Status == 0 && !errors.Is(err, imds.ErrTooLarge)
-	}
-	return errors.Is(err, imds.ErrBudget) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -154,7 +154,7 @@ func (s *Session) Crawl(ctx context.Context, path string) (map[string]any, error
 }
 
 func (s *Session) url(path string) string {
-	return strings.TrimRight(s.Base, "/") + "/" + strings.TrimLeft(path, "/")
+	return imds.Join(s.Base, path)
 }
 
 // UserData fetches <ver>/user-data; a 404 means none (nil, nil).

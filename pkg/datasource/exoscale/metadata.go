@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
@@ -26,7 +25,7 @@ func read(ctx context.Context, c *imds.Client) (string, Input, error) {
 	pc, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
 		base := pc.BaseURLs[0]
 		s := &ec2.Session{Client: pc, Base: base}
-		in := Input{URL: join(base, APIVersion+"/meta-data/")}
+		in := Input{URL: imds.Join(base, APIVersion+"/meta-data/")}
 		var err error
 		if in.MetaData, err = s.Crawl(ctx, APIVersion+"/meta-data/"); err != nil {
 			return in, err
@@ -56,8 +55,4 @@ func PasswordURL(base string, port int) (string, error) {
 // when there is none ("" or "saved_password": already set).
 func ParsePassword(b []byte) (pw string, ok bool) {
 	return pwserver.Parse(b)
-}
-
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

@@ -4,7 +4,6 @@ package ibmcloud
 // from the config disk's openstack/latest files (metadata_from_dir).
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,13 +152,7 @@ func ParseMetaData(b []byte) (map[string]any, error) {
 // checkBase64 decodes s as Python's b64decode does by default: characters
 // outside the alphabet are skipped, the padding must be right.
 func checkBase64(s string) error {
-	clean := strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/' || r == '=' {
-			return r
-		}
-		return -1
-	}, s)
-	_, err := base64.StdEncoding.DecodeString(clean)
+	_, err := datasource.DecodeBase64(s)
 	return err
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
 	"github.com/cloudroot/cloudroot/pkg/imds"
@@ -45,7 +44,7 @@ func readHTTP(ctx context.Context, c *imds.Client, listing []byte, log *slog.Log
 			continue
 		case r.Err != nil:
 			// cloud-init skips optional files it cannot read.
-			log.Warn("skipping unreadable optional file", "url", join(base, dir+name), "error", r.Err)
+			log.Warn("skipping unreadable optional file", "url", imds.Join(base, dir+name), "error", r.Err)
 			continue
 		}
 		switch name {
@@ -65,7 +64,7 @@ func readHTTP(ctx context.Context, c *imds.Client, listing []byte, log *slog.Log
 		for _, ref := range refs {
 			p, err := ContentPath(ref)
 			if err != nil {
-				return in, fmt.Errorf("%s: %w", join(base, dir+"meta_data.json"), err)
+				return in, fmt.Errorf("%s: %w", imds.Join(base, dir+"meta_data.json"), err)
 			}
 			paths = append(paths, "openstack/"+p)
 		}
@@ -86,12 +85,7 @@ func readHTTP(ctx context.Context, c *imds.Client, listing []byte, log *slog.Log
 	if md, err := sess.Crawl(ctx, "latest/meta-data/"); err == nil {
 		in.EC2 = md
 	} else {
-		log.Debug("no EC2-compatible meta-data", "url", join(base, "latest/meta-data/"), "error", err)
+		log.Debug("no EC2-compatible meta-data", "url", imds.Join(base, "latest/meta-data/"), "error", err)
 	}
 	return in, nil
-}
-
-// join is base and path with one slash between them, for messages.
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }

@@ -398,3 +398,30 @@ func FuzzBuild(f *testing.F) {
 		}
 	})
 }
+
+// TestTwoAnsweringBases: with both base URLs answering, the race keeps one
+// and reads the vnics from that same base (run under -race: no shared
+// state between the racing requests).
+func TestTwoAnsweringBases(t *testing.T) {
+	a := dstest.Serve(t, "testdata/v2/tree", nil)
+	b := dstest.Serve(t, "testdata/v2/tree", nil)
+	e := env(a.URL)
+	e.Config = map[string]any{"Oracle": map[string]any{"metadata_urls": []any{a.URL, b.URL}}}
+	d, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	won := a
+	if !strings.Contains(d.Subplatform, a.URL) {
+		won = b
+	}
+	var vnics int
+	for _, r := range won.Requests() {
+		if strings.Contains(r.Path, "/vnics/") {
+			vnics++
+		}
+	}
+	if vnics != 1 {
+		t.Errorf("the base that answered (%s, subplatform %q) served %d vnics requests, want 1", won.URL, d.Subplatform, vnics)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/imds"
@@ -17,7 +16,7 @@ import (
 // not answer or answers 404 for the metadata is ErrNotFound.
 func read(ctx context.Context, c *imds.Client) (Input, error) {
 	_, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
-		in := Input{URL: join(pc.BaseURLs[0], MetadataPath)}
+		in := Input{URL: imds.Join(pc.BaseURLs[0], MetadataPath)}
 		res := pc.GetMany(ctx, []string{MetadataPath, UserDataPath, VendorDataPath})
 		md := res[MetadataPath]
 		if md.Err != nil {
@@ -46,7 +45,3 @@ func read(ctx context.Context, c *imds.Client) (Input, error) {
 // errOptional marks a failure to read user-data or vendor-data: the
 // metadata was served, so the service is there.
 var errOptional = errors.New("user-data or vendor-data")
-
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
-}

@@ -6,7 +6,6 @@ package vmware
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,19 +71,11 @@ func Decode(key, encoding, data string) ([]byte, error) {
 
 // b64decode is Python's base64.b64decode without validation.
 func b64decode(s string) ([]byte, error) {
-	clean := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' {
-			clean = append(clean, c)
-		}
-	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(clean)))
-	n, err := base64.StdEncoding.Decode(out, clean)
+	b, err := datasource.DecodeBase64(s)
 	if err != nil {
 		return nil, fmt.Errorf("invalid base64: %w", err)
 	}
-	return out[:n], nil
+	return b, nil
 }
 
 // gunzip decompresses b when it is gzip data (at most

@@ -19,7 +19,7 @@ const DocumentPath = "v1.json"
 func read(ctx context.Context, c *imds.Client) (string, []byte, error) {
 	base, b, err := c.Probe(ctx, DocumentPath)
 	if err == nil {
-		return join(base, DocumentPath), b, nil
+		return imds.Join(base, DocumentPath), b, nil
 	}
 	if imds.Absent(err) {
 		return "", nil, fmt.Errorf("no metadata service (%w): %w", datasource.ErrNotFound, err)

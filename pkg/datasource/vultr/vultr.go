@@ -34,7 +34,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -112,10 +111,6 @@ func (s *Source) defaultURL() string {
 		return s.URL
 	}
 	return DefaultURL
-}
-
-func join(base, path string) string {
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
 }
 
 // Get implements datasource.Source.
