@@ -124,6 +124,9 @@ const (
 	// NetworkKeyEc2 holds the EC2 meta-data tree under
 	// network/interfaces/macs/ (mac → {device-number, local-ipv4s, ...}).
 	NetworkKeyEc2 = "ec2_macs"
+	// NetworkKeyVMware holds a VMware customization's network sections
+	// of cust.cfg ("SECTION|key" → value).
+	NetworkKeyVMware = "vmware_imc_cust_cfg"
 )
 
 // CloudID is instance-data v1.cloud_id: cloud-init's canonical_cloud_id

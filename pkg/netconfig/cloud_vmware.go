@@ -392,3 +392,18 @@ func maskOf(bits int) netip.Addr {
 	}
 	return netip.AddrFrom4(b)
 }
+
+// ConvertVMwareMap is ConvertVMware for the customization's network
+// sections as a datasource hands them on (datasource.NetworkKeyVMware:
+// "SECTION|key" → string value).
+func ConvertVMwareMap(v map[string]any, links Links) (*Config, error) {
+	cust := VMwareCustCfg{}
+	for k, e := range v {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("vmware customization: %s is a %T, not a string", k, e)
+		}
+		cust[k] = s
+	}
+	return ConvertVMware(cust, links)
+}

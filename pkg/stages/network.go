@@ -16,7 +16,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/vmware"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -339,7 +338,7 @@ func datasourceConverter(ds, merged map[string]any, renderer string, nl []netcon
 		{"vultr_metadata", netconfig.ConvertVultr},
 		{"upcloud_network", netconfig.ConvertUpCloud},
 		{"azure_imds_network", netconfig.ConvertAzure},
-		{vmware.NetworkKey, vmware.ConvertNetwork},
+		{datasource.NetworkKeyVMware, netconfig.ConvertVMwareMap},
 	} {
 		if v, ok := ds[c.key].(map[string]any); ok {
 			conv := c.conv

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
 // CustCfg is a parsed customization specification: the fields cloud-init's
@@ -128,9 +130,9 @@ func (c *CustCfg) MetaData() (md, cfg map[string]any) {
 // NetworkKey is the key of Data.NetworkConfig under which an IMC
 // customization hands on its network part of cust.cfg (NIC-CONFIG, the NIC
 // sections it lists and DNS, as "SECTION|key" → value) for
-// ConvertNetwork: NICs are named by their MAC on the machine, which only
-// the network stage knows.
-const NetworkKey = "vmware_imc_cust_cfg"
+// netconfig.ConvertVMwareMap: NICs are named by their MAC on the machine,
+// which only the network stage knows.
+const NetworkKey = datasource.NetworkKeyVMware
 
 // Network is the part of cust.cfg the network converter reads, keyed by
 // NetworkKey. Other sections (the password above all) are left out.
@@ -162,20 +164,4 @@ func (c *CustCfg) Network() map[string]any {
 func (c *CustCfg) CheckNetwork() error {
 	_, err := netconfig.ConvertVMware(c.Raw, nil)
 	return err
-}
-
-// ConvertNetwork converts the NetworkKey value of Data.NetworkConfig to a
-// network configuration, naming each NIC after the device with its MAC
-// in links (cloud-init's use_system_devices). It fits the network stage's
-// table of datasource converters.
-func ConvertNetwork(v map[string]any, links netconfig.Links) (*netconfig.Config, error) {
-	cust := netconfig.VMwareCustCfg{}
-	for k, e := range v {
-		s, ok := e.(string)
-		if !ok {
-			return nil, fmt.Errorf("vmware: %s: %s is a %T, not a string", NetworkKey, k, e)
-		}
-		cust[k] = s
-	}
-	return netconfig.ConvertVMware(cust, links)
 }

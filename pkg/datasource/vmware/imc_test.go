@@ -106,7 +106,7 @@ func TestCustNetwork(t *testing.T) {
 		t.Errorf("NIC1 missing: %v", nw)
 	}
 	links := netconfig.MACs{"00:50:56:a6:8c:08": "ens192", "00:50:56:a6:ef:7d": "ens224"}
-	cfg, err := ConvertNetwork(nw, links)
+	cfg, err := netconfig.ConvertVMwareMap(nw, links)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +120,10 @@ func TestCustNetwork(t *testing.T) {
 	if diff := cmp.Diff([]string{"10.20.145.1", "10.20.145.2"}, cfg.DNS.Nameservers); diff != "" {
 		t.Errorf("nameservers (-want +got):\n%s", diff)
 	}
-	if _, err := ConvertNetwork(nw, netconfig.MACs{"00:50:56:a6:8c:08": "ens192"}); err == nil || !strings.Contains(err.Error(), "00:50:56:a6:ef:7d") {
+	if _, err := netconfig.ConvertVMwareMap(nw, netconfig.MACs{"00:50:56:a6:8c:08": "ens192"}); err == nil || !strings.Contains(err.Error(), "00:50:56:a6:ef:7d") {
 		t.Errorf("a NIC not on the machine: err = %v", err)
 	}
-	if _, err := ConvertNetwork(map[string]any{"NIC-CONFIG|NICS": 5}, nil); err == nil {
+	if _, err := netconfig.ConvertVMwareMap(map[string]any{"NIC-CONFIG|NICS": 5}, nil); err == nil {
 		t.Error("a non-string value converted")
 	}
 	if err := c.CheckNetwork(); err != nil {
@@ -235,7 +235,7 @@ func FuzzParseCustCfg(f *testing.F) {
 			}
 		}
 		if c.CheckNetwork() == nil {
-			if _, err := ConvertNetwork(c.Network()[NetworkKey].(map[string]any), nil); err != nil {
+			if _, err := netconfig.ConvertVMwareMap(c.Network()[NetworkKey].(map[string]any), nil); err != nil {
 				t.Fatalf("the checked spec does not convert from its network part: %v", err)
 			}
 		}
