@@ -52,17 +52,18 @@ func readURL(ctx context.Context, env datasource.Env, seedfrom string, ov Overri
 		err error
 	}
 	res := make(map[string]result, len(urls))
+	c, err := env.IMDS("NoCloud", datasource.IMDSDefaults{BaseURLs: []string{seedfrom}, Budget: DefaultBudget})
+	if err != nil {
+		return nil, fmt.Errorf("nocloud: %w", err)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for name, u := range urls {
-		c, err := env.IMDS("NoCloud", datasource.IMDSDefaults{BaseURLs: []string{u}})
-		if err != nil {
-			return nil, fmt.Errorf("nocloud: %w", err)
-		}
-		// NoCloud has no metadata_urls: the seed URL is the only base.
-		c.BaseURLs = []string{u}
+		// Each file is its own URL (seedfrom may hold "%s"): a client
+		// pinned to it, with the same budget, transport and timeouts.
+		fc := c.WithBaseURL(u)
 		wg.Go(func() {
-			b, err := c.Get(ctx, "")
+			b, err := fc.Get(ctx, "")
 			mu.Lock()
 			res[name] = result{b, err}
 			mu.Unlock()
