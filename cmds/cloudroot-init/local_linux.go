@@ -173,7 +173,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	b.log.Info(restored.Description)
 	if restored.Data != nil {
 		b.st.Restored = restored.Description
-		return withEvents(reg, restored.Data), nil
+		return restored.Data, nil
 	}
 
 	// The fallback (None) is not searched with the others: when they all
@@ -188,7 +188,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		if fb := stages.FallbackToCache(cached, mode, reg); fb != nil {
 			b.log.Info("restored fallback datasource from checked cache", "datasource", fb.Description())
 			b.st.Restored = "restored fallback datasource from checked cache: " + fb.Description()
-			return withEvents(reg, fb), nil
+			return fb, nil
 		}
 		// Sources that failed are warnings now, as cloud-init logs them
 		// (the boot goes on with the fallback): status says "degraded".
@@ -200,9 +200,6 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		b.log.Warn("no datasource found: using the None fallback", "tried", err)
 		d, err = fallback.Get(ctx, env)
 	}
-	if d != nil {
-		d = withEvents(reg, d)
-	}
 	return d, err
 }
 
@@ -212,14 +209,6 @@ func unwrapJoined(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-// withEvents records the source's default network update events in d.
-func withEvents(reg datasource.Registry, d *datasource.Data) *datasource.Data {
-	if src, ok := reg.Lookup(d.Name); ok {
-		d.NetworkUpdateEvents = datasource.NetworkUpdateEvents(src, d)
-	}
-	return d
 }
 
 // searchDatasources tries sel in order, bringing the network up for the

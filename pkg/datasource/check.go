@@ -42,23 +42,6 @@ const (
 	EventHotplug         = "hotplug"
 )
 
-// UpdateEventer is implemented by sources whose network configuration
-// cloud-init re-applies on more than a new instance (default_update_events
-// of the network scope): e.g. {boot-new-instance, boot} re-renders it on
-// every boot unless the user's `updates:` says otherwise.
-type UpdateEventer interface {
-	NetworkUpdateEvents(d *Data) []string
-}
-
-// NetworkUpdateEvents are the source's default network update events for
-// d, or cloud-init's default {boot-new-instance}.
-func NetworkUpdateEvents(src Source, d *Data) []string {
-	if u, ok := src.(UpdateEventer); ok {
-		return u.NetworkUpdateEvents(d)
-	}
-	return []string{EventBootNewInstance}
-}
-
 // Reporter is implemented by sources that tell their platform how
 // provisioning went (Azure's wireserver health report). The caller calls
 // ReportReady once the source's answer is taken, on an instance's first

@@ -76,8 +76,8 @@ type Data struct {
 	// /var/db/user-script and renames its provisioning marker).
 	FileOps []FileOp `json:",omitempty"`
 	// NetworkUpdateEvents are the source's default network update events
-	// (cloud-init's default_update_events; see UpdateEventer), filled in
-	// by the caller that found the source; nil means boot-new-instance.
+	// (cloud-init's default_update_events, Event* names); nil means
+	// boot-new-instance only. Kept in the cache with the rest.
 	NetworkUpdateEvents []string `json:",omitempty"`
 	// Describe, when set, is str(DataSource) for sources whose text needs
 	// more than the fields here (see Description).

@@ -2,11 +2,7 @@ package azure
 
 import "github.com/cloudroot/cloudroot/pkg/datasource"
 
-var _ datasource.UpdateEventer = (*Source)(nil)
-
-// NetworkUpdateEvents implements datasource.UpdateEventer with
-// DataSourceAzure's default_update_events: the network configuration is
+// NetworkUpdateEvents are DataSourceAzure's default_update_events for the
+// network (Data.NetworkUpdateEvents): its network configuration is
 // re-applied on every boot.
-func (*Source) NetworkUpdateEvents(*datasource.Data) []string {
-	return []string{datasource.EventBootNewInstance, datasource.EventBoot}
-}
+var NetworkUpdateEvents = []string{datasource.EventBootNewInstance, datasource.EventBoot}

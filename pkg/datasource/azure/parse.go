@@ -125,12 +125,13 @@ func Build(in *Input) (*datasource.Data, error) {
 	}
 
 	d := &datasource.Data{
-		Name:             "Azure",
-		Platform:         "azure",
-		CloudName:        "azure",
-		Mode:             "net",
-		AvailabilityZone: str(compute, "platformFaultDomain"),
-		Region:           str(compute, "location"),
+		NetworkUpdateEvents: NetworkUpdateEvents,
+		Name:                "Azure",
+		Platform:            "azure",
+		CloudName:           "azure",
+		Mode:                "net",
+		AvailabilityZone:    str(compute, "platformFaultDomain"),
+		Region:              str(compute, "location"),
 	}
 	switch {
 	case in.OVF == nil:

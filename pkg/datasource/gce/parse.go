@@ -178,15 +178,16 @@ func Build(in Input) (*datasource.Data, error) {
 		"public-keys-data":  toAny(lines),
 	}
 	d := &datasource.Data{
-		Name:             "GCE",
-		Platform:         "gce",
-		CloudName:        "gce",
-		Subplatform:      "metadata (" + in.Base + ")",
-		Mode:             "net",
-		MetaData:         md,
-		AvailabilityZone: zone,
-		Hostname:         strings.SplitN(in.Hostname, ".", 2)[0],
-		PublicKeys:       ParseKeys(lines, in.DefaultUser, in.Now),
+		NetworkUpdateEvents: NetworkUpdateEvents,
+		Name:                "GCE",
+		Platform:            "gce",
+		CloudName:           "gce",
+		Subplatform:         "metadata (" + in.Base + ")",
+		Mode:                "net",
+		MetaData:            md,
+		AvailabilityZone:    zone,
+		Hostname:            strings.SplitN(in.Hostname, ".", 2)[0],
+		PublicKeys:          ParseKeys(lines, in.DefaultUser, in.Now),
 	}
 	if i := strings.LastIndex(zone, "-"); i >= 0 {
 		d.Region = zone[:i]

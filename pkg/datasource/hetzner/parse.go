@@ -105,16 +105,17 @@ func Build(in Input) (*datasource.Data, error) {
 		}
 	}
 	d := &datasource.Data{
-		Name:             "Hetzner",
-		Platform:         "hetzner",
-		CloudName:        "hetzner",
-		Subplatform:      "metadata (" + in.URL + ")",
-		Mode:             "net",
-		MetaData:         md,
-		Hostname:         hostname,
-		Region:           scalar(md["region"]),
-		AvailabilityZone: scalar(md["availability-zone"]),
-		PublicKeys:       datasource.NormalizePubKeys(md["public-keys"]),
+		NetworkUpdateEvents: NetworkUpdateEvents,
+		Name:                "Hetzner",
+		Platform:            "hetzner",
+		CloudName:           "hetzner",
+		Subplatform:         "metadata (" + in.URL + ")",
+		Mode:                "net",
+		MetaData:            md,
+		Hostname:            hostname,
+		Region:              scalar(md["region"]),
+		AvailabilityZone:    scalar(md["availability-zone"]),
+		PublicKeys:          datasource.NormalizePubKeys(md["public-keys"]),
 	}
 	if in.Userdata != nil {
 		d.UserData = MaybeBase64(in.Userdata)

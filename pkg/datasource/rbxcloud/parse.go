@@ -101,7 +101,8 @@ func Parse(in Input, subplatform string) (*datasource.Data, error) {
 		return nil, fmt.Errorf("%s/cloud.json: %w", in.Source, err)
 	}
 	d := &datasource.Data{
-		Name: "RbxCloud", Platform: "rbxcloud", CloudName: "rbxcloud", Subplatform: subplatform,
+		NetworkUpdateEvents: NetworkUpdateEvents,
+		Name:                "RbxCloud", Platform: "rbxcloud", CloudName: "rbxcloud", Subplatform: subplatform,
 		Mode: "net", MetaData: md, UserData: in.UserData, NetworkConfig: netcfg,
 		Config: map[string]any{
 			"ssh_pwauth":   true,

@@ -110,20 +110,21 @@ func Build(in Input) (*datasource.Data, error) {
 		md["availability-zone"] = zone
 	}
 	d := &datasource.Data{
-		Name:             "Scaleway",
-		Platform:         "scaleway",
-		CloudName:        "scaleway",
-		Subplatform:      "metadata (" + in.URL + ")",
-		Mode:             "net",
-		MetaData:         md,
-		Hostname:         hostname,
-		AvailabilityZone: zone,
-		Region:           region(zone),
-		PublicKeys:       keys,
-		UserData:         in.UserData,
-		VendorData:       in.VendorData,
-		DS:               map[string]any{"metadata_full": doc},
-		NetworkConfig:    map[string]any{NetworkKey: maps.Clone(doc)},
+		NetworkUpdateEvents: NetworkUpdateEvents,
+		Name:                "Scaleway",
+		Platform:            "scaleway",
+		CloudName:           "scaleway",
+		Subplatform:         "metadata (" + in.URL + ")",
+		Mode:                "net",
+		MetaData:            md,
+		Hostname:            hostname,
+		AvailabilityZone:    zone,
+		Region:              region(zone),
+		PublicKeys:          keys,
+		UserData:            in.UserData,
+		VendorData:          in.VendorData,
+		DS:                  map[string]any{"metadata_full": doc},
+		NetworkConfig:       map[string]any{NetworkKey: maps.Clone(doc)},
 	}
 	return d, nil
 }

@@ -2,11 +2,7 @@ package smartos
 
 import "github.com/cloudroot/cloudroot/pkg/datasource"
 
-var _ datasource.UpdateEventer = (*Source)(nil)
-
-// NetworkUpdateEvents implements datasource.UpdateEventer with
-// DataSourceSmartOS's default_update_events: the network configuration is
+// NetworkUpdateEvents are DataSourceSmartOS's default_update_events for the
+// network (Data.NetworkUpdateEvents): its network configuration is
 // re-applied on every boot.
-func (*Source) NetworkUpdateEvents(*datasource.Data) []string {
-	return []string{datasource.EventBootNewInstance, datasource.EventBoot, datasource.EventBootLegacy}
-}
+var NetworkUpdateEvents = []string{datasource.EventBootNewInstance, datasource.EventBoot, datasource.EventBootLegacy}

@@ -296,7 +296,8 @@ func Build(in Input) (*datasource.Data, error) {
 		md["vendor-data"] = VendorData(path.Join(cloudDir, "scripts", "per-boot"), operatorScript, userScript)
 	}
 	d := &datasource.Data{
-		Name: "SmartOS", Platform: "joyent", CloudName: "joyent", Mode: "net",
+		NetworkUpdateEvents: NetworkUpdateEvents,
+		Name:                "SmartOS", Platform: "joyent", CloudName: "joyent", Mode: "net",
 		Subplatform:      in.Subplatform,
 		MetaData:         md,
 		VendorData:       []byte(text(md["vendor-data"])),

@@ -60,6 +60,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.Subplatform = strings.ReplaceAll(d.Subplatform, where, placeholder)
+			d.Describe = strings.ReplaceAll(d.Describe, where, placeholder)
 			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
 			dstest.GoldenText(t, filepath.Join(dir, "requests.txt"), strings.Join(f.requests(), "\n")+"\n", *update)
 		})

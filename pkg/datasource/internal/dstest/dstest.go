@@ -13,6 +13,7 @@ package dstest
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -225,6 +226,13 @@ type View struct {
 	Config           map[string]any `json:"config,omitempty"`
 	Files            map[string]any `json:"files,omitempty"`
 	DS               map[string]any `json:"ds,omitempty"`
+	// What the boot does with the answer besides reading it.
+	Description          string              `json:"description"`
+	FileModes            map[string]string   `json:"file_modes,omitempty"`
+	FilesEveryBoot       bool                `json:"files_every_boot,omitempty"`
+	FileOps              []datasource.FileOp `json:"file_ops,omitempty"`
+	NetworkUpdateEvents  []string            `json:"network_update_events,omitempty"`
+	NetworkConfigSources []string            `json:"network_config_sources,omitempty"`
 }
 
 func text(b []byte) any {
@@ -245,6 +253,14 @@ func ViewOf(d *datasource.Data) View {
 		AvailabilityZone: d.AvailabilityZone, Region: d.Region, PublicKeys: d.PublicKeys,
 		MetaData: d.MetaData, UserData: text(d.UserData), VendorData: text(d.VendorData),
 		VendorData2: text(d.VendorData2), NetworkConfig: d.NetworkConfig, Config: d.Config, DS: d.DS,
+		Description: d.Description(), FilesEveryBoot: d.FilesEveryBoot, FileOps: d.FileOps,
+		NetworkUpdateEvents: d.NetworkUpdateEvents, NetworkConfigSources: d.NetworkConfigSources,
+	}
+	if len(d.FileModes) > 0 {
+		v.FileModes = map[string]string{}
+		for k, m := range d.FileModes {
+			v.FileModes[k] = fmt.Sprintf("%04o", m)
+		}
 	}
 	if len(d.Files) > 0 {
 		v.Files = map[string]any{}
