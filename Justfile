@@ -67,6 +67,6 @@ bench-boot runs="5": deps agent kernel initramfs rootfs
 bench:
     go test -run '^$' -bench . -benchmem ./pkg/...
 
-# Remove build outputs (keeps the downloaded kernel .deb in build/cache).
+# Remove build outputs (downloads stay in ~/.cache/cloudroot, outside the clone).
 clean:
     rm -rf {{build}}/kernel {{build}}/*.img {{build}}/*.iso {{build}}/*.gz {{build}}/cloudroot {{build}}/cloudroot-init

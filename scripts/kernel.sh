@@ -9,7 +9,9 @@
 #   version      the uname -r string, written last: it marks a complete build
 #   modules      symlink -> root/lib/modules/<ver>
 #
-# The .deb is cached in $BUILD_DIR/cache. Idempotent: when version matches and
+# The .deb is cached outside the clone, in $CLOUDROOT_CACHE (default
+# ${XDG_CACHE_HOME:-~/.cache}/cloudroot), so a fresh clone (CI) does not
+# download it again. Idempotent: when version matches and
 # every output exists, nothing is done.
 #
 # Environment:
@@ -17,12 +19,13 @@
 #   KERNEL_META=pkg           meta package to resolve (default linux-image-amd64)
 #   KERNEL_PACKAGE=pkg        skip resolution, use this linux-image-<ver> package
 #   BUILD_DIR=dir             default <repo>/build
+#   CLOUDROOT_CACHE=dir       where downloads are kept (default ${XDG_CACHE_HOME:-~/.cache}/cloudroot)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 out=$build/kernel
-cache=$build/cache
+cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}/kernel-debs
 meta=${KERNEL_META:-linux-image-amd64}
 
 log() { printf 'kernel.sh: %s\n' "$*" >&2; }
