@@ -319,6 +319,25 @@ b:
 	}
 }
 
+// plain turns decoded YAML into comparable maps.
+func plain(v any) any {
+	switch x := v.(type) {
+	case *omap:
+		m := map[string]any{}
+		for _, k := range x.keys {
+			m[k] = plain(x.m[k])
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}
+
 func toOmap(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
