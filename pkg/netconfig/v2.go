@@ -9,7 +9,8 @@ package netconfig
 //     address a static subnet; gateway4/gateway6 go on the first address of
 //     their family, nameservers on the first address, routes on the first
 //     subnet;
-//   - every device's nameservers are also added to the global DNS.
+//   - a device's nameservers are its own (interface DNS), not global (as in
+//     current cloud-init; 22.4 also added them to the global DNS).
 
 import (
 	"fmt"
@@ -169,8 +170,8 @@ func (p *v1Parser) v2VLAN(key string, dev *omap) *Interface {
 	return iface
 }
 
-// v2Common is cloud-init's _v2_common: nameservers go to the device and to
-// the global DNS. cloud-init skips a nameservers block without addresses.
+// v2Common is cloud-init's _v2_common: nameservers go to the device.
+// cloud-init skips a nameservers block without addresses.
 func (p *v1Parser) v2Common(iface *Interface, dev *omap) {
 	ns := asMap(mustGet(dev, "nameservers"))
 	if ns == nil {
@@ -181,8 +182,6 @@ func (p *v1Parser) v2Common(iface *Interface, dev *omap) {
 		p.cfg.warnf("%s: nameservers without addresses ignored (as cloud-init does)", iface.Name)
 		return
 	}
-	p.cfg.DNS.Nameservers = append(p.cfg.DNS.Nameservers, d.Nameservers...)
-	p.cfg.DNS.Search = append(p.cfg.DNS.Search, d.Search...)
 	iface.DNS = d
 }
 
