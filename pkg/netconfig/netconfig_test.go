@@ -63,7 +63,7 @@ func TestModes(t *testing.T) {
 	}
 	want := map[string]map[string]string{
 		RendererNetplan:        {NetplanPath: "-rw-------"},
-		RendererNetworkManager: {NMConnectionsDir + "cloud-init-eth0.nmconnection": "-rw-------"},
+		RendererNetworkManager: {NMConnectionsDir + "cloud-init-eth0.nmconnection": "-rw-------", NMConfPath: "-rw-------"},
 		RendererENI:            {ENIPath: "-rw-r--r--", UdevRulesPath: "-rw-r--r--"},
 	}
 	for r, files := range want {

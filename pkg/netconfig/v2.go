@@ -86,6 +86,7 @@ func (p *v1Parser) v2Ethernet(key string, dev *omap) *Interface {
 	iface.Match = mt
 	iface.MAC = mt.MACAddress
 	iface.Rename = setName != ""
+	iface.ConfigID = key
 	iface.Driver = mt.Driver
 	p.v2Device(iface, dev)
 	return iface
