@@ -118,8 +118,9 @@ type Interface struct {
 	// AcceptRA is nil when unset.
 	AcceptRA  *bool
 	WakeOnLAN bool
-	Optional  bool
-	Subnets   []Subnet
+	// Optional is nil when unset (ENI writes `optional off` for false).
+	Optional *bool
+	Subnets  []Subnet
 	// DNS is per-interface resolver configuration (v1 nameserver with
 	// interface:, v2 nameservers).
 	DNS DNS

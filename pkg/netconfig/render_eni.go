@@ -306,8 +306,8 @@ func eniAttrs(o *Output, cfg *Config, iface *Interface, st *eniAttrState, index 
 	if st.wol {
 		add("ethernet-wol", "g")
 	}
-	if iface.Optional {
-		add("optional", true)
+	if iface.Optional != nil {
+		add("optional", *iface.Optional)
 	}
 	add("accept_ra", st.acceptRA)
 	add("dhcp", st.dhcp)

@@ -166,7 +166,7 @@ func RenderNetworkd(cfg *Config) (*Output, error) {
 		if iface.MAC != "" && iface.Kind != KindPhysical {
 			c.set("Link", "MACAddress", iface.MAC)
 		}
-		if iface.Optional {
+		if iface.Optional != nil && *iface.Optional {
 			c.set("Link", "RequiredForOnline", "no")
 		}
 		dhcp := networkdSubnets(c, iface)

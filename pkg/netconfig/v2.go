@@ -106,7 +106,9 @@ func (p *v1Parser) v2Device(iface *Interface, dev *omap) {
 	if v, ok := dev.get("wakeonlan"); ok && v != nil {
 		iface.WakeOnLAN = isTrue(v)
 	}
-	iface.Optional = isTrue(mustGet(dev, "optional"))
+	if v, ok := dev.get("optional"); ok && v != nil {
+		iface.Optional = boolPtr(isTrue(v))
+	}
 	if iface.Kind != KindPhysical {
 		iface.MAC = asString(mustGet(dev, "macaddress"))
 	}
