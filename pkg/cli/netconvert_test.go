@@ -57,7 +57,7 @@ func TestNetConvertArgs(t *testing.T) {
 		{"joined flags", []string{"-pv1.yaml", "--kind=yaml", "--directory=out/nd", "-Ddebian", "--output-kind", "networkd", "--debug"}, 0,
 			"Internal State", []string{"out/nd/etc/systemd/network/10-cloud-init-eth0.network"}},
 		{"eni", []string{"-p", "v1.yaml", "-k", "yaml", "-d", "out/eni", "-D", "debian", "-O", "eni"}, 0, "",
-			[]string{"out/eni/etc/network/interfaces.d/50-cloud-init", "out/eni/etc/network/interfaces", "out/eni/etc/udev/rules.d/70-persistent-net.rules"}},
+			[]string{"out/eni/etc/network/interfaces.d/50-cloud-init", "out/eni/etc/udev/rules.d/70-persistent-net.rules"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

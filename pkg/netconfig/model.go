@@ -99,7 +99,10 @@ type Config struct {
 // Interface is one network device.
 type Interface struct {
 	Name string
-	Kind Kind
+	// ConfigID is the v2 ethernets key the device came from (cloud-init's
+	// config_id): NetworkManager and sysconfig name their files after it.
+	ConfigID string
+	Kind     Kind
 	// MAC is the hardware address: the match for physical devices, the
 	// address to set for bonds, bridges and VLANs. Kept as written.
 	MAC string
@@ -115,8 +118,9 @@ type Interface struct {
 	// AcceptRA is nil when unset.
 	AcceptRA  *bool
 	WakeOnLAN bool
-	Optional  bool
-	Subnets   []Subnet
+	// Optional is nil when unset (ENI writes `optional off` for false).
+	Optional *bool
+	Subnets  []Subnet
 	// DNS is per-interface resolver configuration (v1 nameserver with
 	// interface:, v2 nameservers).
 	DNS DNS

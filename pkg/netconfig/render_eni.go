@@ -4,15 +4,17 @@ package netconfig
 // as cloud-init's eni.py does: lo first (carrying the global DNS), then
 // physical, infiniband, bond, bridge and VLAN devices by name, one stanza
 // per subnet (later ones "# control-alias"), routes as post-up/pre-down
-// `route` commands. Devices found by MAC are renamed by
-// /etc/udev/rules.d/70-persistent-net.rules. When the target has no
-// /etc/network/interfaces at all, a minimal one sourcing interfaces.d is
-// written too (IfMissing).
+// `ip route` commands (iproute2; cloud-init falls back to net-tools `route`
+// only when `ip` is missing where it runs). Devices found by MAC are renamed
+// by /etc/udev/rules.d/70-persistent-net.rules. /etc/network/interfaces
+// itself is the image's: cloud-init's eni renderer is only chosen when it
+// exists (and sources interfaces.d).
 //
 // Not expressible: routing policy, route tables and on-link (warned).
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 )
@@ -20,14 +22,8 @@ import (
 // Paths of the ENI renderer.
 const (
 	ENIPath       = "/etc/network/interfaces.d/50-cloud-init"
-	ENIBasePath   = "/etc/network/interfaces"
 	UdevRulesPath = "/etc/udev/rules.d/70-persistent-net.rules"
 )
-
-const eniBase = `# Written by cloudroot because this system had no /etc/network/interfaces.
-# cloud-init's network configuration is in /etc/network/interfaces.d/50-cloud-init.
-source /etc/network/interfaces.d/*
-`
 
 var eniKindOrder = map[Kind]int{
 	KindLoopback: 0, KindPhysical: 1, KindInfiniband: 2, KindBond: 3, KindBridge: 4, KindVLAN: 5,
@@ -59,7 +55,7 @@ func RenderENI(cfg *Config) (*Output, error) {
 		s.DNS = DNS{Nameservers: cfg.DNS.Nameservers, Search: cfg.DNS.Search}
 		lo.Subnets[0] = s
 	}
-	sections = append(sections, eniIface(o, cfg, lo, nil)...)
+	sections = append(sections, eniIface(o, cfg, lo)...)
 
 	ifaces := make([]*Interface, 0, len(cfg.Interfaces))
 	for _, i := range cfg.Interfaces {
@@ -75,7 +71,7 @@ func RenderENI(cfg *Config) (*Output, error) {
 		return ifaces[a].Name < ifaces[b].Name
 	})
 	for _, i := range ifaces {
-		sections = eniIface(o, cfg, i, sections)
+		sections = append(sections, eniIface(o, cfg, i)...)
 	}
 	for _, r := range cfg.Routes {
 		sections = append(sections, eniRoute(r, ""))
@@ -85,7 +81,6 @@ func RenderENI(cfg *Config) (*Output, error) {
 		parts[i] = strings.Join(s, "\n")
 	}
 	o.add(ENIPath, Header+strings.Join(parts, "\n\n")+"\n", 0o644)
-	o.Files[ENIBasePath] = File{Data: []byte(eniBase), Mode: 0o644, IfMissing: true}
 	o.add(UdevRulesPath, udevRules(cfg), 0o644)
 	return o, nil
 }
@@ -106,9 +101,11 @@ func udevRules(cfg *Config) string {
 	return b.String()
 }
 
-// eniIface is cloud-init's _render_iface: it appends the stanzas of one
-// interface to sections (the already rendered ones decide "alias").
-func eniIface(o *Output, cfg *Config, iface *Interface, sections [][]string) [][]string {
+// eniIface is cloud-init's _render_iface: the stanzas of one interface.
+// DNS given on one subnet is repeated on the later ones without any (v1
+// puts it on the first), and IPv6 routes of IPv4 subnets move to the next
+// IPv6 stanza, or to an extra `inet6 static` one at the end.
+func eniIface(o *Output, cfg *Config, iface *Interface) [][]string {
 	st := &eniAttrState{}
 	if iface.WakeOnLAN {
 		st.wol = true
@@ -120,11 +117,15 @@ func eniIface(o *Output, cfg *Config, iface *Interface, sections [][]string) [][
 		}
 		lines = append(lines, fmt.Sprintf("iface %s inet manual", iface.Name))
 		lines = append(lines, eniAttrs(o, cfg, iface, st, 0)...)
-		return append(sections, lines)
+		return [][]string{lines}
 	}
+	var sections [][]string
+	var dns *DNS
+	var routes6 []Route
+	control := ""
 	for index, s := range iface.Subnets {
 		mode := string(s.Type)
-		control := s.Control
+		control = s.Control
 		if control == "" {
 			control = "auto"
 		}
@@ -155,32 +156,60 @@ func eniIface(o *Output, cfg *Config, iface *Interface, sections [][]string) [][
 		}
 		for _, prev := range sections {
 			for _, l := range prev {
-				if l == "auto "+iface.Name {
+				if strings.Contains(l, "auto "+iface.Name) {
 					control = "alias"
 				}
 			}
 		}
-		var verb string
-		switch control {
-		case "auto":
-			verb = "auto"
-		case "hotplug":
-			verb = "allow-hotplug"
-		default:
-			verb = "# control-" + control
+		if dns == nil && !s.DNS.empty() {
+			d := s.DNS
+			dns = &d
+		} else if dns != nil && s.DNS.empty() {
+			s.DNS = *dns
 		}
-		lines := []string{
-			fmt.Sprintf("%s %s", verb, iface.Name),
-			fmt.Sprintf("iface %s %s %s", iface.Name, inet, mode),
-		}
-		lines = append(lines, eniSubnetLines(s)...)
+		lines := eniStart(control, iface.Name, inet, mode)
+		lines = append(lines, eniSubnetLines(s, s.IsIPv6())...)
 		lines = append(lines, eniAttrs(o, cfg, iface, st, index)...)
 		for _, r := range s.Routes {
+			if r.To.Addr().Is6() && !s.IsIPv6() {
+				routes6 = append(routes6, r)
+				continue
+			}
+			lines = append(lines, eniRoute(r, "    ")...)
+		}
+		if s.IsIPv6() {
+			for _, r := range routes6 {
+				lines = append(lines, eniRoute(r, "    ")...)
+			}
+			routes6 = nil
+		}
+		sections = append(sections, lines)
+	}
+	if len(routes6) > 0 {
+		lines := eniStart(control, iface.Name, "inet6", "static")
+		s := Subnet{Type: SubnetStatic}
+		if dns != nil {
+			s.DNS = *dns
+		}
+		lines = append(lines, eniSubnetLines(s, true)...)
+		for _, r := range routes6 {
 			lines = append(lines, eniRoute(r, "    ")...)
 		}
 		sections = append(sections, lines)
 	}
 	return sections
+}
+
+// eniStart is cloud-init's _iface_start_entry.
+func eniStart(control, name, inet, mode string) []string {
+	verb := "# control-" + control
+	switch control {
+	case "auto":
+		verb = "auto"
+	case "hotplug":
+		verb = "allow-hotplug"
+	}
+	return []string{verb + " " + name, fmt.Sprintf("iface %s %s %s", name, inet, mode)}
 }
 
 func boolTo10(b bool) string {
@@ -197,8 +226,27 @@ type eniAttrState struct {
 	wol      bool
 }
 
-// eniSubnetLines is cloud-init's _iface_add_subnet.
-func eniSubnetLines(s Subnet) []string {
+// sameIPVersion is cloud-init's has_same_ip_version: an address or network
+// of the stanza's family (anything else, e.g. a host name, is neither).
+func sameIPVersion(s string, v6 bool) bool {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		p, perr := netip.ParsePrefix(s)
+		if perr != nil {
+			return false
+		}
+		a = p.Addr()
+	}
+	if v6 {
+		return a.Is6() && !a.Is4In6()
+	}
+	return a.Is4()
+}
+
+// eniSubnetLines is cloud-init's _iface_add_subnet: nameservers of the
+// stanza's family only, and the search list only with one of them (or
+// with no nameservers at all).
+func eniSubnetLines(s Subnet, v6 bool) []string {
 	var lines []string
 	add := func(k, v string) {
 		if v != "" {
@@ -218,8 +266,16 @@ func eniSubnetLines(s Subnet) []string {
 	if s.MTU != 0 {
 		add("mtu", fmt.Sprint(s.MTU))
 	}
-	add("dns-search", strings.Join(s.DNS.Search, " "))
-	add("dns-nameservers", strings.Join(s.DNS.Nameservers, " "))
+	var ns []string
+	for _, n := range s.DNS.Nameservers {
+		if sameIPVersion(n, v6) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) > 0 || len(s.DNS.Nameservers) == 0 {
+		add("dns-search", strings.Join(s.DNS.Search, " "))
+	}
+	add("dns-nameservers", strings.Join(ns, " "))
 	sort.Strings(lines)
 	return lines
 }
@@ -236,7 +292,7 @@ func eniAttrs(o *Output, cfg *Config, iface *Interface, st *eniAttrState, index 
 		if s == "" {
 			return
 		}
-		lines = append(lines, "    "+k+" "+s)
+		lines = append(lines, "    "+strings.ReplaceAll(k, "_", "-")+" "+s)
 	}
 	if iface.MTU != 0 {
 		if st.ipv4MTU != 0 {
@@ -249,6 +305,9 @@ func eniAttrs(o *Output, cfg *Config, iface *Interface, st *eniAttrState, index 
 	}
 	if st.wol {
 		add("ethernet-wol", "g")
+	}
+	if iface.Optional != nil {
+		add("optional", *iface.Optional)
 	}
 	add("accept_ra", st.acceptRA)
 	add("dhcp", st.dhcp)
@@ -333,37 +392,24 @@ func eniValue(v any) string {
 	return pyStr(v)
 }
 
-// eniRoute is cloud-init's _render_route.
+// eniRoute is cloud-init's _render_route with iproute2 commands.
 func eniRoute(r Route, indent string) []string {
-	line := ""
-	defaultGW := ""
-	switch {
-	case r.To.Addr().Is4() && r.To.Bits() == 0 && r.To.Addr().IsUnspecified():
-		defaultGW = " default"
-	case r.To.Addr().Is6() && r.To.Bits() == 0 && r.To.Addr().IsUnspecified():
-		defaultGW = " -A inet6 default"
+	up, down := indent+"post-up ip", indent+"pre-down ip"
+	if r.To.Addr().Is6() {
+		up += " -family inet6"
+		down += " -family inet6"
 	}
-	if defaultGW == "" {
-		switch {
-		case r.To.Addr().Is6():
-			line += " -A inet6"
-		case r.To.Bits() == 32:
-			line += " -host"
-		default:
-			line += " -net"
-		}
-		line += " " + addrCIDR(r.To)
+	up += " route add"
+	down += " route del"
+	line := " " + addrCIDR(r.To)
+	if r.IsDefault() && r.To.Addr().IsUnspecified() {
+		line = " default"
 	}
 	if r.Via.IsValid() {
-		line += defaultGW + " gw " + r.Via.String()
-	} else {
-		line += defaultGW
+		line += " via " + r.Via.String()
 	}
 	if r.Metric != nil {
 		line += fmt.Sprintf(" metric %d", *r.Metric)
 	}
-	return []string{
-		indent + "post-up route add" + line + " || true",
-		indent + "pre-down route del" + line + " || true",
-	}
+	return []string{up + line + " || true", down + line + " || true"}
 }

@@ -153,11 +153,16 @@ func netplanAddresses(o *Output, iface *Interface, entry map[string]any) {
 			entry["dhcp6"] = true
 		case s.IsStatic():
 			if s.Gateway.IsValid() {
-				if s.Gateway.Is6() {
-					entry["gateway6"] = s.Gateway.String()
-				} else {
-					entry["gateway4"] = s.Gateway.String()
+				// A default route (gateway4/gateway6 are deprecated),
+				// on-link when the gateway is outside the subnet.
+				nr := map[string]any{"to": "default", "via": s.Gateway.String()}
+				if !s.Address.Masked().Contains(s.Gateway) {
+					nr["on-link"] = true
 				}
+				if s.Metric != nil {
+					nr["metric"] = *s.Metric
+				}
+				routes = append(routes, nr)
 			}
 			nameservers = append(nameservers, stringsAny(s.DNS.Nameservers)...)
 			search = append(search, stringsAny(s.DNS.Search)...)
@@ -177,6 +182,8 @@ func netplanAddresses(o *Output, iface *Interface, entry map[string]any) {
 			}
 			if r.Metric != nil {
 				nr["metric"] = *r.Metric
+			} else if s.Metric != nil && s.IsStatic() {
+				nr["metric"] = *s.Metric
 			}
 			if r.Table != 0 {
 				nr["table"] = r.Table

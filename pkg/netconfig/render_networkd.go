@@ -1,21 +1,28 @@
 package netconfig
 
-// The systemd-networkd renderer writes one
-// /etc/systemd/network/10-cloud-init-<if>.network per interface, laid out
-// as cloud-init's networkd.py does (sections sorted by name, keys sorted
-// and deduplicated, one [Address] per address, one [Route] per route), with
-// the blank line inside [Route] of 22.4 fixed. Beyond cloud-init it writes
-// what networkd needs for the rest of the model:
-//   - 10-cloud-init-<if>.netdev for bonds, bridges and VLANs, and Bond=,
-//     Bridge=, VLAN= in the members' .network files;
+// The systemd-networkd renderer writes, as cloud-init 26.x's networkd.py
+// does, /etc/systemd/network/10-cloud-init-<if>.network per interface
+// (sections sorted by name, keys sorted and deduplicated, one [Address] per
+// address, one [Route] per route, a gateway outside its subnet on-link) and
+// 10-cloud-init-<if>.netdev for bonds with members, bridges with ports and
+// VLANs, with Bond=, Bridge=, VLAN= in the members' .network files. Values
+// are written as Python would print them (True/False), as cloud-init does.
+// Beyond cloud-init:
 //   - 10-cloud-init-<if>.link renaming a physical device found by MAC
-//     (set-name) and carrying Wake-on-LAN;
-//   - [RoutingPolicyRule] sections, route Table= and GatewayOnLink=;
-//   - IPv6AcceptRA=yes for SLAAC and stateless DHCPv6, DHCP=ipv6 for
-//     stateful DHCPv6 (cloud-init writes nothing for them).
+//     (set-name) and carrying Wake-on-LAN: cloud-init renames devices
+//     itself at boot; cloudroot renders before the real root runs, and
+//     udev applies the .link;
+//   - bond members are matched by name only (enslaving changes their MAC),
+//     and PrimarySlave= marks the bond's primary;
+//   - ARPIPTargets=, ResendIGMP=, route GatewayOnLink=, and the networkd
+//     spelling of routing-policy keys (FirewallMark=, TypeOfService=);
+//   - bridge port Cost=/Priority= from v1 bridge_pathcost/bridge_portprio
+//     (cloud-init fails on them);
+//   - global routes only on the interfaces whose subnet holds the gateway.
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 )
@@ -59,11 +66,6 @@ func (c *ini) route(rid, key string, val any) {
 
 func ndValue(v any) string {
 	switch x := v.(type) {
-	case bool:
-		if x {
-			return "true"
-		}
-		return "false"
 	case *bool:
 		if x == nil {
 			return ""
@@ -135,6 +137,15 @@ func (c *ini) String() string {
 	return b.String()
 }
 
+// file is the content cloud-init writes: without the final blank line.
+func (c *ini) file() string {
+	s := c.String()
+	if strings.HasSuffix(s, "\n\n") {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
 // RenderNetworkd renders cfg as systemd-networkd files.
 func RenderNetworkd(cfg *Config) (*Output, error) {
 	o := newOutput()
@@ -146,13 +157,16 @@ func RenderNetworkd(cfg *Config) (*Output, error) {
 		}
 		// A bond member's address changes when it is enslaved: match it by
 		// name (its .link renames it by MAC first).
-		if iface.MAC != "" && iface.BondMaster == "" {
+		if iface.MAC != "" && iface.Kind == KindPhysical && iface.BondMaster == "" {
 			c.set("Match", "MACAddress", iface.MAC)
 		}
 		if iface.MTU != 0 {
 			c.set("Link", "MTUBytes", iface.MTU)
 		}
-		if iface.Optional {
+		if iface.MAC != "" && iface.Kind != KindPhysical {
+			c.set("Link", "MACAddress", iface.MAC)
+		}
+		if iface.Optional != nil && *iface.Optional {
 			c.set("Link", "RequiredForOnline", "no")
 		}
 		dhcp := networkdSubnets(c, iface)
@@ -167,10 +181,10 @@ func RenderNetworkd(cfg *Config) (*Output, error) {
 		for _, rule := range iface.RoutingPolicy {
 			var sec []string
 			if rule.From.IsValid() {
-				sec = append(sec, "From="+rule.From.String())
+				sec = append(sec, "From="+ruleAddr(rule.From))
 			}
 			if rule.To.IsValid() {
-				sec = append(sec, "To="+rule.To.String())
+				sec = append(sec, "To="+ruleAddr(rule.To))
 			}
 			if rule.Table != 0 {
 				sec = append(sec, fmt.Sprintf("Table=%d", rule.Table))
@@ -188,9 +202,9 @@ func RenderNetworkd(cfg *Config) (*Output, error) {
 			c.repeated["RoutingPolicyRule"] = append(c.repeated["RoutingPolicyRule"], sec)
 		}
 		base := NetworkdDir + "10-cloud-init-" + iface.Name
-		o.Files[base+".network"] = File{Data: []byte(Header + c.String()), Mode: 0o644, Owner: "systemd-network"}
-		if nd := networkdNetdev(o, iface); nd != "" {
-			o.Files[base+".netdev"] = File{Data: []byte(Header + nd), Mode: 0o644, Owner: "systemd-network"}
+		o.Files[base+".network"] = File{Data: []byte(c.file()), Mode: 0o644, Owner: "systemd-network"}
+		if nd := networkdNetdev(o, cfg, iface); nd != "" {
+			o.Files[base+".netdev"] = File{Data: []byte(nd), Mode: 0o644, Owner: "systemd-network"}
 		}
 		if l := networkdLink(iface); l != "" {
 			o.Files[base+".link"] = File{Data: []byte(Header + l), Mode: 0o644}
@@ -200,6 +214,8 @@ func RenderNetworkd(cfg *Config) (*Output, error) {
 }
 
 // networkdSubnets is cloud-init's parse_subnets; it returns the DHCP= value.
+// SLAAC and DHCPv6 other than plain dhcp6 leave DHCP= alone: networkd
+// follows the router advertisements' flags.
 func networkdSubnets(c *ini, iface *Interface) string {
 	dhcp := "no"
 	want := func(v string) {
@@ -210,16 +226,13 @@ func networkdSubnets(c *ini, iface *Interface) string {
 			dhcp = "yes"
 		}
 	}
-	acceptRA := false
 	rid := 0
 	for _, s := range iface.Subnets {
 		switch {
 		case s.IsDHCP4():
 			want("ipv4")
-		case s.Type == SubnetDHCP6, s.Type == SubnetDHCP6Stateful:
+		case s.Type == SubnetDHCP6:
 			want("ipv6")
-		case s.Type == SubnetSLAAC, s.Type == SubnetDHCP6Stateless:
-			acceptRA = true
 		}
 		for _, r := range s.Routes {
 			networkdRoute(c, fmt.Sprintf("r%d", rid), r)
@@ -229,6 +242,9 @@ func networkdSubnets(c *ini, iface *Interface) string {
 			c.set("Address", "Address", addrCIDR(s.Address))
 			if s.Gateway.IsValid() {
 				c.route(fmt.Sprintf("a%d", rid), "Gateway", s.Gateway.String())
+				if !s.Address.Masked().Contains(s.Gateway) {
+					c.route(fmt.Sprintf("a%d", rid), "GatewayOnLink", "yes")
+				}
 				rid++
 			}
 			if len(s.DNS.Nameservers) > 0 {
@@ -240,17 +256,26 @@ func networkdSubnets(c *ini, iface *Interface) string {
 		}
 	}
 	c.set("Network", "DHCP", dhcp)
-	switch {
-	case (dhcp == "ipv6" || dhcp == "yes") && iface.AcceptRA != nil:
-		c.set("Network", "IPv6AcceptRA", *iface.AcceptRA)
-	case acceptRA:
-		if iface.AcceptRA != nil {
-			c.set("Network", "IPv6AcceptRA", *iface.AcceptRA)
-		} else {
-			c.set("Network", "IPv6AcceptRA", true)
-		}
+	if iface.AcceptRA != nil {
+		c.set("Network", "IPv6AcceptRA", yesNo(*iface.AcceptRA))
 	}
 	return dhcp
+}
+
+// ruleAddr writes a routing-policy address as given: a single host without
+// its prefix length.
+func ruleAddr(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func networkdRoute(c *ini, rid string, r Route) {
@@ -312,8 +337,12 @@ func globalRoutesFor(cfg *Config, iface *Interface) []Route {
 	return out
 }
 
-// networkdOverrides is cloud-init's parse_dhcp_overrides.
+// networkdOverrides is cloud-init's parse_dhcp_overrides: v2 ethernets
+// only.
 func networkdOverrides(c *ini, iface *Interface, dhcp string) {
+	if iface.ConfigID == "" {
+		return
+	}
 	put := func(sec string, o *DHCPOverrides, v4 bool) {
 		if o == nil {
 			return
@@ -322,7 +351,15 @@ func networkdOverrides(c *ini, iface *Interface, dhcp string) {
 			c.set(sec, "UseDNS", *o.UseDNS)
 		}
 		if o.UseDomains != "" {
-			c.set(sec, "UseDomains", o.UseDomains)
+			// Python's str of the YAML value: True/False, or "route".
+			switch o.UseDomains {
+			case "true":
+				c.set(sec, "UseDomains", "True")
+			case "false":
+				c.set(sec, "UseDomains", "False")
+			default:
+				c.set(sec, "UseDomains", o.UseDomains)
+			}
 		}
 		if o.UseHostname != nil {
 			c.set(sec, "UseHostname", *o.UseHostname)
@@ -363,7 +400,7 @@ func networkdMembership(c *ini, cfg *Config, iface *Interface) {
 		c.set("Network", "Bond", iface.BondMaster)
 		if bond := cfg.Interface(iface.BondMaster); bond != nil {
 			if p, ok := bond.BondParams["primary"]; ok && pyStr(p) == iface.Name {
-				c.set("Network", "PrimarySlave", true)
+				c.set("Network", "PrimarySlave", "yes")
 			}
 		}
 	}
@@ -399,79 +436,96 @@ func portParam(v any, port string) string {
 	return ""
 }
 
-// networkd bond parameter names, and the unit of time-valued ones.
+// networkd bond parameters in cloud-init's param_map, with the suffix of
+// time-valued ones; ARPIPTargets and ResendIGMP are cloudroot's (cloud-init
+// looks for a key that never exists, or has none).
 var networkdBondKeys = []struct{ v2, nd, unit string }{
-	{"mode", "Mode", ""},
-	{"transmit-hash-policy", "TransmitHashPolicy", ""},
+	{"ad-select", "AdSelect", ""},
+	{"arp-interval", "ARPIntervalSec", "ms"},
+	{"arp-validate", "ARPValidate", ""},
+	{"down-delay", "DownDelaySec", "ms"},
+	{"fail-over-mac-policy", "FailOverMACPolicy", ""},
 	{"lacp-rate", "LACPTransmitRate", ""},
 	{"mii-monitor-interval", "MIIMonitorSec", "ms"},
-	{"up-delay", "UpDelaySec", "ms"},
-	{"down-delay", "DownDelaySec", "ms"},
-	{"arp-interval", "ARPIntervalSec", "ms"},
-	{"arp-ip-target", "ARPIPTargets", ""},
-	{"arp-validate", "ARPValidate", ""},
-	{"arp-all-targets", "ARPAllTargets", ""},
-	{"ad-select", "AdSelect", ""},
-	{"fail-over-mac-policy", "FailOverMACPolicy", ""},
+	{"min-links", "MinLinks", ""},
+	{"mode", "Mode", ""},
 	{"gratuitous-arp", "GratuitousARP", ""},
 	{"primary-reselect-policy", "PrimaryReselectPolicy", ""},
-	{"min-links", "MinLinks", ""},
-	{"all-slaves-active", "AllSlavesActive", ""},
-	{"packets-per-slave", "PacketsPerSlave", ""},
-	{"resend-igmp", "ResendIGMP", ""},
+	{"up-delay", "UpDelaySec", "ms"},
+	{"transmit-hash-policy", "TransmitHashPolicy", ""},
+	{"all-slaves-active", "AllSlavesActive", "lower"},
+	{"arp-all-targets", "ARPAllTargets", ""},
 	{"learn-packet-interval", "LearnPacketIntervalSec", ""},
+	{"packets-per-slave", "PacketsPerSlave", ""},
+	{"arp-ip-target", "ARPIPTargets", ""},
+	{"resend-igmp", "ResendIGMP", ""},
 }
 
-var networkdBridgeKeys = []struct{ v2, nd, unit string }{
-	{"stp", "STP", ""},
-	{"forward-delay", "ForwardDelaySec", ""},
-	{"hello-time", "HelloTimeSec", ""},
-	{"max-age", "MaxAgeSec", ""},
-	{"ageing-time", "AgeingTimeSec", ""},
-	{"priority", "Priority", ""},
+// networkd bridge parameters; like cloud-init, false and zero are not
+// written and booleans are yes/no.
+var networkdBridgeKeys = []struct{ v2, nd string }{
+	{"ageing-time", "AgeingTimeSec"},
+	{"priority", "Priority"},
+	{"forward-delay", "ForwardDelaySec"},
+	{"hello-time", "HelloTimeSec"},
+	{"max-age", "MaxAgeSec"},
+	{"stp", "STP"},
 }
 
-func withUnit(v any, unit string) string {
-	s := ndValue(v)
-	if unit == "" || s == "" {
-		return s
-	}
-	if _, ok := asInt(v); ok {
-		return s + unit
+func bondValue(v any, unit string) string {
+	s := pyStr(v)
+	switch unit {
+	case "ms":
+		return s + "ms"
+	case "lower":
+		return strings.ToLower(s)
 	}
 	return s
 }
 
-// networkdNetdev writes the .netdev of a bond, bridge or VLAN.
-func networkdNetdev(o *Output, iface *Interface) string {
+// networkdNetdev writes the .netdev of a bond with members, a bridge with
+// ports or a VLAN with id and link, as cloud-init's render_bonds,
+// render_bridges and render_vlans do.
+func networkdNetdev(o *Output, cfg *Config, iface *Interface) string {
 	c := newINI()
-	var kindSec string
 	switch iface.Kind {
 	case KindBond:
+		if len(cfg.bondMembers(iface.Name)) == 0 {
+			o.warnf("%s: bond without members; no .netdev written (as cloud-init)", iface.Name)
+			return ""
+		}
 		c.set("NetDev", "Kind", "bond")
-		kindSec = "Bond"
 		for _, k := range networkdBondKeys {
 			if v, ok := iface.BondParams[k.v2]; ok && v != nil {
-				c.set(kindSec, k.nd, withUnit(v, k.unit))
+				c.set("Bond", k.nd, bondValue(v, k.unit))
 			}
 		}
 		for k := range iface.BondParams {
-			if k == "primary" {
-				continue
-			}
-			if !hasKey(networkdBondKeys, k) {
+			if k != "primary" && !hasKey(networkdBondKeys, k) {
 				o.warnf("%s: bond parameter %s cannot be expressed by the networkd renderer; dropped", iface.Name, k)
 			}
 		}
 	case KindBridge:
+		if len(iface.BridgePorts) == 0 {
+			o.warnf("%s: bridge without ports; no .netdev written (as cloud-init)", iface.Name)
+			return ""
+		}
 		c.set("NetDev", "Kind", "bridge")
-		kindSec = "Bridge"
 		for _, k := range networkdBridgeKeys {
-			if v, ok := iface.BridgeParams[k.v2]; ok && v != nil {
-				c.set(kindSec, k.nd, withUnit(v, k.unit))
+			v, ok := iface.BridgeParams[k.v2]
+			if !ok || v == nil || v == false || v == 0 || v == "" {
+				continue
 			}
+			if b, ok := v.(bool); ok {
+				v = yesNo(b)
+			}
+			c.set("Bridge", k.nd, v)
 		}
 	case KindVLAN:
+		if iface.VLANLink == "" {
+			o.warnf("%s: vlan without link; no .netdev written (as cloud-init)", iface.Name)
+			return ""
+		}
 		c.set("NetDev", "Kind", "vlan")
 		c.set("VLAN", "Id", iface.VLANID)
 	default:
@@ -479,12 +533,12 @@ func networkdNetdev(o *Output, iface *Interface) string {
 	}
 	c.set("NetDev", "Name", iface.Name)
 	if iface.MAC != "" {
-		c.set("NetDev", "MACAddress", iface.MAC)
+		c.set("NetDev", "MACAddress", strings.ToLower(iface.MAC))
 	}
 	if iface.MTU != 0 {
 		c.set("NetDev", "MTUBytes", iface.MTU)
 	}
-	return c.String()
+	return c.file()
 }
 
 func hasKey(keys []struct{ v2, nd, unit string }, k string) bool {

@@ -1,19 +1,23 @@
 package netconfig
 
 // The NetworkManager renderer writes one keyfile per device,
-// /etc/NetworkManager/system-connections/cloud-init-<if>.nmconnection
-// (0600), as cloud-init's network_manager.py does: a connection UUID derived
-// from the device name (UUIDv5 in cloud-init's namespace), bond members and
-// bridge ports pointing at their master's UUID, ethernet devices matched by
-// MAC. One fix over 22.4: static6 subnets get method=manual (22.4 wrote
-// auto with may-fail=true).
+// /etc/NetworkManager/system-connections/cloud-init-<id>.nmconnection
+// (0600; <id> is the v2 ethernets key, else the device name), and
+// /etc/NetworkManager/conf.d/30-cloud-init-ip6-addr-gen-mode.conf (EUI-64
+// addresses for SLAAC), as cloud-init 26.x's network_manager.py does: a
+// connection UUID derived from the device name (UUIDv5 in cloud-init's
+// namespace), autoconnect-priority 120, bond members and bridge ports
+// pointing at their master's UUID, ethernet devices matched by MAC, routes
+// with their metric (a default route's metric and a subnet's metric as the
+// family's route-metric), may-fail=true when both families use DHCP/RA.
 //
-// Not expressible: routing policy, route tables, on-link, route metrics,
-// global routes and global DNS (cloud-init drops them too).
+// Not expressible: routing policy, route tables, on-link and global routes
+// (cloud-init drops them too).
 
 import (
 	"crypto/sha1"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -109,29 +113,61 @@ func newNMConn(id string) *nmConn {
 	c := &nmConn{kf: newKeyfile(), uuid: uuid5(nmNamespace, id)}
 	c.kf.set("connection", "id", "cloud-init "+id)
 	c.kf.set("connection", "uuid", c.uuid)
+	c.kf.set("connection", "autoconnect-priority", "120")
 	c.kf.set("user", "org.freedesktop.NetworkManager.origin", "cloud-init")
 	return c
 }
 
+// nmMethod is cloud-init's method_map; "" for a type it does not know.
+var nmMethod = map[SubnetType]string{
+	SubnetStatic: "manual", SubnetStatic6: "manual",
+	SubnetDHCP6: "auto", SubnetSLAAC: "auto", SubnetDHCP6Stateless: "auto",
+	SubnetDHCP6Stateful: "dhcp",
+	SubnetDHCP4:         "auto", SubnetDHCP: "auto",
+}
+
+// setIPMethod is cloud-init's _set_ip_method; t == "" (a bond without
+// subnets) leaves the family disabled.
 func (c *nmConn) setIPMethod(family string, t SubnetType) {
 	c.kf.setDefault(family, "method", "disabled")
-	method := "auto"
-	switch t {
-	case SubnetStatic, SubnetStatic6:
-		method = "manual"
-	case SubnetDHCP6, SubnetSLAAC, SubnetDHCP6Stateless, SubnetDHCP6Stateful, SubnetDHCP4, SubnetDHCP:
-	default:
-		c.kf.set(family, "may-fail", "true")
+	method := "disabled"
+	if t != "" {
+		var ok bool
+		if method, ok = nmMethod[t]; !ok {
+			method = "auto"
+			c.kf.set(family, "may-fail", "true")
+		}
 	}
 	cur := c.kf.get(family, "method")
 	if cur == "dhcp" || (cur == "auto" && method == "manual") {
 		return
 	}
+	switch t {
+	case SubnetDHCP6Stateful, SubnetDHCP6Stateless, SubnetSLAAC:
+		c.kf.setDefault("ipv4", "method", "disabled")
+	}
 	c.kf.set(family, "method", method)
 	c.kf.setDefault(family, "may-fail", "false")
 }
 
+// mayFailBothDHCP is cloud-init's _set_mayfail_true_if_both_false_dhcp:
+// with DHCP/RA on both families, either one succeeding is enough.
+func (c *nmConn) mayFailBothDHCP() {
+	for _, f := range []string{"ipv4", "ipv6"} {
+		if !c.kf.has(f, "may-fail") || c.kf.get(f, "may-fail") != "false" {
+			return
+		}
+		if m := c.kf.get(f, "method"); m != "dhcp" && m != "auto" {
+			return
+		}
+	}
+	for _, f := range []string{"ipv4", "ipv6"} {
+		c.kf.set(f, "may-fail", "true")
+	}
+}
+
 func (c *nmConn) addNumbered(sec, prefix, val string) {
+	c.kf.section(sec)
 	for i := 1; ; i++ {
 		k := fmt.Sprintf("%s%d", prefix, i)
 		if !c.kf.has(sec, k) {
@@ -141,37 +177,99 @@ func (c *nmConn) addNumbered(sec, prefix, val string) {
 	}
 }
 
+// addRoute is cloud-init's _add_route: the family is the route's own.
+func (c *nmConn) addRoute(r Route) {
+	family := "ipv4"
+	if r.To.Addr().Is6() {
+		family = "ipv6"
+	}
+	v := r.To.String()
+	if r.Via.IsValid() {
+		v += "," + r.Via.String()
+	}
+	if r.Metric != nil {
+		if r.IsDefault() && r.To.Addr().IsUnspecified() {
+			c.kf.set(family, "route-metric", fmt.Sprint(*r.Metric))
+		} else {
+			v += fmt.Sprintf(",%d", *r.Metric)
+		}
+	}
+	c.addNumbered(family, "route", v)
+}
+
+// enabled reports whether the family's section exists and is not disabled.
+func (c *nmConn) enabled(family string) bool {
+	return c.kf.secs[family] != nil && c.kf.get(family, "method") != "disabled"
+}
+
 func (c *nmConn) addNameserver(ns string) {
 	family := "ipv4"
 	if a, err := parseAddr(ns); err == nil && a.Is6() {
 		family = "ipv6"
 	}
-	c.kf.setDefault(family, "method", "disabled")
+	if !c.enabled(family) {
+		return
+	}
 	c.kf.setDefault(family, "dns", "")
 	c.kf.set(family, "dns", c.kf.get(family, "dns")+ns+";")
 }
 
-func (c *nmConn) addSearch(family string, search []string) {
-	c.kf.setDefault(family, "dns-search", "")
-	c.kf.set(family, "dns-search", c.kf.get(family, "dns-search")+strings.Join(search, ";")+";")
+func (c *nmConn) addSearch(search []string) {
+	for _, family := range []string{"ipv4", "ipv6"} {
+		if !c.enabled(family) {
+			continue
+		}
+		c.kf.setDefault(family, "dns-search", "")
+		c.kf.set(family, "dns-search", c.kf.get(family, "dns-search")+strings.Join(search, ";")+";")
+	}
 }
 
 var nmType = map[Kind]string{
 	KindPhysical: "ethernet", KindVLAN: "vlan", KindBond: "bond", KindBridge: "bridge", KindInfiniband: "infiniband",
 }
 
-// NM property ← model parameter.
-var nmBondProps = []struct{ nm, v2 string }{
-	{"mode", "mode"},
-	{"miimon", "mii-monitor-interval"},
-	{"xmit_hash_policy", "transmit-hash-policy"},
-	{"num_grat_arp", "gratuitous-arp"},
-	{"downdelay", "down-delay"},
-	{"updelay", "up-delay"},
-	{"fail_over_mac", "fail-over-mac-policy"},
-	{"primary_reselect", "primary-reselect-policy"},
-	{"primary", "primary"},
+// nmBondProps are the NetworkManager bond options cloud-init writes, in its
+// order; each is looked up as the v1 parameter bond-<name> (underscores or
+// dashes).
+var nmBondProps = []string{
+	"mode", "miimon", "xmit_hash_policy", "num_grat_arp", "downdelay", "updelay",
+	"fail_over_mac", "primary_reselect", "primary", "active_slave",
+	"ad_actor_sys_prio", "ad_actor_system", "ad_select", "ad_user_port_key",
+	"all_slaves_active", "arp_all_targets", "arp_interval", "arp_ip_target",
+	"arp_validate", "lacp_rate", "lp_interval", "min_links", "num_unsol_na",
+	"packets_per_slave", "peer_notif_delay", "resend_igmp", "tlb_dynamic_lb",
+	"use_carrier",
 }
+
+// nmBondValue finds bond option prop among the bond's parameters.
+func nmBondValue(iface *Interface, prop string) (any, bool) {
+	dashed := "bond-" + strings.ReplaceAll(prop, "_", "-")
+	if v2, ok := bondV1ToV2[dashed]; ok {
+		if v, ok := iface.BondParams[v2]; ok && v != nil {
+			return v, true
+		}
+	}
+	for _, k := range []string{"bond-" + prop, dashed} {
+		if v, ok := iface.Params[k]; ok && v != nil {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// nmConf is cloud-init's NM_IPV6_ADDR_GEN_CONF.
+const nmConf = `# This is generated by cloud-init. Do not edit.
+#
+[.config]
+  enable=nm-version-min:1.40
+[connection.30-cloud-init-ip6-addr-gen-mode]
+  # Select EUI64 to be used if the profile does not specify it.
+  ipv6.addr-gen-mode=0
+
+`
+
+// NMConfPath is the NetworkManager configuration cloud-init writes.
+const NMConfPath = "/etc/NetworkManager/conf.d/30-cloud-init-ip6-addr-gen-mode.conf"
 
 // RenderNetworkManager renders cfg as NetworkManager keyfiles.
 func RenderNetworkManager(cfg *Config) (*Output, error) {
@@ -182,21 +280,36 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 		o.warnf("global routes (v1 type: route) cannot be expressed by the network-manager renderer; dropped (as cloud-init does)")
 	}
 	conns := map[string]*nmConn{}
+	byName := map[string]*nmConn{}
 	var order []string
-	for _, i := range cfg.Interfaces {
-		if _, ok := conns[i.Name]; !ok {
-			order = append(order, i.Name)
+	key := func(i *Interface) string {
+		if i.ConfigID != "" {
+			return i.ConfigID
 		}
-		conns[i.Name] = newNMConn(i.Name)
+		return i.Name
+	}
+	for _, i := range cfg.Interfaces {
+		k := key(i)
+		if _, ok := conns[k]; !ok {
+			order = append(order, k)
+		}
+		conns[k] = newNMConn(i.Name)
+		byName[i.Name] = conns[k]
+	}
+	lookup := func(name string) *nmConn {
+		if c, ok := conns[name]; ok {
+			return c
+		}
+		return byName[name]
 	}
 	ref := func(name string) string {
-		if c, ok := conns[name]; ok {
+		if c := lookup(name); c != nil {
 			return c.uuid
 		}
 		return name
 	}
 	for _, iface := range cfg.Interfaces {
-		c := conns[iface.Name]
+		c := conns[key(iface)]
 		t, ok := nmType[iface.Kind]
 		if !ok {
 			continue
@@ -207,7 +320,12 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 			c.kf.set("connection", "master", ref(iface.BondMaster))
 		}
 		c.kf.section(t)
+		if iface.Kind == KindBond && len(iface.Subnets) == 0 {
+			c.setIPMethod("ipv4", "")
+			c.setIPMethod("ipv6", "")
+		}
 		ipv4MTU := 0
+		var nameservers, search []string
 		for _, s := range iface.Subnets {
 			family := "ipv4"
 			if s.IsIPv6() {
@@ -221,22 +339,40 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 				c.kf.set(family, "gateway", s.Gateway.String())
 			}
 			for _, r := range s.Routes {
-				v := r.To.String()
-				if r.Via.IsValid() {
-					v += "," + r.Via.String()
-				}
-				c.addNumbered(family, "route", v)
+				c.addRoute(r)
 			}
-			for _, n := range s.DNS.Nameservers {
-				c.addNameserver(n)
+			if s.Metric != nil {
+				c.kf.set(family, "route-metric", fmt.Sprint(*s.Metric))
 			}
-			if len(s.DNS.Search) > 0 {
-				c.addSearch(family, s.DNS.Search)
-			}
+			nameservers = append(nameservers, s.DNS.Nameservers...)
+			search = append(search, s.DNS.Search...)
 			if family == "ipv4" && s.MTU != 0 {
 				ipv4MTU = s.MTU
 			}
 		}
+		for _, n := range iface.DNS.Nameservers {
+			if !slices.Contains(nameservers, n) {
+				nameservers = append(nameservers, n)
+			}
+		}
+		for _, n := range iface.DNS.Search {
+			if !slices.Contains(search, n) {
+				search = append(search, n)
+			}
+		}
+		if len(nameservers) == 0 {
+			nameservers = cfg.DNS.Nameservers
+		}
+		if len(search) == 0 {
+			search = cfg.DNS.Search
+		}
+		for _, n := range nameservers {
+			c.addNameserver(n)
+		}
+		if len(search) > 0 {
+			c.addSearch(search)
+		}
+		c.mayFailBothDHCP()
 		if ipv4MTU == 0 {
 			ipv4MTU = iface.MTU
 		} else if iface.MTU != 0 && ipv4MTU != iface.MTU {
@@ -245,8 +381,8 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 		switch iface.Kind {
 		case KindBond:
 			for _, p := range nmBondProps {
-				if v, ok := iface.BondParams[p.v2]; ok && v != nil {
-					c.kf.set(t, p.nm, nmValue(v))
+				if v, ok := nmBondValue(iface, p); ok {
+					c.kf.set(t, p, nmValue(v))
 				}
 			}
 		case KindBridge:
@@ -274,9 +410,13 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 			if iface.VLANLink != "" {
 				c.kf.set(t, "parent", ref(iface.VLANLink))
 			}
+		case KindBond:
+			if ipv4MTU != 0 {
+				c.kf.set("ethernet", "mtu", fmt.Sprint(ipv4MTU))
+			}
 		case KindBridge:
 			for _, port := range iface.BridgePorts {
-				if pc, ok := conns[port]; ok {
+				if pc := lookup(port); pc != nil {
 					pc.kf.setDefault("connection", "slave-type", "bridge")
 					pc.kf.setDefault("connection", "master", c.uuid)
 				}
@@ -297,14 +437,15 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 			c.kf.set("connection", "interface-name", iface.Name)
 		}
 	}
-	for _, name := range order {
-		c := conns[name]
+	for _, k := range order {
+		c := conns[k]
 		if !c.kf.has("connection", "type") {
 			continue
 		}
-		o.add(NMConnectionsDir+"cloud-init-"+name+".nmconnection",
+		o.add(NMConnectionsDir+"cloud-init-"+k+".nmconnection",
 			"# Generated by cloud-init. Changes will be lost.\n\n"+c.kf.String(), 0o600)
 	}
+	o.add(NMConfPath, nmConf, 0o600)
 	return o, nil
 }
 

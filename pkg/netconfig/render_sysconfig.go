@@ -1,17 +1,19 @@
 package netconfig
 
-// The sysconfig renderer writes RHEL network-scripts as cloud-init's
+// The sysconfig renderer writes RHEL network-scripts as cloud-init 26.x's
 // sysconfig.py does (rhel flavor): ifcfg-<if> per non-loopback device,
 // route-<if>/route6-<if> when a subnet has routes, /etc/sysconfig/network,
-// and, when there is global DNS, /etc/resolv.conf and a NetworkManager
-// drop-in telling NM to leave resolv.conf alone, plus the udev rules naming
-// devices by MAC. Keys are sorted; values with spaces are quoted.
+// and, when there is any DNS (global, per interface or per subnet),
+// /etc/resolv.conf and a NetworkManager drop-in telling NM to leave
+// resolv.conf alone, plus the udev rules naming devices by MAC. Keys are
+// sorted; values with spaces are quoted.
 //
 // Not expressible: routing policy, route tables, on-link, global routes (v1
 // `type: route`, which cloud-init also drops here).
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,7 +26,7 @@ const (
 	NMDNSConfPath        = "/etc/NetworkManager/conf.d/99-cloud-init.conf"
 )
 
-const sysconfigHeader = "# Created by cloud-init on instance boot automatically, do not edit.\n#"
+const sysconfigHeader = "# Created by cloud-init automatically, do not edit.\n#"
 
 // sysconfigMap is an ifcfg file: KEY=value, written sorted.
 type sysconfigMap map[string]any
@@ -181,7 +183,7 @@ func RenderSysconfig(cfg *Config) (*Output, error) {
 			continue
 		}
 		m := sysconfigMap{"DEVICE": iface.Name, "TYPE": "Ethernet",
-			"ONBOOT": true, "USERCTL": false, "NM_CONTROLLED": false, "BOOTPROTO": "none"}
+			"ONBOOT": true, "USERCTL": false, "BOOTPROTO": "none"}
 		if iface.MAC != "" && (iface.Kind == KindPhysical || iface.Kind == KindInfiniband) {
 			m["HWADDR"] = iface.MAC
 		}
@@ -274,11 +276,11 @@ func RenderSysconfig(cfg *Config) (*Output, error) {
 			o.add(SysconfigScriptsDir+"route6-"+name, e.routes.ipv6(name), 0o644)
 		}
 	}
-	if !cfg.DNS.empty() {
-		o.add(ResolvConfPath, resolvConf(o, cfg.DNS), 0o644)
-	}
-	if len(cfg.DNS.Nameservers) > 0 {
-		o.add(NMDNSConfPath, sysconfigHeader+"\n[main]\ndns = none\n", 0o644)
+	if dns, ifaceDNS := sysconfigDNS(cfg); !dns.empty() {
+		o.add(ResolvConfPath, resolvConf(o, dns), 0o644)
+		if !cfg.DNS.empty() || ifaceDNS {
+			o.add(NMDNSConfPath, sysconfigHeader+"\n[main]\ndns = none\n", 0o644)
+		}
 	}
 	o.add(UdevRulesPath, udevRules(cfg), 0o644)
 	netcfg := sysconfigHeader + "\nNETWORKING=yes\n"
@@ -289,29 +291,52 @@ func RenderSysconfig(cfg *Config) (*Output, error) {
 	return o, nil
 }
 
-// resolvConf writes a fresh resolv.conf: at most 3 nameservers and 6
-// search domains, as cloud-init's ResolvConf allows.
+// sysconfigDNS is what cloud-init's _render_dns puts in resolv.conf: every
+// interface's subnet DNS, then its interface DNS, then the global DNS; and
+// whether any interface or subnet had DNS (the NetworkManager drop-in).
+func sysconfigDNS(cfg *Config) (DNS, bool) {
+	var d DNS
+	ifaceDNS := false
+	addNew := func(list []string, more []string) []string {
+		for _, x := range more {
+			if !slices.Contains(list, x) {
+				list = append(list, x)
+			}
+		}
+		return list
+	}
+	for _, i := range cfg.Interfaces {
+		for _, s := range i.Subnets {
+			d.Nameservers = append(d.Nameservers, s.DNS.Nameservers...)
+			d.Search = append(d.Search, s.DNS.Search...)
+			ifaceDNS = ifaceDNS || !s.DNS.empty()
+		}
+		d.Nameservers = addNew(d.Nameservers, i.DNS.Nameservers)
+		d.Search = addNew(d.Search, i.DNS.Search)
+		ifaceDNS = ifaceDNS || !i.DNS.empty()
+	}
+	d.Nameservers = addNew(d.Nameservers, cfg.DNS.Nameservers)
+	d.Search = addNew(d.Search, cfg.DNS.Search)
+	return d, ifaceDNS
+}
+
+// resolvConf writes a fresh resolv.conf as cloud-init's ResolvConf does:
+// every nameserver once (the resolver reads the first 3), at most 6 search
+// domains in 256 characters (cloud-init fails beyond; cloudroot warns).
 func resolvConf(o *Output, d DNS) string {
 	var b strings.Builder
-	b.WriteString("; Created by cloud-init on instance boot automatically, do not edit.\n;\n")
+	b.WriteString("; Created by cloud-init automatically, do not edit.\n;\n")
 	var ns []string
-	seen := map[string]bool{}
 	for _, n := range d.Nameservers {
-		if seen[n] {
-			continue
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
 		}
-		if len(ns) >= 3 {
-			o.warnf("ignoring nameserver %s: resolv.conf holds at most 3", n)
-			continue
-		}
-		seen[n] = true
-		ns = append(ns, n)
 	}
 	for _, n := range ns {
 		b.WriteString("nameserver " + n + "\n")
 	}
 	var search []string
-	seen = map[string]bool{}
+	seen := map[string]bool{}
 	for _, s := range d.Search {
 		if seen[s] {
 			continue
@@ -336,10 +361,10 @@ func sysconfigSubnets(o *Output, m sysconfigMap, iface *Interface, hasDefault bo
 		mtuKey := "MTU"
 		switch {
 		case s.Type == SubnetDHCP6Stateful:
-			m["BOOTPROTO"] = "dhcp"
 			m["DHCPV6C"] = true
 			m["IPV6INIT"] = true
 			m["IPV6_AUTOCONF"] = false
+			m["IPV6_FAILURE_FATAL"] = true
 		case s.Type == SubnetDHCP6:
 			m["IPV6INIT"] = true
 			m["DHCPV6C"] = true
@@ -379,7 +404,7 @@ func sysconfigSubnets(o *Output, m sysconfigMap, iface *Interface, hasDefault bo
 	v4, v6 := -1, -1
 	for _, s := range iface.Subnets {
 		if s.Metric != nil {
-			m["METRIC"] = *s.Metric
+			m[routeMetricKey(s)] = *s.Metric
 		}
 		switch {
 		case s.IsDHCP4():
@@ -431,6 +456,15 @@ func sysconfigSubnets(o *Output, m sysconfigMap, iface *Interface, hasDefault bo
 	}
 }
 
+// routeMetricKey is where the rhel flavour puts a subnet's or default
+// route's metric.
+func routeMetricKey(s Subnet) string {
+	if s.IsIPv6() {
+		return "IPV6_ROUTE_METRIC"
+	}
+	return "IPV4_ROUTE_METRIC"
+}
+
 // sysconfigSubnetRoutes is cloud-init's _render_subnet_routes.
 func sysconfigSubnetRoutes(m sysconfigMap, rc *sysconfigRoutes, iface *Interface) error {
 	for _, s := range iface.Subnets {
@@ -454,7 +488,7 @@ func sysconfigSubnetRoutes(m sysconfigMap, rc *sysconfigRoutes, iface *Interface
 					}
 				}
 				if r.Metric != nil {
-					m["METRIC"] = *r.Metric
+					m[routeMetricKey(s)] = *r.Metric
 				}
 				continue
 			}

@@ -220,6 +220,10 @@ func (p *v1Parser) physical(cmd *omap, kind Kind) *Interface {
 	if v, ok := cmd.get("wakeonlan"); ok && v != nil {
 		iface.WakeOnLAN = isTrue(v)
 	}
+	iface.Optional = nil
+	if v, ok := cmd.get("optional"); ok && v != nil {
+		iface.Optional = boolPtr(isTrue(v))
+	}
 	if params := asMap(mustGet(cmd, "params")); params != nil && kind != KindBond {
 		for _, k := range params.keys {
 			v := params.m[k]

@@ -9,7 +9,8 @@ package netconfig
 //     address a static subnet; gateway4/gateway6 go on the first address of
 //     their family, nameservers on the first address, routes on the first
 //     subnet;
-//   - every device's nameservers are also added to the global DNS.
+//   - a device's nameservers are its own (interface DNS), not global (as in
+//     current cloud-init; 22.4 also added them to the global DNS).
 
 import (
 	"fmt"
@@ -85,6 +86,7 @@ func (p *v1Parser) v2Ethernet(key string, dev *omap) *Interface {
 	iface.Match = mt
 	iface.MAC = mt.MACAddress
 	iface.Rename = setName != ""
+	iface.ConfigID = key
 	iface.Driver = mt.Driver
 	p.v2Device(iface, dev)
 	return iface
@@ -104,7 +106,9 @@ func (p *v1Parser) v2Device(iface *Interface, dev *omap) {
 	if v, ok := dev.get("wakeonlan"); ok && v != nil {
 		iface.WakeOnLAN = isTrue(v)
 	}
-	iface.Optional = isTrue(mustGet(dev, "optional"))
+	if v, ok := dev.get("optional"); ok && v != nil {
+		iface.Optional = boolPtr(isTrue(v))
+	}
 	if iface.Kind != KindPhysical {
 		iface.MAC = asString(mustGet(dev, "macaddress"))
 	}
@@ -169,8 +173,8 @@ func (p *v1Parser) v2VLAN(key string, dev *omap) *Interface {
 	return iface
 }
 
-// v2Common is cloud-init's _v2_common: nameservers go to the device and to
-// the global DNS. cloud-init skips a nameservers block without addresses.
+// v2Common is cloud-init's _v2_common: nameservers go to the device.
+// cloud-init skips a nameservers block without addresses.
 func (p *v1Parser) v2Common(iface *Interface, dev *omap) {
 	ns := asMap(mustGet(dev, "nameservers"))
 	if ns == nil {
@@ -181,8 +185,6 @@ func (p *v1Parser) v2Common(iface *Interface, dev *omap) {
 		p.cfg.warnf("%s: nameservers without addresses ignored (as cloud-init does)", iface.Name)
 		return
 	}
-	p.cfg.DNS.Nameservers = append(p.cfg.DNS.Nameservers, d.Nameservers...)
-	p.cfg.DNS.Search = append(p.cfg.DNS.Search, d.Search...)
 	iface.DNS = d
 }
 

@@ -57,7 +57,7 @@ func TestApplyNetworkSources(t *testing.T) {
 		{name: "config drive ENI", files: networkd, ds: map[string]any{"eni": "auto eth0\niface eth0 inet static\n  address 10.1.0.5/24\n  gateway 10.1.0.1\n"},
 			wantSrc: "ds", want: []string{"Address=10.1.0.5/24"}},
 		{name: "initramfs with ip=", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc}, cmdline: "root=/dev/nfs ip=dhcp",
-			ds: ec2, wantSrc: "initramfs", want: []string{"10.0.0.5/24", "gateway4: 10.0.0.1", "macaddress: 0a:1b:2c:3d:4e:5f"}, wantNot: []string{"ens6"}},
+			ds: ec2, wantSrc: "initramfs", want: []string{"10.0.0.5/24", "via: 10.0.0.1", "macaddress: 0a:1b:2c:3d:4e:5f"}, wantNot: []string{"ens6"}},
 		{name: "initramfs with open-iscsi", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc, "run/initramfs/open-iscsi.interface": "ens5\n"},
 			system:  map[string]any{"network": map[string]any{"version": 2, "ethernets": map[string]any{"x": map[string]any{"dhcp4": true}}}},
 			wantSrc: "initramfs", want: []string{"10.0.0.5/24"}},
