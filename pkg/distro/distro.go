@@ -1,6 +1,18 @@
-// Package distro describes what differs per Linux distribution: identity
-// from os-release, the default user cloud-init creates, the groups that user
-// joins, and the hosts-file template. The target's /etc/os-release decides.
+// Package distro is what differs per distribution, as data and small
+// interfaces chosen from the target's os-release, the way cloud-init's
+// distros/ classes are chosen:
+//
+//   - Info: identity parsed from os-release; Variant picks cloud-init's
+//     cloud.cfg variant (and distro class), Family its osfamily;
+//   - DefaultCloudConfig: the default /etc/cloud/cloud.cfg cloud-init's
+//     package installs for the variant (module lists, system_info);
+//   - Facts: default user, init system, network renderer order, hosts
+//     template, locale/timezone/keyboard/hostname mechanics, paths and
+//     cc_ntp's client table;
+//   - PackageManager and ServiceManager: the argv sequences cloud-init runs
+//     to update/upgrade/install packages and to start/stop/enable services.
+//
+// Everything here is pure: callers read the target and run commands.
 package distro
 
 import (
@@ -27,7 +39,14 @@ type ReadFile func(p string) ([]byte, error)
 func Detect(read ReadFile) Info {
 	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
 		if b, err := read(p); err == nil {
-			return ParseOSRelease(b)
+			in := ParseOSRelease(b)
+			// Raspberry Pi OS says ID=debian; cloud-init tells it apart by
+			// /etc/rpi-issue, as here.
+			if _, err := read("/etc/rpi-issue"); err == nil {
+				in.ID = "raspberry-pi-os"
+				in.Family = variantFamily(in.Variant())
+			}
+			return in
 		}
 	}
 	return Info{ID: "unknown", Family: "debian"}
@@ -73,19 +92,17 @@ func (in Info) DefaultUser() map[string]any {
 	return variantUser(in.Variant()).Map()
 }
 
-// HostsTemplateName is the /etc/cloud/templates/hosts.<name>.tmpl variant.
+// HostsTemplateName is the /etc/cloud/templates/hosts.<name>.tmpl variant:
+// the distro class's osfamily attribute, which cloud-init's
+// cc_update_etc_hosts uses (its own name for Photon, Mariner, Azure Linux,
+// openEuler and OpenCloudOS/TencentOS; the system name on the BSDs).
 func (in Info) HostsTemplateName() string {
-	switch in.Family {
-	case "redhat":
-		return "redhat"
-	case "suse":
-		return "suse"
-	case "alpine":
-		return "alpine"
-	case "arch":
-		return "arch"
-	case "freebsd":
-		return "freebsd"
+	switch v := in.Variant(); v {
+	case "photon", "mariner", "azurelinux", "openeuler", "OpenCloudOS", "dragonfly", "netbsd", "openbsd", "freebsd":
+		return v
+	case "TencentOS":
+		return "OpenCloudOS"
+	default:
+		return variantFamily(v)
 	}
-	return "debian"
 }

@@ -1,7 +1,10 @@
 package distro
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -53,9 +56,19 @@ func TestDetectFallbacks(t *testing.T) {
 }
 
 func FuzzParseOSRelease(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/facts/*/os-release")
+	for _, p := range seeds {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add([]byte("ID=debian\nVERSION_ID=\"12\"\n"))
 	f.Add([]byte("ID=\"a\\\"b\"\nID_LIKE='x y'\n"))
 	f.Add([]byte("=\n\"\n"))
+	known := map[string]bool{}
+	for _, v := range Variants {
+		known[v] = true
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := ParseOSRelease(b)
 		if in.ID == "" || in.Family == "" {
@@ -63,6 +76,16 @@ func FuzzParseOSRelease(f *testing.F) {
 		}
 		if in.DefaultUser()["name"] == "" {
 			t.Fatal("empty default user name")
+		}
+		if v := in.Variant(); !known[v] {
+			t.Fatalf("variant %q is not one of cloud-init's", v)
+		}
+		fa := in.Facts()
+		if fa.Family != in.Family || fa.Services() == nil {
+			t.Fatalf("facts disagree with the parse: %+v vs %+v", fa, in)
+		}
+		if _, err := json.Marshal(fa); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
