@@ -22,6 +22,9 @@ type Facts struct {
 	// SystemInfo is the system_info of the variant's default cloud.cfg:
 	// distro class, default user, network preferences, ssh_svcname, paths.
 	SystemInfo SystemInfo `json:"system_info"`
+	// SSHService is the ssh daemon's service: ssh_svcname as the distro
+	// class leaves it (SUSE's class makes it sshd.service under systemd).
+	SSHService string `json:"ssh_service"`
 	// PackageManager names the tool (Packages builds its commands).
 	PackageManager string `json:"package_manager,omitempty"`
 	// HostsTemplate is the /etc/cloud/templates/hosts.<name>.tmpl variant.
@@ -197,6 +200,10 @@ func (in Info) FactsFor(init string) Facts {
 		Timezone: Timezone{ZoneinfoDir: "/usr/share/zoneinfo", File: "/etc/timezone", Localtime: "/etc/localtime"},
 		NTP:      ntpFacts(v, in.ID, in.VersionID),
 	}
+	f.SSHService = f.SystemInfo.SSHService
+	if f.SSHService == "" {
+		f.SSHService = "sshd"
+	}
 	if pm := f.Packages(); pm != nil {
 		f.PackageManager = pm.Name()
 	}
@@ -231,6 +238,10 @@ func (in Info) FactsFor(init string) Facts {
 		}
 	case "suse":
 		f.LocalhostIP = "127.0.1.1"
+		f.SSHService = "sshd"
+		if systemd {
+			f.SSHService = "sshd.service"
+		}
 		f.Timezone.File = ""
 		if systemd {
 			f.Locale.File, f.Locale.Key = "/etc/locale.conf", "LANG"
