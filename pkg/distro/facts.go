@@ -166,6 +166,12 @@ func (in Info) DetectInit(has func(string) bool, readlink func(string) (string, 
 	return in.DefaultInit()
 }
 
+// Packages builds the distro's package commands (c.Distro.Packages() in a
+// module), or is nil where cloudroot knows no package manager.
+func (in Info) Packages() PackageManager {
+	return packageManager(in.Variant(), variantFamily(in.Variant()), in.VersionID)
+}
+
 // Packages builds the distro's package commands, or is nil where cloudroot
 // knows no package manager.
 func (f Facts) Packages() PackageManager {

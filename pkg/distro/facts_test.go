@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -39,6 +40,9 @@ var goldenPackages = []any{"curl", []any{"vim", "2:9.0"}, []any{"jq"}}
 func viewFacts(t *testing.T, f Facts) factsView {
 	t.Helper()
 	v := factsView{Facts: f, Services: map[string][]Cmd{}}
+	if a, b := f.Packages(), (Info{ID: f.ID, VersionID: f.VersionID}).Packages(); !reflect.DeepEqual(a, b) {
+		t.Errorf("Info.Packages %v and Facts.Packages %v differ", b, a)
+	}
 	if pm := f.Packages(); pm != nil {
 		pkgs, err := ParsePackages(goldenPackages)
 		if err != nil {
