@@ -239,6 +239,15 @@ func (in Info) FactsFor(init string) Facts {
 			f.Timezone.Copy = true
 			f.Timezone.Clock, f.Timezone.ClockKey = "/etc/sysconfig/clock", "ZONE"
 		}
+		if v == "photon" || v == "mariner" {
+			// Photon's class (Mariner's parent) is not RHEL's: it keeps
+			// /etc/timezone and /usr/lib and always uses hostnamectl.
+			f.Paths.UsrLibExec = "/usr/lib"
+			f.Timezone = Timezone{ZoneinfoDir: "/usr/share/zoneinfo", File: "/etc/timezone", Localtime: "/etc/localtime"}
+			f.Locale.File = "/etc/locale.conf"
+			f.Hostname = Hostname{File: "/etc/hostname", Format: "plain",
+				Command: []string{"hostnamectl", "set-hostname", "%s"}, Transient: f.Hostname.Transient}
+		}
 		if v == "photon" {
 			f.LocalhostIP = "127.0.1.1"
 		}

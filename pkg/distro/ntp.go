@@ -35,6 +35,7 @@ var (
 	timesyncdUsr   = ntpChange{checkExe: usrTimesyncd}
 	timesyncdUsrNC = ntpChange{checkExe: usrTimesyncd, confPath: "/etc/systemd/timesyncd.conf"}
 	suseNTP        = map[string]ntpChange{"chrony": chronyd, "ntp": ntpdEtc, "systemd-timesyncd": timesyncdUsr}
+	rhelNTP        = map[string]ntpChange{"ntp": {service: "ntpd"}, "chrony": chronyd}
 )
 
 var ntpChanges = map[string]map[string]ntpChange{
@@ -60,8 +61,12 @@ var ntpChanges = map[string]map[string]ntpChange{
 	"sles":            suseNTP,
 	"photon":          {"chrony": chronyd, "ntp": {service: "ntpd", confPath: "/etc/ntp.conf"}, "systemd-timesyncd": timesyncdUsrNC},
 	"raspberry-pi-os": {"systemd-timesyncd": timesyncdUsr},
-	"rhel":            {"ntp": {service: "ntpd"}, "chrony": chronyd},
-	"ubuntu":          {"chrony": {confPath: "/etc/chrony/chrony.conf"}},
+	"rhel":            rhelNTP,
+	// cc_ntp shares these entries between class names.
+	"almalinux": rhelNTP, "cloudlinux": rhelNTP, "rocky": rhelNTP,
+	"opensuse-microos": suseNTP, "opensuse-tumbleweed": suseNTP, "opensuse-leap": suseNTP,
+	"sle_hpc": suseNTP, "sle-micro": suseNTP,
+	"ubuntu": {"chrony": {confPath: "/etc/chrony/chrony.conf"}},
 }
 
 // ntpFacts is cc_ntp's view of a variant: the client table merged with the

@@ -144,8 +144,12 @@ func (a Apt) Install(pkgs []Package) []Cmd {
 }
 
 // Dnf is the RHEL family's dnf; Tool "yum" (with -t) on releases before
-// dnf, "tdnf" on Photon.
-type Dnf struct{ Tool string }
+// dnf, "tdnf" on Photon and Mariner. NoUpdate: the distro refreshes its
+// sources itself (cloud-init's Amazon class does nothing for an update).
+type Dnf struct {
+	Tool     string
+	NoUpdate bool
+}
 
 var _ PackageManager = Dnf{}
 
@@ -163,7 +167,12 @@ func (d Dnf) base() []string {
 	return []string{d.Name(), "-y"}
 }
 
-func (d Dnf) Update() []Cmd  { return []Cmd{cmd(nil, d.base(), []string{"makecache"})} }
+func (d Dnf) Update() []Cmd {
+	if d.NoUpdate {
+		return nil
+	}
+	return []Cmd{cmd(nil, d.base(), []string{"makecache"})}
+}
 func (d Dnf) Upgrade() []Cmd { return []Cmd{cmd(nil, d.base(), []string{"upgrade"})} }
 func (d Dnf) Install(pkgs []Package) []Cmd {
 	return []Cmd{cmd(nil, d.base(), []string{"install"}, expand(pkgs, "-"))}
@@ -253,10 +262,12 @@ func packageManager(variant, family, versionID string) PackageManager {
 	case "redhat":
 		major, _, _ := strings.Cut(versionID, ".")
 		switch {
-		case variant == "photon":
+		case variant == "photon" || variant == "mariner":
 			return Dnf{Tool: "tdnf"}
 		case variant == "amazon" && (major == "2" || major == "2018"):
-			return Dnf{Tool: "yum"}
+			return Dnf{Tool: "yum", NoUpdate: true}
+		case variant == "amazon":
+			return Dnf{NoUpdate: true}
 		case isRHEL(variant) && len(major) == 1 && major < "8":
 			return Dnf{Tool: "yum"}
 		}

@@ -27,7 +27,7 @@ var variantByID = map[string]string{
 	"suse": "suse", "opensuse": "suse", "opensuse-leap": "suse", "opensuse-microos": "suse",
 	"opensuse-tumbleweed": "suse", "sle_hpc": "suse", "sle-micro": "suse", "sles": "suse", "sled": "suse",
 	// Distros whose cloud-init package is built with another variant.
-	"amzn": "amazon", "amazon": "amazon", "ol": "rhel", "navix": "rhel",
+	"amzn": "amazon", "amazon": "amazon", "devuan": "debian", "ol": "rhel", "navix": "rhel",
 	// The BSDs (cloud-init reads platform.system() there).
 	"freebsd": "freebsd", "netbsd": "netbsd", "openbsd": "openbsd", "dragonfly": "dragonfly",
 }
