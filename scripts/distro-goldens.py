@@ -51,7 +51,7 @@ def record(op, *args):
 
 subp.subp = fake_subp
 subp.which = fake_which
-util.write_file = lambda path, content="", *a, **kw: record("write", path, content)
+util.write_file = lambda path=None, content="", *a, filename=None, **kw: record("write", path or filename, content)
 util.del_file = lambda path, *a, **kw: record("delete", path)
 util.sym_link = lambda source, link, *a, **kw: record("symlink", source, link)
 util.copy = lambda src, dest, *a, **kw: record("copy", src, dest)
@@ -96,6 +96,37 @@ os.path.isfile = lambda p: True if str(p).startswith("/usr/share/zoneinfo/") els
 d.set_timezone("Europe/Berlin")
 os.path.islink, os.path.exists, os.path.isfile = _islink, _exists, _isfile
 doc["set_timezone"] = take()
+# Locale, keyboard and hostname read the host's files: make every file
+# cloud-init would read absent (an unconfigured image) and record writes.
+_load = util.load_text_file
+
+
+def absent(path, *a, **kw):
+    raise OSError(2, "absent in the recording", path)
+
+
+def attempt(key, fn, *args):
+    util.load_text_file = absent
+    os.path.exists = lambda p: str(p).startswith("/usr/share/bkeymaps/")
+    os.path.isdir = lambda p: str(p).startswith("/usr/share/bkeymaps/")
+    os.path.isfile = lambda p: str(p).startswith("/usr/share/bkeymaps/")
+    util.ensure_dir = lambda *a, **kw: None
+    try:
+        fn(*args)
+        doc[key] = take()
+    except Exception as e:  # not supported there, or needs a real file
+        doc[key] = "error: " + type(e).__name__
+        take()
+    finally:
+        util.load_text_file = _load
+        os.path.exists, os.path.isdir, os.path.isfile = _exists, _isdir, _isfile
+
+
+_isdir = os.path.isdir
+attempt("apply_locale", d.apply_locale, "de_DE.UTF-8")
+attempt("set_keymap", d.set_keymap, "de", "pc105", "nodeadkeys", "")
+attempt("write_hostname", d._write_hostname, "node1", d.hostname_conf_fn)
+attempt("apply_hostname", d._apply_hostname, "node1")
 doc["localhost_ip"] = d._get_localhost_ip()
 doc["hostname_conf_fn"] = getattr(d, "hostname_conf_fn", "")
 doc["default_locale"] = getattr(d, "default_locale", "")

@@ -75,8 +75,10 @@ type Locale struct {
 	Key  string `json:"key,omitempty"`
 	// Gen is the locale.gen file naming locales to generate, if any.
 	Gen string `json:"gen,omitempty"`
-	// Commands run after Gen/File are written, "%s" standing for the
-	// locale; none means writing File is all there is to it.
+	// Write lists the files cloud-init writes, in order, before Commands
+	// (Gen and/or File; Debian's update-locale writes File itself).
+	Write []string `json:"write,omitempty"`
+	// Commands run after Write, "%s" standing for the locale.
 	Commands []Cmd `json:"commands,omitempty"`
 }
 
@@ -219,11 +221,12 @@ func (in Info) FactsFor(init string) Facts {
 	switch f.Family {
 	case "debian":
 		f.LocalhostIP = "127.0.1.1"
+		cEnv := []string{"LANGUAGE=C.UTF-8", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"}
 		f.Locale = Locale{Default: "C.UTF-8", File: "/etc/default/locale", Key: "LANG", Gen: "/etc/locale.gen",
+			Write: []string{"/etc/locale.gen"},
 			Commands: []Cmd{
-				{Argv: []string{"locale-gen", "--keep-existing"}},
-				{Env: []string{"LANGUAGE=C.UTF-8", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"},
-					Argv: []string{"update-locale", "--locale-file=/etc/default/locale", "LANG=%s"}},
+				{Env: cEnv, Argv: []string{"locale-gen", "--keep-existing"}},
+				{Env: cEnv, Argv: []string{"update-locale", "--locale-file=/etc/default/locale", "LANG=%s"}},
 			}}
 		f.Keyboard = Keyboard{File: "/etc/default/keyboard", Restart: "console-setup"}
 	case "redhat":
@@ -234,7 +237,9 @@ func (in Info) FactsFor(init string) Facts {
 		if systemd {
 			f.Locale.File = "/etc/locale.conf"
 			f.Hostname.Command = []string{"hostnamectl", "set-hostname", "%s"}
-		} else {
+		}
+		f.Locale.Write = []string{f.Locale.File}
+		if !systemd {
 			f.Hostname = Hostname{File: "/etc/sysconfig/network", Format: "sysconfig", Transient: f.Hostname.Transient}
 			f.Timezone.Copy = true
 			f.Timezone.Clock, f.Timezone.ClockKey = "/etc/sysconfig/clock", "ZONE"
@@ -245,6 +250,8 @@ func (in Info) FactsFor(init string) Facts {
 			f.Paths.UsrLibExec = "/usr/lib"
 			f.Timezone = Timezone{ZoneinfoDir: "/usr/share/zoneinfo", File: "/etc/timezone", Localtime: "/etc/localtime"}
 			f.Locale.File = "/etc/locale.conf"
+			f.Locale.Write = []string{f.Locale.File}
+			f.Locale.Commands = []Cmd{{Argv: []string{"systemctl", "restart", "systemd-localed"}}}
 			f.Hostname = Hostname{File: "/etc/hostname", Format: "plain",
 				Command: []string{"hostnamectl", "set-hostname", "%s"}, Transient: f.Hostname.Transient}
 		}
@@ -260,23 +267,26 @@ func (in Info) FactsFor(init string) Facts {
 		f.Timezone.File = ""
 		if systemd {
 			f.Locale.File, f.Locale.Key = "/etc/locale.conf", "LANG"
+			f.Locale.Write = []string{f.Locale.File}
 			f.Hostname.Command = []string{"hostnamectl", "set-hostname", "%s"}
 		} else {
 			f.Locale.File, f.Locale.Key = "/etc/sysconfig/language", "RC_LANG"
+			f.Locale.Write = []string{f.Locale.File}
 			f.Hostname = Hostname{File: "/etc/HOSTNAME", Format: "plain", Transient: f.Hostname.Transient}
 			f.Timezone.Copy = true
 			f.Timezone.Clock, f.Timezone.ClockKey = "/etc/sysconfig/clock", "TIMEZONE"
 		}
 	case "alpine":
 		f.LocalhostIP = "127.0.1.1"
-		f.Locale = Locale{Default: "C.UTF-8", File: "/etc/profile.d/50-cloud-init-locale.sh", Key: "LANG"}
+		f.Locale = Locale{Default: "C.UTF-8", File: "/etc/profile.d/50-cloud-init-locale.sh", Key: "LANG",
+			Write: []string{"/etc/profile.d/50-cloud-init-locale.sh"}}
 		f.Keyboard = Keyboard{Command: []string{"setup-keymap", "%layout", "%variant"}}
 	case "arch":
-		f.Locale.Gen = "/etc/locale.gen"
+		f.Locale.Gen, f.Locale.Write = "/etc/locale.gen", []string{"/etc/locale.gen"}
 		f.Locale.Commands = []Cmd{{Argv: []string{"locale-gen"}}, {Argv: []string{"localectl", "set-locale", "%s"}}}
 		f.Hostname.Transient = []string{"hostnamectl", "--transient", "set-hostname", "%s"}
 	case "gentoo":
-		f.Locale.Gen = "/etc/locale.gen"
+		f.Locale.Gen, f.Locale.Write = "/etc/locale.gen", []string{"/etc/locale.gen"}
 		// cloud-init's Gentoo class generates the locales listed in Gen and
 		// selects its default, whatever locale was asked for.
 		f.Locale.Commands = []Cmd{{Argv: []string{"locale-gen"}}, {Argv: []string{"eselect", "locale", "set", "en_US.UTF-8"}}}
@@ -305,21 +315,43 @@ func (f Facts) SetHostname(name string) []Cmd {
 	return []Cmd{{Argv: fill(f.Hostname.Command, map[string]string{"%s": name})}}
 }
 
-// SetLocale is the command sequence run after Locale.Gen and Locale.File
-// are written for locale (none for the C/POSIX locales on Debian, which
-// need no generation, as cloud-init skips them).
-func (f Facts) SetLocale(locale string) []Cmd {
-	var out []Cmd
-	for _, c := range f.Locale.Commands {
-		if f.Family == "debian" && c.Argv[0] == "locale-gen" {
-			switch strings.ToLower(locale) {
-			case "c", "c.utf-8", "c.utf8", "posix":
-				continue
-			}
+// SetLocale is what applying locale takes: the files to write first
+// (Locale.Write: the locale.gen entry, the locale file) and the commands
+// to run after. Debian's C and POSIX locales need no generation, as
+// cloud-init skips it for them.
+func (f Facts) SetLocale(locale string) (write []string, cmds []Cmd) {
+	skipGen := false
+	if f.Family == "debian" {
+		switch strings.ToLower(locale) {
+		case "c", "c.utf-8", "c.utf8", "posix":
+			skipGen = true
 		}
-		out = append(out, Cmd{Env: c.Env, Argv: fill(c.Argv, map[string]string{"%s": locale})})
 	}
-	return out
+	for _, p := range f.Locale.Write {
+		if !(skipGen && p == f.Locale.Gen) {
+			write = append(write, p)
+		}
+	}
+	for _, c := range f.Locale.Commands {
+		if skipGen && c.Argv[0] == "locale-gen" {
+			continue
+		}
+		cmds = append(cmds, Cmd{Env: c.Env, Argv: fill(c.Argv, map[string]string{"%s": locale})})
+	}
+	return write, cmds
+}
+
+// Content is the hostname file's text for name, in the file's format.
+func (h Hostname) Content(name string) string {
+	switch h.Format {
+	case "sysconfig":
+		return "HOSTNAME=" + name + "\n"
+	case "confd":
+		return "hostname=\"" + name + "\"\n"
+	case "rc.conf":
+		return "hostname=\"" + name + "\"\n"
+	}
+	return name + "\n"
 }
 
 // SetKeyboard is the command sequence cc_keyboard runs (after writing

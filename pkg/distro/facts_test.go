@@ -23,8 +23,13 @@ type factsView struct {
 	Packages *packagesView    `json:"packages"`
 	Services map[string][]Cmd `json:"services"`
 	Hostname []Cmd            `json:"set_hostname"`
-	Locale   []Cmd            `json:"set_locale"`
+	Locale   localeView       `json:"set_locale"`
 	Keyboard []Cmd            `json:"set_keyboard"`
+}
+
+type localeView struct {
+	Write    []string `json:"write"`
+	Commands []Cmd    `json:"commands"`
 }
 
 type packagesView struct {
@@ -60,7 +65,7 @@ func viewFacts(t *testing.T, f Facts) factsView {
 		v.Services[a] = []Cmd{c}
 	}
 	v.Hostname = f.SetHostname("node1")
-	v.Locale = f.SetLocale("de_DE.UTF-8")
+	v.Locale.Write, v.Locale.Commands = f.SetLocale("de_DE.UTF-8")
 	v.Keyboard = f.SetKeyboard("de", "pc105", "nodeadkeys", "")
 	return v
 }

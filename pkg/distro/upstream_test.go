@@ -24,6 +24,10 @@ type upstreamDoc struct {
 	SetTimezone []struct {
 		Op []string `json:"file_op"`
 	} `json:"set_timezone"`
+	ApplyLocale    json.RawMessage      `json:"apply_locale"`
+	SetKeymap      json.RawMessage      `json:"set_keymap"`
+	WriteHostname  json.RawMessage      `json:"write_hostname"`
+	ApplyHostname  json.RawMessage      `json:"apply_hostname"`
 	LocalhostIP    string               `json:"localhost_ip"`
 	HostnameConfFn string               `json:"hostname_conf_fn"`
 	DefaultLocale  string               `json:"default_locale"`
@@ -120,6 +124,46 @@ func TestUpstreamDistroGoldens(t *testing.T) {
 				t.Errorf("set_timezone (-upstream +cloudroot):\n%s", d)
 			}
 
+			// Locale: the files written (contents depend on the target's
+			// locale.gen and SUPPORTED) and the commands.
+			if steps, ok := upstreamSteps(t, up.ApplyLocale); ok {
+				w, c := f.SetLocale("de_DE.UTF-8")
+				if d := cmp.Diff(steps.writes(), w); d != "" {
+					t.Errorf("apply_locale writes (-upstream +cloudroot):\n%s", d)
+				}
+				check("apply_locale", steps.cmds(), c)
+			}
+			// Keyboard: nothing where upstream's set_keymap is not implemented.
+			steps, ok := upstreamSteps(t, up.SetKeymap)
+			kb := f.SetKeyboard("de", "pc105", "nodeadkeys", "")
+			switch {
+			case !ok && (len(kb) > 0 || f.Keyboard.File != ""):
+				t.Errorf("set_keymap: upstream has none, cloudroot %+v %v", f.Keyboard, kb)
+			case ok:
+				var files []string
+				if f.Keyboard.File != "" {
+					files = []string{f.Keyboard.File}
+				}
+				if d := cmp.Diff(steps.writes(), files); d != "" {
+					t.Errorf("set_keymap writes (-upstream +cloudroot):\n%s", d)
+				}
+				check("set_keymap", steps.cmds(), kb)
+			}
+			// Hostname: hostnamectl, or the file in its format.
+			if steps, ok := upstreamSteps(t, up.WriteHostname); ok {
+				check("write_hostname", steps.cmds(), f.SetHostname("node1"))
+				var files [][]string
+				if len(f.Hostname.Command) == 0 {
+					files = [][]string{{"write", f.Hostname.File, f.Hostname.Content("node1")}}
+				}
+				if d := cmp.Diff(steps.fileOps(), files); d != "" {
+					t.Errorf("write_hostname (-upstream +cloudroot):\n%s", d)
+				}
+			}
+			if steps, ok := upstreamSteps(t, up.ApplyHostname); ok {
+				check("apply_hostname", steps.cmds(), []Cmd{{Argv: fill(f.Hostname.Transient, map[string]string{"%s": "node1"})}})
+			}
+
 			if f.LocalhostIP != up.LocalhostIP {
 				t.Errorf("localhost IP %s, upstream %s", f.LocalhostIP, up.LocalhostIP)
 			}
@@ -167,4 +211,58 @@ func timezoneOps(f Facts, tz string) [][]string {
 		ops = append(ops, []string{"symlink", zone, f.Timezone.Localtime})
 	}
 	return ops
+}
+
+// upstreamStep is one recorded step: a command or a file operation.
+type upstreamStep struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Op   []string `json:"file_op"`
+}
+
+type stepList []upstreamStep
+
+// upstreamSteps decodes a recorded sequence; false when upstream raised
+// (recorded as "error: <type>").
+func upstreamSteps(t *testing.T, raw json.RawMessage) (stepList, bool) {
+	t.Helper()
+	var s stepList
+	if err := json.Unmarshal(raw, &s); err != nil {
+		var e string
+		if json.Unmarshal(raw, &e) == nil && strings.HasPrefix(e, "error: ") {
+			return nil, false
+		}
+		t.Fatalf("bad recording %s: %v", raw, err)
+	}
+	return s, true
+}
+
+func (s stepList) cmds() []Cmd {
+	var out []Cmd
+	for _, st := range s {
+		if st.Argv != nil {
+			out = append(out, Cmd{Env: st.Env, Argv: st.Argv})
+		}
+	}
+	return out
+}
+
+func (s stepList) fileOps() [][]string {
+	var out [][]string
+	for _, st := range s {
+		if st.Op != nil {
+			out = append(out, st.Op)
+		}
+	}
+	return out
+}
+
+func (s stepList) writes() []string {
+	var out []string
+	for _, op := range s.fileOps() {
+		if op[0] == "write" {
+			out = append(out, op[1])
+		}
+	}
+	return out
 }
