@@ -3,6 +3,7 @@ package distro
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/facts/*/want.json")
@@ -253,4 +255,30 @@ func TestDistroFactsDoc(t *testing.T) {
 		return
 	}
 	t.Errorf("%s is stale (go test ./pkg/distro -update):\n%s", docPath, cmp.Diff(s, got))
+}
+
+// FuzzParsePackages feeds cloud-config package lists (YAML) through
+// ParsePackages and every package manager's Install.
+func FuzzParsePackages(f *testing.F) {
+	f.Add([]byte(`[curl, [vim, "2:9.0"], [jq]]`))
+	f.Add([]byte(`[[a, 1, 2], {apt: [x]}, 3, ~]`))
+	f.Add([]byte(`single`))
+	managers := []PackageManager{Apt{}, Dnf{}, Dnf{Tool: "yum"}, Zypper{}, Apk{}, Pacman{}, Emerge{}, Pkg{}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v any
+		if yaml.Unmarshal(b, &v) != nil {
+			return
+		}
+		pkgs, err := ParsePackages(v)
+		if err != nil && !errors.Is(err, ErrBadPackage) {
+			t.Fatalf("error not ErrBadPackage: %v", err)
+		}
+		for _, pm := range managers {
+			cmds := pm.Install(pkgs)
+			last := cmds[len(cmds)-1].Argv
+			if len(last) < len(pkgs) {
+				t.Fatalf("%s install lost packages: %v for %v", pm.Name(), last, pkgs)
+			}
+		}
+	})
 }
