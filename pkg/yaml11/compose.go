@@ -340,6 +340,11 @@ func (n *normalizer) mapping(src *yaml.Node, depth int) (*yaml.Node, error) {
 		}
 		if i, ok := index[id]; ok {
 			kept[i].v = p.v
+			if k := kept[i].k; k.Tag == p.k.Tag && k.Value == p.k.Value {
+				// The same key: keep the first position in the order but
+				// point at the key that gave the value (errors cite it).
+				kept[i].k = p.k
+			}
 			continue
 		}
 		index[id] = len(kept)

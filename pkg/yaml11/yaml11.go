@@ -70,9 +70,12 @@ type Warning struct {
 	FirstLine int // where the key was first given
 }
 
-func (w Warning) String() string {
-	return fmt.Sprintf("%s: line %d column %d: duplicate key %s (first at line %d); the last value is used, as cloud-init does",
-		w.Source, w.Line, w.Column, strconv.Quote(w.Key), w.FirstLine)
+func (w Warning) String() string { return w.Source + ": " + w.Message() }
+
+// Message is the warning without its source name.
+func (w Warning) Message() string {
+	return fmt.Sprintf("line %d column %d: duplicate key %s (first at line %d); the last value is used, as cloud-init does",
+		w.Line, w.Column, strconv.Quote(w.Key), w.FirstLine)
 }
 
 // Error is a YAML syntax or construction error with its position.
