@@ -23,7 +23,7 @@ func (p *processor) archive(l leaf, origin string) {
 		return
 	}
 	for _, w := range doc.Warnings {
-		p.warnf(part, "%s", w.Message())
+		p.notice(part, w.Message())
 	}
 	if doc.Root == nil {
 		return

@@ -55,6 +55,14 @@ func (p *processor) warnf(part string, format string, args ...any) {
 	p.res.Warnings = append(p.res.Warnings, p.source+": "+msg)
 }
 
+// notice records a Notice (see Result.Notices) for a part.
+func (p *processor) notice(part, msg string) {
+	if part != "" {
+		msg = part + ": " + msg
+	}
+	p.res.Notices = append(p.res.Notices, p.source+": "+msg)
+}
+
 // where names a place for errors: the include URL a document came from.
 func where(origin string) string {
 	if origin == "" {
@@ -228,7 +236,7 @@ func (p *processor) handle(pt *pending) {
 		}
 		// A repeated key keeps its last value, as in cloud-init; say so.
 		for _, w := range warns {
-			p.warnf(name, "%s", w.Message())
+			p.notice(name, w.Message())
 		}
 		if err != nil {
 			p.addError(name, 0, fmt.Errorf("invalid #cloud-config: %w", err))
