@@ -408,3 +408,9 @@ func constructBinary(s string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// PlainTag is the tag PyYAML's resolver gives a plain scalar with text s:
+// "!!str" when it stays a string, else "!!bool", "!!int", "!!float",
+// "!!null", "!!timestamp", "!!merge" or "!!value". A YAML writer quotes s
+// when it is not "!!str".
+func PlainTag(s string) string { return resolveImplicit(s) }
