@@ -106,6 +106,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 			warn(p.Error())
 		}
 	}
+	for _, w := range base.Warnings {
+		o.Log.Warn(w, "stage", "init") // cloud-init is silent: no recoverable error
+	}
 	idata := InstanceData(d, dist, base.System, base.System, o.SysInfo)
 
 	// Decode user-data and vendor-data: every cloud-init format.
@@ -129,6 +132,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		}
 		for _, w := range res.Warnings {
 			warn(w)
+		}
+		for _, n := range res.Notices {
+			o.Log.Warn(n, "stage", "init")
 		}
 		for _, e := range res.Errors {
 			if errors.Is(e, userdata.ErrUnsupported) {
@@ -305,6 +311,9 @@ func cloudConfigText(cfg map[string]any) []byte {
 // deprecations at the DEPRECATED level.
 func recordSchema(r schema.Report, warn, deprecated func(string)) {
 	for _, f := range r.Findings {
+		if f.Notice {
+			continue // logged with the user-data notices; cloud-init is silent
+		}
 		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
 		if f.Line > 0 {
 			msg = fmt.Sprintf("user-data: line %d: %s: %s", f.Line, schema.ProblemPath(f), f.Message)
