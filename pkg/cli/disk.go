@@ -14,9 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 func growpartCommand() Command {
@@ -237,10 +236,13 @@ func runDisk(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
 	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		fmt.Fprintf(env.Stderr, "error: %s: %v\n", cfgPath, err)
+	cfg, ywarns, err := yaml11.LoadMap(cfgPath, b)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
+	}
+	for _, w := range ywarns {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	sc, warns := disk.ParseSetup(cfg, disk.DeviceEnv{})
 	for _, w := range warns {

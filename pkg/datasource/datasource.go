@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Sentinel errors callers branch on (always with errors.Is: sources wrap
@@ -254,20 +254,12 @@ func str(v any) string {
 }
 
 // DecodeYAMLMap decodes YAML (or JSON) text into a map with string keys all
-// the way down, as JSON needs. Empty input gives an empty map.
+// the way down, as JSON needs, reading it as cloud-init does (pkg/yaml11:
+// PyYAML's SafeLoader). Empty input gives an empty map. Repeated keys keep
+// their last value; callers that report them use yaml11.LoadMap.
 func DecodeYAMLMap(b []byte) (map[string]any, error) {
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	if v == nil {
-		return map[string]any{}, nil
-	}
-	m, ok := Normalize(v).(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a mapping at the top level, got %s", kind(v))
-	}
-	return m, nil
+	m, _, err := yaml11.LoadMap("", b)
+	return m, err
 }
 
 // Normalize turns map[any]any (from YAML) into map[string]any recursively.
@@ -291,14 +283,4 @@ func Normalize(v any) any {
 		return t
 	}
 	return v
-}
-
-func kind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	}
-	return fmt.Sprintf("%T", v)
 }

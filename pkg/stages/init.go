@@ -106,6 +106,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 			warn(p.Error())
 		}
 	}
+	for _, w := range base.Warnings {
+		o.Log.Warn(w, "stage", "init") // cloud-init is silent: no recoverable error
+	}
 	idata := InstanceData(d, dist, base.System, base.System, o.SysInfo)
 
 	// Decode user-data and vendor-data: every cloud-init format.
@@ -129,6 +132,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		}
 		for _, w := range res.Warnings {
 			warn(w)
+		}
+		for _, n := range res.Notices {
+			o.Log.Warn(n, "stage", "init")
 		}
 		for _, e := range res.Errors {
 			if errors.Is(e, userdata.ErrUnsupported) {

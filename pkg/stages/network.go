@@ -20,6 +20,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // UpgradedNetwork, when present in the target, stops cloud-init (and
@@ -92,8 +93,8 @@ func mapOrNil(v any) map[string]any {
 }
 
 func isDisabledDoc(b []byte) bool {
-	var m map[string]any
-	if yaml.Unmarshal(b, &m) != nil {
+	m, _, err := yaml11.LoadMap("network-config", b)
+	if err != nil {
 		return false
 	}
 	if n, ok := m["network"].(map[string]any); ok {
@@ -420,8 +421,7 @@ func klibcNetwork(run *target.Root, cmdline string, links []bootenv.NetLink) ([]
 // the fallback model when there was none.
 func rawForJSON(doc []byte, cfg *netconfig.Config) any {
 	if doc != nil {
-		var m map[string]any
-		if yaml.Unmarshal(doc, &m) == nil {
+		if m, _, err := yaml11.LoadMap("network-config", doc); err == nil {
 			return normalizeJSON(m)
 		}
 	}

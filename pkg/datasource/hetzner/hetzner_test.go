@@ -57,7 +57,7 @@ func TestNetworkConfig(t *testing.T) {
 	if d.NetworkConfig["version"] != 1 {
 		t.Fatalf("network config %v is not v1", d.NetworkConfig)
 	}
-	macs := netconfig.MACs{"96:00:01:02:03:04": "eth0"}
+	macs := netconfig.MACs{"96:00:01:02:03:0a": "eth0"}
 	if _, err := netconfig.ConvertHetzner(d.MetaData, macs); err != nil {
 		t.Fatalf("ConvertHetzner: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestErrors(t *testing.T) {
 		want         string
 	}{
 		{"500", "", dstest.Answer("/metadata", 500, ""), "status 500"},
-		{"bad YAML", "", dstest.Answer("/metadata", 200, "a: [b"), "metadata: yaml"},
+		{"bad YAML", "", dstest.Answer("/metadata", 200, "a: [b"), "metadata: line 1"},
 		{"no instance-id", "", dstest.Answer("/metadata", 200, "hostname: h\n"), "no instance-id"},
 		{"no hostname", "", dstest.Answer("/metadata", 200, "instance-id: 1\n"), "no hostname"},
 		{"private-networks not a list", "", dstest.Answer("/private-networks", 200, "a: b\n"), "private-networks: expected a list"},

@@ -9,9 +9,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Input is what the metadata service answered.
@@ -60,11 +59,11 @@ func MaybeBase64(b []byte) []byte {
 // ParsePrivateNetworks decodes the private-networks YAML: a list (empty
 // input: none).
 func ParsePrivateNetworks(b []byte) ([]any, error) {
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
+	v, _, err := yaml11.Load("private-networks", b)
+	if err != nil {
 		return nil, err
 	}
-	switch t := datasource.Normalize(v).(type) {
+	switch t := v.(type) {
 	case nil:
 		return nil, nil
 	case []any:
