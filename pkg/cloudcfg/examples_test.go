@@ -45,20 +45,6 @@ type upstreamExample struct {
 	Config       map[string]any `json:"config"`
 }
 
-// untilYAML11 are the examples cloudroot reads differently until the
-// YAML 1.1 loader (branch yaml, pkg/yaml11) replaces yaml.v3 in the boot
-// path and in schema: the reason names the construct.
-var untilYAML11 = map[string]string{
-	"cloud-config-add-apt-repos.txt":      "repeated top-level key apt (PyYAML keeps the last; yaml.v3 rejects the document)",
-	"cloud-config-disk-setup.txt":         "repeated top-level keys disk_setup, fs_setup, device_aliases (PyYAML keeps the last; yaml.v3 rejects the document)",
-	"cloud-config-ansible-controller.txt": "permissions: 0o600 is the string \"0o600\" in YAML 1.1 (yaml.v3 reads the YAML 1.2 octal int 384)",
-	"cloud-config-write-files.txt":        "a !!binary value whose base64 PyYAML decodes (binascii skips characters outside the alphabet) and yaml.v3 rejects, dropping the document",
-}
-
-// verdictDiffers are examples where cloudroot's schema verdict differs
-// from upstream's on purpose, with the reason.
-var verdictDiffers = map[string]string{}
-
 func TestUpstreamExamples(t *testing.T) {
 	goldens, err := filepath.Glob(filepath.Join(examplesDir, "*.upstream.json"))
 	if err != nil || len(goldens) == 0 {
@@ -74,9 +60,6 @@ func TestUpstreamExamples(t *testing.T) {
 	for _, g := range goldens {
 		name := strings.TrimSuffix(filepath.Base(g), ".upstream.json")
 		ok := t.Run(name, func(t *testing.T) {
-			if why := untilYAML11[name]; why != "" {
-				t.Skipf("expected to fail until the YAML 1.1 loader is merged (branch yaml): %s", why)
-			}
 			var want upstreamExample
 			b, err := os.ReadFile(g)
 			if err != nil {
@@ -93,12 +76,8 @@ func TestUpstreamExamples(t *testing.T) {
 			env := &cli.Env{Root: t.TempDir(), Stdout: &stdout, Stderr: &stderr, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			code := cli.Run(context.Background(), env, []string{"schema", "-c", filepath.Join(examplesDir, name), "-i", instanceDataPath})
 			if (code == 0) != (want.SchemaExit == 0) {
-				if why := verdictDiffers[name]; why != "" {
-					t.Logf("verdict differs on purpose: %s", why)
-				} else {
-					t.Errorf("schema: cloudroot exit %d, cloud-init %s exit %d %q\nstdout:\n%s\nstderr:\n%s",
-						code, want.Version, want.SchemaExit, want.SchemaErrors, &stdout, &stderr)
-				}
+				t.Errorf("schema: cloudroot exit %d, cloud-init %s exit %d %q\nstdout:\n%s\nstderr:\n%s",
+					code, want.Version, want.SchemaExit, want.SchemaErrors, &stdout, &stderr)
 			}
 			if want.SchemaExit != 0 {
 				return
@@ -112,7 +91,7 @@ func TestUpstreamExamples(t *testing.T) {
 			agree++
 		}
 	}
-	t.Logf("%d/%d examples agree with upstream (%d expected to fail until the YAML 1.1 loader)", agree-len(untilYAML11), len(goldens), len(untilYAML11))
+	t.Logf("%d/%d examples agree with upstream", agree, len(goldens))
 }
 
 // processedConfig is the cloud-config a boot takes from doc as user-data,
@@ -151,12 +130,10 @@ func processedConfig(t *testing.T, doc []byte, idata map[string]any) map[string]
 }
 
 // jsonable writes binary values as the goldens do, {"!!binary": base64}:
-// []byte, and strings that are not UTF-8 (yaml.v3 reads !!binary into a
-// string of the raw bytes).
+// pkg/yaml11 reads a !!binary into a string of the decoded bytes, so a
+// string that is not UTF-8 is one.
 func jsonable(v any) any {
 	switch t := v.(type) {
-	case []byte:
-		return map[string]any{"!!binary": base64.StdEncoding.EncodeToString(t)}
 	case string:
 		if !utf8.ValidString(t) {
 			return map[string]any{"!!binary": base64.StdEncoding.EncodeToString([]byte(t))}
