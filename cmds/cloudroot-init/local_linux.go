@@ -150,6 +150,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		Cmdline: b.cmdline,
 		DMI:     bootenv.ReadDMI(""),
 		Config:  dsCfg,
+		System:  base.System,
 		Budget:  datasourceBudget,
 		Log:     b.log,
 	}

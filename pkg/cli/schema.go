@@ -50,7 +50,6 @@ import (
 	"sort"
 	"strings"
 
-
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"

@@ -311,6 +311,9 @@ func cloudConfigText(cfg map[string]any) []byte {
 // deprecations at the DEPRECATED level.
 func recordSchema(r schema.Report, warn, deprecated func(string)) {
 	for _, f := range r.Findings {
+		if f.Notice {
+			continue // logged with the user-data notices; cloud-init is silent
+		}
 		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
 		if f.Line > 0 {
 			msg = fmt.Sprintf("user-data: line %d: %s: %s", f.Line, schema.ProblemPath(f), f.Message)

@@ -66,6 +66,9 @@ type Finding struct {
 	Column   int
 	Severity Severity
 	Message  string
+	// Notice marks what cloud-init does not report at all (a repeated key,
+	// whose last value is used): `schema` shows it, a boot only logs it.
+	Notice bool
 }
 
 // Report is the result of validating one document.
@@ -121,7 +124,7 @@ func Validate(doc []byte, source string) Report {
 	// A repeated key: cloud-init (PyYAML) keeps the last value and says
 	// nothing; cloudroot warns, and the document stays valid.
 	for _, w := range d.Warnings {
-		r.Findings = append(r.Findings, Finding{Line: w.Line, Column: w.Column, Severity: Warning,
+		r.Findings = append(r.Findings, Finding{Line: w.Line, Column: w.Column, Severity: Warning, Notice: true,
 			Message: fmt.Sprintf("duplicate key %s (first at line %d): the last value is used, as cloud-init does", pyStr(w.Key), w.FirstLine)})
 	}
 	c := newConverter()
