@@ -81,6 +81,14 @@ func (h HostExecutor) run(ctx context.Context, argv []string) error {
 	return nil
 }
 
+// trace says on Out what is run for a partition of an image file, whose
+// plan shows the mkfs command for a device node.
+func (h HostExecutor) trace(format string, a ...any) {
+	if h.Out != nil {
+		fmt.Fprintf(h.Out, "+ "+format+"\n", a...)
+	}
+}
+
 // Format makes the filesystem of a mkfs step: in place on a partition of
 // an image file, else by running its argv.
 func (h HostExecutor) Format(ctx context.Context, s Step) error {
@@ -92,6 +100,7 @@ func (h HostExecutor) Format(ctx context.Context, s Step) error {
 		return h.Run(ctx, s.Argv)
 	}
 	if argv, ok := OffsetArgv(s); ok {
+		h.trace("%s: %s", s.Device, strings.Join(argv, " "))
 		return h.run(ctx, argv)
 	}
 	return h.formatScratch(ctx, s)
@@ -156,6 +165,7 @@ func (h HostExecutor) formatScratch(ctx context.Context, s Step) (err error) {
 	default:
 		argv[len(argv)-1] = scratch
 	}
+	h.trace("%s: %s on a scratch file, copied in at offset %d", s.Device, strings.Join(argv, " "), s.Offset)
 	if err := h.Run(ctx, argv); err != nil {
 		return err
 	}
