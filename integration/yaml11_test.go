@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -110,11 +111,34 @@ func TestYAML11UserData(t *testing.T) {
 	d.wantContent("/etc/yaml11/deferred.txt", "written in the final stage\n")
 	d.wantMode("/etc/yaml11/deferred.txt", 0o644, u.UID, u.GID)
 
-	// No problem recorded: no error, no recoverable error (a repeated key
-	// is only logged).
+	// Each repeat is logged where it is (cloudroot's notice; cloud-init
+	// says nothing) ...
+	log, _ := d.readOpt("/var/log/cloud-init.log")
+	for _, key := range []string{"hostname", "write_files", "runcmd"} {
+		// (the log is slog text: the message is quoted, the key's quotes escaped)
+		want := fmt.Sprintf("line %d column 1: duplicate key", repeatLine(y11UserData, key))
+		if !strings.Contains(log, want) {
+			t.Errorf("/var/log/cloud-init.log lacks %q", want)
+		}
+	}
+	// ... and no problem is recorded: no error, no recoverable error.
 	s := d.status()
 	d.wantStagesDone(s, true)
 	if e := s.AllErrors(); len(e) > 0 {
 		t.Errorf("status.json records problems, cloud-init would record none:\n  %s", strings.Join(e, "\n  "))
 	}
+}
+
+// repeatLine is the 1-based line of the second top-level key in doc.
+func repeatLine(doc, key string) int {
+	seen := false
+	for i, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, key+":") {
+			if seen {
+				return i + 1
+			}
+			seen = true
+		}
+	}
+	return 0
 }
