@@ -64,7 +64,8 @@ def enc(v, seen=()):
     if isinstance(v, list):
         return [enc(e, seen) for e in v]
     if isinstance(v, (set, frozenset)):
-        return {"set": [enc(e, seen) for e in v]}
+        # sorted: Python's set order changes from run to run
+        return {"set": sorted((enc(e, seen) for e in v), key=lambda x: json.dumps(x, sort_keys=True))}
     if isinstance(v, dict):
         return {"map": [[enc(k, seen), enc(e, seen)] for k, e in v.items()]}
     raise TypeError("unexpected type %s" % type(v).__name__)

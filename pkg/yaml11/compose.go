@@ -171,6 +171,11 @@ func newNode(src *yaml.Node, kind yaml.Kind, tag string) *yaml.Node {
 }
 
 func (n *normalizer) scalar(src *yaml.Node) (*yaml.Node, error) {
+	if src.Style&quotedStyles == 0 && strings.ContainsRune(src.Value, '\t') {
+		// yaml.v3 lets a tab into a plain scalar; PyYAML's scanner ends
+		// the scalar there and refuses the tab.
+		return nil, n.errAt(src, "found character '\\t' that cannot start any token (while scanning for the next token)")
+	}
 	tag := explicitTag(src)
 	if tag == "" {
 		if implicit(src) || (src.Style&quotedStyles != 0 && n.bangBefore(src)) {

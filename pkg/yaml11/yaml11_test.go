@@ -2,10 +2,12 @@ package yaml11
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 func TestLoadMapAndWarnings(t *testing.T) {
@@ -85,6 +87,37 @@ func TestPyFloatRepr(t *testing.T) {
 		0.00001: "1e-05", -1.5: "-1.5", 685230.15: "685230.15", 1.5e-300: "1.5e-300", 123456789012345678: "1.2345678901234568e+17"} {
 		if got := PyFloatRepr(f); got != want {
 			t.Errorf("PyFloatRepr(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+// BenchmarkLoad loads cloud-init's cloud-config.txt example (what a boot
+// pays per cloud-config part).
+func BenchmarkLoad(b *testing.B) {
+	doc, err := os.ReadFile("testdata/corpus/ex-cloud-config.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, _, err := Load("user-data", doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkYAMLv3 is the same document through plain yaml.v3, for
+// comparison.
+func BenchmarkYAMLv3(b *testing.B) {
+	doc, err := os.ReadFile("testdata/corpus/ex-cloud-config.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		var n yaml.Node
+		if err := yaml.Unmarshal(doc, &n); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
