@@ -136,7 +136,7 @@ func ParseWith(name string, data []byte, o Options) (*Doc, error) {
 	if limit <= 0 {
 		limit = Limit
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := yaml.NewDecoder(bytes.NewReader(ignoreUnknownDirectives(data)))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -171,6 +171,43 @@ func ParseWith(name string, data []byte, o Options) (*Doc, error) {
 		d.Root = nil
 	}
 	return d, nil
+}
+
+// ignoreUnknownDirectives turns the unknown %directives of the prologue
+// (before the "---" that must follow them) into comments: PyYAML ignores them, yaml.v3 would
+// refuse the document. Positions do not move.
+func ignoreUnknownDirectives(data []byte) []byte {
+	var out []byte
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+		}
+		line := data[off:end]
+		switch {
+		case len(bytes.TrimSpace(line)) == 0 || line[0] == '#':
+		case line[0] == '%':
+			name, _, _ := bytes.Cut(line[1:], []byte(" "))
+			name = bytes.TrimRight(name, "\r\t")
+			if string(name) != "YAML" && string(name) != "TAG" {
+				if out == nil {
+					out = bytes.Clone(data)
+				}
+				out[off] = '#'
+			}
+		default:
+			// Directives need a "---" after them; without one the
+			// document is an error either way, so leave it to yaml.v3.
+			if out == nil || !bytes.HasPrefix(line, []byte("---")) {
+				return data
+			}
+			return out
+		}
+		off = end + 1
+	}
+	return data
 }
 
 func syntaxError(name string, err error) error {
