@@ -112,9 +112,11 @@ func Build(in Input) (*datasource.Data, error) {
 		Subplatform:         "metadata (" + in.URL + ")",
 		Mode:                "net",
 		MetaData:            md,
+		// No Region or AvailabilityZone: cloud-init's Hetzner keeps only
+		// instance-id, local-hostname, network-config, public-keys and
+		// private-networks as its metadata, so v1.region and
+		// v1.availability_zone are null (the values stay in MetaData).
 		Hostname:            hostname,
-		Region:              scalar(md["region"]),
-		AvailabilityZone:    scalar(md["availability-zone"]),
 		PublicKeys:          datasource.NormalizePubKeys(md["public-keys"]),
 	}
 	if in.Userdata != nil {

@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""ds-goldens.py — what upstream cloud-init derives from cloudroot's datasource goldens.
+
+Run through scripts/upstream-cloudinit.sh so that `cloudinit` is upstream's:
+
+    CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh \
+        --python scripts/ds-goldens.py [--check] [--root pkg/datasource] [NAME...]
+
+For every case directory pkg/datasource/<name>/testdata/<case>/ of a
+datasource this script knows, the case's payload (a metadata tree served
+the way internal/dstest serves it, a seed directory, a config drive) is
+fed through upstream's own DataSource class: the class is instantiated
+with a temporary Paths and an Ubuntu distro, and its _get_data() runs with
+the fetch layer mocked the way upstream's unit tests mock it —
+requests.Session.request answers from the case's tree (nothing leaves the
+process: a socket guard refuses any connection that is not loopback),
+DMI, block devices and the kernel command line come from case.json. What
+the datasource then answers (instance-id, platform, subplatform,
+cloud_name, availability zone, region, local-hostname and the
+hostname/fqdn get_hostname derives, public SSH keys, network_config,
+userdata_raw, vendordata_raw, vendordata2_raw, get_config_obj()) is
+written to testdata/<case>/upstream-26.json, which the Go tests compare
+with cloudroot's Data (internal/dstest.Upstream).
+
+The URL the fake service answers on is BASE_URL; it is written as "BASE"
+in the goldens, as the Go tests write their test server's URL. --check
+regenerates in memory and exits 1 when a committed golden differs.
+"""
+
+import argparse
+import base64
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+import tempfile
+from unittest import mock
+
+BASE_URL = "http://127.0.0.1:9"
+GOLDEN = "upstream-26.json"
+
+# --- nothing leaves this process -------------------------------------------
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and not (
+        host.startswith("127.") or host in ("::1", "localhost")
+    ) and self.family in (socket.AF_INET, socket.AF_INET6):
+        raise OSError("ds-goldens: refusing a connection to %r" % (host,))
+    return _real_connect(self, address)
+
+
+socket.socket.connect = _loopback_only
+
+import requests  # noqa: E402  (after the guard)
+
+from cloudinit import distros, helpers, util  # noqa: E402
+from cloudinit import version as ci_version  # noqa: E402
+from cloudinit import sources  # noqa: E402
+
+logging.basicConfig(level=logging.CRITICAL)
+
+# --- the fake metadata service ---------------------------------------------
+
+
+class Tree:
+    """A metadata tree served as internal/dstest.Server serves it.
+
+    A path maps to a file under root; a directory answers its `_index` file
+    or a listing of its entries (directories with a trailing slash). The
+    query string is ignored; anything else is 404. hook(method, path,
+    headers) may answer first with (code, body) or None.
+    """
+
+    def __init__(self, root, hook=None, bases=(BASE_URL,)):
+        self.root = root
+        self.hook = hook
+        self.bases = bases
+        self.seen = []
+
+    def answer(self, method, url, headers):
+        base = next((b for b in self.bases if url.startswith(b)), None)
+        if base is None:
+            return 404, b""
+        path = url[len(base):].split("?", 1)[0] or "/"
+        self.seen.append((method, path))
+        if self.hook:
+            r = self.hook(method, path, headers or {})
+            if r is not None:
+                return r
+        if method != "GET" or not self.root:
+            return 404, b""
+        p = os.path.normpath(os.path.join(self.root, path.lstrip("/")))
+        if not p.startswith(os.path.normpath(self.root)) or not os.path.exists(p):
+            return 404, b""
+        if os.path.isfile(p):
+            if path.endswith("/"):
+                return 404, b""
+            with open(p, "rb") as f:
+                return 200, f.read()
+        idx = os.path.join(p, "_index")
+        if os.path.isfile(idx):
+            with open(idx, "rb") as f:
+                return 200, f.read()
+        names = sorted(
+            n + "/" if os.path.isdir(os.path.join(p, n)) else n
+            for n in os.listdir(p)
+        )
+        return 200, "\n".join(names).encode()
+
+    @contextlib.contextmanager
+    def serving(self):
+        tree = self
+
+        def request(session, method, url, **kw):
+            code, body = tree.answer(method.upper(), url, kw.get("headers"))
+            r = requests.Response()
+            r.status_code = code
+            r._content = body
+            r.url = url
+            r.encoding = "utf-8"
+            r.request = requests.Request(method, url).prepare()
+            return r
+
+        with mock.patch.object(requests.Session, "request", request):
+            yield self
+
+
+# --- the environment a datasource sees --------------------------------------
+
+DMI_KEYS = {
+    "system-manufacturer": "SysVendor",
+    "system-product-name": "ProductName",
+    "system-serial-number": "ProductSerial",
+    "system-uuid": "ProductUUID",
+    "system-version": "ProductVersion",
+    "chassis-asset-tag": "ChassisAssetTag",
+    "baseboard-manufacturer": "BoardVendor",
+    "baseboard-product-name": "BoardName",
+}
+
+
+def dmi_reader(dmi):
+    dmi = dmi or {}
+
+    def read(key):
+        v = dmi.get(DMI_KEYS.get(key, key))
+        return v if v else None
+
+    return read
+
+
+@contextlib.contextmanager
+def environment(dmi=None, cmdline="", macs=None):
+    """DMI, kernel command line, NICs and sleeps of a fake machine."""
+    read = dmi_reader(dmi)
+    macs = macs or {}
+    with contextlib.ExitStack() as st:
+        st.enter_context(mock.patch("cloudinit.dmi.read_dmi_data", read))
+        st.enter_context(
+            mock.patch("cloudinit.util.get_cmdline", return_value=cmdline)
+        )
+        st.enter_context(
+            mock.patch("cloudinit.util.is_resolvable_url", return_value=True)
+        )
+        st.enter_context(
+            mock.patch("cloudinit.util.find_devs_with", return_value=[])
+        )
+        st.enter_context(
+            mock.patch(
+                "cloudinit.net.get_interfaces_by_mac",
+                return_value=dict(macs),
+            )
+        )
+        st.enter_context(
+            mock.patch(
+                "cloudinit.net.find_fallback_nic", return_value="eth0"
+            )
+        )
+        st.enter_context(mock.patch("time.sleep"))
+        yield
+
+
+def make_ds(cls, sys_cfg=None):
+    tmp = tempfile.mkdtemp(prefix="ds-goldens-")
+    paths = helpers.Paths(
+        {
+            "cloud_dir": os.path.join(tmp, "cloud"),
+            "run_dir": os.path.join(tmp, "run"),
+            "seed_dir": os.path.join(tmp, "seed"),
+        }
+    )
+    cfg = {"datasource": {}, "system_info": {"default_user": {"name": "ubuntu"}}}
+    if sys_cfg:
+        cfg = util.mergemanydict([sys_cfg, cfg])
+    distro_cls = distros.fetch("ubuntu")
+    distro = distro_cls("ubuntu", {}, paths)
+    # Not netplan: Ec2 adds policy routing only for netplan.
+    type(distro).network_renderer = property(lambda self: None)
+    distro.fallback_interface = "eth0"
+    return cls(cfg, distro, paths)
+
+
+def text(v):
+    if v is None:
+        return None
+    if isinstance(v, bytes):
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            return {"base64": base64.b64encode(v).decode()}
+    return v
+
+
+def plain(v):
+    """v as JSON can hold it (bytes as text, sets as sorted lists)."""
+    if isinstance(v, dict):
+        return {str(k): plain(e) for k, e in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(e) for e in v]
+    if isinstance(v, set):
+        return sorted(plain(e) for e in v)
+    if isinstance(v, bytes):
+        return text(v)
+    return v
+
+
+def get_data(ds):
+    """ds._get_data(), an exception recorded as not found (upstream's
+    get_data lets it propagate: the datasource fails)."""
+    try:
+        return bool(ds._get_data())
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, e)
+
+
+def answer(ds, found, macs=None, extra=None):
+    """What upstream's datasource answers, as upstream-26.json holds it."""
+    out = {"upstream": ci_version.version_string(), "dsname": ds.dsname,
+           "found": found is True}
+    if found is not True:
+        if found:
+            out["error"] = found
+        return out
+
+    def get(f):
+        try:
+            return f()
+        except Exception as e:  # recorded: the Go test skips the field
+            return {"error": "%s: %s" % (type(e).__name__, e)}
+
+    md = ds.metadata or {}
+    out["instance_id"] = get(ds.get_instance_id)
+    out["platform"] = get(lambda: ds.platform_type)
+    out["subplatform"] = get(lambda: ds.subplatform)
+    out["cloud_name"] = get(lambda: ds.cloud_name)
+    out["availability_zone"] = get(lambda: ds.availability_zone)
+    out["region"] = get(lambda: ds.region)
+    lh = md.get("local-hostname") if isinstance(md, dict) else None
+    out["local_hostname"] = plain(lh)
+    h = get(lambda: ds.get_hostname(fqdn=False, metadata_only=True))
+    f = get(lambda: ds.get_hostname(fqdn=True, metadata_only=True))
+    out["hostname"] = h if isinstance(h, dict) else h.hostname
+    out["fqdn"] = f if isinstance(f, dict) else f.hostname
+    out["public_keys"] = plain(get(ds.get_public_ssh_keys))
+    out["network_config"] = plain(get(lambda: ds.network_config))
+    out["os_interfaces"] = dict(macs or {})
+    out["userdata_raw"] = plain(ds.userdata_raw)
+    out["vendordata_raw"] = plain(ds.vendordata_raw)
+    out["vendordata2_raw"] = plain(getattr(ds, "vendordata2_raw", None))
+    out["config_obj"] = plain(get(ds.get_config_obj)) or None
+    if extra:
+        out.update(extra)
+    return out
+
+
+def read_case(case):
+    p = os.path.join(case, "case.json")
+    if os.path.exists(p):
+        with open(p) as f:
+            return json.load(f)
+    return {}
+
+
+# --- the datasources --------------------------------------------------------
+
+
+def drive_ec2(case):
+    from cloudinit.sources import DataSourceEc2 as m
+
+    spec = read_case(case)
+    token = "AQAEAFcloudroot-test-token=="
+
+    def hook(method, path, headers):
+        if path == "/latest/api/token":
+            if method != "PUT" or spec.get("imds") == "v1":
+                return 405, b""
+            return 200, token.encode()
+        got = headers.get("X-aws-ec2-metadata-token")
+        if isinstance(got, bytes):  # requests sends bytes as they are
+            got = got.decode()
+        if spec.get("imds") == "v2" and got != token:
+            return 401, b""
+        return None
+
+    macs = {}
+    for v in os.listdir(os.path.join(case, "tree")):
+        d = os.path.join(case, "tree", v, "meta-data/network/interfaces/macs")
+        if os.path.isdir(d):
+            macs = {
+                mac: "eth%d" % i for i, mac in enumerate(sorted(os.listdir(d)))
+            }
+    ds_cfg = {"metadata_urls": [BASE_URL], "max_wait": 2, "timeout": 1}
+    ds_cfg.update(spec.get("config") or {})
+    cfg = {"datasource": {"Ec2": ds_cfg}}
+    if "strict_id" in ds_cfg:
+        cfg["datasource"]["Ec2"]["strict_id"] = ds_cfg["strict_id"]
+    with environment(spec.get("dmi"), macs=macs), mock.patch(
+        "cloudinit.util.load_text_file", side_effect=_no_hypervisor_uuid
+    ), Tree(os.path.join(case, "tree"), hook).serving():
+        ds = make_ds(m.DataSourceEc2, cfg)
+        found = get_data(ds)
+        return answer(ds, found, macs)
+
+
+_real_load_text_file = util.load_text_file
+
+
+def _no_hypervisor_uuid(path, *a, **kw):
+    if str(path).startswith("/sys/hypervisor"):
+        raise FileNotFoundError(path)
+    return _real_load_text_file(path, *a, **kw)
+
+
+def drive_openstack(case):
+    from cloudinit.sources import DataSourceOpenStack as m
+
+    cfg = {"datasource": {"OpenStack": {"metadata_urls": [BASE_URL],
+                                        "max_wait": 2, "timeout": 1}}}
+    # Upstream reads the EC2 half from the default address whatever
+    # metadata_urls says (openstack.MetadataReader: get_instance_metadata
+    # without a base): the tree answers there too, inside this process.
+    bases = (BASE_URL, "http://169.254.169.254")
+    with environment(), Tree(os.path.join(case, "tree"), bases=bases).serving():
+        ds = make_ds(m.DataSourceOpenStack, cfg)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_configdrive(case):
+    from cloudinit.sources import DataSourceConfigDrive as m
+
+    drive = os.path.join(case, "drive")
+    with environment(), mock.patch.object(
+        m, "find_candidate_devs", return_value=["/dev/sr0"]
+    ), mock.patch.object(
+        m.util, "mount_cb", lambda dev, f, *a, **kw: f(drive)
+    ), mock.patch.object(m, "on_first_boot"):
+        ds = make_ds(m.DataSourceConfigDrive)
+        ds.seed_dir = os.path.join(case, "no-seed-dir")
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_nocloud(case):
+    from cloudinit.sources import DataSourceNoCloud as m
+
+    spec = read_case(case)
+    seed = os.path.abspath(os.path.join(case, "seed"))
+    with environment(spec.get("dmi"), cmdline=spec.get("cmdline", "")):
+        ds = make_ds(m.DataSourceNoCloud)
+        ds.seed_dirs = [seed]
+        found = get_data(ds)
+        out = answer(ds, found)
+    return json.loads(json.dumps(out).replace(seed, "SEED"))
+
+
+def drive_gce(case):
+    from cloudinit.sources import DataSourceGCE as m
+
+    spec = read_case(case)
+    base = BASE_URL + "/computeMetadata/v1/"
+    sys_cfg = {"datasource": {"GCE": {"metadata_url": base}}}
+    if spec.get("default_user"):
+        sys_cfg["system_info"] = {"default_user": {"name": spec["default_user"]}}
+
+    def hook(method, path, headers):
+        if headers.get("Metadata-Flavor") != "Google":
+            return 403, b""
+        return None
+
+    with environment(), mock.patch.object(
+        m, "platform_reports_gce", return_value=True
+    ), Tree(os.path.join(case, "tree"), hook).serving():
+        ds = make_ds(m.DataSourceGCE, sys_cfg)
+        if spec.get("default_user"):
+            ds.default_user = spec["default_user"]
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_digitalocean(case):
+    from cloudinit.sources import DataSourceDigitalOcean as m
+
+    url = BASE_URL + "/metadata/v1.json"
+    cfg = {"datasource": {"DigitalOcean": {"metadata_url": url, "retries": 0,
+                                           "use_ip4LL": False}}}
+    with environment(), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceDigitalOcean, cfg)
+        with mock.patch.object(ds, "_get_sysinfo", return_value=(True, "0")):
+            found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_hetzner(case):
+    from cloudinit.sources import DataSourceHetzner as m
+
+    spec = read_case(case)
+    with environment(), mock.patch.object(
+        m, "get_hcloud_data", return_value=(True, spec.get("serial"))
+    ), mock.patch.object(m, "base_urls_v1", return_value=[BASE_URL + "/hetzner/v1/"]), \
+            mock.patch.object(m, "EphemeralIPNetwork"), \
+            Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceHetzner, {"datasource": {"Hetzner": {
+            "max_wait": 1, "timeout": 1, "retries": 0}}})
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+DRIVERS = {
+    "nocloud": drive_nocloud,
+    "configdrive": drive_configdrive,
+    "openstack": drive_openstack,
+    "ec2": drive_ec2,
+    "gce": drive_gce,
+    "digitalocean": drive_digitalocean,
+    "hetzner": drive_hetzner,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default="pkg/datasource")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    names = args.names or list(DRIVERS)
+    stale = 0
+    for name in names:
+        drive = DRIVERS[name]
+        tdir = os.path.join(args.root, name, "testdata")
+        for c in sorted(os.listdir(tdir)):
+            case = os.path.join(tdir, c)
+            if not os.path.isdir(case):
+                continue
+            out = drive(case)
+            out = json.loads(json.dumps(plain(out)).replace(BASE_URL, "BASE"))
+            got = json.dumps(out, indent=2, sort_keys=True) + "\n"
+            dst = os.path.join(case, GOLDEN)
+            if args.check:
+                old = open(dst).read() if os.path.exists(dst) else ""
+                if old != got:
+                    print("stale: %s" % dst)
+                    stale += 1
+                continue
+            with open(dst, "w") as f:
+                f.write(got)
+            print("%s: found=%s" % (dst, out["found"]))
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
