@@ -192,18 +192,28 @@ func NormalizePubKeys(v any) []string {
 	return out
 }
 
+// MetaCloudName is cloud-init's DataSource.cloud_name: meta-data's
+// `cloud-name` lowercased when it is a non-empty string, else def (the
+// source's own name for its cloud).
+func MetaCloudName(md map[string]any, def string) string {
+	if s, ok := md["cloud-name"].(string); ok && s != "" {
+		return strings.ToLower(s)
+	}
+	return def
+}
+
 // InstanceID is meta-data's instance-id.
 func (d *Data) InstanceID() string { return str(d.MetaData["instance-id"]) }
 
-// LocalHostname is Hostname, else meta-data's local-hostname (or hostname).
+// LocalHostname is Hostname, else meta-data's local-hostname. A
+// `hostname` key alone is not one: cloud-init's get_hostname reads only
+// local-hostname (sources that name the key otherwise map it, as
+// OpenStack's hostname).
 func (d *Data) LocalHostname() string {
 	if d.Hostname != "" {
 		return d.Hostname
 	}
-	if h := str(d.MetaData["local-hostname"]); h != "" {
-		return h
-	}
-	return str(d.MetaData["hostname"])
+	return str(d.MetaData["local-hostname"])
 }
 
 // Description is str(DataSource) as cloud-init prints it in status.json

@@ -75,9 +75,11 @@ func Parse(files map[string][]byte, subplatform string, ov Overrides) (*datasour
 		md["local-hostname"] = ov.Hostname
 	}
 	d := &datasource.Data{
-		Name:        "NoCloud",
-		Platform:    "nocloud",
-		CloudName:   "nocloud",
+		Name:     "NoCloud",
+		Platform: "nocloud",
+		// cloud-init's NoCloud names no cloud of its own ("unknown")
+		// unless meta-data says `cloud-name`.
+		CloudName:   datasource.MetaCloudName(md, "unknown"),
 		Subplatform: subplatform,
 		Mode:        fmt.Sprint(md["dsmode"]),
 		MetaData:    md,
@@ -94,6 +96,12 @@ func Parse(files map[string][]byte, subplatform string, ov Overrides) (*datasour
 			m = inner
 		}
 		d.NetworkConfig = m
+	}
+	// Without a network-config, legacy ENI text in meta-data's
+	// network-interfaces (deprecated in cloud-init 24.3, still read) is the
+	// network configuration, converted by pkg/netconfig.
+	if eni, ok := md["network-interfaces"].(string); ok && d.NetworkConfig == nil {
+		d.NetworkConfig = map[string]any{datasource.NetworkKeyENI: eni}
 	}
 	return d, nil
 }

@@ -102,7 +102,13 @@ func Upstream(t *testing.T, dir string, d *datasource.Data, err error, baseURL s
 		for _, k := range want {
 			w = append(w, fmt.Sprint(k))
 		}
-		check("public_keys", authorizedKeys(w), authorizedKeys(d.PublicKeys))
+		// The boot uses meta-data's public-keys when the source sets no
+		// PublicKeys (pkg/stages moduleMeta, InstanceData).
+		keys := d.PublicKeys
+		if len(keys) == 0 {
+			keys = datasource.NormalizePubKeys(d.MetaData["public-keys"])
+		}
+		check("public_keys", authorizedKeys(w), authorizedKeys(keys))
 	}
 	for _, f := range []struct {
 		field string
