@@ -116,8 +116,8 @@ func Build(in Input) (*datasource.Data, error) {
 		// instance-id, local-hostname, network-config, public-keys and
 		// private-networks as its metadata, so v1.region and
 		// v1.availability_zone are null (the values stay in MetaData).
-		Hostname:            hostname,
-		PublicKeys:          datasource.NormalizePubKeys(md["public-keys"]),
+		Hostname:   hostname,
+		PublicKeys: datasource.NormalizePubKeys(md["public-keys"]),
 	}
 	if in.Userdata != nil {
 		d.UserData = MaybeBase64(in.Userdata)
