@@ -432,6 +432,150 @@ def drive_hetzner(case):
         return answer(ds, found)
 
 
+def nic_names(macs):
+    """The fake machine's NICs: eth0, eth1... for macs in order."""
+    out = {}
+    for mac in macs:
+        if isinstance(mac, str) and mac.lower() not in out:
+            out[mac.lower()] = "eth%d" % len(out)
+    return out
+
+
+def drive_vultr(case):
+    from cloudinit.sources import DataSourceVultr as m
+    from cloudinit.sources.helpers import vultr
+
+    with open(os.path.join(case, "tree", "v1.json")) as f:
+        v1 = json.load(f)
+    ifaces = []
+    for k in ("interfaces", "cloud_interfaces"):
+        if isinstance(v1.get(k), list):
+            ifaces += v1[k]
+    macs = nic_names(i.get("mac") for i in ifaces if isinstance(i, dict))
+
+    cfg = {"datasource": {"Vultr": {"url": BASE_URL, "retries": 0,
+                                    "timeout": 1, "wait": 0}}}
+    with environment(macs=macs), mock.patch.object(
+        vultr, "get_interface_list", return_value=["eth0"]
+    ), mock.patch.object(vultr, "EphemeralDHCPv4"), mock.patch.object(
+        vultr, "is_vultr", return_value=True
+    ), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceVultr, cfg)
+        found = get_data(ds)
+        return answer(ds, found, macs)
+
+
+def drive_upcloud(case):
+    from cloudinit.sources import DataSourceUpCloud as m
+
+    spec = read_case(case)
+    url = BASE_URL + "/metadata/v1.json"
+    cfg = {"datasource": {"UpCloud": {"metadata_url": url, "retries": 0}}}
+    with open(os.path.join(case, "tree", "metadata", "v1.json")) as f:
+        md = json.load(f)
+    macs = nic_names(
+        i.get("mac")
+        for i in ((md.get("network") or {}).get("interfaces") or [])
+        if isinstance(i, dict)
+    )
+    with environment(macs=macs), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceUpCloud, cfg)
+        uuid = spec.get("product_uuid") or "00000000-0000-0000-0000-000000000000"
+        with mock.patch.object(ds, "_get_sysinfo", return_value=(True, uuid)):
+            found = get_data(ds)
+        return answer(ds, found, macs)
+
+
+def drive_exoscale(case):
+    from cloudinit.sources import DataSourceExoscale as m
+
+    spec = read_case(case)
+
+    def hook(method, path, headers):
+        req = headers.get("DomU_Request")
+        if req == "send_my_password":
+            return 200, (spec.get("password_reply") or "").encode()
+        if req == "saved_password":
+            return 200, b"saved_password"
+        return None
+
+    # The password server is metadata_url:port, so metadata_url has no
+    # port here; the fake answers the password server by its header.
+    base = "http://127.0.0.1"
+    cfg = {"datasource": {"Exoscale": {"metadata_url": base,
+                                       "password_server_port": 8080,
+                                       "timeout": 1, "retries": 0,
+                                       "max_wait": 1}}}
+    with environment(), Tree(os.path.join(case, "tree"), hook,
+                             bases=(base,)).serving():
+        ds = make_ds(m.DataSourceExoscale, cfg)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_akamai(case):
+    from cloudinit.sources import DataSourceAkamai as m
+
+    spec = read_case(case)
+    token = "cloudroot-akamai-token"
+
+    def hook(method, path, headers):
+        if path == "/v1/token":
+            return (200, token.encode()) if method == "PUT" else (405, b"")
+        if headers.get("Metadata-Token") != token:
+            return 401, b""
+        return None
+
+    cfg = {"datasource": {"Akamai": {"base_urls": {
+        "ipv4": BASE_URL, "ipv6": "http://[::1]:9"}}}}
+    with environment(), mock.patch.object(
+        m, "is_on_akamai", return_value=True
+    ), mock.patch.object(
+        m, "get_local_instance_id", return_value=spec.get("serial") or ""
+    ), Tree(os.path.join(case, "tree"), hook).serving():
+        ds = make_ds(m.DataSourceAkamai, cfg)
+        with mock.patch.object(
+            ds, "_get_network_context_managers",
+            return_value=[(contextlib.nullcontext(), False)],
+        ):
+            found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_scaleway(case):
+    from cloudinit.sources import DataSourceScaleway as m
+
+    with open(os.path.join(case, "tree", "conf")) as f:
+        conf = json.load(f)
+    # The DHCP lease gives the primary (first IPv4) public address, which
+    # the network config then configures with DHCP.
+    fixed = next((ip["address"] for ip in conf.get("public_ips") or []
+                  if ip.get("family") == "inet"), None)
+
+    class Lease:
+        def __init__(self, *a, **kw):
+            pass
+
+        def __enter__(self):
+            return {"fixed-address": fixed}
+
+        def __exit__(self, *a):
+            return False
+
+    cfg = {"datasource": {"Scaleway": {"metadata_urls": [BASE_URL],
+                                       "retries": 2, "timeout": 1,
+                                       "max_wait": 1}}}
+    with environment(), mock.patch.object(m, "EphemeralDHCPv4", Lease), \
+            mock.patch.object(m, "DS_BASE_URLS", []), mock.patch(
+                "socket.getaddrinfo",
+                return_value=[(socket.AF_INET, 1, 6, "", ("127.0.0.1", 9))],
+            ), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceScaleway, cfg)
+        ds.metadata_urls = [BASE_URL]
+        found = get_data(ds)
+        return answer(ds, found)
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -440,6 +584,11 @@ DRIVERS = {
     "gce": drive_gce,
     "digitalocean": drive_digitalocean,
     "hetzner": drive_hetzner,
+    "vultr": drive_vultr,
+    "scaleway": drive_scaleway,
+    "upcloud": drive_upcloud,
+    "exoscale": drive_exoscale,
+    "akamai": drive_akamai,
 }
 
 

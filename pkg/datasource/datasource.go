@@ -93,6 +93,11 @@ type Data struct {
 	DS map[string]any
 }
 
+// SubplatformUnknown is cloud-init's subplatform for a source that records
+// no metadata address or seed (METADATA_UNKNOWN): Hetzner, Vultr,
+// Exoscale, Akamai and Scaleway report it, whatever URL they read.
+const SubplatformUnknown = "unknown"
+
 // FileOp is one change a datasource makes in the target root besides
 // writing Files.
 type FileOp struct {

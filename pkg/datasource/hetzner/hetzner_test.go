@@ -33,7 +33,6 @@ func env(base, serial string) datasource.Env {
 var upstreamDiffers = map[string]dstest.Differs{
 	"minimal": {"found": "cloudroot reads a service without /private-networks (none); cloud-init's get_metadata raises and the datasource fails"},
 	"private-networks": {
-		"subplatform":    "cloudroot names the metadata URL it read; cloud-init's Hetzner sets no metadata_address and reports \"unknown\"",
 		"network_config": "cloud-init's YAML 1.1 reads an unquoted all-digit MAC (96:00:01:02:03:04) as a sexagesimal integer and matches no NIC; cloudroot keeps the MAC",
 	},
 }

@@ -109,7 +109,7 @@ func Build(in Input) (*datasource.Data, error) {
 		Name:                "Hetzner",
 		Platform:            "hetzner",
 		CloudName:           "hetzner",
-		Subplatform:         "metadata (" + in.URL + ")",
+		Subplatform:         datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:                "net",
 		MetaData:            md,
 		// No Region or AvailabilityZone: cloud-init's Hetzner keeps only
