@@ -576,6 +576,80 @@ def drive_scaleway(case):
         return answer(ds, found)
 
 
+def drive_aliyun(case):
+    from cloudinit.sources import DataSourceAliYun as m
+
+    token = "AQAEAliyunTestToken=="
+    tokened = os.path.basename(case) == "token"  # the Go test's hook
+
+    def hook(method, path, headers):
+        if path == "/latest/api/token":
+            if method != "PUT" or not tokened:
+                return 404, b""
+            return 200, token.encode()
+        got = headers.get("X-aliyun-ecs-metadata-token")
+        if isinstance(got, bytes):
+            got = got.decode()
+        if tokened and got != token:
+            return 403, b"forbidden"
+        return None
+
+    cfg = {"datasource": {"AliYun": {"metadata_urls": [BASE_URL],
+                                     "max_wait": 2, "timeout": 1}}}
+    with environment({"ProductName": "Alibaba Cloud ECS"}), \
+            Tree(os.path.join(case, "tree"), hook).serving():
+        ds = make_ds(m.DataSourceAliYun, cfg)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_bigstep(case):
+    from cloudinit.sources import DataSourceBigstep as m
+
+    url = BASE_URL + "/metadata/document"
+    with environment(), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceBigstep)
+        seed = os.path.join(ds.paths.cloud_dir, "data", "seed", "bigstep")
+        os.makedirs(seed, exist_ok=True)
+        with open(os.path.join(seed, "url"), "w") as f:
+            f.write(url + "\n")
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_cloudcix(case):
+    from cloudinit.sources import DataSourceCloudCIX as m
+
+    with environment({"ProductName": "CloudCIX"}), mock.patch.object(
+        m, "METADATA_URLS", [BASE_URL]
+    ), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceCloudCIX)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_nwcs(case):
+    from cloudinit.sources import DataSourceNWCS as m
+
+    url = BASE_URL + "/api/v1/metadata"
+    cfg = {"datasource": {"NWCS": {"metadata_url": url, "retries": 0}}}
+    with environment(), mock.patch.object(m, "EphemeralDHCPv4"), \
+            Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceNWCS, cfg)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_lxd(case):
+    from cloudinit.sources import DataSourceLXD as m
+
+    with environment(), Tree(os.path.join(case, "socket"),
+                             bases=("http://lxd",)).serving():
+        ds = make_ds(m.DataSourceLXD)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -589,6 +663,11 @@ DRIVERS = {
     "upcloud": drive_upcloud,
     "exoscale": drive_exoscale,
     "akamai": drive_akamai,
+    "aliyun": drive_aliyun,
+    "bigstep": drive_bigstep,
+    "cloudcix": drive_cloudcix,
+    "nwcs": drive_nwcs,
+    "lxd": drive_lxd,
 }
 
 

@@ -87,7 +87,7 @@ func Upstream(t *testing.T, dir string, d *datasource.Data, err error, baseURL s
 		{"cloud_name", d.CloudName},
 		{"availability_zone", d.AvailabilityZone},
 		{"region", d.Region},
-		{"local_hostname", metaString(d.MetaData["local-hostname"])},
+		{"local_hostname", metaLocalHostname(d)},
 		{"hostname", hostnameRule(d.LocalHostname(), false)},
 		{"fqdn", hostnameRule(d.LocalHostname(), true)},
 	} {
@@ -173,6 +173,16 @@ func authorizedKeys(keys []string) []string {
 	return out
 }
 
+// metaLocalHostname is meta-data's local-hostname as the source stores
+// it, else (a source that keeps the name in Data.Hostname only) the
+// hostname the boot uses.
+func metaLocalHostname(d *datasource.Data) string {
+	if s := metaString(d.MetaData["local-hostname"]); s != "" {
+		return s
+	}
+	return d.LocalHostname()
+}
+
 func metaString(v any) string {
 	if v == nil {
 		return ""
@@ -248,8 +258,8 @@ func hostnameRule(lh string, fqdn bool) string {
 // writes it ("" for none).
 func renderUpstream(t *testing.T, v any, macs netconfig.MACs) string {
 	t.Helper()
-	if v == nil {
-		return ""
+	if m, ok := v.(map[string]any); v == nil || ok && len(m) == 0 {
+		return "" // cloud-init takes an empty config as none
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
