@@ -650,6 +650,100 @@ def drive_lxd(case):
         return answer(ds, found)
 
 
+@contextlib.contextmanager
+def one_device(m, dev, disk):
+    """dev is the only device found, and mounting it shows disk."""
+    def mount_cb(device, callback, data=None, *a, **kw):
+        if device != dev:
+            raise m.util.MountFailedError(device)
+        return callback(disk) if data is None else callback(disk, data)
+
+    with mock.patch("cloudinit.util.find_devs_with",
+                    side_effect=lambda *a, **kw: [dev]), \
+            mock.patch("cloudinit.util.mount_cb", mount_cb), \
+            mock.patch("cloudinit.util.mounts", return_value={}):
+        yield
+
+
+def drive_opennebula(case):
+    from cloudinit.sources import DataSourceOpenNebula as m
+
+    disk = os.path.join(case, "disk")
+    macs = {}
+    with open(os.path.join(disk, "context.sh")) as f:
+        for line in f:
+            k, _, v = line.strip().partition("=")
+            if k.startswith("ETH") and k.endswith("_MAC"):
+                macs[v.strip("'\"").lower()] = "eth" + k[3:-4]
+    # parseuser None: context.sh is read with bash as this user, not
+    # through sudo -u nobody.
+    cfg = {"datasource": {"OpenNebula": {"parseuser": None}}}
+    with environment(macs=macs), one_device(m, "/dev/sr0", disk), \
+            mock.patch.object(m, "get_physical_nics_by_mac",
+                              return_value=dict(macs)):
+        ds = make_ds(m.DataSourceOpenNebula, cfg)
+        ds.seed_dir = os.path.join(case, "no-seed-dir")
+        found = get_data(ds)
+        return answer(ds, found, macs)
+
+
+def drive_ovf(case):
+    from cloudinit.sources import DataSourceOVF as m
+
+    disk = os.path.join(case, "disk")
+    with environment(), one_device(m, "/dev/sr0", disk), mock.patch.object(
+        m, "transport_vmware_guestinfo", return_value=False
+    ), mock.patch.object(m, "maybe_cdrom_device", return_value=True):
+        ds = make_ds(m.DataSourceOVF)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_rbxcloud(case):
+    from cloudinit.sources import DataSourceRbxCloud as m
+
+    disk = os.path.join(case, "disk")
+    real_isfile = os.path.isfile
+
+    def isfile(p):  # the target has no /etc/hosts, as in the Go test
+        return False if p == "/etc/hosts" else real_isfile(p)
+
+    with environment(), one_device(m, "/dev/vdb", disk), \
+            mock.patch.object(m.os.path, "isfile", isfile):
+        ds = make_ds(m.DataSourceRbxCloud)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_altcloud(case):
+    from cloudinit.sources import DataSourceAltCloud as m
+
+    disk = os.path.join(case, "disk")
+    with environment({"ProductName": "VMware Virtual Platform"}), \
+            one_device(m, "/dev/sr0", disk), mock.patch.object(
+                m, "CLOUD_INFO_FILE", os.path.join(case, "no-cloud-info")):
+        ds = make_ds(m.DataSourceAltCloud)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
+def drive_ibmcloud(case):
+    from cloudinit.sources import DataSourceIBMCloud as m
+
+    spec = read_case(case)
+    disk = os.path.join(case, "disk")
+    if spec.get("label", "").lower() == "config-2":
+        platform = m.Platforms.OS_CODE
+    else:
+        platform = m.Platforms.TEMPLATE_LIVE_METADATA
+    with environment(), one_device(m, "/dev/xvdh", disk), mock.patch.object(
+        m, "get_ibm_platform", return_value=(platform, "/dev/xvdh")
+    ), mock.patch.object(m, "_read_system_uuid", return_value=None):
+        ds = make_ds(m.DataSourceIBMCloud)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -668,6 +762,11 @@ DRIVERS = {
     "cloudcix": drive_cloudcix,
     "nwcs": drive_nwcs,
     "lxd": drive_lxd,
+    "opennebula": drive_opennebula,
+    "ovf": drive_ovf,
+    "rbxcloud": drive_rbxcloud,
+    "altcloud": drive_altcloud,
+    "ibmcloud": drive_ibmcloud,
 }
 
 
