@@ -744,6 +744,42 @@ def drive_ibmcloud(case):
         return answer(ds, found)
 
 
+def drive_oracle(case):
+    from cloudinit.sources import DataSourceOracle as m
+
+    spec = read_case(case)
+    if os.path.isdir(os.path.join(case, "run")) or spec.get("cmdline"):
+        # iSCSI root: upstream reads klibc's /run/net-*.conf and iBFT,
+        # which these cases give only as cloudroot's RunDir.
+        return None
+    tree = os.path.join(case, "tree")
+    if spec.get("tree"):
+        tree = os.path.join(os.path.dirname(case), spec["tree"], "tree")
+    # The Go test's machine.
+    macs = {"02:00:17:00:00:01": "ens3", "02:00:17:00:00:02": "ens4"}
+    cfg = {"datasource": {"Oracle": {}}}
+    if spec.get("configure_secondary_nics") is not None:
+        cfg["datasource"]["Oracle"]["configure_secondary_nics"] = \
+            spec["configure_secondary_nics"]
+    v4 = BASE_URL + "/opc/v{version}/"
+    with environment({"ChassisAssetTag": "OracleCloud.com"}, macs=macs), \
+            mock.patch.object(m, "IPV4_METADATA_ROOT", v4), \
+            mock.patch.object(m, "IPV4_METADATA_PATTERN", v4 + "{path}/"), \
+            mock.patch.object(m, "IPV6_METADATA_PATTERN",
+                              "http://[::1]:9/opc/v{version}/{path}/"), \
+            mock.patch.object(m, "get_interfaces_by_mac",
+                              return_value=dict(macs)), \
+            mock.patch.object(m, "_read_system_uuid", return_value=None), \
+            mock.patch.object(m, "_ibft_has_iscsi_boot_target",
+                              return_value=False), \
+            Tree(tree).serving():
+        ds = make_ds(m.DataSourceOracle, cfg)
+        with mock.patch.object(ds._network_config_source, "is_applicable",
+                               return_value=False):
+            found = get_data(ds)
+            return answer(ds, found, macs)
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -767,6 +803,7 @@ DRIVERS = {
     "rbxcloud": drive_rbxcloud,
     "altcloud": drive_altcloud,
     "ibmcloud": drive_ibmcloud,
+    "oracle": drive_oracle,
 }
 
 
@@ -786,6 +823,8 @@ def main():
             if not os.path.isdir(case):
                 continue
             out = drive(case)
+            if out is None:  # a case upstream cannot be fed
+                continue
             out = json.loads(json.dumps(plain(out)).replace(BASE_URL, "BASE"))
             got = json.dumps(out, indent=2, sort_keys=True) + "\n"
             dst = os.path.join(case, GOLDEN)

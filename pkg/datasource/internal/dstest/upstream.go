@@ -40,6 +40,14 @@ type Differs map[string]string
 // the golden is skipped.
 func Upstream(t *testing.T, dir string, d *datasource.Data, err error, baseURL string, differs Differs) {
 	t.Helper()
+	UpstreamWith(t, dir, d, err, baseURL, differs, nil)
+}
+
+// UpstreamWith is Upstream with the source's own conversion of its raw
+// network description (nil: the one renderData knows), for sources whose
+// conversion takes settings (Oracle's configure_secondary_nics).
+func UpstreamWith(t *testing.T, dir string, d *datasource.Data, err error, baseURL string, differs Differs, convert func(*datasource.Data) (*netconfig.Config, error)) {
+	t.Helper()
 	b, rerr := os.ReadFile(filepath.Join(dir, UpstreamFile))
 	if os.IsNotExist(rerr) {
 		return
@@ -133,7 +141,18 @@ func Upstream(t *testing.T, dir string, d *datasource.Data, err error, baseURL s
 				macs[mac] = fmt.Sprint(name)
 			}
 		}
-		check("network_config", renderUpstream(t, up["network_config"], macs), renderData(t, d, macs))
+		got := ""
+		if convert != nil {
+			cfg, err := convert(d)
+			if err != nil {
+				got = "convert error: " + err.Error()
+			} else {
+				got = render(cfg)
+			}
+		} else {
+			got = renderData(t, d, macs)
+		}
+		check("network_config", renderUpstream(t, up["network_config"], macs), got)
 	}
 	for field := range differs {
 		if !seen[field] {
