@@ -780,6 +780,36 @@ def drive_oracle(case):
             return answer(ds, found, macs)
 
 
+def drive_cloudstack(case):
+    from cloudinit.sources import DataSourceCloudStack as m
+
+    spec = read_case(case)
+
+    def hook(method, path, headers):
+        req = headers.get("DomU_Request")
+        if req == "send_my_password":
+            return 200, (spec.get("password_reply") or "").encode()
+        if req == "saved_password":
+            return 200, b"saved_password"
+        return None
+
+    # The virtual router is a bare address (the password server is on
+    # its port 8080); the fake answers the password server by its header.
+    host = "http://127.0.0.1"
+    with environment(), mock.patch.object(
+        m, "get_vr_address", return_value="127.0.0.1"
+    ), Tree(os.path.join(case, "tree"), hook, bases=(host,)).serving():
+        ds = make_ds(m.DataSourceCloudStack, {"datasource": {"CloudStack": {
+            "max_wait": 2, "timeout": 1}}})
+        ds.seed_dir = os.path.join(case, "no-seed-dir")
+        with mock.patch.object(ds, "_get_domainname", return_value=""):
+            found = get_data(ds)
+            out = answer(ds, found)
+    if isinstance(out.get("subplatform"), str):
+        out["subplatform"] = out["subplatform"].replace(host, BASE_URL)
+    return out
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -804,6 +834,7 @@ DRIVERS = {
     "altcloud": drive_altcloud,
     "ibmcloud": drive_ibmcloud,
     "oracle": drive_oracle,
+    "cloudstack": drive_cloudstack,
 }
 
 
