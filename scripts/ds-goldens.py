@@ -810,6 +810,30 @@ def drive_cloudstack(case):
     return out
 
 
+def drive_maas(case):
+    from cloudinit.sources import DataSourceMAAS as m
+
+    seed = os.path.abspath(os.path.join(case, "seed"))
+    if os.path.isdir(seed):
+        with environment():
+            ds = make_ds(m.DataSourceMAAS)
+            ds.seed_dir = seed
+            found = get_data(ds)
+            out = answer(ds, found)
+        # The Go test puts the seed at the target's seed directory.
+        return json.loads(json.dumps(out).replace(
+            seed, "/var/lib/cloud/seed/maas"))
+    cfg = {"datasource": {"MAAS": {
+        "metadata_url": BASE_URL + "/MAAS/metadata/", "consumer_key": "ck",
+        "token_key": "tk", "token_secret": "ts", "max_wait": 2,
+        "timeout": 1}}}
+    with environment(), Tree(os.path.join(case, "tree")).serving():
+        ds = make_ds(m.DataSourceMAAS, cfg)
+        ds.seed_dir = os.path.join(case, "no-seed-dir")
+        found = get_data(ds)
+        return answer(ds, found)
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -835,6 +859,7 @@ DRIVERS = {
     "ibmcloud": drive_ibmcloud,
     "oracle": drive_oracle,
     "cloudstack": drive_cloudstack,
+    "maas": drive_maas,
 }
 
 
