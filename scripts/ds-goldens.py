@@ -834,6 +834,24 @@ def drive_maas(case):
         return answer(ds, found)
 
 
+def drive_cloudsigma(case):
+    from cloudinit.sources import DataSourceCloudSigma as m
+    from cloudinit.sources.helpers import cloudsigma
+
+    with open(os.path.join(case, "reply"), "rb") as f:
+        line = f.readline()
+
+    def execute(self):  # what CepkoResult._execute reads from the port
+        return line.strip(b"\x04\n").decode("ascii")
+
+    with environment(), mock.patch.object(
+        cloudsigma.CepkoResult, "_execute", execute
+    ):
+        ds = make_ds(m.DataSourceCloudSigma)
+        found = get_data(ds)
+        return answer(ds, found)
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -860,6 +878,7 @@ DRIVERS = {
     "oracle": drive_oracle,
     "cloudstack": drive_cloudstack,
     "maas": drive_maas,
+    "cloudsigma": drive_cloudsigma,
 }
 
 
