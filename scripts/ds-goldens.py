@@ -852,6 +852,44 @@ def drive_cloudsigma(case):
         return answer(ds, found)
 
 
+def drive_smartos(case):
+    from cloudinit.sources import DataSourceSmartOS as m
+
+    spec = read_case(case)
+    with open(os.path.join(case, "metadata.json")) as f:
+        values = json.load(f)
+
+    def request(self, rtype, param=None):  # the metadata service's answers
+        if rtype == "KEYS":
+            return "\n".join(sorted(values))
+        if rtype == "GET":
+            return values.get(param)
+        return None
+
+    kvm = spec.get("mode") == "kvm"
+    stype = m.SMARTOS_ENV_KVM if kvm else m.SMARTOS_ENV_LX_BRAND
+    legacy = tempfile.mkdtemp(prefix="ds-goldens-legacy-")
+    cfg = {"datasource": {"SmartOS": dict(spec.get("config") or {})}}
+    with environment({"ProductName": spec.get("product_name", "")}), \
+            mock.patch.object(m, "get_smartos_environ", return_value=stype), \
+            mock.patch.object(m.JoyentMetadataClient, "request", request), \
+            mock.patch.object(m.JoyentMetadataSocketClient, "exists",
+                              return_value=True), \
+            mock.patch.object(m.JoyentMetadataSerialClient, "exists",
+                              return_value=True), \
+            mock.patch.object(m.JoyentMetadataSocketClient, "open_transport"), \
+            mock.patch.object(m.JoyentMetadataSerialClient, "open_transport"), \
+            mock.patch.object(m.JoyentMetadataClient, "close_transport"), \
+            mock.patch.object(m, "LEGACY_USER_D", legacy):
+        ds = make_ds(m.DataSourceSmartOS, cfg)
+        with mock.patch.object(ds, "_set_provisioned"):
+            found = get_data(ds)
+        out = answer(ds, found)
+        cloud = ds.paths.cloud_dir
+    # The builtin vendor-data names the scripts under the cloud dir.
+    return json.loads(json.dumps(out).replace(cloud, "/var/lib/cloud"))
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -879,6 +917,7 @@ DRIVERS = {
     "cloudstack": drive_cloudstack,
     "maas": drive_maas,
     "cloudsigma": drive_cloudsigma,
+    "smartos": drive_smartos,
 }
 
 
