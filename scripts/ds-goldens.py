@@ -33,6 +33,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -87,7 +88,8 @@ class Tree:
         base = next((b for b in self.bases if url.startswith(b)), None)
         if base is None:
             return 404, b""
-        path = url[len(base):].split("?", 1)[0] or "/"
+        path, _, self.query = url[len(base):].partition("?")
+        path = path or "/"
         self.seen.append((method, path))
         if self.hook:
             r = self.hook(method, path, headers or {})
@@ -940,6 +942,121 @@ def drive_vmware(case):
         return answer(ds, found)
 
 
+def drive_azure(case):
+    """The password is hashed with the Go test's fixed salt, so the
+    hashes compare."""
+    import warnings
+    from urllib.parse import parse_qs
+
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+    from cloudinit.sources import DataSourceAzure as m
+    from cloudinit.sources.azure import imds
+
+    spec = read_case(case)
+    tree = os.path.join(case, "tree")
+    have_imds = os.path.isdir(tree)
+    if spec.get("ovf") == "udf" or not (have_imds or spec.get("ovf")):
+        # A UDF image upstream would mount, or nothing but IMDS retries.
+        return None
+    versions = spec.get("api_versions") or []
+    t = Tree(tree if have_imds else "", bases=(BASE_URL,))
+
+    def hook(method, path, headers):
+        if headers.get("Metadata") != "true":
+            return 400, b'{"error": "Bad request. Required metadata header"}'
+        v = parse_qs(t.query).get("api-version", [""])[0]
+        if v not in versions:
+            return 400, b'{"error": "Bad request. api-version is invalid"}'
+        return None
+
+    t.hook = hook
+    work = tempfile.mkdtemp(prefix="ds-goldens-azure-")
+    ovf = os.path.join(case, "ovf-env.xml")
+    placeholder = {"device": "/dev/sr0", "seed": "/var/lib/cloud/seed/azure",
+                   "datadir": "/var/lib/waagent"}.get(spec.get("ovf"))
+    src = None
+    if placeholder:
+        src = os.path.join(work, "ovf")
+        os.makedirs(src)
+        shutil.copy(ovf, src)
+    dmi = {} if spec.get("not_azure") else {
+        "ChassisAssetTag": "7783-7084-3265-9085-8269-3286-77",
+        "SysVendor": "Microsoft Corporation"}
+    if spec.get("uuid"):
+        dmi["ProductUUID"] = spec["uuid"]
+    elif have_imds and not spec.get("not_azure"):
+        # Upstream requires a DMI system uuid; a case without one is a
+        # Gen2 VM whose uuid is IMDS's vmId (what cloudroot falls back to).
+        with open(os.path.join(tree, "metadata", "instance")) as f:
+            dmi["ProductUUID"] = json.load(f)["compute"]["vmId"]
+    cfg = {"datasource": {"Azure": dict(spec.get("config") or {})}}
+    if spec.get("ovf") == "datadir":
+        cfg["datasource"]["Azure"]["data_dir"] = src
+
+    def mount_cb(device, callback, *a, **kw):
+        if device != "/dev/sr0" or spec.get("ovf") != "device":
+            raise m.util.MountFailedError(device)
+        return callback(src)
+
+    def setup_net(self, *a, **kw):  # the ephemeral DHCP lease
+        if have_imds:
+            self._ephemeral_dhcp_ctx = mock.Mock(lease={"interface": "eth0"})
+
+    fallback = {"version": 2, "ethernets": {"eth0": {
+        "dhcp4": True, "match": {"driver": "hv_netvsc",
+                                 "macaddress": "00:0d:3a:00:00:01"},
+        "set-name": "eth0"}}}
+    import crypt  # noqa: E402 (deprecated, still in Debian's python3)
+
+    real_exists = os.path.exists
+
+    def exists(p):  # the case's resource disk (its sysfs layout)
+        if p == m.RESOURCE_DISK_PATH:
+            return bool(spec.get("sys"))
+        return real_exists(p)
+
+    with environment(dmi), t.serving(), \
+            mock.patch.object(imds, "IMDS_URL", BASE_URL + "/metadata"), \
+            mock.patch.object(m.os.path, "exists", exists), \
+            mock.patch.object(m, "hash_password",
+                              lambda pw: crypt.crypt(pw, "$6$cloudroottests$")), \
+            mock.patch.object(m, "get_boot_telemetry"), \
+            mock.patch.object(m, "get_system_info"), \
+            mock.patch.object(m, "write_files"), \
+            mock.patch.object(m, "_get_random_seed", return_value=None), \
+            mock.patch.object(m, "get_hv_netvsc_macs_normalized",
+                              return_value=[]), \
+            mock.patch.object(m, "_generate_network_config_from_fallback_config",
+                              return_value=fallback), \
+            mock.patch.object(m, "list_possible_azure_ds",
+                              side_effect=lambda seed, ddir: [
+                                  x for x in (seed, "/dev/sr0", ddir) if x]), \
+            mock.patch("cloudinit.util.mount_cb", mount_cb), \
+            mock.patch.object(m.DataSourceAzure,
+                              "_setup_ephemeral_networking", setup_net), \
+            mock.patch.object(m.DataSourceAzure,
+                              "_teardown_ephemeral_networking"), \
+            mock.patch.object(m.DataSourceAzure, "_report_ready",
+                              return_value=None), \
+            mock.patch.object(m.DataSourceAzure, "_report_failure"), \
+            mock.patch.object(m.DataSourceAzure, "_cleanup_markers"):
+        ds = make_ds(m.DataSourceAzure, cfg)
+        ds.seed_dir = src if spec.get("ovf") == "seed" else os.path.join(
+            work, "no-seed")
+        if spec.get("previous_iid"):
+            d = ds.paths.get_cpath("data")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "instance-id"), "w") as f:
+                f.write(spec["previous_iid"] + "\n")
+        found = get_data(ds)
+        out = answer(ds, found)
+    out = json.loads(json.dumps(out).replace(src, placeholder)) if src \
+        else out
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
 DRIVERS = {
     "nocloud": drive_nocloud,
     "configdrive": drive_configdrive,
@@ -969,6 +1086,7 @@ DRIVERS = {
     "cloudsigma": drive_cloudsigma,
     "smartos": drive_smartos,
     "vmware": drive_vmware,
+    "azure": drive_azure,
 }
 
 
