@@ -36,13 +36,15 @@ name $WSL_DISTRO_NAME (upstream's tests mock WSL_profile_dir the same way).
 ds-identify's built-in policy defaults are left as they are.
 
 Output: <dir>/ds-identify-26.json, fixture name → {rc, datasource_list,
-cloud_cfg}. --check exits 1 when it is stale.
+cloud_cfg, checks} (checks: each datasource checked → found, maybe or
+notfound, from ds-identify's log at DEBUG_LEVEL=2). --check exits 1 when it is stale.
 """
 
 import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -177,7 +179,8 @@ def run(dsid, name, fx, show=False):
             mocks += 'detect_virt() { _RET="unavailable"; return 0; }\n'
         head = [
             "DI_MAIN=noop",
-            "DEBUG_LEVEL=%d" % (2 if show else fx.get("debug_level") or 1),
+            # Level 2 logs every check's verdict (the decision is the same).
+            "DEBUG_LEVEL=2",
             "PATH_ROOT='%s'" % root,
             "PATH_DI_ENV='%s/ds-identify-env'" % root,
             ". '%s'" % dsid,
@@ -187,10 +190,17 @@ def run(dsid, name, fx, show=False):
         write(os.path.join(root, "_shwrap"), script.encode())
         p = subprocess.run(["sh", "-c", ". '%s/_shwrap'" % root], env=env,
                            capture_output=True, timeout=60, check=False)
+        log = ""
+        logf = os.path.join(root, "run/cloud-init/ds-identify.log")
+        if os.path.exists(logf):
+            with open(logf) as f:
+                log = f.read()
+        checks = {}
+        for m in re.finditer(r"check for '([^']+)' returned (found|maybe|not-found)",
+                             log):
+            checks[m.group(1)] = m.group(2).replace("-", "")
         if show:
-            log = os.path.join(root, "run/cloud-init/ds-identify.log")
-            if os.path.exists(log):
-                sys.stdout.write(open(log).read())
+            sys.stdout.write(log)
             sys.stdout.write(p.stderr.decode(errors="replace"))
         cfg_path = os.path.join(root, "run/cloud-init/cloud.cfg")
         cfg = None
@@ -203,7 +213,7 @@ def run(dsid, name, fx, show=False):
                     v = line.split(":", 1)[1].strip().strip("[]")
                     dslist = [x.strip() for x in v.split(",") if x.strip()]
         return {"rc": p.returncode, "datasource_list": dslist,
-                "cloud_cfg": cfg}
+                "cloud_cfg": cfg, "checks": checks}
     finally:
         for s in socks:
             s.close()
