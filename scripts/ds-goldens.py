@@ -754,11 +754,14 @@ def drive_ibmcloud(case):
 def drive_oracle(case):
     from cloudinit.sources import DataSourceOracle as m
 
+    import glob
+
     spec = read_case(case)
-    if os.path.isdir(os.path.join(case, "run")) or spec.get("cmdline"):
-        # iSCSI root: upstream reads klibc's /run/net-*.conf and iBFT,
-        # which these cases give only as cloudroot's RunDir.
-        return None
+    run = os.path.join(case, "run")
+    # klibc's state files: the case's run/ (cloudroot's RunDir); an iSCSI
+    # root (upstream asks iBFT) is a case that has them.
+    klibc = sorted(glob.glob(os.path.join(run, "net-*.conf")))
+    iscsi = bool(klibc)
     tree = os.path.join(case, "tree")
     if spec.get("tree"):
         tree = os.path.join(os.path.dirname(case), spec["tree"], "tree")
@@ -778,13 +781,14 @@ def drive_oracle(case):
                               return_value=dict(macs)), \
             mock.patch.object(m, "_read_system_uuid", return_value=None), \
             mock.patch.object(m, "_ibft_has_iscsi_boot_target",
-                              return_value=False), \
+                              return_value=iscsi), \
             Tree(tree).serving():
         ds = make_ds(m.DataSourceOracle, cfg)
-        with mock.patch.object(ds._network_config_source, "is_applicable",
-                               return_value=False):
-            found = get_data(ds)
-            return answer(ds, found, macs)
+        ds._network_config_source = m.KlibcOracleNetworkConfigSource(
+            _files=klibc, _cmdline=spec.get("cmdline", ""),
+            _mac_addrs={name: mac for mac, name in macs.items()})
+        found = get_data(ds)
+        return answer(ds, found, macs)
 
 
 def drive_cloudstack(case):
