@@ -28,6 +28,7 @@ regenerates in memory and exits 1 when a committed golden differs.
 """
 
 import argparse
+import atexit
 import base64
 import contextlib
 import json
@@ -188,8 +189,22 @@ def environment(dmi=None, cmdline="", macs=None):
         yield
 
 
+_TMPDIRS = []
+
+
+def tmpdir(prefix):
+    """A temporary directory removed when the script ends."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    _TMPDIRS.append(d)
+    return d
+
+
+atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True)
+                         for d in _TMPDIRS])
+
+
 def make_ds(cls, sys_cfg=None):
-    tmp = tempfile.mkdtemp(prefix="ds-goldens-")
+    tmp = tmpdir("ds-goldens-")
     paths = helpers.Paths(
         {
             "cloud_dir": os.path.join(tmp, "cloud"),
@@ -879,7 +894,7 @@ def drive_smartos(case):
 
     kvm = spec.get("mode") == "kvm"
     stype = m.SMARTOS_ENV_KVM if kvm else m.SMARTOS_ENV_LX_BRAND
-    legacy = tempfile.mkdtemp(prefix="ds-goldens-legacy-")
+    legacy = tmpdir("ds-goldens-legacy-")
     cfg = {"datasource": {"SmartOS": dict(spec.get("config") or {})}}
     with environment({"ProductName": spec.get("product_name", "")}), \
             mock.patch.object(m, "get_smartos_environ", return_value=stype), \
@@ -975,7 +990,7 @@ def drive_azure(case):
         return None
 
     t.hook = hook
-    work = tempfile.mkdtemp(prefix="ds-goldens-azure-")
+    work = tmpdir("ds-goldens-azure-")
     ovf = os.path.join(case, "ovf-env.xml")
     placeholder = {"device": "/dev/sr0", "seed": "/var/lib/cloud/seed/azure",
                    "datadir": "/var/lib/waagent"}.get(spec.get("ovf"))
