@@ -207,6 +207,25 @@ func MetaCloudName(md map[string]any, def string) string {
 	return def
 }
 
+// MetaZoneRegion is cloud-init's DataSource.availability_zone and region
+// for a source that does not override them: meta-data's
+// availability-zone (else availability_zone, else
+// placement/availability-zone) and region.
+func MetaZoneRegion(md map[string]any) (zone, region string) {
+	for _, k := range []string{"availability-zone", "availability_zone"} {
+		if z := str(md[k]); z != "" {
+			zone = z
+			break
+		}
+	}
+	if zone == "" {
+		if p, ok := md["placement"].(map[string]any); ok {
+			zone = str(p["availability-zone"])
+		}
+	}
+	return zone, str(md["region"])
+}
+
 // InstanceID is meta-data's instance-id.
 func (d *Data) InstanceID() string { return str(d.MetaData["instance-id"]) }
 

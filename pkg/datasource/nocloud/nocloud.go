@@ -86,6 +86,7 @@ func Parse(files map[string][]byte, subplatform string, ov Overrides) (*datasour
 		UserData:    files["user-data"],
 		VendorData:  files["vendor-data"],
 	}
+	d.AvailabilityZone, d.Region = datasource.MetaZoneRegion(md)
 	if nc, ok := files["network-config"]; ok && len(strings.TrimSpace(string(nc))) > 0 {
 		m, err := datasource.DecodeYAMLMap(nc)
 		if err != nil {
