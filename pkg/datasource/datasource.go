@@ -93,6 +93,11 @@ type Data struct {
 	DS map[string]any
 }
 
+// SubplatformUnknown is cloud-init's subplatform for a source that records
+// no metadata address or seed (METADATA_UNKNOWN): Hetzner, Vultr,
+// Exoscale, Akamai and Scaleway report it, whatever URL they read.
+const SubplatformUnknown = "unknown"
+
 // FileOp is one change a datasource makes in the target root besides
 // writing Files.
 type FileOp struct {
@@ -192,18 +197,47 @@ func NormalizePubKeys(v any) []string {
 	return out
 }
 
+// MetaCloudName is cloud-init's DataSource.cloud_name: meta-data's
+// `cloud-name` lowercased when it is a non-empty string, else def (the
+// source's own name for its cloud).
+func MetaCloudName(md map[string]any, def string) string {
+	if s, ok := md["cloud-name"].(string); ok && s != "" {
+		return strings.ToLower(s)
+	}
+	return def
+}
+
+// MetaZoneRegion is cloud-init's DataSource.availability_zone and region
+// for a source that does not override them: meta-data's
+// availability-zone (else availability_zone, else
+// placement/availability-zone) and region.
+func MetaZoneRegion(md map[string]any) (zone, region string) {
+	for _, k := range []string{"availability-zone", "availability_zone"} {
+		if z := str(md[k]); z != "" {
+			zone = z
+			break
+		}
+	}
+	if zone == "" {
+		if p, ok := md["placement"].(map[string]any); ok {
+			zone = str(p["availability-zone"])
+		}
+	}
+	return zone, str(md["region"])
+}
+
 // InstanceID is meta-data's instance-id.
 func (d *Data) InstanceID() string { return str(d.MetaData["instance-id"]) }
 
-// LocalHostname is Hostname, else meta-data's local-hostname (or hostname).
+// LocalHostname is Hostname, else meta-data's local-hostname. A
+// `hostname` key alone is not one: cloud-init's get_hostname reads only
+// local-hostname (sources that name the key otherwise map it, as
+// OpenStack's hostname).
 func (d *Data) LocalHostname() string {
 	if d.Hostname != "" {
 		return d.Hostname
 	}
-	if h := str(d.MetaData["local-hostname"]); h != "" {
-		return h
-	}
-	return str(d.MetaData["hostname"])
+	return str(d.MetaData["local-hostname"])
 }
 
 // Description is str(DataSource) as cloud-init prints it in status.json

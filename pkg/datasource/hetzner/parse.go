@@ -108,13 +108,15 @@ func Build(in Input) (*datasource.Data, error) {
 		Name:                "Hetzner",
 		Platform:            "hetzner",
 		CloudName:           "hetzner",
-		Subplatform:         "metadata (" + in.URL + ")",
+		Subplatform:         datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:                "net",
 		MetaData:            md,
-		Hostname:            hostname,
-		Region:              scalar(md["region"]),
-		AvailabilityZone:    scalar(md["availability-zone"]),
-		PublicKeys:          datasource.NormalizePubKeys(md["public-keys"]),
+		// No Region or AvailabilityZone: cloud-init's Hetzner keeps only
+		// instance-id, local-hostname, network-config, public-keys and
+		// private-networks as its metadata, so v1.region and
+		// v1.availability_zone are null (the values stay in MetaData).
+		Hostname:   hostname,
+		PublicKeys: datasource.NormalizePubKeys(md["public-keys"]),
 	}
 	if in.Userdata != nil {
 		d.UserData = MaybeBase64(in.Userdata)
