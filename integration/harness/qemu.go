@@ -84,6 +84,15 @@ type BootOptions struct {
 	// listening there before Boot (a SmartOS metadata server, package
 	// smartostest). ttyS0 stays the console.
 	Serial1Socket string
+	// Accel is the accelerator (AccelKVM, AccelTCG); "" lets Boot choose
+	// with DefaultProber (KVM only where a probe boot shows it works).
+	Accel string
+	// CPU is QEMU's -cpu model ("": max, which has RDRAND); "default"
+	// leaves QEMU's own default CPU (qemu64, no RDRAND).
+	CPU string
+	// NoRNG leaves out the virtio-rng device, so the guest kernel has to
+	// gather its own entropy.
+	NoRNG bool
 }
 
 // GuestFwd is one guest address:port served by a host port on 127.0.0.1.
@@ -97,6 +106,8 @@ type GuestFwd struct {
 type Run struct {
 	// Args is QEMU's argv, the program first.
 	Args []string
+	// Accel is the accelerator that ran and why it was chosen.
+	Accel Accel
 	// Console is the serial console text, \r removed, without timestamps.
 	Console string
 	// Stderr is what QEMU itself printed on stderr.
@@ -160,13 +171,28 @@ func (o BootOptions) Args() ([]string, error) {
 	if mem == 0 {
 		mem = DefaultMemory
 	}
-	args := []string{QEMU,
-		"-machine", "q35", "-cpu", "max", "-m", strconv.Itoa(mem),
+	args := []string{QEMU}
+	switch o.Accel {
+	case "":
+	case AccelKVM, AccelTCG:
+		args = append(args, "-accel", o.Accel)
+	default:
+		return nil, fmt.Errorf("boot options: unknown accelerator %q", o.Accel)
+	}
+	args = append(args, "-machine", "q35")
+	switch o.CPU {
+	case "":
+		args = append(args, "-cpu", "max")
+	case "default":
+	default:
+		args = append(args, "-cpu", o.CPU)
+	}
+	args = append(args, "-m", strconv.Itoa(mem),
 		"-nographic", "-no-reboot",
 		"-kernel", o.Kernel, "-initrd", o.Initramfs,
 		"-append", KernelCmdline(o.Append),
-		"-drive", "file=" + driveFile(o.Disk) + ",if=virtio,format=raw",
-	}
+		"-drive", "file="+driveFile(o.Disk)+",if=virtio,format=raw",
+	)
 	for _, d := range o.ExtraDisks {
 		args = append(args, "-drive", "file="+driveFile(d)+",if=virtio,format=raw")
 	}
@@ -189,7 +215,9 @@ func (o BootOptions) Args() ([]string, error) {
 		"-device", "virtio-net-pci,netdev=n0"+firstMAC,
 	)
 	args = append(args, extraNICs...)
-	args = append(args, "-device", "virtio-rng-pci")
+	if !o.NoRNG {
+		args = append(args, "-device", "virtio-rng-pci")
+	}
 	if o.Seed != "" {
 		seed := driveFile(o.Seed)
 		switch o.SeedKind {
@@ -240,6 +268,11 @@ func driveFile(p string) string { return strings.ReplaceAll(p, ",", ",,") }
 // the run ended is in Run (ExitErr, TimedOut, PoweredOff). QEMU never
 // outlives Boot.
 func Boot(ctx context.Context, o BootOptions) (*Run, error) {
+	accel := Accel{Name: o.Accel, Why: "asked for"}
+	if o.Accel == "" {
+		accel = DefaultProber.Choose(ctx, o.Kernel)
+		o.Accel = accel.Name
+	}
 	args, err := o.Args()
 	if err != nil {
 		return nil, err
@@ -273,6 +306,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 		fmt.Fprintf(f, "# %s\n", ShellQuote(args))
 		out = io.MultiWriter(out, f)
 	}
+	fmt.Fprintf(out, "[%8.3f] harness: %s\n", 0.0, accel)
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -300,6 +334,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 	wg.Wait()
 	r := &Run{
 		Args:    args,
+		Accel:   accel,
 		Console: console.String(),
 		Stderr:  stderr.String(),
 		Elapsed: time.Since(start),
