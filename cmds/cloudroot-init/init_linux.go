@@ -302,6 +302,9 @@ func (b *boot) startEntropy() {
 		}
 	}, timeout, b.log)
 	b.hostKeys = modules.NewHostKeyPool(b.entropy, nil)
+	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v == "defer" {
+		b.hostKeys = modules.NewHostKeyPool(modules.DeferAll{Reason: "cloudroot.hostkeys=defer on the kernel command line"}, nil)
+	}
 }
 
 // startHostKeys begins generating the default host-key types the target
@@ -315,7 +318,7 @@ func (b *boot) startHostKeys(t *target.Root) {
 			kinds = append(kinds, k)
 		}
 	}
-	if len(kinds) == len(modules.DefaultGenKeyTypes) {
+	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v != "defer" && len(kinds) == len(modules.DefaultGenKeyTypes) {
 		b.hostKeys.Start(kinds...)
 	}
 }

@@ -43,6 +43,24 @@ const HostKeysDeferredMarker = state.RunDir + "/cloudroot/hostkeys-deferred"
 // before the wait's bound.
 var ErrNoEntropy = errors.New("the kernel random number generator is not initialised")
 
+// ErrHostKeysDeferred means the boot asked for host keys to be made in the
+// booted root (cloudroot.hostkeys=defer).
+var ErrHostKeysDeferred = errors.New("host-key generation deferred to the booted system")
+
+// deferrable reports whether err leaves host keys to the booted root.
+func deferrable(err error) bool {
+	return errors.Is(err, ErrNoEntropy) || errors.Is(err, ErrHostKeysDeferred)
+}
+
+// DeferAll is an Entropy that defers every host key (ErrHostKeysDeferred
+// with reason).
+type DeferAll struct{ Reason string }
+
+// Wait implements Entropy.
+func (d DeferAll) Wait(context.Context) error {
+	return fmt.Errorf("%s: %w", d.Reason, ErrHostKeysDeferred)
+}
+
 // HostKeyDeferral is the content of HostKeysDeferredMarker.
 type HostKeyDeferral struct {
 	// Types are the ssh_genkeytypes still to generate (rsa, ecdsa, ed25519).

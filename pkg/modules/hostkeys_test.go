@@ -98,17 +98,22 @@ func TestHostKeysDeferral(t *testing.T) {
 		wantKeys   bool
 		wantDefer  []string
 		wantErrSub string
+		reason     string
 	}{
 		{name: "entropy ready: keys written", canDefer: true, wantKeys: true},
 		{name: "no entropy: deferred", entropy: ErrNoEntropy, canDefer: true, wantDefer: DefaultGenKeyTypes},
 		{name: "no entropy, configured types", entropy: ErrNoEntropy, canDefer: true,
 			cfg: Config{"ssh_genkeytypes": []any{"ed25519"}, "ssh_quiet_keygen": true}, wantDefer: []string{"ed25519"}},
+		{name: "deferred by the boot", entropy: DeferAll{Reason: "cloudroot.hostkeys=defer"}.Wait(context.Background()), canDefer: true, wantDefer: DefaultGenKeyTypes, reason: "cloudroot.hostkeys=defer"},
 		{name: "no entropy and nobody to defer to: an error", entropy: ErrNoEntropy, wantErrSub: "not initialised"},
 		{name: "given keys need no entropy", entropy: ErrNoEntropy, canDefer: true,
 			cfg: Config{"ssh_keys": map[string]any{"ed25519_private": testK1Priv}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.reason == "" {
+				tt.reason = "not initialised"
+			}
 			cfg := Config{"users": []any{}, "disable_root": false}
 			for k, v := range tt.cfg {
 				cfg[k] = v
@@ -140,7 +145,7 @@ func TestHostKeysDeferral(t *testing.T) {
 			case tt.wantDefer != nil && got == nil:
 				t.Errorf("nothing deferred, want %v", tt.wantDefer)
 			case tt.wantDefer != nil:
-				if strings.Join(got.Types, ",") != strings.Join(tt.wantDefer, ",") || got.Quiet != cfg.Bool("ssh_quiet_keygen", false) || !strings.Contains(got.Reason, "not initialised") {
+				if strings.Join(got.Types, ",") != strings.Join(tt.wantDefer, ",") || got.Quiet != cfg.Bool("ssh_quiet_keygen", false) || !strings.Contains(got.Reason, tt.reason) {
 					t.Errorf("deferred %+v, want types %v", *got, tt.wantDefer)
 				}
 				if len(keys) != 0 {

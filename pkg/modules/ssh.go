@@ -189,7 +189,7 @@ func generateHostKeys(ctx context.Context, c *Context, types []string) error {
 	for _, r := range res {
 		switch {
 		case r.kind == "":
-		case errors.Is(r.err, ErrNoEntropy):
+		case deferrable(r.err):
 			deferred = append(deferred, r.kind)
 			noEntropy = r.err
 		case r.err != nil:
