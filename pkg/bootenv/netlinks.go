@@ -21,6 +21,8 @@ type NetLink struct {
 	Bond      bool
 	Member    bool
 	Virtual   bool
+	// Names are what systemd's udev would name the device (net_id).
+	Names NetNames
 }
 
 // NetLinks lists <sysRoot>/class/net (sysRoot "" means /sys), sorted by name.
@@ -62,6 +64,7 @@ func NetLinks(sysRoot string) []NetLink {
 		if t, err := os.Readlink(p); err == nil && strings.Contains(t, "/virtual/") {
 			l.Virtual = true
 		}
+		l.Names = PredictableNames(sysRoot, n)
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
