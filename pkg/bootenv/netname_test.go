@@ -145,8 +145,8 @@ var netIDCases = []struct {
 		},
 	},
 	{
-		name: "q35 virtio-net behind a pcie-root-port (slot 0: no slot name)",
-		nics: []fakeNIC{{ifname: "eth0", pci: "0000:01:00.0", bridges: []string{"0000:00:1c.0"}, virtio: true, mac: "52:54:00:00:00:01"}},
+		name:  "q35 virtio-net behind a pcie-root-port (slot 0: no slot name)",
+		nics:  []fakeNIC{{ifname: "eth0", pci: "0000:01:00.0", bridges: []string{"0000:00:1c.0"}, virtio: true, mac: "52:54:00:00:00:01"}},
 		slots: map[string]string{"0": "0000:01:00"},
 		want:  map[string]NetNames{"eth0": {Path: "enp1s0", MAC: "enx525400000001"}},
 	},
@@ -169,8 +169,8 @@ var netIDCases = []struct {
 		want:  map[string]NetNames{"eth0": {Slot: "ens3", Path: "enp0s3", MAC: "enx525400123456"}},
 	},
 	{
-		name: "acpi-index set (-device virtio-net-pci,acpi-index=1)",
-		nics: []fakeNIC{{ifname: "eth0", pci: "0000:00:03.0", virtio: true, acpi: "1", mac: "52:54:00:00:00:01"}},
+		name:  "acpi-index set (-device virtio-net-pci,acpi-index=1)",
+		nics:  []fakeNIC{{ifname: "eth0", pci: "0000:00:03.0", virtio: true, acpi: "1", mac: "52:54:00:00:00:01"}},
 		slots: map[string]string{"3": "0000:00:03"},
 		want:  map[string]NetNames{"eth0": {Onboard: "eno1", Slot: "ens3", Path: "enp0s3", MAC: "enx525400000001"}},
 	},
