@@ -545,12 +545,14 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		Machine: cstr(uts.Machine[:]), Hostname: cstr(uts.Nodename[:]),
 	}
 	out := io.MultiWriter(b.console, b.outBuf)
+	links := bootenv.NetLinks("")
+	net.ipv6(links)
 	opts := stages.InitOptions{
 		Target: t, Run: run, Data: d, Cmdline: b.cmdline.String(), Log: b.log, Out: out,
 		Now: time.Now, Uptime: uptime, Version: Version, SysInfo: si,
 		SetLiveHostname: func(name string) error { return unix.Sethostname([]byte(name)) },
 		HostKeys:        b.hostKeys,
-		NetLinks:        bootenv.NetLinks(""),
+		NetLinks:        links,
 		Fetch:           net.fetch,
 		SystemFiles:     b.sysFiles,
 	}

@@ -2,6 +2,8 @@ package bootenv
 
 import (
 	"os"
+
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,6 +25,9 @@ type NetLink struct {
 	Virtual   bool
 	// Names are what systemd's udev would name the device (net_id).
 	Names NetNames
+	// IPv6 is what the link was seen to offer for IPv6 (router
+	// advertisements observed while it was up); set by the caller.
+	IPv6 netconfig.IPv6Offer
 }
 
 // NetLinks lists <sysRoot>/class/net (sysRoot "" means /sys), sorted by name.
