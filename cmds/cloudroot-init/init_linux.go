@@ -102,6 +102,7 @@ func run() error {
 	net := &ephemeralNet{b: b}
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
+	b.welcome("init-local", localStart)
 	var data *datasource.Data
 	enabled := true
 	b.step("detect", func() error {
@@ -141,6 +142,7 @@ func run() error {
 		b.status.BootStatusCode = "enabled-by-generator"
 		initStart := uptime()
 		b.status.Get(state.StageInit).Start = &initStart
+		b.welcome("init", initStart)
 		b.step("init", func() error { return b.provision(ctx, t, run, data, net) })
 		initEnd := uptime()
 		b.status.Get(state.StageInit).Finished = &initEnd
@@ -150,6 +152,13 @@ func run() error {
 	b.step("handoff", func() error { return b.handoff(t, run) })
 	b.switchRoot(t, spec)
 	return nil
+}
+
+// welcome writes cloud-init's stage banner to the console and the output
+// log (/var/log/cloud-init-output.log), as cloud-init's stderr has it.
+func (b *boot) welcome(action string, up float64) {
+	line := stages.Welcome(Version, action, time.Now(), up)
+	_, _ = io.WriteString(io.MultiWriter(b.console, b.outBuf), line)
 }
 
 // step runs one stage, timing it; an error is recorded and the boot goes on.
@@ -519,23 +528,13 @@ func (b *boot) disable(code, reason string) {
 // provision applies the init stage to the target, with /dev, /proc, /sys
 // and /run bound into it so commands (bootcmd) see a normal system.
 func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource.Data, net *ephemeralNet) error {
-	var bound []string
-	for _, m := range []string{"/dev", "/proc", "/sys", "/run"} {
-		dst := filepath.Join(sysroot, m)
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			continue
-		}
-		if err := unix.Mount(m, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			b.log.Warn("bind mount for commands failed", "path", dst, "err", err)
-			continue
-		}
-		bound = append(bound, dst)
+	unbind, err := target.BindSystem(sysroot, target.BindMounter{})
+	if err != nil {
+		b.log.Warn("bind mount for commands failed", "err", err)
 	}
 	defer func() {
-		for i := len(bound) - 1; i >= 0; i-- {
-			if err := unix.Unmount(bound[i], unix.MNT_DETACH); err != nil {
-				b.log.Warn("unmount failed", "path", bound[i], "err", err)
-			}
+		if err := unbind(); err != nil {
+			b.log.Warn("unmount failed", "err", err)
 		}
 	}()
 	var uts unix.Utsname
