@@ -87,6 +87,10 @@ type Entropy interface {
 	Wait(ctx context.Context) error
 }
 
+// announceAfter is how long Wait waits silently before saying on the
+// console what it waits for.
+const announceAfter = 200 * time.Millisecond
+
 // EntropyWaiter runs one blocking read of the kernel RNG (getrandom with
 // no flags) in a goroutine and bounds how long anyone waits for it.
 type EntropyWaiter struct {
@@ -148,6 +152,17 @@ func (w *EntropyWaiter) Wait(ctx context.Context) error {
 	case <-w.done:
 		return w.result()
 	default:
+	}
+	// A read about to return is not worth a console line.
+	quiet := time.NewTimer(announceAfter)
+	defer quiet.Stop()
+	select {
+	case <-w.done:
+		return w.result()
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.expired:
+	case <-quiet.C:
 	}
 	w.announce.Do(func() {
 		if w.log != nil {
