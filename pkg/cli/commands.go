@@ -5,6 +5,7 @@ func Commands() []Command {
 	return []Command{
 		statusCommand(),
 		modulesCommand(),
+		hostkeysCommand(),
 		identifyCommand(),
 		growpartCommand(),
 		diskCommand(),
@@ -14,6 +15,5 @@ func Commands() []Command {
 		imdsCommand(),
 		probeCommand(),
 		seedCommand(),
-		hostkeysCommand(),
 	}
 }
