@@ -171,28 +171,13 @@ func (o BootOptions) Args() ([]string, error) {
 	if mem == 0 {
 		mem = DefaultMemory
 	}
-	args := []string{QEMU}
-	switch o.Accel {
-	case "":
-	case AccelKVM, AccelTCG:
-		args = append(args, "-accel", o.Accel)
-	default:
-		return nil, fmt.Errorf("boot options: unknown accelerator %q", o.Accel)
-	}
-	args = append(args, "-machine", "q35")
-	switch o.CPU {
-	case "":
-		args = append(args, "-cpu", "max")
-	case "default":
-	default:
-		args = append(args, "-cpu", o.CPU)
-	}
-	args = append(args, "-m", strconv.Itoa(mem),
+	args := []string{QEMU,
+		"-machine", "q35", "-cpu", "max", "-m", strconv.Itoa(mem),
 		"-nographic", "-no-reboot",
 		"-kernel", o.Kernel, "-initrd", o.Initramfs,
 		"-append", KernelCmdline(o.Append),
-		"-drive", "file="+driveFile(o.Disk)+",if=virtio,format=raw",
-	)
+		"-drive", "file=" + driveFile(o.Disk) + ",if=virtio,format=raw",
+	}
 	for _, d := range o.ExtraDisks {
 		args = append(args, "-drive", "file="+driveFile(d)+",if=virtio,format=raw")
 	}
@@ -256,6 +241,31 @@ func (o BootOptions) Args() ([]string, error) {
 	}
 	if o.SMBIOSChassisAsset != "" {
 		args = append(args, "-smbios", "type=3,asset="+strings.ReplaceAll(o.SMBIOSChassisAsset, ",", ",,"))
+	}
+	return accelArgs(args, o.Accel, o.CPU)
+}
+
+// accelArgs puts -accel after the program and replaces -cpu max with cpu
+// ("default": QEMU's own default CPU).
+func accelArgs(args []string, accel, cpu string) ([]string, error) {
+	switch accel {
+	case "":
+	case AccelKVM, AccelTCG:
+		args = append([]string{args[0], "-accel", accel}, args[1:]...)
+	default:
+		return nil, fmt.Errorf("boot options: unknown accelerator %q", accel)
+	}
+	if cpu == "" {
+		return args, nil
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-cpu" {
+			if cpu == "default" {
+				return append(args[:i:i], args[i+2:]...), nil
+			}
+			args[i+1] = cpu
+			break
+		}
 	}
 	return args, nil
 }
