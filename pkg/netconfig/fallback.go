@@ -10,7 +10,7 @@ package netconfig
 //     unconditional dhcp6, which ifupdown turns into `inet6 dhcp`: with no
 //     DHCPv6 server (QEMU user networking, many LANs) networking.service
 //     then blocks until its 5-minute timeout. A router advertisement with the
-//     M flag, or a DHCPv6 answer, gives dhcp6; the O flag stateless DHCPv6;
+//     M flag gives dhcp6; the O flag stateless DHCPv6;
 //     anything else (no RA seen, or the link was not up to look) SLAAC only
 //     (accept-ra, `inet6 auto`), which cannot block the boot.
 //   - The interface is named as the booted system's udev will name it
@@ -27,7 +27,8 @@ import (
 // IPv6Offer is what a link was seen to offer for IPv6.
 type IPv6Offer int
 
-// IPv6 offers, from router advertisement flags or a DHCPv6 exchange.
+// IPv6 offers, from router advertisement flags (a DHCPv6 probe could add
+// IPv6Managed evidence; not done).
 const (
 	// IPv6Unknown: nothing observed (the link was not up, or no RA came in
 	// the bounded listen). Rendered as SLAAC only.
@@ -36,7 +37,7 @@ const (
 	IPv6SLAAC
 	// IPv6Stateless: an RA with the O flag (other configuration by DHCPv6).
 	IPv6Stateless
-	// IPv6Managed: an RA with the M flag, or a DHCPv6 server answered.
+	// IPv6Managed: an RA with the M flag.
 	IPv6Managed
 )
 
