@@ -53,11 +53,15 @@ func TestDebianBootPath(t *testing.T) {
 		t.Skip("no " + img + " (build it with `just debian-image`)")
 	}
 	for _, tc := range []struct {
-		name   string
-		append []string
+		name    string
+		append  []string
+		machine string
+		nic     string // the name systemd gives the NIC
 	}{
-		{"initramfs keys", nil},
-		{"deferred keys", []string{"cloudroot.hostkeys=defer"}},
+		{"initramfs keys", nil, "", "enp0s2"},
+		{"deferred keys", []string{"cloudroot.hostkeys=defer"}, "", "enp0s2"},
+		// i440fx: ACPI hotplug slots, so the slot name wins.
+		{"pc machine", nil, "pc", "ens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -72,7 +76,7 @@ func TestDebianBootPath(t *testing.T) {
 			}, harness.SeedISO)
 			start := time.Now()
 			r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROM, CPU: "default", NoRNG: true,
-				Append: tc.append, Timeout: 10 * time.Minute})
+				Append: tc.append, Machine: tc.machine, Timeout: 10 * time.Minute})
 			t.Logf("QEMU start to exit %.1fs (%s)", time.Since(start).Seconds(), r.Accel)
 			wantPoweredOff(t, r)
 			d := v.image()
@@ -85,12 +89,19 @@ func TestDebianBootPath(t *testing.T) {
 				return strings.TrimSpace(s)
 			}
 			// The predictable name, in the rendered config and on the system.
-			d.wantContains("/etc/network/interfaces.d/50-cloud-init", "iface enp0s2 inet dhcp", "iface enp0s2 inet6 auto")
+			links := fact("links.txt")
+			nic := ""
+			for l := range strings.SplitSeq(links, "\n") {
+				if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], tc.nic) {
+					nic = strings.TrimSuffix(f[1], ":")
+				}
+			}
+			if nic == "" {
+				t.Fatalf("ip link in the guest has no %s* NIC:\n%s", tc.nic, links)
+			}
+			d.wantContains("/etc/network/interfaces.d/50-cloud-init", "iface "+nic+" inet dhcp", "iface "+nic+" inet6 auto")
 			if eni, _ := d.readOpt("/etc/network/interfaces.d/50-cloud-init"); strings.Contains(eni, "inet6 dhcp") || strings.Contains(eni, "eth0") {
 				t.Errorf("50-cloud-init waits for DHCPv6 or pins eth0:\n%s", eni)
-			}
-			if l := fact("links.txt"); !strings.Contains(l, ": enp0s2:") {
-				t.Errorf("ip link in the guest has no enp0s2:\n%s", l)
 			}
 			// networking.service took seconds, not its 5-minute timeout.
 			n := parseShow(fact("networking.txt"))

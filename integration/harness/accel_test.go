@@ -87,13 +87,13 @@ func TestProberChoose(t *testing.T) {
 }
 
 func TestAccelArgs(t *testing.T) {
-	o := BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d", Accel: AccelKVM, CPU: "default", NoRNG: true}
+	o := BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d", Accel: AccelKVM, CPU: "default", NoRNG: true, Machine: "pc"}
 	args, err := o.Args()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := strings.Join(args, " ")
-	if !strings.Contains(s, " -accel kvm ") || strings.Contains(s, "-cpu") || strings.Contains(s, "virtio-rng") {
+	if !strings.HasPrefix(s, QEMU+" -accel kvm -machine pc ") || strings.Contains(s, "-cpu") || strings.Contains(s, "virtio-rng") {
 		t.Errorf("args = %s", s)
 	}
 	o.Accel = "hvf"

@@ -93,6 +93,9 @@ type BootOptions struct {
 	// NoRNG leaves out the virtio-rng device, so the guest kernel has to
 	// gather its own entropy.
 	NoRNG bool
+	// Machine is QEMU's machine type ("": q35; "pc" is i440fx with ACPI
+	// hotplug slots, which systemd names NICs after: ens3).
+	Machine string
 }
 
 // GuestFwd is one guest address:port served by a host port on 127.0.0.1.
@@ -241,6 +244,14 @@ func (o BootOptions) Args() ([]string, error) {
 	}
 	if o.SMBIOSChassisAsset != "" {
 		args = append(args, "-smbios", "type=3,asset="+strings.ReplaceAll(o.SMBIOSChassisAsset, ",", ",,"))
+	}
+	if o.Machine != "" {
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-machine" {
+				args[i+1] = o.Machine
+				break
+			}
+		}
 	}
 	return accelArgs(args, o.Accel, o.CPU)
 }
