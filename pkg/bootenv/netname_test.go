@@ -117,9 +117,11 @@ func fakeSysfs(t testing.TB, nics []fakeNIC, slots map[string]string) string {
 	return root
 }
 
-// netIDCases are QEMU machines as Linux shows them. The names are those
-// systemd 252's net_id gives (TestNetIDMatchesUdev checks them with the
-// real udevadm when one is available).
+// netIDCases are QEMU machines as Linux shows them, with the names systemd
+// 252's net_id gives. Debian 12 under QEMU named the q35 root-bus NIC enp0s2
+// and the pc machine's ens3 (altname enp0s3); integration's
+// TestDebianBootPath boots both. TestNetIDMatchesUdev compares with the
+// real udevadm on this machine's own NICs.
 var netIDCases = []struct {
 	name  string
 	nics  []fakeNIC
