@@ -316,19 +316,24 @@ func (b *boot) startEntropy() {
 	}
 }
 
-// startHostKeys begins generating the default host-key types the target
-// lacks, concurrently with the datasource search and the init stage, when
-// the target has none of them (a fresh image: the first boot will make
-// them). Keys the configuration turns out not to want are dropped.
+// startHostKeys begins generating the default host-key types,
+// concurrently with the datasource search and the init stage, when this
+// is likely a first boot: the target has none of them, or was never
+// provisioned (no /var/lib/cloud/instance; ssh_deletekeys, true by
+// default, will replace the image's keys). Keys the configuration turns
+// out not to want are dropped.
 func (b *boot) startHostKeys(t *target.Root) {
-	var kinds []string
+	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v == "defer" {
+		return
+	}
+	none := true
 	for _, k := range modules.DefaultGenKeyTypes {
-		if !t.Exists("/etc/ssh/ssh_host_" + k + "_key") {
-			kinds = append(kinds, k)
+		if t.Exists("/etc/ssh/ssh_host_" + k + "_key") {
+			none = false
 		}
 	}
-	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v != "defer" && len(kinds) == len(modules.DefaultGenKeyTypes) {
-		b.hostKeys.Start(kinds...)
+	if _, err := t.Lstat(state.InstanceLink); none || err != nil {
+		b.hostKeys.Start(modules.DefaultGenKeyTypes...)
 	}
 }
 

@@ -289,7 +289,7 @@ func driveFile(p string) string { return strings.ReplaceAll(p, ",", ",,") }
 // the run ended is in Run (ExitErr, TimedOut, PoweredOff). QEMU never
 // outlives Boot.
 func Boot(ctx context.Context, o BootOptions) (*Run, error) {
-	accel := Accel{Name: o.Accel, Why: "asked for"}
+	accel := Accel{Name: o.Accel, Why: "set by the caller"}
 	if o.Accel == "" {
 		accel = DefaultProber.Choose(ctx, o.Kernel)
 		o.Accel = accel.Name
