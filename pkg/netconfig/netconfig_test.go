@@ -206,8 +206,8 @@ func TestFallback(t *testing.T) {
 	want := Header + `network:
     ethernets:
         eth0:
+            accept-ra: true
             dhcp4: true
-            dhcp6: true
             match:
                 macaddress: '52:54:00:00:00:01'
             set-name: eth0
