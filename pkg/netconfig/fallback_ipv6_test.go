@@ -59,7 +59,10 @@ func TestFallbackIPv6(t *testing.T) {
 		{IPv6Unknown, []want{
 			{RendererENI, "iface enp0s2 inet6 auto\n", "inet6 dhcp"},
 			{RendererNetplan, "accept-ra: true", "dhcp6"},
-			{RendererNetworkd, "DHCP=ipv4\nIPv6AcceptRA=true\n", "DHCP=yes"},
+			// networkd (as cloud-init 26.x renders it) writes nothing for
+			// SLAAC: with IPv6AcceptRA unset the kernel accepts router
+			// advertisements on a non-forwarding link.
+			{RendererNetworkd, "DHCP=ipv4\n", "DHCP=yes"},
 		}},
 		{IPv6SLAAC, []want{
 			{RendererENI, "inet6 auto", "inet6 dhcp"},
