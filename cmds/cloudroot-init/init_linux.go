@@ -209,7 +209,8 @@ func isMountPoint(p string) bool {
 }
 
 // loadDrivers loads the modules listed in /etc/cloudroot/modules.load with
-// their dependencies (u-root kmodule reads modules.dep).
+// their dependencies (u-root kmodule reads modules.dep): the floor every
+// boot gets; then coldplug loads what the devices in sysfs match.
 func (b *boot) loadDrivers() error {
 	f, err := os.Open(modulesLoad)
 	if err != nil {
@@ -264,6 +265,7 @@ func (b *boot) loadDrivers() error {
 	if len(failed) > 0 {
 		b.log.Info("drivers not loaded (absent hardware or not in this kernel)", "modules", strings.Join(failed, ","))
 	}
+	b.coldplug(p)
 	return nil
 }
 
