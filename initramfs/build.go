@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -67,6 +68,10 @@ type Config struct {
 	Version string
 	// Drivers are the modules to include and load.
 	Drivers []Request
+	// HostHardware, when set, adds the modules the devices it describes
+	// match (ReadModaliases: a sysfs root or a modalias list): a
+	// host-only image.
+	HostHardware string
 	// Init is the static binary that becomes /init.
 	Init string
 	// Extra files and trees.
@@ -116,11 +121,22 @@ func Build(cfg Config, w io.Writer) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := tree.Resolve(cfg.Drivers)
+	reqs := cfg.Drivers
+	var hostNotes []string
+	if cfg.HostHardware != "" {
+		aliases, err := ReadModaliases(cfg.HostHardware)
+		if err != nil {
+			return nil, err
+		}
+		var host []Request
+		host, hostNotes = HostRequests(tree, aliases)
+		reqs = append(slices.Clone(reqs), host...)
+	}
+	res, err := tree.Resolve(reqs)
 	if err != nil {
 		return nil, fmt.Errorf("resolving drivers: %w", err)
 	}
-	st := &Stats{Version: version, Load: res.LoadOrder(), Notes: res.Notes}
+	st := &Stats{Version: version, Load: res.LoadOrder(), Notes: append(hostNotes, res.Notes...)}
 
 	stage, err := os.MkdirTemp("", "cloudroot-initramfs-")
 	if err != nil {
