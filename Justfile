@@ -6,6 +6,8 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 build := justfile_directory() / "build"
 # The driver profile of `just initramfs` (initramfs/profiles/<profile>.txt).
 profile := "minimal"
+# Firmware the packed drivers declare is taken from here when present (Debian's firmware-* packages).
+firmware := env("CLOUDROOT_FIRMWARE", "/lib/firmware")
 export GOFLAGS := "-buildvcs=false"
 export CGO_ENABLED := "0"
 
@@ -54,7 +56,7 @@ kernel:
 # build/initramfs-<profile>.cpio.gz for the others.
 # `just initramfs profile=generic` (or `just initramfs generic`).
 initramfs p=profile: init-bin kernel
-    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{trim_start_match(p, "profile=")}} -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if trim_start_match(p, "profile=") == "minimal" { "" } else { "-" + trim_start_match(p, "profile=") } }}.cpio.gz
+    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{trim_start_match(p, "profile=")}} -firmware-dir {{firmware}} -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if trim_start_match(p, "profile=") == "minimal" { "" } else { "-" + trim_start_match(p, "profile=") } }}.cpio.gz
 
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent

@@ -74,6 +74,9 @@ type Config struct {
 	HostHardware string
 	// Init is the static binary that becomes /init.
 	Init string
+	// FirmwareDir is where the firmware the packed modules declare is
+	// taken from (Debian's /lib/firmware); empty or absent: none.
+	FirmwareDir string
 	// Extra files and trees.
 	Extra []File
 	// Compress is CompressGzip (the default when empty), CompressZstd or
@@ -89,6 +92,7 @@ type Stats struct {
 	Modules     int   // module files staged
 	ModuleBytes int64
 	InitBytes   int64
+	Firmware    FirmwareStats
 	Load        []string // etc/cloudroot/modules.load
 	Notes       []string // from module resolution
 }
@@ -153,6 +157,9 @@ func Build(cfg Config, w io.Writer) (*Stats, error) {
 		return nil, fmt.Errorf("staging: %w", err)
 	}
 	if err := Stage(cfg.KmodDir, stage, res.Modules, version); err != nil {
+		return nil, err
+	}
+	if st.Firmware, err = StageFirmware(cfg.KmodDir, cfg.FirmwareDir, stage, res.Modules); err != nil {
 		return nil, err
 	}
 	for _, m := range res.Modules {

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -45,4 +47,39 @@ func (b *boot) coldplug(p *kmodule.Prober) {
 		defer cancel()
 		c.Watch(ctx)
 	}()
+	go b.watchFirmware(coldplugWatch)
+}
+
+// watchFirmware reports on the console, for d, the firmware files drivers
+// asked the kernel for and the image lacks: the kernel logs "Direct
+// firmware load for X failed" in /dev/kmsg (from the start of its buffer,
+// so failures before /init are reported too).
+func (b *boot) watchFirmware(d time.Duration) {
+	f, err := os.OpenFile("/dev/kmsg", os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		b.log.Debug("firmware watch: opening /dev/kmsg", "err", err)
+		return
+	}
+	defer f.Close()
+	end := time.Now().Add(d)
+	buf := make([]byte, 8192)
+	seen := map[string]bool{}
+	for time.Now().Before(end) {
+		if err := f.SetReadDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
+			return // not pollable: give up rather than block PID 1's goroutine forever
+		}
+		n, err := f.Read(buf)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case errors.Is(err, unix.EPIPE):
+			continue // overwritten records: the next read goes on
+		case err != nil:
+			return
+		}
+		if fw, ok := coldplug.ParseFirmwareFailure(string(buf[:n])); ok && !seen[fw.File+fw.Device] {
+			seen[fw.File+fw.Device] = true
+			b.log.Warn(fw.String())
+		}
+	}
 }

@@ -31,6 +31,7 @@ type config struct {
 	profilesDir string
 	hostRoot    string
 	hostSysfs   string
+	firmwareDir string
 	init        string
 	extra       []initramfs.File
 	out         string
@@ -61,6 +62,7 @@ func main() {
 	fl.StringVar(&cfg.profilesDir, "profiles", "initramfs/profiles", "directory of the profile lists")
 	fl.StringVar(&cfg.hostRoot, "host-root", "", "host-only image: take the modules from this root's lib/modules/<ver> and add those the hardware of -host-sysfs needs")
 	fl.StringVar(&cfg.hostSysfs, "host-sysfs", "", "the hardware for -host-root: a sysfs root or snapshot (default /sys) or a file of modaliases (cat /sys/bus/*/devices/*/modalias)")
+	fl.StringVar(&cfg.firmwareDir, "firmware-dir", "", "firmware the packed modules declare is taken from here (Debian: /lib/firmware, from the firmware-* packages); absent is fine")
 	fl.StringVar(&cfg.init, "init", "", "static binary to install as /init (required)")
 	fl.Var(extraFlag{&cfg.extra}, "extra", "SRC:DST file or tree to add (repeatable)")
 	fl.StringVar(&cfg.out, "o", "build/initramfs.cpio.gz", "output file")
@@ -130,6 +132,7 @@ func run(_ context.Context, cfg config, stdout, stderr io.Writer) error {
 		Version:      cfg.version,
 		Drivers:      reqs,
 		HostHardware: cfg.hostSysfs,
+		FirmwareDir:  cfg.firmwareDir,
 		Init:         cfg.init,
 		Extra:        cfg.extra,
 		Compress:     cfg.compress,
@@ -152,7 +155,14 @@ func run(_ context.Context, cfg config, stdout, stderr io.Writer) error {
 		for _, n := range st.Notes {
 			fmt.Fprintf(stderr, "note: %s\n", n)
 		}
+		for _, m := range st.Firmware.Missing {
+			fmt.Fprintf(stderr, "note: firmware not in %s: %s\n", cfg.firmwareDir, m)
+		}
 		fmt.Fprintf(stderr, "modules.load: %s\n", strings.Join(st.Load, " "))
+	}
+	if cfg.firmwareDir != "" {
+		fmt.Fprintf(stdout, "firmware: %d files %s from %s; %d declared files not there (-v lists them)\n",
+			st.Firmware.Files, mib(st.Firmware.Bytes), cfg.firmwareDir, len(st.Firmware.Missing))
 	}
 	fmt.Fprintf(stdout, "initramfs: %s %s (cpio %s; %d modules %s; init %s; kernel %s; %s)\n",
 		cfg.out, mib(st.ImageBytes), mib(st.CPIOBytes), st.Modules, mib(st.ModuleBytes), mib(st.InitBytes),
