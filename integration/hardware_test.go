@@ -126,3 +126,46 @@ func TestMissingStorageDriver(t *testing.T) {
 		"no driver for pci:v000015ADd000007C0… (VMware PVSCSI) — not in this initramfs",
 		"cannot mount the root filesystem")
 }
+
+// TestStackedRootStops: roots on LVM, md RAID or LUKS are recognized but
+// not opened (docs/hardware.md); the boot stops saying so instead of only
+// "not found". A second disk carries an LVM label or a LUKS2 header.
+func TestStackedRootStops(t *testing.T) {
+	lvm := make([]byte, 1<<20)
+	copy(lvm[512:], "LABELONE")
+	lvm[512+20] = 32
+	copy(lvm[512+24:], "LVM2 001")
+	copy(lvm[512+32:], "aBcDeF0123456789GhIjKlMnOpQrStUv")
+	luks := make([]byte, 1<<20)
+	copy(luks, "LUKS\xba\xbe\x00\x02")
+	copy(luks[168:], "9f0c6f1e-53a4-4e5e-9d3b-1f2e3d4c5b6a")
+	for _, tc := range []struct {
+		name   string
+		disk   []byte
+		append []string
+		want   []string
+	}{
+		{"lvm", lvm, []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0"}, []string{
+			"root=/dev/mapper/vg0-root is a device-mapper device (LVM or LUKS): this initramfs does not activate LVM volume groups",
+			`/dev/vdb is an LVM physical volume (LVM2_member uuid="aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv")`,
+		}},
+		{"luks", luks, []string{"root=UUID=9f0c6f1e-53a4-4e5e-9d3b-1f2e3d4c5b6a"}, []string{
+			`/dev/vdb is a LUKS encrypted volume (crypto_LUKS uuid="9f0c6f1e-53a4-4e5e-9d3b-1f2e3d4c5b6a"), not a filesystem: this initramfs does not unlock LUKS volumes`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := newVM(t)
+			extra := filepath.Join(v.dir, tc.name+".img")
+			if err := os.WriteFile(extra, tc.disk, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := v.boot(harness.BootOptions{ExtraDisks: []string{extra}, Append: append(tc.append, "cloudroot.rootwait=2")})
+			wantExited(t, r)
+			wantConsole(t, r, append([]string{"cannot mount the root filesystem"}, tc.want...)...)
+			if strings.Contains(r.Console, "switching root") {
+				t.Error("the console says it switched root")
+			}
+		})
+	}
+}

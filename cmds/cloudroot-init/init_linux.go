@@ -351,6 +351,9 @@ func (b *boot) findRoot(ctx context.Context) (bootenv.RootSpec, *bootenv.Device)
 }
 
 func (b *boot) mountRoot(spec bootenv.RootSpec, dev *bootenv.Device) error {
+	if bootenv.IsContainer(dev.FS.Type) {
+		b.fatalRoot(spec, containerError(*dev))
+	}
 	fstype := spec.FSType
 	if fstype == "" {
 		fstype = dev.FS.Type
@@ -395,6 +398,7 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 			sb.WriteString("\n")
 		}
 	}
+	sb.WriteString(containerHint(b.cmdline.Get, b.devs))
 	msg := sb.String()
 	fmt.Fprint(b.console, msg)
 	action, _ := b.cmdline.Get("cloudroot.onfail")

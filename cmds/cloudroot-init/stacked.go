@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+)
+
+// What cloudroot-init says about roots it cannot open: LVM logical
+// volumes, md RAID arrays and LUKS volumes are recognized (bootenv probes
+// their members) but not activated, assembled or unlocked (docs/hardware.md).
+
+// containerKinds describes bootenv's container types for console messages.
+var containerKinds = map[string]string{
+	bootenv.TypeLVM:  "an LVM physical volume",
+	bootenv.TypeMD:   "an md RAID member",
+	bootenv.TypeLUKS: "a LUKS encrypted volume",
+}
+
+// containerError is the fatal error for a root= that names a container
+// itself (root=UUID= of a LUKS header or a RAID member).
+func containerError(d bootenv.Device) error {
+	return fmt.Errorf("%s is %s (%s uuid=%q), not a filesystem: this initramfs does not %s", d.Path,
+		containerKinds[d.FS.Type], d.FS.Type, d.FS.UUID, containerVerb(d.FS.Type))
+}
+
+func containerVerb(t string) string {
+	switch t {
+	case bootenv.TypeLVM:
+		return "activate LVM volume groups"
+	case bootenv.TypeMD:
+		return "assemble md RAID arrays"
+	default:
+		return "unlock LUKS volumes; boot with an unencrypted root"
+	}
+}
+
+// containerHint explains a root that was not found when the command line
+// asks for LVM, md or LUKS (root=/dev/mapper/..., /dev/md*, rd.lvm.*,
+// rd.md.*, rd.luks.*) or the machine has container members: one line per
+// reason, each prefixed "cloudroot-init: ".
+func containerHint(get func(string) (string, bool), devs []bootenv.Device) string {
+	var lines []string
+	root, _ := get("root")
+	switch {
+	case strings.HasPrefix(root, "/dev/mapper/") || strings.HasPrefix(root, "/dev/dm-"):
+		lines = append(lines, fmt.Sprintf("root=%s is a device-mapper device (LVM or LUKS): this initramfs does not activate LVM volume groups or unlock LUKS volumes", root))
+	case strings.HasPrefix(root, "/dev/md"):
+		lines = append(lines, fmt.Sprintf("root=%s is an md RAID array: this initramfs does not assemble md arrays", root))
+	}
+	for _, k := range []string{"rd.lvm.vg", "rd.lvm.lv", "rd.md.uuid", "rd.luks.uuid", "rd.luks.name"} {
+		if v, ok := get(k); ok {
+			lines = append(lines, fmt.Sprintf("%s=%s asks for %s: not supported by this initramfs", k, v, strings.SplitN(k, ".", 3)[1]))
+		}
+	}
+	for _, d := range devs {
+		if kind, ok := containerKinds[d.FS.Type]; ok {
+			lines = append(lines, fmt.Sprintf("%s is %s (%s uuid=%q): the root may be inside it; this initramfs does not %s", d.Path, kind, d.FS.Type, d.FS.UUID, containerVerb(d.FS.Type)))
+		}
+	}
+	var sb strings.Builder
+	for _, l := range lines {
+		sb.WriteString("cloudroot-init: " + l + "\n")
+	}
+	return sb.String()
+}
