@@ -12,7 +12,9 @@ import (
 	"github.com/u-root/u-root/pkg/kmodule"
 	"golang.org/x/sys/unix"
 
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/coldplug"
+	"github.com/cloudroot/cloudroot/pkg/mdraid"
 )
 
 // coldplugWatch is how long, after the first coldplug, devices that appear
@@ -42,12 +44,28 @@ func (b *boot) coldplug(p *kmodule.Prober) {
 	if _, err := c.Run(context.Background()); err != nil {
 		b.log.Warn("coldplug", "err", err)
 	}
+	b.assembleRAID(p)
 	ctx, cancel := context.WithTimeout(context.Background(), coldplugWatch)
 	go func() {
 		defer cancel()
 		c.Watch(ctx)
 	}()
 	go b.watchFirmware(coldplugWatch)
+}
+
+// assembleRAID starts the md arrays whose members are present (root on md
+// RAID, degraded or not), so that the root's filesystem appears on /dev/mdN
+// before the root is looked for.
+func (b *boot) assembleRAID(p *kmodule.Prober) {
+	devs, err := bootenv.Env{}.List()
+	if err != nil {
+		b.log.Warn("md: listing block devices", "err", err)
+		return
+	}
+	x := mdraid.Assembler{Load: func(m string) error { return p.Probe(m, "") }, Log: b.log}
+	if _, err := x.Assemble(devs); err != nil {
+		b.log.Warn("md RAID", "err", err)
+	}
 }
 
 // watchFirmware reports on the console, for d, the firmware files drivers

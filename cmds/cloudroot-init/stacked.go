@@ -7,9 +7,10 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 )
 
-// What cloudroot-init says about roots it cannot open: LVM logical
-// volumes, md RAID arrays and LUKS volumes are recognized (bootenv probes
-// their members) but not activated, assembled or unlocked (docs/hardware.md).
+// What cloudroot-init says about roots it cannot open: LVM logical volumes
+// and LUKS volumes are recognized (bootenv probes their members) but not
+// activated or unlocked; md RAID arrays are assembled (pkg/mdraid) and a
+// member left over means its array could not be (docs/hardware.md).
 
 // containerKinds describes bootenv's container types for console messages.
 var containerKinds = map[string]string{
@@ -30,7 +31,7 @@ func containerVerb(t string) string {
 	case bootenv.TypeLVM:
 		return "activate LVM volume groups"
 	case bootenv.TypeMD:
-		return "assemble md RAID arrays"
+		return "assemble this array (see the md lines above; RAID 4/5/6 are not assembled)"
 	default:
 		return "unlock LUKS volumes; boot with an unencrypted root"
 	}
@@ -47,9 +48,9 @@ func containerHint(get func(string) (string, bool), devs []bootenv.Device) strin
 	case strings.HasPrefix(root, "/dev/mapper/") || strings.HasPrefix(root, "/dev/dm-"):
 		lines = append(lines, fmt.Sprintf("root=%s is a device-mapper device (LVM or LUKS): this initramfs does not activate LVM volume groups or unlock LUKS volumes", root))
 	case strings.HasPrefix(root, "/dev/md"):
-		lines = append(lines, fmt.Sprintf("root=%s is an md RAID array: this initramfs does not assemble md arrays", root))
+		lines = append(lines, fmt.Sprintf("root=%s names an md RAID array by device: cloudroot-init assembles arrays as /dev/md127, md126...; name the root by UUID= or LABEL= of its filesystem", root))
 	}
-	for _, k := range []string{"rd.lvm.vg", "rd.lvm.lv", "rd.md.uuid", "rd.luks.uuid", "rd.luks.name"} {
+	for _, k := range []string{"rd.lvm.vg", "rd.lvm.lv", "rd.luks.uuid", "rd.luks.name"} {
 		if v, ok := get(k); ok {
 			lines = append(lines, fmt.Sprintf("%s=%s asks for %s: not supported by this initramfs", k, v, strings.SplitN(k, ".", 3)[1]))
 		}
