@@ -55,8 +55,9 @@ kernel:
 # baremetal, generic): build/initramfs.cpio.gz for minimal (the test default),
 # build/initramfs-<profile>.cpio.gz for the others.
 # `just initramfs profile=generic` (or `just initramfs generic`).
+# Profiles other than minimal also carry Debian's lvm (roots on LVM) when the host has it (lvm2).
 initramfs p=profile: init-bin kernel
-    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{trim_start_match(p, "profile=")}} -firmware-dir {{firmware}} -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if trim_start_match(p, "profile=") == "minimal" { "" } else { "-" + trim_start_match(p, "profile=") } }}.cpio.gz
+    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{trim_start_match(p, "profile=")}} -firmware-dir {{firmware}} $(if [ "{{trim_start_match(p, "profile=")}}" != minimal ] && [ -x /usr/sbin/lvm ]; then echo -program /usr/sbin/lvm; fi) -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if trim_start_match(p, "profile=") == "minimal" { "" } else { "-" + trim_start_match(p, "profile=") } }}.cpio.gz
 
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent

@@ -77,6 +77,9 @@ type Config struct {
 	// FirmwareDir is where the firmware the packed modules declare is
 	// taken from (Debian's /lib/firmware); empty or absent: none.
 	FirmwareDir string
+	// Programs are dynamically linked host programs copied with their
+	// interpreter and libraries (StagePrograms): Debian's lvm.
+	Programs []string
 	// Extra files and trees.
 	Extra []File
 	// Compress is CompressGzip (the default when empty), CompressZstd or
@@ -86,15 +89,16 @@ type Config struct {
 
 // Stats describes a built image.
 type Stats struct {
-	Version     string
-	CPIOBytes   int64 // uncompressed archive
-	ImageBytes  int64 // what was written
-	Modules     int   // module files staged
-	ModuleBytes int64
-	InitBytes   int64
-	Firmware    FirmwareStats
-	Load        []string // etc/cloudroot/modules.load
-	Notes       []string // from module resolution
+	Version      string
+	CPIOBytes    int64 // uncompressed archive
+	ImageBytes   int64 // what was written
+	Modules      int   // module files staged
+	ModuleBytes  int64
+	InitBytes    int64
+	Firmware     FirmwareStats
+	ProgramBytes int64
+	Load         []string // etc/cloudroot/modules.load
+	Notes        []string // from module resolution
 }
 
 // Build stages the image described by cfg and writes the (compressed) cpio
@@ -160,6 +164,9 @@ func Build(cfg Config, w io.Writer) (*Stats, error) {
 		return nil, err
 	}
 	if st.Firmware, err = StageFirmware(cfg.KmodDir, cfg.FirmwareDir, stage, res.Modules); err != nil {
+		return nil, err
+	}
+	if st.ProgramBytes, err = StagePrograms(stage, cfg.Programs); err != nil {
 		return nil, err
 	}
 	for _, m := range res.Modules {

@@ -146,7 +146,8 @@ func TestStackedRootStops(t *testing.T) {
 		want   []string
 	}{
 		{"lvm", lvm, []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0"}, []string{
-			"root=/dev/mapper/vg0-root is a device-mapper device (LVM or LUKS): this initramfs does not activate LVM volume groups",
+			"root=/dev/mapper/vg0-root is a device-mapper device (LVM or LUKS): LVM volume groups are activated only when the image carries lvm",
+			"LVM physical volumes found, but this initramfs has no lvm",
 			`/dev/vdb is an LVM physical volume (LVM2_member uuid="aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv")`,
 		}},
 		{"luks", luks, []string{"root=UUID=9f0c6f1e-53a4-4e5e-9d3b-1f2e3d4c5b6a"}, []string{

@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,4 +121,42 @@ func TestRootMDRAID1(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRootLVM boots a root on the logical volume vg0/root of a physical
+// volume made by Debian's LVM tools (testdata/lvm-head.bin.gz, the disk's
+// first MiB from scripts/mklvmfixture.sh; the volume's data starts at
+// 1 MiB): cloudroot-init runs the image's lvm to activate vg0 and mounts
+// root=/dev/mapper/vg0-root.
+func TestRootLVM(t *testing.T) {
+	t.Parallel()
+	v := newVM(t)
+	initrd := profileInitramfs(t, v.a, "generic")
+	zf, err := os.Open(filepath.Join("testdata", "lvm-head.bin.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := io.ReadAll(zr)
+	if err != nil || len(head) != 1<<20 {
+		t.Fatalf("lvm fixture: %d bytes, %v", len(head), err)
+	}
+	fs := rootPartition(t, v.a.Rootfs)
+	f, err := os.Create(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err1 := f.WriteAt(head, 0)
+	_, err2 := f.WriteAt(fs, 1<<20)
+	err3 := f.Truncate(300 << 20) // the PV's size in its metadata
+	if err := errors.Join(err1, err2, err3, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	r := v.boot(harness.BootOptions{Initramfs: initrd, Append: []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0", "cloudroot.test.poweroff"}})
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "LVM volume groups activated", "root device root=/dev/mapper/vg0-root device=/dev/dm-0 fstype=ext4", "switching root")
 }

@@ -44,7 +44,7 @@ func (b *boot) coldplug(p *kmodule.Prober) {
 	if _, err := c.Run(context.Background()); err != nil {
 		b.log.Warn("coldplug", "err", err)
 	}
-	b.assembleRAID(p)
+	b.assembleStorage(p)
 	ctx, cancel := context.WithTimeout(context.Background(), coldplugWatch)
 	go func() {
 		defer cancel()
@@ -53,22 +53,32 @@ func (b *boot) coldplug(p *kmodule.Prober) {
 	go b.watchFirmware(coldplugWatch)
 }
 
-// assembleRAID starts the md arrays whose members are present (root on md
-// RAID, degraded or not), so that the root's filesystem appears on /dev/mdN
-// before the root is looked for.
-func (b *boot) assembleRAID(p *kmodule.Prober) {
+// assembleStorage starts the md arrays whose members are present (root on
+// md RAID, degraded or not), then activates the LVM volume groups found
+// (on disks or on those arrays) when the image carries lvm, so that the
+// root's filesystem appears before the root is looked for.
+func (b *boot) assembleStorage(p *kmodule.Prober) {
+	load := func(m string) error { return p.Probe(m, "") }
 	devs, err := bootenv.Env{}.List()
 	if err != nil {
-		b.log.Warn("md: listing block devices", "err", err)
+		b.log.Warn("listing block devices", "err", err)
 		return
 	}
-	x := mdraid.Assembler{Load: func(m string) error { return p.Probe(m, "") }, Log: b.log}
-	if _, err := x.Assemble(devs); err != nil {
+	x := mdraid.Assembler{Load: load, Log: b.log}
+	arrays, err := x.Assemble(devs)
+	if err != nil {
 		b.log.Warn("md RAID", "err", err)
 	}
+	if len(arrays) > 0 {
+		if devs, err = (bootenv.Env{}).List(); err != nil {
+			b.log.Warn("listing block devices", "err", err)
+			return
+		}
+	}
+	b.activateLVM(devs, load)
 }
 
-// watchFirmware reports on the console, for d, the firmware files drivers
+// watchFirmware reports// watchFirmware reports on the console, for d, the firmware files drivers
 // asked the kernel for and the image lacks: the kernel logs "Direct
 // firmware load for X failed" in /dev/kmsg (from the start of its buffer,
 // so failures before /init are reported too).

@@ -7,10 +7,10 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 )
 
-// What cloudroot-init says about roots it cannot open: LVM logical volumes
-// and LUKS volumes are recognized (bootenv probes their members) but not
-// activated or unlocked; md RAID arrays are assembled (pkg/mdraid) and a
-// member left over means its array could not be (docs/hardware.md).
+// What cloudroot-init says about roots it cannot open: md RAID arrays are
+// assembled (pkg/mdraid) and LVM volume groups activated (when the image
+// carries lvm), so a member left over means that failed; LUKS volumes are
+// recognized but not unlocked (docs/hardware.md).
 
 // containerKinds describes bootenv's container types for console messages.
 var containerKinds = map[string]string{
@@ -29,7 +29,7 @@ func containerError(d bootenv.Device) error {
 func containerVerb(t string) string {
 	switch t {
 	case bootenv.TypeLVM:
-		return "activate LVM volume groups"
+		return "have its volume group active (see the LVM lines above; the image needs lvm: cloudroot-mkinitramfs -program /usr/sbin/lvm)"
 	case bootenv.TypeMD:
 		return "assemble this array (see the md lines above; RAID 4/5/6 are not assembled)"
 	default:
@@ -46,11 +46,11 @@ func containerHint(get func(string) (string, bool), devs []bootenv.Device) strin
 	root, _ := get("root")
 	switch {
 	case strings.HasPrefix(root, "/dev/mapper/") || strings.HasPrefix(root, "/dev/dm-"):
-		lines = append(lines, fmt.Sprintf("root=%s is a device-mapper device (LVM or LUKS): this initramfs does not activate LVM volume groups or unlock LUKS volumes", root))
+		lines = append(lines, fmt.Sprintf("root=%s is a device-mapper device (LVM or LUKS): LVM volume groups are activated only when the image carries lvm, LUKS volumes are not unlocked", root))
 	case strings.HasPrefix(root, "/dev/md"):
 		lines = append(lines, fmt.Sprintf("root=%s names an md RAID array by device: cloudroot-init assembles arrays as /dev/md127, md126...; name the root by UUID= or LABEL= of its filesystem", root))
 	}
-	for _, k := range []string{"rd.lvm.vg", "rd.lvm.lv", "rd.luks.uuid", "rd.luks.name"} {
+	for _, k := range []string{"rd.lvm.lv", "rd.luks.uuid", "rd.luks.name"} {
 		if v, ok := get(k); ok {
 			lines = append(lines, fmt.Sprintf("%s=%s asks for %s: not supported by this initramfs", k, v, strings.SplitN(k, ".", 3)[1]))
 		}

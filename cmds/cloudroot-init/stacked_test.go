@@ -13,12 +13,12 @@ func TestContainerHint(t *testing.T) {
 		{Path: "/dev/vdb", FS: bootenv.FS{Type: bootenv.TypeLVM, UUID: "aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv"}},
 		{Path: "/dev/vdc", FS: bootenv.FS{Type: bootenv.TypeLUKS, UUID: "9f0c6f1e"}},
 	}
-	cl := bootenv.ParseCmdline("root=/dev/mapper/vg0-root rd.lvm.vg=vg0 console=ttyS0")
+	cl := bootenv.ParseCmdline("root=/dev/mapper/vg0-root rd.lvm.lv=vg0/root console=ttyS0")
 	got := containerHint(cl.Get, devs)
 	for _, want := range []string{
 		"cloudroot-init: root=/dev/mapper/vg0-root is a device-mapper device (LVM or LUKS)",
-		"rd.lvm.vg=vg0 asks for lvm: not supported",
-		`/dev/vdb is an LVM physical volume (LVM2_member uuid="aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv"): the root may be inside it; this initramfs does not activate LVM volume groups`,
+		"rd.lvm.lv=vg0/root asks for lvm: not supported",
+		`/dev/vdb is an LVM physical volume (LVM2_member uuid="aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv"): the root may be inside it; this initramfs does not have its volume group active`,
 		`/dev/vdc is a LUKS encrypted volume (crypto_LUKS uuid="9f0c6f1e")`,
 	} {
 		if !strings.Contains(got, want) {

@@ -32,6 +32,7 @@ type config struct {
 	hostRoot    string
 	hostSysfs   string
 	firmwareDir string
+	programs    []string
 	init        string
 	extra       []initramfs.File
 	out         string
@@ -63,6 +64,13 @@ func main() {
 	fl.StringVar(&cfg.hostRoot, "host-root", "", "host-only image: take the modules from this root's lib/modules/<ver> and add those the hardware of -host-sysfs needs")
 	fl.StringVar(&cfg.hostSysfs, "host-sysfs", "", "the hardware for -host-root: a sysfs root or snapshot (default /sys) or a file of modaliases (cat /sys/bus/*/devices/*/modalias)")
 	fl.StringVar(&cfg.firmwareDir, "firmware-dir", "", "firmware the packed modules declare is taken from here (Debian: /lib/firmware, from the firmware-* packages); absent is fine")
+	fl.Func("program", "dynamically linked host program to add with its libraries, at the same path (repeatable; /usr/sbin/lvm for roots on LVM)", func(s string) error {
+		if !filepath.IsAbs(s) {
+			return fmt.Errorf("-program wants an absolute path, got %q", s)
+		}
+		cfg.programs = append(cfg.programs, s)
+		return nil
+	})
 	fl.StringVar(&cfg.init, "init", "", "static binary to install as /init (required)")
 	fl.Var(extraFlag{&cfg.extra}, "extra", "SRC:DST file or tree to add (repeatable)")
 	fl.StringVar(&cfg.out, "o", "build/initramfs.cpio.gz", "output file")
@@ -133,6 +141,7 @@ func run(_ context.Context, cfg config, stdout, stderr io.Writer) error {
 		Drivers:      reqs,
 		HostHardware: cfg.hostSysfs,
 		FirmwareDir:  cfg.firmwareDir,
+		Programs:     cfg.programs,
 		Init:         cfg.init,
 		Extra:        cfg.extra,
 		Compress:     cfg.compress,
