@@ -132,6 +132,14 @@ func TestRootLVM(t *testing.T) {
 	t.Parallel()
 	v := newVM(t)
 	initrd := profileInitramfs(t, v.a, "generic")
+	if _, err := os.Stat("/usr/sbin/lvm"); err != nil {
+		// The Justfile packs the build host's lvm into the generic image.
+		msg := "the build host has no /usr/sbin/lvm, so the generic initramfs has none (just deps installs lvm2)"
+		if os.Getenv(EnvIntegration) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
 	zf, err := os.Open(filepath.Join("testdata", "lvm-head.bin.gz"))
 	if err != nil {
 		t.Fatal(err)
