@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 )
@@ -13,6 +14,10 @@ import (
 // controllers and NICs, with the generic profile's initramfs, whose drivers
 // coldplug loads by modalias (docs/hardware.md). Each boot is a TCG run of
 // 15-30 s; the subtests run in parallel.
+
+// hwBootTimeout bounds a boot of the generic image: it is twice the size
+// of the minimal one, and these boots run in parallel.
+const hwBootTimeout = 240 * time.Second
 
 // profileInitramfs returns build/initramfs-<profile>.cpio.gz, or skips
 // (fails under CLOUDROOT_INTEGRATION=1) when it was not built.
@@ -53,7 +58,7 @@ func TestRootControllers(t *testing.T) {
 			host := "root-" + strings.ReplaceAll(tc.bus, "-", "")
 			ud := strings.Replace(smallUserData, "hostname: again", "hostname: "+host, 1)
 			seed := v.seed(map[string][]byte{"meta-data": meta("iid-"+host, host), "user-data": []byte(ud)}, harness.SeedVFAT)
-			r := v.boot(harness.BootOptions{Initramfs: initrd, RootBus: tc.bus, Seed: seed, SeedKind: harness.SeedVirtio})
+			r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, RootBus: tc.bus, Seed: seed, SeedKind: harness.SeedVirtio})
 			wantPoweredOff(t, r)
 			wantConsoleMatch(t, r, `root device root=LABEL=cloudimg-rootfs device=`+tc.device+` fstype=ext4`)
 			if tc.driver != "" {
@@ -92,6 +97,7 @@ func TestNICModels(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = srv.Close() })
 			r := v.boot(harness.BootOptions{
+				Timeout:   hwBootTimeout,
 				Initramfs: initrd,
 				NICModel:  tc.model,
 				Append:    []string{"ds=nocloud-net;s=http://" + imdsIP + "/seed/"},

@@ -112,7 +112,7 @@ func TestRootMDRAID1(t *testing.T) {
 				writeMDMember(t, m1, fs, 1)
 				extra = append(extra, m1)
 			}
-			r := v.boot(harness.BootOptions{Initramfs: initrd, ExtraDisks: extra, Append: []string{"cloudroot.test.poweroff"}})
+			r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, ExtraDisks: extra, Append: []string{"cloudroot.test.poweroff"}})
 			wantPoweredOff(t, r)
 			wantConsoleMatch(t, r, `md array assembled device=/dev/md127 uuid=636c6f75-6472-6f6f-742d-6d642d757531`)
 			wantConsole(t, r, "root device root=LABEL=cloudimg-rootfs device=/dev/md127 fstype=ext4", "switching root")
@@ -164,7 +164,7 @@ func TestRootLVM(t *testing.T) {
 	if err := errors.Join(err1, err2, err3, f.Close()); err != nil {
 		t.Fatal(err)
 	}
-	r := v.boot(harness.BootOptions{Initramfs: initrd, Append: []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0", "cloudroot.test.poweroff"}})
+	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, Append: []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0", "cloudroot.test.poweroff"}})
 	wantPoweredOff(t, r)
 	wantConsole(t, r, "LVM volume groups activated", "root device root=/dev/mapper/vg0-root device=/dev/dm-0 fstype=ext4", "switching root")
 }
