@@ -126,8 +126,8 @@ func TestRootMDRAID1(t *testing.T) {
 // TestRootLVM boots a root on the logical volume vg0/root of a physical
 // volume made by Debian's LVM tools (testdata/lvm-head.bin.gz, the disk's
 // first MiB from scripts/mklvmfixture.sh; the volume's data starts at
-// 1 MiB): cloudroot-init runs the image's lvm to activate vg0 and mounts
-// root=/dev/mapper/vg0-root.
+// 1 MiB): cloudroot-init runs the image's lvm to activate vg0, mounts
+// root=/dev/mapper/vg0-root and provisions it from a NoCloud seed.
 func TestRootLVM(t *testing.T) {
 	t.Parallel()
 	v := newVM(t)
@@ -164,7 +164,15 @@ func TestRootLVM(t *testing.T) {
 	if err := errors.Join(err1, err2, err3, f.Close()); err != nil {
 		t.Fatal(err)
 	}
-	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, Append: []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0", "cloudroot.test.poweroff"}})
+	ud := strings.Replace(smallUserData, "hostname: again", "hostname: lvmroot", 1)
+	seed := v.seed(map[string][]byte{"meta-data": meta("iid-lvmroot", "lvmroot"), "user-data": []byte(ud)}, harness.SeedVFAT)
+	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, Seed: seed, SeedKind: harness.SeedVirtio,
+		Append: []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0"}})
 	wantPoweredOff(t, r)
-	wantConsole(t, r, "LVM volume groups activated", "root device root=/dev/mapper/vg0-root device=/dev/dm-0 fstype=ext4", "switching root")
+	wantConsole(t, r, "LVM volume groups activated", "root device root=/dev/mapper/vg0-root device=/dev/dm-0 fstype=ext4",
+		"instance_id=iid-lvmroot", "switching root",
+		// cloud-init skips growpart on a mapped device that is not
+		// encrypted; resizefs grows the filesystem to the LV (280 MiB).
+		`growpart: skipping device module=growpart entry=/ device=/dev/dm-0 reason="/dev/dm-0: not a partition"`,
+		`Resized root filesystem (type=ext4, val=true) module=resizefs device=/dev/dm-0`)
 }
