@@ -4,6 +4,10 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 build := justfile_directory() / "build"
+# The driver profile of `just initramfs` (initramfs/profiles/<profile>.txt).
+profile := "minimal"
+# Firmware the packed drivers declare is taken from here when present (Debian's firmware-* packages).
+firmware := env("CLOUDROOT_FIRMWARE", "/lib/firmware")
 export GOFLAGS := "-buildvcs=false"
 export CGO_ENABLED := "0"
 
@@ -12,7 +16,7 @@ demo: deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab demo -example examples/demo
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs rootfs
+test: deps agent kernel initramfs (initramfs "generic") rootfs
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -47,9 +51,13 @@ init-bin:
 kernel:
     bash scripts/kernel.sh
 
-# build/initramfs.cpio.gz: cloudroot-init as /init plus the drivers of initramfs/drivers.txt.
-initramfs: init-bin kernel
-    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -drivers initramfs/drivers.txt -init {{build}}/cloudroot-init -o {{build}}/initramfs.cpio.gz
+# cloudroot-init as /init plus a driver profile of initramfs/profiles (minimal, cloud,
+# baremetal, generic): build/initramfs.cpio.gz for minimal (the test default),
+# build/initramfs-<profile>.cpio.gz for the others.
+# `just initramfs profile=generic` (or `just initramfs generic`).
+# Profiles other than minimal also carry Debian's lvm (roots on LVM) when the host has it (lvm2).
+initramfs p=profile: init-bin kernel
+    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{trim_start_match(p, "profile=")}} -firmware-dir {{firmware}} $(if [ "{{trim_start_match(p, "profile=")}}" != minimal ] && [ -x /usr/sbin/lvm ]; then echo -program /usr/sbin/lvm; fi) -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if trim_start_match(p, "profile=") == "minimal" { "" } else { "-" + trim_start_match(p, "profile=") } }}.cpio.gz
 
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -67,8 +68,18 @@ type Config struct {
 	Version string
 	// Drivers are the modules to include and load.
 	Drivers []Request
+	// HostHardware, when set, adds the modules the devices it describes
+	// match (ReadModaliases: a sysfs root or a modalias list): a
+	// host-only image.
+	HostHardware string
 	// Init is the static binary that becomes /init.
 	Init string
+	// FirmwareDir is where the firmware the packed modules declare is
+	// taken from (Debian's /lib/firmware); empty or absent: none.
+	FirmwareDir string
+	// Programs are dynamically linked host programs copied with their
+	// interpreter and libraries (StagePrograms): Debian's lvm.
+	Programs []string
 	// Extra files and trees.
 	Extra []File
 	// Compress is CompressGzip (the default when empty), CompressZstd or
@@ -78,14 +89,16 @@ type Config struct {
 
 // Stats describes a built image.
 type Stats struct {
-	Version     string
-	CPIOBytes   int64 // uncompressed archive
-	ImageBytes  int64 // what was written
-	Modules     int   // module files staged
-	ModuleBytes int64
-	InitBytes   int64
-	Load        []string // etc/cloudroot/modules.load
-	Notes       []string // from module resolution
+	Version      string
+	CPIOBytes    int64 // uncompressed archive
+	ImageBytes   int64 // what was written
+	Modules      int   // module files staged
+	ModuleBytes  int64
+	InitBytes    int64
+	Firmware     FirmwareStats
+	ProgramBytes int64
+	Load         []string // etc/cloudroot/modules.load
+	Notes        []string // from module resolution
 }
 
 // Build stages the image described by cfg and writes the (compressed) cpio
@@ -116,11 +129,22 @@ func Build(cfg Config, w io.Writer) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := tree.Resolve(cfg.Drivers)
+	reqs := cfg.Drivers
+	var hostNotes []string
+	if cfg.HostHardware != "" {
+		aliases, err := ReadModaliases(cfg.HostHardware)
+		if err != nil {
+			return nil, err
+		}
+		var host []Request
+		host, hostNotes = HostRequests(tree, aliases)
+		reqs = append(slices.Clone(reqs), host...)
+	}
+	res, err := tree.Resolve(reqs)
 	if err != nil {
 		return nil, fmt.Errorf("resolving drivers: %w", err)
 	}
-	st := &Stats{Version: version, Load: res.LoadOrder(), Notes: res.Notes}
+	st := &Stats{Version: version, Load: res.LoadOrder(), Notes: append(hostNotes, res.Notes...)}
 
 	stage, err := os.MkdirTemp("", "cloudroot-initramfs-")
 	if err != nil {
@@ -137,6 +161,12 @@ func Build(cfg Config, w io.Writer) (*Stats, error) {
 		return nil, fmt.Errorf("staging: %w", err)
 	}
 	if err := Stage(cfg.KmodDir, stage, res.Modules, version); err != nil {
+		return nil, err
+	}
+	if st.Firmware, err = StageFirmware(cfg.KmodDir, cfg.FirmwareDir, stage, res.Modules); err != nil {
+		return nil, err
+	}
+	if st.ProgramBytes, err = StagePrograms(stage, cfg.Programs); err != nil {
 		return nil, err
 	}
 	for _, m := range res.Modules {

@@ -174,6 +174,14 @@ ext4
 			if slices.Index(load, "crc32c_generic") > slices.Index(load, "ext4") {
 				t.Errorf("crc32c_generic after ext4 in modules.load")
 			}
+			// modules.alias keeps the shipped modules' lines only (no vfat).
+			wantAlias := "# Aliases of the modules in this image (cloudroot-mkinitramfs).\n" +
+				"alias crypto-crc32c crc32c_intel\nalias crc32c crc32c_intel\n" +
+				"alias crypto-crc32c crc32c_generic\nalias crc32c crc32c_generic\n" +
+				"alias pci:v00001AF4d*sv*sd*bc*sc*i* virtio_pci\n"
+			if d := cmp.Diff(wantAlias, content(t, byName[kdir+"modules.alias"])); d != "" {
+				t.Errorf("modules.alias (-want +got):\n%s", d)
+			}
 			dep := content(t, byName[kdir+"modules.dep"])
 			for _, line := range []string{
 				"kernel/fs/ext4/ext4.ko: kernel/lib/crc16.ko kernel/fs/mbcache.ko kernel/fs/jbd2/jbd2.ko\n",

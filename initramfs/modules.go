@@ -40,11 +40,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/coldplug"
 )
 
 // ModulesLoadPath is where Stage writes the list of modules /init loads,
@@ -105,6 +108,12 @@ func imagePath(p string) string {
 
 // Request is one entry of a driver list.
 type Request struct {
+	// Name is a module name, a builtin or an alias; or, when it contains
+	// a "/", a path in the module tree: a directory (every module under
+	// it, "kernel/drivers/net/ethernet/intel") or a glob over module paths
+	// ("kernel/drivers/scsi/mpt*/*.ko"). Path entries are always optional
+	// and on demand: their modules are shipped for coldplug to load when
+	// a device matches.
 	Name string
 	// Optional ("?name"): skip with a note when the kernel lacks it.
 	Optional bool
@@ -124,7 +133,11 @@ func (r Request) String() string {
 	return s
 }
 
-// ParseRequest parses "name", "?name", "~name" or "?~name".
+// IsPath reports whether the request names a tree path rather than a module.
+func (r Request) IsPath() bool { return strings.Contains(r.Name, "/") }
+
+// ParseRequest parses "name", "?name", "~name" or "?~name", or a tree path
+// ("kernel/drivers/net/ethernet/intel", "kernel/drivers/scsi/mpt*/*.ko").
 func ParseRequest(s string) (Request, error) {
 	r := Request{Name: strings.TrimSpace(s)}
 	for len(r.Name) > 0 && (r.Name[0] == '?' || r.Name[0] == '~') {
@@ -137,6 +150,14 @@ func ParseRequest(s string) (Request, error) {
 	}
 	if r.Name == "" {
 		return Request{}, fmt.Errorf("empty module name in %q", s)
+	}
+	if r.IsPath() {
+		r.Name = strings.TrimSuffix(r.Name, "/")
+		if _, err := path.Match(r.Name, ""); err != nil || !fs.ValidPath(r.Name) {
+			return Request{}, fmt.Errorf("invalid module tree path %q", s)
+		}
+		r.Optional, r.OnDemand = true, true
+		return r, nil
 	}
 	for _, c := range r.Name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
@@ -184,18 +205,78 @@ func ParseDriverList(r io.Reader) ([]Request, error) {
 	return reqs, errors.Join(errs...)
 }
 
-// ReadDriverList parses the driver list file at path.
+// ReadDriverList parses the driver list file at path. A line "include
+// FILE" reads another list in its place (FILE relative to the including
+// file's directory; a ".txt" suffix may be left out), so a profile can
+// build on the floor list and on other profiles. Duplicates keep their
+// first position; an include cycle is an error.
 func ReadDriverList(path string) ([]Request, error) {
-	f, err := os.Open(path)
+	return readDriverList(path, nil)
+}
+
+func readDriverList(p string, stack []string) ([]Request, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, fmt.Errorf("driver list %s: %w", p, err)
+	}
+	if slices.Contains(stack, abs) {
+		return nil, fmt.Errorf("driver list %s: include cycle (%s)", p, strings.Join(append(stack, abs), " -> "))
+	}
+	raw, err := os.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("opening driver list: %w", err)
 	}
-	defer f.Close()
-	reqs, err := ParseDriverList(f)
-	if err != nil {
-		return nil, fmt.Errorf("parsing driver list %s: %w", path, err)
+	var (
+		reqs  []Request
+		seen  = map[string]bool{}
+		errs  []error
+		chunk strings.Builder
+	)
+	add := func(rs []Request) {
+		for _, r := range rs {
+			if n := Normalize(r.Name); !seen[n] {
+				seen[n] = true
+				reqs = append(reqs, r)
+			}
+		}
 	}
-	return reqs, nil
+	flush := func() {
+		rs, err := ParseDriverList(strings.NewReader(chunk.String()))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parsing driver list %s: %w", p, err))
+		}
+		add(rs)
+		chunk.Reset()
+	}
+	for i, line := range strings.Split(string(raw), "\n") {
+		text, _, _ := strings.Cut(line, "#")
+		f := strings.Fields(text)
+		if len(f) == 0 || f[0] != "include" {
+			chunk.WriteString(line + "\n")
+			continue
+		}
+		flush()
+		// Blank lines keep the next chunk's line numbers the file's.
+		chunk.WriteString(strings.Repeat("\n", i+1))
+		if len(f) != 2 {
+			errs = append(errs, fmt.Errorf("driver list %s: want \"include FILE\", got %q", p, strings.TrimSpace(text)))
+			continue
+		}
+		inc := f[1]
+		if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(p), inc)
+		}
+		if _, err := os.Stat(inc); err != nil && filepath.Ext(inc) == "" {
+			inc += ".txt"
+		}
+		rs, err := readDriverList(inc, append(stack, abs))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		add(rs)
+	}
+	flush()
+	return reqs, errors.Join(errs...)
 }
 
 // Normalize returns the kernel's spelling of a module name: "-" becomes "_".
@@ -405,10 +486,7 @@ func (t *Tree) lookup(name string) []string {
 	}
 	var out []string
 	for _, a := range t.aliases {
-		match := a.pattern == name
-		if !match && strings.ContainsAny(a.pattern, "*?[") {
-			match, _ = path.Match(a.pattern, name)
-		}
+		match := a.pattern == name || coldplug.Fnmatch(a.pattern, name)
 		if match && (t.paths[a.module] != "" || t.builtin[a.module]) {
 			out = appendNew(out, a.module)
 		}
@@ -497,6 +575,16 @@ func (t *Tree) Resolve(reqs []Request) (*Result, error) {
 	}
 
 	for _, r := range reqs {
+		if r.IsPath() {
+			mods := t.expandPath(r.Name)
+			if len(mods) == 0 {
+				res.Notes = append(res.Notes, fmt.Sprintf("no module under %s, skipped", r.Name))
+			}
+			for _, m := range mods {
+				visit(m, true, true, false)
+			}
+			continue
+		}
 		mods := t.lookup(r.Name)
 		switch {
 		case len(mods) == 0 && r.Optional:
@@ -519,6 +607,53 @@ func (t *Tree) Resolve(reqs []Request) (*Result, error) {
 		return res, &MissingError{Dir: t.Dir, Names: missing}
 	}
 	return res, nil
+}
+
+// expandPath returns the modules whose file is under the directory p or
+// whose path matches the glob p, in modules.order order (then by name).
+func (t *Tree) expandPath(p string) []string {
+	var out []string
+	match := func(mp string) bool {
+		if strings.HasPrefix(mp, p+"/") {
+			return true
+		}
+		ok, _ := path.Match(p, mp)
+		if !ok {
+			// A glob naming directories ("kernel/drivers/scsi/mpt*")
+			// takes everything under them.
+			for d := path.Dir(mp); d != "." && !ok; d = path.Dir(d) {
+				ok, _ = path.Match(p, d)
+			}
+		}
+		return ok
+	}
+	seen := map[string]bool{}
+	for _, mp := range t.order {
+		if n := nameOf(mp); t.paths[n] == mp && match(mp) && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	var rest []string
+	for n, mp := range t.paths {
+		if !seen[n] && match(mp) {
+			rest = append(rest, n)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// Aliases returns the tree's modules.alias entries for modules that have a
+// file, for matching device modaliases (host-only images).
+func (t *Tree) Aliases() *coldplug.Aliases {
+	var list []coldplug.Alias
+	for _, a := range t.aliases {
+		if t.paths[a.module] != "" {
+			list = append(list, coldplug.Alias{Pattern: a.pattern, Module: a.module})
+		}
+	}
+	return coldplug.NewAliases(list)
 }
 
 // softdeps returns the raw softdep targets of name from the tree plus extra,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,11 +245,59 @@ virtio-pci
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 
-	_, err = ParseDriverList(strings.NewReader("ext4\nvfat isofs\n?\nfoo/bar\n"))
+	_, err = ParseDriverList(strings.NewReader("ext4\nvfat isofs\n?\nfoo$bar\n"))
 	for _, frag := range []string{"line 2: one module per line", "line 3: empty module name", "line 4: invalid character"} {
 		if err == nil || !strings.Contains(err.Error(), frag) {
 			t.Errorf("error %v does not contain %q", err, frag)
 		}
+	}
+}
+
+func TestParsePathRequest(t *testing.T) {
+	for in, want := range map[string]Request{
+		"kernel/drivers/net/ethernet/intel/": {Name: "kernel/drivers/net/ethernet/intel", Optional: true, OnDemand: true},
+		"kernel/drivers/scsi/mpt*/*.ko":      {Name: "kernel/drivers/scsi/mpt*/*.ko", Optional: true, OnDemand: true},
+	} {
+		got, err := ParseRequest(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRequest(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"/abs/path", "kernel/../x", "kernel/[x"} {
+		if _, err := ParseRequest(in); err == nil {
+			t.Errorf("ParseRequest(%q): no error", in)
+		}
+	}
+}
+
+func TestReadDriverListInclude(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("floor.txt", "virtio_pci\next4\n")
+	write("a.txt", "include floor\n~ena\nkernel/drivers/net/\n")
+	write("b.txt", "include floor.txt\nvirtio_pci\n~megaraid_sas\n")
+	write("all.txt", "include a\ninclude b\n\nbad$name\n")
+	got, err := ReadDriverList(filepath.Join(dir, "all.txt"))
+	if err == nil || !strings.Contains(err.Error(), "line 4: invalid character") {
+		t.Errorf("error = %v, want one for line 4", err)
+	}
+	want := []Request{
+		{Name: "virtio_pci"}, {Name: "ext4"},
+		{Name: "ena", OnDemand: true},
+		{Name: "kernel/drivers/net", Optional: true, OnDemand: true},
+		{Name: "megaraid_sas", OnDemand: true},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ReadDriverList (-want +got):\n%s", d)
+	}
+	write("loop.txt", "include loop\n")
+	if _, err := ReadDriverList(filepath.Join(dir, "loop.txt")); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("include cycle: error = %v", err)
 	}
 }
 
@@ -409,4 +458,39 @@ func FuzzTree(f *testing.F) {
 			seen[m.Name] = true
 		}
 	})
+}
+
+func TestResolvePathRequest(t *testing.T) {
+	tree, err := LoadTree(fakeTree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := []Request{{Name: "virtio_blk"}}
+	for _, s := range []string{"kernel/drivers/virtio", "kernel/fs/n*", "kernel/nothing/here"} {
+		r, err := ParseRequest(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	res, err := tree.Resolve(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range res.Modules {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	want := []string{"nls_cp437", "nls_iso8859_1", "virtio", "virtio_blk", "virtio_pci", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_ring"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("modules (-want +got):\n%s", d)
+	}
+	// Path entries are shipped for coldplug, never in modules.load.
+	if d := cmp.Diff([]string{"virtio_blk"}, res.LoadOrder()); d != "" {
+		t.Errorf("load order (-want +got):\n%s", d)
+	}
+	if !slices.Contains(res.Notes, "no module under kernel/nothing/here, skipped") {
+		t.Errorf("notes = %q", res.Notes)
+	}
 }

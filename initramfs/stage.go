@@ -16,7 +16,8 @@ import (
 // Stage copies the files of mods from kmodDir into
 // destRoot/lib/modules/<version>/ under their relative paths (see
 // Module.ImagePath), writes a
-// trimmed modules.dep, modules.softdep and modules.order in depmod's format,
+// trimmed modules.dep, modules.softdep, modules.alias and modules.order in
+// depmod's format,
 // copies modules.builtin and modules.builtin.modinfo, and writes
 // destRoot/etc/cloudroot/modules.load.
 func Stage(kmodDir, destRoot string, mods []Module, version string) error {
@@ -66,6 +67,7 @@ func Stage(kmodDir, destRoot string, mods []Module, version string) error {
 		{filepath.Join(dst, "modules.order"), renderOrder(order)},
 		{filepath.Join(dst, "modules.dep"), renderDep(order, files)},
 		{filepath.Join(dst, "modules.softdep"), renderSoftdep(files)},
+		{filepath.Join(dst, "modules.alias"), stagedAliases(kmodDir, files)},
 		{filepath.Join(destRoot, ModulesLoadPath), renderLoad(mods)},
 	}
 	for _, w := range writers {
@@ -103,6 +105,28 @@ func stagedOrder(kmodDir string, files []Module) []string {
 	}
 	sort.Strings(rest)
 	return append(out, rest...)
+}
+
+// stagedAliases returns the lines of the tree's modules.alias that name a
+// staged module, in file order: what /init's coldplug matches device
+// modaliases against.
+func stagedAliases(kmodDir string, files []Module) string {
+	want := map[string]bool{}
+	for _, m := range files {
+		want[m.Name] = true
+	}
+	var b strings.Builder
+	b.WriteString("# Aliases of the modules in this image (cloudroot-mkinitramfs).\n")
+	if f, err := os.Open(filepath.Join(kmodDir, "modules.alias")); err == nil {
+		_ = scanLines(f, func(_ int, text string) error {
+			if fl := strings.Fields(text); len(fl) == 3 && fl[0] == "alias" && want[Normalize(fl[2])] {
+				b.WriteString("alias " + fl[1] + " " + Normalize(fl[2]) + "\n")
+			}
+			return nil
+		})
+		f.Close()
+	}
+	return b.String()
 }
 
 func renderOrder(order []string) string {

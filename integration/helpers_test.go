@@ -84,7 +84,10 @@ func (v *vm) seed(files map[string][]byte, kind string) string {
 func (v *vm) boot(o harness.BootOptions) *harness.Run {
 	v.t.Helper()
 	v.boots++
-	o.Kernel, o.Initramfs, o.Disk = v.a.Kernel, v.a.Initramfs, v.disk
+	o.Kernel, o.Disk = v.a.Kernel, v.disk
+	if o.Initramfs == "" {
+		o.Initramfs = v.a.Initramfs
+	}
 	if o.Timeout == 0 {
 		o.Timeout = bootTimeout
 	}

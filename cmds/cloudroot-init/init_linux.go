@@ -224,7 +224,8 @@ func isMountPoint(p string) bool {
 }
 
 // loadDrivers loads the modules listed in /etc/cloudroot/modules.load with
-// their dependencies (u-root kmodule reads modules.dep).
+// their dependencies (u-root kmodule reads modules.dep): the floor every
+// boot gets; then coldplug loads what the devices in sysfs match.
 func (b *boot) loadDrivers() error {
 	f, err := os.Open(modulesLoad)
 	if err != nil {
@@ -279,6 +280,7 @@ func (b *boot) loadDrivers() error {
 	if len(failed) > 0 {
 		b.log.Info("drivers not loaded (absent hardware or not in this kernel)", "modules", strings.Join(failed, ","))
 	}
+	b.coldplug(p)
 	return nil
 }
 
@@ -409,6 +411,9 @@ func (b *boot) findRoot(ctx context.Context) (bootenv.RootSpec, *bootenv.Device)
 }
 
 func (b *boot) mountRoot(spec bootenv.RootSpec, dev *bootenv.Device) error {
+	if bootenv.IsContainer(dev.FS.Type) {
+		b.fatalRoot(spec, containerError(*dev))
+	}
 	fstype := spec.FSType
 	if fstype == "" {
 		fstype = dev.FS.Type
@@ -453,6 +458,7 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 			sb.WriteString("\n")
 		}
 	}
+	sb.WriteString(containerHint(b.cmdline.Get, b.devs))
 	msg := sb.String()
 	fmt.Fprint(b.console, msg)
 	action, _ := b.cmdline.Get("cloudroot.onfail")

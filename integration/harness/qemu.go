@@ -45,6 +45,11 @@ type BootOptions struct {
 	// Disk is the root disk (raw), attached first as virtio-blk (vda).
 	// QEMU writes to it: pass a copy.
 	Disk string
+	// RootBus is the controller the root disk is behind (RootVirtio,
+	// RootMegaSAS, RootPVSCSI, RootUSB...).
+	RootBus string
+	// NICModel is the first NIC's device (NICVirtio, NICVMXNET3...).
+	NICModel string
 	// ExtraDisks are raw disk images attached as virtio-blk right after
 	// the root disk (vdb, vdc...), writable.
 	ExtraDisks []string
@@ -179,7 +184,15 @@ func (o BootOptions) Args() ([]string, error) {
 		"-nographic", "-no-reboot",
 		"-kernel", o.Kernel, "-initrd", o.Initramfs,
 		"-append", KernelCmdline(o.Append),
-		"-drive", "file=" + driveFile(o.Disk) + ",if=virtio,format=raw",
+	}
+	root, err := rootDiskArgs(o.RootBus, driveFile(o.Disk))
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, root...)
+	nic, err := nicDevice(o.NICModel)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range o.ExtraDisks {
 		args = append(args, "-drive", "file="+driveFile(d)+",if=virtio,format=raw")
@@ -200,7 +213,7 @@ func (o BootOptions) Args() ([]string, error) {
 	}
 	args = append(args,
 		"-netdev", netdev,
-		"-device", "virtio-net-pci,netdev=n0"+firstMAC,
+		"-device", nic+",netdev=n0"+firstMAC,
 	)
 	args = append(args, extraNICs...)
 	if !o.NoRNG {

@@ -138,3 +138,36 @@ func TestSerial1SocketArgs(t *testing.T) {
 		t.Errorf("without Serial1Socket the argv has a serial option:\n%s", l)
 	}
 }
+
+func TestArgsHardware(t *testing.T) {
+	base := BootOptions{Kernel: "k", Initramfs: "i", Disk: "d,1.img"}
+	for _, tc := range []struct {
+		root, nic string
+		want      []string
+	}{
+		{"", "", []string{"-drive file=d,,1.img,if=virtio,format=raw", "-device virtio-net-pci,netdev=n0"}},
+		{RootMegaSAS, NICVMXNET3, []string{"-device megasas-gen2,id=hba0 -drive file=d,,1.img,if=none,id=root,format=raw -device scsi-hd,drive=root,bus=hba0.0", "-device vmxnet3,netdev=n0"}},
+		{RootUSB, NICRTL8139, []string{"-device qemu-xhci,id=xhci -drive file=d,,1.img,if=none,id=root,format=raw -device usb-storage,drive=root,bus=xhci.0", "-device rtl8139,netdev=n0"}},
+		{RootAHCI, NICE1000E, []string{"-drive file=d,,1.img,if=none,id=root,format=raw -device ide-hd,drive=root,bus=ide.0", "-device e1000e,netdev=n0"}},
+		{RootNVMe, "", []string{"-device nvme,drive=root,serial=cloudroot-root"}},
+	} {
+		o := base
+		o.RootBus, o.NICModel = tc.root, tc.nic
+		args, err := o.Args()
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Join(args, " ")
+		for _, w := range tc.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("root %q nic %q: argv lacks %q:\n%s", tc.root, tc.nic, w, line)
+			}
+		}
+	}
+	for _, o := range []BootOptions{{RootBus: "floppy"}, {NICModel: "ne2k"}} {
+		o.Kernel, o.Initramfs, o.Disk = "k", "i", "d"
+		if _, err := o.Args(); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}

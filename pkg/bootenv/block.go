@@ -54,7 +54,10 @@ type Device struct {
 	PartUUID  string `json:"partUUID,omitempty"`  // from the parent's partition table
 	PartLabel string `json:"partLabel,omitempty"` // GPT partition name
 	PTType    string `json:"ptType,omitempty"`    // disks: "gpt", "dos" or ""
-	PTUUID    string `json:"ptUUID,omitempty"`    // disks: the table's UUID
+	// DMName is a device-mapper device's name (dm/name: "vg0-root"), which
+	// /dev/mapper/<DMName> names.
+	DMName string `json:"dmName,omitempty"`
+	PTUUID string `json:"ptUUID,omitempty"` // disks: the table's UUID
 
 	// Err records why the device couldn't be probed (open or read
 	// failure); the other fields are still valid.
@@ -181,6 +184,9 @@ func (e Env) readSys(dir, name string) (Device, error) {
 	}
 	if n, err := readInt(filepath.Join(dir, "removable")); err == nil {
 		d.Removable = n != 0
+	}
+	if dm, err := readTrim(filepath.Join(dir, "dm", "name")); err == nil {
+		d.DMName = dm
 	}
 	if n, err := readInt(filepath.Join(dir, "ro")); err == nil {
 		d.ReadOnly = n != 0
@@ -342,6 +348,9 @@ func (spec RootSpec) Matches(d Device) bool {
 		name, ok := strings.CutPrefix(spec.Value, "/dev/")
 		if !ok {
 			return spec.Value == d.Path
+		}
+		if dm, ok := strings.CutPrefix(name, "mapper/"); ok && d.DMName != "" {
+			return dm == d.DMName
 		}
 		return name == d.Name
 	}

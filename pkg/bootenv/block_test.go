@@ -389,3 +389,12 @@ func TestWaitFor(t *testing.T) {
 		})
 	})
 }
+
+func TestMatchesMapper(t *testing.T) {
+	d := Device{Name: "dm-0", Path: "/dev/dm-0", DMName: "vg0-root"}
+	for v, want := range map[string]bool{"/dev/mapper/vg0-root": true, "/dev/mapper/vg0-swap": false, "/dev/dm-0": true} {
+		if got := (RootSpec{Kind: ByPath, Value: v}).Matches(d); got != want {
+			t.Errorf("%s matches %+v = %v, want %v", v, d, got, want)
+		}
+	}
+}

@@ -93,7 +93,12 @@ func FuzzProbe(f *testing.F) {
 		if err == nil && fs.Type == "" {
 			t.Fatal("match without a type")
 		}
-		// Unknown size must not change the outcome for an in-memory image.
+		// Unknown size must not change the outcome for an in-memory image,
+		// except for md superblocks found from the device's end (1.0,
+		// 0.90), which need the size.
+		if fs.Type == TypeMD && (fs.Version == "1.0" || fs.Version == "0.90.0") {
+			return
+		}
 		fs2, err2 := Probe(bytes.NewReader(b), 0)
 		if (err == nil) != (err2 == nil) || fs != fs2 {
 			t.Fatalf("size-less probe differs: %+v %v vs %+v %v", fs, err, fs2, err2)

@@ -11,8 +11,9 @@ package bootenv
 //     directory's volume-label entry when there is one, else from the boot
 //     sector; "NO NAME" means none. An ISO9660 label merges the Joliet name
 //     with the primary descriptor's, as blkid does.
-//   - Filesystems are tried in a fixed order (ISO9660, ext*, XFS, btrfs,
-//     swap, FAT) and the first match wins; unlike blkid -p we don't report
+//   - Containers (LUKS, LVM2 PV, md RAID member: probe_stacked.go) are
+//     tried first, then filesystems in a fixed order (ISO9660, ext*, XFS,
+//     btrfs, swap, FAT); the first match wins; unlike blkid -p we don't report
 //     ambiguous leftovers of older filesystems.
 
 import (
@@ -75,6 +76,11 @@ type prober struct {
 
 // probers run in this order; the first match wins.
 var probers = []prober{
+	// Containers first: an md 1.0 RAID1 member also shows the filesystem
+	// it mirrors at offset 0, and must not be mounted as one.
+	{"luks", probeLUKS},
+	{"lvm2", probeLVM},
+	{"md", probeMD},
 	{"iso9660", probeISO9660},
 	{"ext", probeExt},
 	{"xfs", probeXFS},

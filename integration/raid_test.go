@@ -1,0 +1,178 @@
+package integration
+
+import (
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/integration/harness"
+)
+
+// mdDataOffset is where the mirrored data starts in each member (sectors),
+// as mdadm's 1.2 default leaves room for the superblock at 4 KiB.
+const mdDataOffset = 2048
+
+// writeMDMember writes a RAID1 member image at p: an md 1.2 superblock
+// (array uuid, two raid disks, this one dev), then fs at mdDataOffset.
+// The superblock is laid out as the kernel's struct mdp_superblock_1 with
+// its checksum (calc_sb_1_csum), so the md driver accepts it.
+func writeMDMember(t *testing.T, p string, fs []byte, dev int) {
+	t.Helper()
+	sectors := uint64(len(fs) / 512)
+	const maxDev = 2
+	sb := make([]byte, 256+2*maxDev)
+	le := binary.LittleEndian
+	le.PutUint32(sb[0:], 0xa92b4efc)
+	le.PutUint32(sb[4:], 1) // major version
+	copy(sb[16:32], []byte("cloudroot-md-uu1"))
+	copy(sb[32:64], "cloudroot:0")
+	now := uint64(time.Now().Unix())
+	le.PutUint64(sb[64:], now)     // ctime
+	le.PutUint32(sb[72:], 1)       // level
+	le.PutUint64(sb[80:], sectors) // size
+	le.PutUint32(sb[92:], 2)       // raid_disks
+	le.PutUint64(sb[128:], mdDataOffset)
+	le.PutUint64(sb[136:], sectors)     // data_size
+	le.PutUint64(sb[144:], 8)           // super_offset: 4 KiB
+	le.PutUint32(sb[160:], uint32(dev)) // dev_number
+	copy(sb[168:184], fmt.Sprintf("cloudroot-dev-%02d", dev))
+	le.PutUint64(sb[192:], now)        // utime
+	le.PutUint64(sb[200:], 1)          // events
+	le.PutUint64(sb[208:], ^uint64(0)) // resync_offset: clean
+	le.PutUint32(sb[220:], maxDev)
+	le.PutUint16(sb[256:], 0) // dev_roles: dev 0 is disk 0, dev 1 disk 1
+	le.PutUint16(sb[258:], 1)
+	var sum uint64
+	for i := 0; i+4 <= len(sb); i += 4 {
+		sum += uint64(le.Uint32(sb[i:]))
+	}
+	le.PutUint32(sb[216:], uint32(sum&0xffffffff+sum>>32))
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(sb, 4096); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(fs, mdDataOffset*512); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rootPartition returns the root filesystem (GPT partition 1) of the
+// built rootfs image.
+func rootPartition(t *testing.T, img string) []byte {
+	t.Helper()
+	h, err := harness.ReadGPTHeader(img, 1)
+	if err != nil || !h.Valid {
+		t.Fatalf("GPT of %s: %+v, %v", img, h, err)
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e := make([]byte, 128)
+	if _, err := f.ReadAt(e, h.EntriesLBA*512); err != nil {
+		t.Fatal(err)
+	}
+	first, last := int64(binary.LittleEndian.Uint64(e[32:])), int64(binary.LittleEndian.Uint64(e[40:]))
+	fs := make([]byte, (last-first+1)*512)
+	if _, err := io.ReadFull(io.NewSectionReader(f, first*512, int64(len(fs))), fs); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// TestRootMDRAID1 boots a root on an md RAID1 of two virtio disks, then
+// with one member missing (degraded): cloudroot-init assembles the array
+// from the members' superblocks and mounts the filesystem on /dev/md127.
+func TestRootMDRAID1(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		members int
+	}{{"two-members", 2}, {"degraded", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := newVM(t)
+			initrd := profileInitramfs(t, v.a, "generic")
+			fs := rootPartition(t, v.a.Rootfs)
+			writeMDMember(t, v.disk, fs, 0)
+			var extra []string
+			if tc.members == 2 {
+				m1 := filepath.Join(v.dir, "member1.img")
+				writeMDMember(t, m1, fs, 1)
+				extra = append(extra, m1)
+			}
+			r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, ExtraDisks: extra, Append: []string{"cloudroot.test.poweroff"}})
+			wantPoweredOff(t, r)
+			wantConsoleMatch(t, r, `md array assembled device=/dev/md127 uuid=636c6f75-6472-6f6f-742d-6d642d757531`)
+			wantConsole(t, r, "root device root=LABEL=cloudimg-rootfs device=/dev/md127 fstype=ext4", "switching root")
+			if tc.members == 1 && !strings.Contains(r.Console, "raid1") {
+				t.Log("no raid1 kernel line about the degraded array")
+			}
+		})
+	}
+}
+
+// TestRootLVM boots a root on the logical volume vg0/root of a physical
+// volume made by Debian's LVM tools (testdata/lvm-head.bin.gz, the disk's
+// first MiB from scripts/mklvmfixture.sh; the volume's data starts at
+// 1 MiB): cloudroot-init runs the image's lvm to activate vg0, mounts
+// root=/dev/mapper/vg0-root and provisions it from a NoCloud seed.
+func TestRootLVM(t *testing.T) {
+	t.Parallel()
+	v := newVM(t)
+	initrd := profileInitramfs(t, v.a, "generic")
+	if _, err := os.Stat("/usr/sbin/lvm"); err != nil {
+		// The Justfile packs the build host's lvm into the generic image.
+		msg := "the build host has no /usr/sbin/lvm, so the generic initramfs has none (just deps installs lvm2)"
+		if os.Getenv(EnvIntegration) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	zf, err := os.Open(filepath.Join("testdata", "lvm-head.bin.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := io.ReadAll(zr)
+	if err != nil || len(head) != 1<<20 {
+		t.Fatalf("lvm fixture: %d bytes, %v", len(head), err)
+	}
+	fs := rootPartition(t, v.a.Rootfs)
+	f, err := os.Create(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err1 := f.WriteAt(head, 0)
+	_, err2 := f.WriteAt(fs, 1<<20)
+	err3 := f.Truncate(300 << 20) // the PV's size in its metadata
+	if err := errors.Join(err1, err2, err3, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	ud := strings.Replace(smallUserData, "hostname: again", "hostname: lvmroot", 1)
+	seed := v.seed(map[string][]byte{"meta-data": meta("iid-lvmroot", "lvmroot"), "user-data": []byte(ud)}, harness.SeedVFAT)
+	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, Seed: seed, SeedKind: harness.SeedVirtio,
+		Append: []string{"root=/dev/mapper/vg0-root", "rd.lvm.vg=vg0"}})
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "LVM volume groups activated", "root device root=/dev/mapper/vg0-root device=/dev/dm-0 fstype=ext4",
+		"instance_id=iid-lvmroot", "switching root",
+		// cloud-init skips growpart on a mapped device that is not
+		// encrypted; resizefs grows the filesystem to the LV (280 MiB).
+		`growpart: skipping device module=growpart entry=/ device=/dev/dm-0 reason="/dev/dm-0: not a partition"`,
+		`Resized root filesystem (type=ext4, val=true) module=resizefs device=/dev/dm-0`)
+}
