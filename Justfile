@@ -12,7 +12,7 @@ demo: deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab demo -example examples/demo
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs rootfs
+test: deps agent kernel initramfs rootfs debian-image
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -54,6 +54,10 @@ initramfs: init-bin kernel
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent
     AGENT={{build}}/cloudroot bash scripts/mkrootfs.sh
+
+# build/debian-12.img: a Debian 12 + systemd image (debootstrap, cached outside the clone) with cloudroot installed.
+debian-image: agent kernel
+    AGENT={{build}}/cloudroot bash scripts/debian-image.sh
 
 # A NoCloud seed ISO from a directory: just seed examples/demo build/seed.iso
 seed dir="examples/demo" out=(build / "seed.iso"):

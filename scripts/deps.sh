@@ -26,6 +26,7 @@ packages=(
 	xz-utils        # vmlinux extraction
 	binutils        # readelf: PVH note check
 	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
+	debootstrap     # the Debian 12 test image (scripts/debian-image.sh)
 )
 
 installed() {

@@ -14,5 +14,7 @@ func Commands() []Command {
 		imdsCommand(),
 		probeCommand(),
 		seedCommand(),
+		installCommand(),
+		generatorCommand(),
 	}
 }
