@@ -157,6 +157,7 @@ func TestDebian(t *testing.T) {
 		if !ok {
 			t.Errorf("the guest recorded no %s (runcmd or power_state's condition did not run)", name)
 		}
+		t.Logf("guest %s:\n%s", name, strings.TrimRight(s, "\n"))
 		return strings.TrimSpace(s)
 	}
 
@@ -281,6 +282,7 @@ func TestDebian(t *testing.T) {
 				t.Errorf("systemctl show -p Id %s.service = %q, want %s", alias, got, id)
 			}
 		}
+		facts("is-system-running.txt") // "starting" while the final stage runs
 		if got := facts("failed.txt"); got != "" {
 			t.Errorf("failed units in the guest:\n%s", got)
 		}
