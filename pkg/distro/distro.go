@@ -62,87 +62,15 @@ func ParseOSRelease(b []byte) Info {
 	if in.ID == "" {
 		in.ID = "linux"
 	}
-	in.Family = family(in)
+	in.Family = variantFamily(in.Variant())
 	return in
 }
 
-var families = map[string]string{
-	"debian": "debian", "ubuntu": "debian", "raspbian": "debian", "linuxmint": "debian", "pop": "debian",
-	"rhel": "redhat", "centos": "redhat", "fedora": "redhat", "rocky": "redhat", "almalinux": "redhat",
-	"amzn": "redhat", "ol": "redhat", "cloudlinux": "redhat", "eurolinux": "redhat", "virtuozzo": "redhat",
-	"azurelinux": "redhat", "mariner": "redhat", "photon": "redhat", "openeuler": "redhat",
-	"opensuse": "suse", "opensuse-leap": "suse", "opensuse-tumbleweed": "suse", "sles": "suse", "sled": "suse",
-	"arch": "arch", "alpine": "alpine", "gentoo": "gentoo", "freebsd": "freebsd",
-}
-
-func family(in Info) string {
-	if f, ok := families[in.ID]; ok {
-		return f
-	}
-	for _, l := range in.IDLike {
-		if f, ok := families[l]; ok {
-			return f
-		}
-	}
-	return "debian"
-}
-
 // DefaultUser is the distro's system_info.default_user as cloud-init's
-// rendered cloud.cfg sets it. Keys are cloud-init's.
+// rendered cloud.cfg sets it (for the variant Variant picks). Keys are
+// cloud-init's.
 func (in Info) DefaultUser() map[string]any {
-	u := map[string]any{
-		"lock_passwd": true,
-		"sudo":        []any{"ALL=(ALL) NOPASSWD:ALL"},
-		"shell":       "/bin/bash",
-	}
-	switch in.ID {
-	case "ubuntu":
-		u["name"] = "ubuntu"
-		u["gecos"] = "Ubuntu"
-		u["groups"] = []any{"adm", "cdrom", "dip", "lxd", "sudo"}
-	case "debian":
-		u["name"] = "debian"
-		u["gecos"] = "Debian"
-		u["groups"] = []any{"adm", "audio", "cdrom", "dialout", "dip", "floppy", "plugdev", "sudo", "video"}
-	case "fedora":
-		u["name"] = "fedora"
-		u["gecos"] = "fedora Cloud User"
-		u["groups"] = []any{"wheel", "adm", "systemd-journal"}
-	case "amzn":
-		u["name"] = "ec2-user"
-		u["gecos"] = "EC2 Default User"
-		u["groups"] = []any{"wheel", "adm", "systemd-journal"}
-	case "alpine":
-		u["name"] = "alpine"
-		u["gecos"] = "Alpine"
-		u["groups"] = []any{"adm", "wheel"}
-		u["shell"] = "/bin/ash"
-		u["doas"] = []any{"permit nopass alpine"}
-		delete(u, "sudo")
-	case "arch":
-		u["name"] = "arch"
-		u["gecos"] = "arch Cloud User"
-		u["groups"] = []any{"wheel", "users"}
-	default:
-		switch in.Family {
-		case "redhat":
-			u["name"] = "cloud-user"
-			u["gecos"] = "Cloud User"
-			u["groups"] = []any{"adm", "systemd-journal"}
-		case "suse":
-			u["name"] = "opensuse"
-			u["gecos"] = "opensuse"
-			u["groups"] = []any{"users"}
-		default:
-			u["name"] = in.ID
-			if in.ID == "unknown" || in.ID == "linux" {
-				u["name"] = "cloud-user"
-			}
-			u["gecos"] = "Cloud User"
-			u["groups"] = []any{"adm", "sudo"}
-		}
-	}
-	return u
+	return variantUser(in.Variant()).Map()
 }
 
 // HostsTemplateName is the /etc/cloud/templates/hosts.<name>.tmpl variant.

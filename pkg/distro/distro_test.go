@@ -14,12 +14,12 @@ func TestParseOSRelease(t *testing.T) {
 	}{
 		{"ID=debian\nVERSION_ID=\"12\"\n", "debian", "debian", "12", "debian", "debian"},
 		{"NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n", "ubuntu", "debian", "24.04", "ubuntu", "debian"},
-		{"ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\n", "rocky", "redhat", "9.4", "cloud-user", "redhat"},
+		{"ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\n", "rocky", "redhat", "9.4", "rocky", "redhat"},
 		{"ID=fedora\nVERSION_ID=40\n", "fedora", "redhat", "40", "fedora", "redhat"},
-		{"ID=opensuse-leap\nID_LIKE=\"suse opensuse\"\n", "opensuse-leap", "suse", "", "opensuse", "suse"},
+		{"ID=opensuse-leap\nID_LIKE=\"suse opensuse\"\n", "opensuse-leap", "suse", "", "suse", "suse"},
 		{"ID=alpine\nVERSION_ID=3.20.0\n", "alpine", "alpine", "3.20.0", "alpine", "alpine"},
-		{"ID=mycorp\nID_LIKE=debian\n", "mycorp", "debian", "", "mycorp", "debian"},
-		{"# comment only\n\nGARBAGE\n", "linux", "debian", "", "cloud-user", "debian"},
+		{"ID=mycorp\nID_LIKE=debian\n", "mycorp", "debian", "", "debian", "debian"},
+		{"# comment only\n\nGARBAGE\n", "linux", "debian", "", "ubuntu", "debian"},
 		{"ID='amzn'\n", "amzn", "redhat", "", "ec2-user", "redhat"},
 	} {
 		in := ParseOSRelease([]byte(tc.in))
