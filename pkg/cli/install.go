@@ -22,6 +22,9 @@ package cli
 //     refused, listing the evidence, unless --replace-cloud-init: then
 //     cloud-init's units and generator are masked (systemd) or its scripts
 //     unlinked from the runlevels, and the aliases are not made.
+//   - /etc/cloud/cloud.cfg, when the root has none: the default cloud.cfg
+//     cloud-init's package installs on the root's distro (os-release), as
+//     pkg/distro renders it. An existing cloud.cfg is never touched.
 //   - Every write goes through pkg/target (confined to DIR, atomic). What is
 //     already in place is left alone: a second run changes nothing.
 //     --dry-run prints what would change and writes nothing.
@@ -36,6 +39,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -119,7 +123,15 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 	if err != nil {
 		return fmt.Errorf("reading the agent: %w", err)
 	}
-	plan, err := buildPlan(initSys, agent, len(present) > 0)
+	// The distro's default cloud.cfg, unless the image has its own.
+	var cloudCfg []byte
+	info := distro.Detect(r.ReadFile)
+	if !r.Exists(installCloudCfgPath) {
+		if cloudCfg, err = distro.DefaultCloudConfig(info); err != nil {
+			return fmt.Errorf("rendering the default cloud.cfg for %s: %w", info.Variant(), err)
+		}
+	}
+	plan, err := buildPlan(initSys, agent, len(present) > 0, cloudCfg, info.Variant())
 	if err != nil {
 		return err
 	}
@@ -143,9 +155,6 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 	}
 	if err != nil {
 		return err
-	}
-	if !r.Exists("/etc/cloud/cloud.cfg") {
-		fmt.Fprintf(env.Stdout, "note: %s has no /etc/cloud/cloud.cfg; the agent's built-in defaults apply\n", dir)
 	}
 	if len(present) > 0 {
 		fmt.Fprintf(env.Stdout, "replaced cloud-init's package (%s); its files stay on disk and a package upgrade may restore /usr/bin/cloud-init\n", strings.Join(present, "; "))

@@ -30,6 +30,7 @@ const (
 const (
 	installAgentPath     = "/usr/bin/cloudroot"
 	installCloudInitPath = "/usr/bin/cloud-init"
+	installCloudCfgPath  = "/etc/cloud/cloud.cfg"
 	systemdUnitDir       = "/usr/lib/systemd/system"
 	systemdEtcDir        = "/etc/systemd/system"
 	systemdGeneratorDir  = "/usr/lib/systemd/system-generators"
@@ -152,10 +153,11 @@ func detectInit(r *target.Root) (string, error) {
 	return "", errors.New("cannot tell the root's init system (no systemd, OpenRC, /etc/inittab or /sbin/init): pass --init")
 }
 
-// buildPlan lists what installing agent (the binary's bytes) into r with
-// init system initSys means. replace is set when cloud-init's package is
-// present and --replace-cloud-init allowed taking over.
-func buildPlan(initSys string, agent []byte, replace bool) (*installPlan, error) {
+// buildPlan lists what installing agent (the binary's bytes) into a root
+// with init system initSys means. replace is set when cloud-init's package
+// is present and --replace-cloud-init allowed taking over. cloudCfg, when
+// not nil, is written as /etc/cloud/cloud.cfg (the default of variant).
+func buildPlan(initSys string, agent []byte, replace bool, cloudCfg []byte, variant string) (*installPlan, error) {
 	p := &installPlan{Init: initSys, Replace: replace}
 	add := func(a action) { p.Actions = append(p.Actions, a) }
 	add(action{Kind: actWrite, Path: installAgentPath, Data: agent, Mode: 0o755, Why: "the agent"})
@@ -191,9 +193,9 @@ func buildPlan(initSys string, agent []byte, replace bool) (*installPlan, error)
 	default:
 		return nil, fmt.Errorf("unknown init system %q (want %s, %s or %s)", initSys, InitSystemd, InitOpenRC, InitSysvinit)
 	}
-	// TODO(distro): /etc/cloud/cloud.cfg with the distro's module lists, from
-	// pkg/distro's renderer once it lands; until then an existing cloud.cfg is
-	// kept and none is written (the agent's built-in defaults apply).
+	if cloudCfg != nil {
+		add(action{Kind: actWrite, Path: installCloudCfgPath, Data: cloudCfg, Mode: 0o644, Why: "the distro's default cloud.cfg (" + variant + ")"})
+	}
 	return p, nil
 }
 

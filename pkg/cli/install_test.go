@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/templates"
 )
 
 // installEnv is an Env for install/generator tests rooted at root.
@@ -268,11 +271,29 @@ func copyInstallRoot(t *testing.T, src, dst string) {
 
 // dumpTree lists every path under root, sorted: "d MODE path", "l path ->
 // target", or "f MODE path" followed by the content, each line prefixed
-// "  | ".
+// "  | " — or, for content that is an embedded template or the distro's
+// default cloud.cfg, "  = " and its name (so a template's wording changes
+// no golden tree; the templates have their own tests).
 func dumpTree(t *testing.T, root string) string {
 	t.Helper()
+	known := map[string]string{}
+	err := fs.WalkDir(templates.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := templates.FS.ReadFile(p)
+		known[string(b)] = "templates/" + p
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := distro.Detect(func(p string) ([]byte, error) { return os.ReadFile(filepath.Join(root, p)) })
+	if cfg, err := distro.DefaultCloudConfig(info); err == nil {
+		known[string(cfg)] = "the default cloud.cfg of " + info.Variant()
+	}
 	var b strings.Builder
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == root {
 			return err
 		}
@@ -295,6 +316,10 @@ func dumpTree(t *testing.T, root string) string {
 			c, err := os.ReadFile(p)
 			if err != nil {
 				return err
+			}
+			if name, ok := known[string(c)]; ok {
+				fmt.Fprintf(&b, "  = %s\n", name)
+				return nil
 			}
 			for line := range strings.SplitSeq(strings.TrimSuffix(string(c), "\n"), "\n") {
 				fmt.Fprintf(&b, "  | %s\n", line)
