@@ -27,8 +27,16 @@
 # packages debootstrap, zstd, fdisk, e2fsprogs, and build/cloudroot plus
 # build/kernel (just agent kernel).
 #
-# Usage: scripts/debian-image.sh [OUT]     (default build/debian-12.img)
+# The cloud-init twin (DEBIAN_IMAGE_VARIANT=cloud-init, for `just
+# bench-vs-cloud-init`): the same root plus Debian's cloud-init package and
+# an initramfs-tools initrd, without cloudroot: build/debian-12-cloud-init.img
+# and build/debian-12-cloud-init.initrd (cloud-init runs in the booted root,
+# so it boots with the distribution's own initramfs).
+#
+# Usage: scripts/debian-image.sh [OUT]     (default build/debian-12.img,
+#                                           or build/debian-12-cloud-init.img)
 # Environment:
+#   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin)
 #   AGENT=build/cloudroot          the static agent
 #   IMAGE_SIZE_MB=2048             disk size (sparse)
 #   CLOUDROOT_CACHE=dir            cache directory (see above)
@@ -40,7 +48,12 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
-out=${1:-$build/debian-12.img}
+variant=${DEBIAN_IMAGE_VARIANT:-cloudroot}
+case $variant in
+cloudroot) out=${1:-$build/debian-12.img} ;;
+cloud-init) out=${1:-$build/debian-12-cloud-init.img} ;;
+*) printf 'debian-image.sh: error: DEBIAN_IMAGE_VARIANT=%s: want cloudroot or cloud-init\n' "$variant" >&2; exit 1 ;;
+esac
 agent=${AGENT:-$build/cloudroot}
 size_mb=${IMAGE_SIZE_MB:-2048}
 cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
@@ -60,12 +73,14 @@ packages=(
 	e2fsprogs procps less adduser
 	kmod linux-base initramfs-tools
 )
+# The twin adds Debian's cloud-init (and builds the kernel's initrd).
+[[ $variant == cloudroot ]] || packages+=(cloud-init)
 
 [[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, chroot, and root-owned files in the image)"
 for t in debootstrap:debootstrap zstd:zstd sfdisk:fdisk mkfs.ext4:e2fsprogs unshare:util-linux; do
 	command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
 done
-[[ -x $agent ]] || die "no agent at $agent (just agent)"
+[[ $variant != cloudroot || -x $agent ]] || die "no agent at $agent (just agent)"
 [[ -s $build/kernel/version ]] || die "no $build/kernel/version (just kernel)"
 kver=$(<"$build/kernel/version")
 
@@ -144,7 +159,7 @@ in_root() {
 # build_root DIR KERNEL_DEB: debootstrap the Debian 12 root into DIR.
 # Its text is part of the cache key: edit it and the root is rebuilt.
 build_root() {
-	local r=$1 deb=$2 inc
+	local r=$1 deb=$2 inc initrd=No
 	inc=$(
 		IFS=,
 		echo "${packages[*]}"
@@ -158,9 +173,11 @@ build_root() {
 	# Stage 2 configures, offline, in namespaces of its own.
 	in_root "$r" /debootstrap/debootstrap --second-stage >&2
 	# The kernel, the very package the initramfs's modules came from
-	# (INITRD=No: cloudroot's initramfs boots this root, none is built).
+	# (INITRD=No: cloudroot's initramfs boots this root, none is built;
+	# the cloud-init twin boots with the initrd initramfs-tools makes).
+	[[ $variant == cloudroot ]] || initrd=Yes
 	cp "$deb" "$r/tmp/linux-image.deb"
-	in_root "$r" dpkg -i /tmp/linux-image.deb >&2
+	in_root "$r" /usr/bin/env INITRD=$initrd dpkg -i /tmp/linux-image.deb >&2
 	rm -f "$r/tmp/linux-image.deb"
 	[[ -d $r/lib/modules/$kver ]] || die "the root has no /lib/modules/$kver after installing $deb"
 
@@ -183,16 +200,18 @@ build_root() {
 	rm -f "$r/var/lib/dbus/machine-id"
 	rm -f "$r/usr/sbin/policy-rc.d"
 	in_root "$r" apt-get clean >&2
-	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/log/*.log "$r"/var/log/apt/* "$r"/debootstrap "$r"/boot/initrd.img-*
+	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/log/*.log "$r"/var/log/apt/* "$r"/debootstrap
+	[[ $initrd == Yes ]] || rm -f "$r"/boot/initrd.img-*
 }
 
 deb=$(kernel_deb)
 [[ $(dpkg-deb -f "$deb" Package) == linux-image-"$kver"* ]] || die "$deb is not linux-image-$kver"
 key=$({
 	declare -f build_root in_root
-	printf '%s\n' "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$(dpkg-deb -f "$deb" Version)"
+	printf '%s\n' "$variant" "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$(dpkg-deb -f "$deb" Version)"
 } | sha256sum | cut -c1-16)
 root_tar=$cache/debian-12-$key.tar.zst
+[[ $variant == cloudroot ]] || root_tar=$cache/debian-12-$variant-$key.tar.zst
 
 t0=$(date +%s.%N)
 mkdir -p "$cache" "$(dirname "$out")"
@@ -217,7 +236,12 @@ trap 'rm -rf "$stage" "$out.tmp"' EXIT
 r=$stage/root
 mkdir "$r"
 tar --zstd --numeric-owner --xattrs --xattrs-include='*' --acls -C "$r" -xpf "$root_tar"
-"$agent" install --root "$r" >&2
+if [[ $variant == cloudroot ]]; then
+	"$agent" install --root "$r" >&2
+else
+	cp "$r/boot/initrd.img-$kver" "${out%.img}.initrd.tmp"
+	mv -f "${out%.img}.initrd.tmp" "${out%.img}.initrd"
+fi
 
 part_start=$((1024 * 1024))
 part_kib=$(((size_mb - 2) * 1024))
@@ -229,4 +253,4 @@ start=2048, size=$((part_kib * 2)), type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, n
 EOF
 mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$part_start,nodiscard" -d "$r" "$out.tmp" "${part_kib}k"
 mv -f "$out.tmp" "$out"
-log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + cloudroot install, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + ${variant/cloudroot/cloudroot install}, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
