@@ -136,7 +136,10 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 		return err
 	}
 	done, err := applyPlan(r, plan, dryRun)
-	verb := map[bool]string{false: "", true: "would "}[dryRun]
+	verb := ""
+	if dryRun {
+		verb = "would "
+	}
 	changed := 0
 	for _, a := range done {
 		switch {

@@ -352,14 +352,13 @@ func applyPlan(r *target.Root, p *installPlan, dryRun bool) ([]applied, error) {
 			}
 			continue
 		case actWrite:
-			if same := fileIs(r, a.Path, a.Data, a.Mode); !same && !dryRun {
+			same := fileIs(r, a.Path, a.Data, a.Mode)
+			if !same && !dryRun {
 				if err := r.WriteFile(a.Path, a.Data, a.Mode); err != nil {
 					return out, fmt.Errorf("writing %s: %w", a.Path, err)
 				}
-				out = append(out, applied{action: a, Changed: true})
-			} else {
-				out = append(out, applied{action: a, Changed: !same})
 			}
+			out = append(out, applied{action: a, Changed: !same})
 		case actLink:
 			cur, err := r.Readlink(a.Path)
 			same := err == nil && cur == a.Target
