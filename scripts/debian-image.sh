@@ -74,7 +74,9 @@ packages=(
 	kmod linux-base initramfs-tools
 )
 # The twin adds Debian's cloud-init (and builds the kernel's initrd).
-[[ $variant == cloudroot ]] || packages+=(cloud-init)
+# debootstrap resolves no virtual packages: python3-cryptography's
+# python3-cffi-backend-api-* come from python3-cffi-backend, named here.
+[[ $variant == cloudroot ]] || packages+=(cloud-init python3-cffi-backend)
 
 [[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, chroot, and root-owned files in the image)"
 for t in debootstrap:debootstrap zstd:zstd sfdisk:fdisk mkfs.ext4:e2fsprogs unshare:util-linux; do
@@ -148,12 +150,18 @@ kernel_deb() {
 # in_root DIR CMD...: run CMD chrooted into DIR with its own mount, PID and
 # network namespaces: package scripts can mount /proc, start daemons or try
 # the network, and all of it ends with the command, isolated from the host.
+# /dev/shm is a fresh tmpfs (Python's multiprocessing, used by py3compile in
+# the postinst of Python packages, needs it).
 in_root() {
 	local dir=$1
 	shift
-	unshare --mount --net --pid --fork --kill-child -- \
-		chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 INITRD=No "$@"
+	unshare --mount --net --pid --fork --kill-child -- /bin/sh -c '
+		dir=$1
+		shift
+		mkdir -p "$dir/dev/shm" && mount -t tmpfs -o mode=1777 shm "$dir/dev/shm" || exit 1
+		exec chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 INITRD=No "$@"
+	' in_root "$dir" "$@"
 }
 
 # build_root DIR KERNEL_DEB: debootstrap the Debian 12 root into DIR.
@@ -171,7 +179,10 @@ build_root() {
 	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
 	chmod 0755 "$r/usr/sbin/policy-rc.d"
 	# Stage 2 configures, offline, in namespaces of its own.
-	in_root "$r" /debootstrap/debootstrap --second-stage >&2
+	in_root "$r" /debootstrap/debootstrap --second-stage >&2 || {
+		tail -n 40 "$r/debootstrap/debootstrap.log" >&2
+		die "debootstrap --second-stage failed (the log's end is above)"
+	}
 	# The kernel, the very package the initramfs's modules came from
 	# (INITRD=No: cloudroot's initramfs boots this root, none is built;
 	# the cloud-init twin boots with the initrd initramfs-tools makes).
