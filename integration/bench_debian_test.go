@@ -152,15 +152,15 @@ func benchTable(runs map[string][]benchRun, n int) string {
 	}})
 	var b strings.Builder
 	fmt.Fprintf(&b, "Debian 12, TCG, medians of %d boot(s) each, %s\n", n, time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "| %-34s | %10s | %10s | %6s |\n", "seconds", "cloudroot", "cloud-init", "ratio")
-	fmt.Fprintf(&b, "|%s|%s|%s|%s|\n", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 12), strings.Repeat("-", 8))
+	fmt.Fprintf(&b, "| %-38s | %10s | %10s | %6s |\n", "seconds", "cloudroot", "cloud-init", "ratio")
+	fmt.Fprintf(&b, "|%s|%s|%s|%s|\n", strings.Repeat("-", 40), strings.Repeat("-", 12), strings.Repeat("-", 12), strings.Repeat("-", 8))
 	for _, r := range rows {
 		cr, ci := pick("cloudroot", r.f), pick("cloud-init", r.f)
 		ratio := "—"
 		if cr >= 0 && ci > 0 {
 			ratio = fmt.Sprintf("%.2f", cr/ci)
 		}
-		fmt.Fprintf(&b, "| %-34s | %10.2f | %10.2f | %6s |\n", r.label, cr, ci, ratio)
+		fmt.Fprintf(&b, "| %-38s | %10.2f | %10.2f | %6s |\n", r.label, cr, ci, ratio)
 	}
 	return b.String()
 }
