@@ -16,7 +16,7 @@ demo: deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab demo -example examples/demo
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs (initramfs "generic") rootfs
+test: deps agent kernel initramfs (initramfs "generic") rootfs debian-image
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -62,6 +62,15 @@ initramfs p=profile: init-bin kernel
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent
     AGENT={{build}}/cloudroot bash scripts/mkrootfs.sh
+
+# build/debian-12.img: a Debian 12 + systemd image (debootstrap, cached outside the clone) with cloudroot installed.
+debian-image: agent kernel
+    AGENT={{build}}/cloudroot bash scripts/debian-image.sh
+
+# Boot the Debian 12 image and its cloud-init twin (Debian's cloud-init package instead of cloudroot) N times each; one table of medians.
+bench-vs-cloud-init runs="3": deps agent kernel initramfs debian-image
+    DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_BENCH={{runs}} go test -count=1 -timeout 120m -v -run TestBenchDebianVsCloudInit ./integration/ | grep -v 'helpers_test.go:99'
 
 # A NoCloud seed ISO from a directory: just seed examples/demo build/seed.iso
 seed dir="examples/demo" out=(build / "seed.iso"):

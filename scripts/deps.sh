@@ -27,6 +27,7 @@ packages=(
 	binutils        # readelf: PVH note check
 	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
 	lvm2            # lvm packed into the non-minimal initramfs profiles (roots on LVM)
+	debootstrap     # the Debian 12 test image (scripts/debian-image.sh)
 )
 
 installed() {

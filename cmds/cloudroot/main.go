@@ -1,6 +1,7 @@
 // Command cloudroot is the in-root agent and CLI. It runs the config and
 // final stages from the state cloudroot-init handed over, and answers as
-// `cloud-init` (when invoked under that name) for tools that script it.
+// `cloud-init` (when invoked under that name) for tools that script it, and
+// runs as the systemd generator when invoked as cloudroot-generator.
 package main
 
 import (
@@ -11,5 +12,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Run(context.Background(), cli.DefaultEnv(), os.Args[1:]))
+	os.Exit(cli.Run(context.Background(), cli.DefaultEnv(), cli.Argv(os.Args)))
 }

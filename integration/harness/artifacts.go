@@ -35,6 +35,9 @@ type Artifacts struct {
 	Initramfs string
 	// Rootfs is the GPT raw disk whose partition 1 is the ext4 root.
 	Rootfs string
+	// Debian is the Debian 12 + systemd image of `just debian-image`
+	// (build/debian-12.img), the same layout as Rootfs.
+	Debian string
 	// Agent is the cloudroot agent binary (build/cloudroot).
 	Agent string
 	// Init is the initramfs /init binary (build/cloudroot-init).
@@ -90,6 +93,7 @@ func ArtifactsIn(dir string) Artifacts {
 		Vmlinux:   filepath.Join(dir, "kernel", "vmlinux"),
 		Initramfs: filepath.Join(dir, "initramfs.cpio.gz"),
 		Rootfs:    filepath.Join(dir, "rootfs.img"),
+		Debian:    filepath.Join(dir, "debian-12.img"),
 		Agent:     filepath.Join(dir, "cloudroot"),
 		Init:      filepath.Join(dir, "cloudroot-init"),
 	}

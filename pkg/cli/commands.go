@@ -15,5 +15,7 @@ func Commands() []Command {
 		imdsCommand(),
 		probeCommand(),
 		seedCommand(),
+		installCommand(),
+		generatorCommand(),
 	}
 }

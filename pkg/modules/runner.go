@@ -221,9 +221,26 @@ func runSafely(ctx context.Context, c *Context, m Module) (err error) {
 func presentKeys(cfg Config, keys []string) []string {
 	var out []string
 	for _, k := range keys {
-		if cfg.Has(k) {
+		if cfg.Has(k) && !noopValue(k, cfg[k]) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// noopValue reports whether key's value asks an unimplemented module for
+// nothing cloud-init would do on a fresh image, so that no warning is due:
+// Debian's and Ubuntu's default cloud.cfg carry
+// `apt: {preserve_sources_list: true}`, which only tells apt_configure to
+// leave sources.list alone.
+func noopValue(key string, v any) bool {
+	if key != "apt" {
+		return false
+	}
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	b, ok := m["preserve_sources_list"].(bool)
+	return ok && b
 }

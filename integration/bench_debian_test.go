@@ -1,0 +1,166 @@
+package integration
+
+// TestBenchDebianVsCloudInit (`just bench-vs-cloud-init`) boots the Debian 12
+// image twice over: build/debian-12.img through the cloudroot initramfs, and
+// its twin build/debian-12-cloud-init.img (the same root with Debian's
+// cloud-init package instead of cloudroot) through its own initramfs-tools
+// initrd — same kernel, kernel command line, seed (TestDebian's), QEMU flags
+// and vCPUs, CLOUDROOT_BENCH=N runs each, interleaved. It prints one table
+// of medians (QEMU start to power-off, the guest's ssh.service activation,
+// status.json's four stages) and writes it to build/bench-vs-cloud-init.txt. It measures; it
+// asserts only that every boot powered off by itself.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/integration/harness"
+)
+
+// EnvBench is the number of boots of each image; unset skips the benchmark.
+const EnvBench = "CLOUDROOT_BENCH"
+
+// benchRun is one boot's figures, in seconds (-1: not seen).
+type benchRun struct {
+	total  float64            // QEMU start to exit (power-off)
+	sshd   float64            // kernel start to ssh.service active (guest's systemd)
+	stages map[string]float64 // status.json stage durations
+}
+
+func TestBenchDebianVsCloudInit(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv(EnvBench))
+	if err != nil || n < 1 {
+		t.Skip("set " + EnvBench + "=N (boots of each image) to run the Debian vs cloud-init benchmark")
+	}
+	a := artifacts(t)
+	twin := filepath.Join(a.Dir, "debian-12-cloud-init.img")
+	images := []struct{ name, disk, initrd string }{
+		{"cloudroot", a.Debian, a.Initramfs},
+		{"cloud-init", twin, strings.TrimSuffix(twin, ".img") + ".initrd"},
+	}
+	for _, im := range images {
+		for _, p := range []string{im.disk, im.initrd} {
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("%s: %v (build with `just debian-image` and DEBIAN_IMAGE_VARIANT=cloud-init scripts/debian-image.sh)", im.name, err)
+			}
+		}
+	}
+	runs := map[string][]benchRun{}
+	for i := range n {
+		for _, im := range images {
+			r := benchBoot(t, a, im.name, im.disk, im.initrd, i)
+			runs[im.name] = append(runs[im.name], r)
+			t.Logf("%s run %d: power-off %.1fs, sshd %.1fs, stages %v", im.name, i+1, r.total, r.sshd, r.stages)
+		}
+	}
+	table := benchTable(runs, n)
+	t.Logf("\n%s", table)
+	if err := os.WriteFile(filepath.Join(a.Dir, "bench-vs-cloud-init.txt"), []byte(table), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// benchBoot boots one copy of disk with initrd and reads its figures.
+func benchBoot(t *testing.T, a harness.Artifacts, name, disk, initrd string, i int) benchRun {
+	t.Helper()
+	dir := t.TempDir()
+	v := &vm{t: t, a: a, dir: dir, disk: filepath.Join(dir, "disk.img")}
+	if err := harness.CopyDisk(disk, v.disk); err != nil {
+		t.Fatal(err)
+	}
+	seed := v.seed(map[string][]byte{
+		"meta-data":      []byte("instance-id: iid-debian-bench\nlocal-hostname: debian-meta\n"),
+		"user-data":      []byte(debianUserData()),
+		"network-config": []byte(debianNetworkConfig),
+	}, harness.SeedISO)
+	o := harness.BootOptions{
+		Kernel: a.Kernel, Initramfs: initrd, Disk: v.disk,
+		Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout,
+		ConsoleLog: filepath.Join(a.Dir, "integration", fmt.Sprintf("bench-%s-%d.log", name, i+1)),
+	}
+	r, err := harness.Boot(t.Context(), o)
+	if err != nil {
+		t.Fatalf("%s boot %d: %v", name, i+1, err)
+	}
+	wantPoweredOff(t, r)
+	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}}
+	im, err := harness.OpenImage(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ssh.service's activation as the guest's systemd recorded it (the
+	// runcmd of TestDebian's user-data writes units.txt); the console is no
+	// witness: systemd's status lines get lost among cloud-init's output.
+	if b, err := im.ReadFile("/var/lib/cloudroot-test/units.txt"); err == nil {
+		if us, err := strconv.ParseInt(parseSystemctlShow(string(b))["ssh.service"]["ActiveEnterTimestampMonotonic"], 10, 64); err == nil && us > 0 {
+			br.sshd = float64(us) / 1e6
+		}
+	}
+	st, err := im.Status()
+	if err != nil {
+		t.Errorf("%s boot %d: status.json: %v", name, i+1, err)
+		return br
+	}
+	for _, s := range harness.Stages {
+		br.stages[s] = st.Stages[s].Duration()
+	}
+	return br
+}
+
+// benchTable formats the medians of runs per image, one row per figure.
+func benchTable(runs map[string][]benchRun, n int) string {
+	med := func(xs []float64) float64 {
+		xs = slices.Clone(xs)
+		slices.Sort(xs)
+		if len(xs) == 0 {
+			return -1
+		}
+		return xs[len(xs)/2]
+	}
+	pick := func(name string, f func(benchRun) float64) float64 {
+		var xs []float64
+		for _, r := range runs[name] {
+			xs = append(xs, f(r))
+		}
+		return med(xs)
+	}
+	type row struct {
+		label string
+		f     func(benchRun) float64
+	}
+	rows := []row{
+		{"QEMU start -> power-off", func(r benchRun) float64 { return r.total }},
+		{"guest: kernel start -> ssh.service up", func(r benchRun) float64 { return r.sshd }},
+	}
+	for _, s := range harness.Stages {
+		rows = append(rows, row{"stage " + s, func(r benchRun) float64 { return r.stages[s] }})
+	}
+	rows = append(rows, row{"the four stages", func(r benchRun) float64 {
+		sum := 0.0
+		for _, s := range harness.Stages {
+			if d := r.stages[s]; d > 0 {
+				sum += d
+			}
+		}
+		return sum
+	}})
+	var b strings.Builder
+	fmt.Fprintf(&b, "Debian 12, TCG, medians of %d boot(s) each, %s\n", n, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "| %-38s | %10s | %10s | %6s |\n", "seconds", "cloudroot", "cloud-init", "ratio")
+	fmt.Fprintf(&b, "|%s|%s|%s|%s|\n", strings.Repeat("-", 40), strings.Repeat("-", 12), strings.Repeat("-", 12), strings.Repeat("-", 8))
+	for _, r := range rows {
+		cr, ci := pick("cloudroot", r.f), pick("cloud-init", r.f)
+		ratio := "—"
+		if cr >= 0 && ci > 0 {
+			ratio = fmt.Sprintf("%.2f", cr/ci)
+		}
+		fmt.Fprintf(&b, "| %-38s | %10.2f | %10.2f | %6s |\n", r.label, cr, ci, ratio)
+	}
+	return b.String()
+}

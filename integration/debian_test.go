@@ -1,0 +1,320 @@
+package integration
+
+// TestDebian boots build/debian-12.img (`just debian-image`: Debian 12 with
+// systemd, cloud-init's package absent, `cloudroot install` done) through the
+// cloudroot initramfs with a NoCloud seed, and asserts every effect of its
+// user-data on the powered-off disk, plus what only the running guest could
+// see (unit order, sshd's keys, cloud-init status), which a runcmd script and
+// power_state's condition record under /var/lib/cloudroot-test.
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/integration/harness"
+)
+
+// debianTimeout bounds the Debian boot: systemd under TCG, to power-off.
+const debianTimeout = 10 * time.Minute
+
+const debianUserKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJImoPD3B5+x5J6CmGnzLwF22+t1E+B8TQVrD9c8FhhH alice@cloudroot-test"
+
+// debianFacts records, in the booted guest, what the test cannot read from
+// the disk afterwards. `facts` runs from runcmd (final stage); `facts late`
+// is power_state's condition, run once the final stage is done.
+const debianFacts = `#!/bin/sh
+out=/var/lib/cloudroot-test
+mkdir -p "$out"
+if [ "$1" = late ]; then
+	cloud-init status --long >"$out/status-long.txt" 2>&1
+	echo "rc=$?" >>"$out/status-long.txt"
+	sync
+	exit 0
+fi
+systemctl is-system-running >"$out/is-system-running.txt" 2>&1
+systemctl show -p Id -p ActiveState -p InactiveExitTimestampMonotonic -p ActiveEnterTimestampMonotonic \
+	network-online.target networking.service multi-user.target ssh.service \
+	cloudroot-config.service cloudroot-final.service cloud-config.service cloud-final.service >"$out/units.txt" 2>&1
+for a in cloud-config cloud-final; do
+	systemctl show -p Id --value $a.service >"$out/alias-$a.txt" 2>&1
+done
+systemctl list-units --failed --plain --no-legend >"$out/failed.txt" 2>&1
+systemctl is-active ssh >"$out/ssh-active.txt" 2>&1
+for t in rsa ecdsa ed25519; do
+	ssh-keygen -lf /etc/ssh/ssh_host_${t}_key.pub | cut -d' ' -f2 >"$out/hostkey-$t.file" 2>&1
+	ssh-keyscan -t $t 127.0.0.1 2>/dev/null | ssh-keygen -lf - | cut -d' ' -f2 >"$out/hostkey-$t.sshd" 2>&1
+done
+id alice >"$out/id-alice.txt" 2>&1
+getent group cloudops >"$out/getent-cloudops.txt" 2>&1
+sudo -l -U alice >"$out/sudo-alice.txt" 2>&1
+hostname >"$out/hostname.txt" 2>&1
+hostname -f >"$out/hostname-f.txt" 2>&1
+ip -o -4 addr show >"$out/ip-addr.txt" 2>&1
+uname -r >"$out/uname-r.txt" 2>&1
+echo runcmd done >"$out/runcmd.txt"
+sync
+`
+
+func debianUserData() string {
+	return `#cloud-config
+hostname: debtest
+fqdn: debtest.example.internal
+manage_etc_hosts: true
+groups:
+  - cloudops
+users:
+  - default
+  - name: alice
+    gecos: Alice Tester
+    shell: /bin/bash
+    groups: [adm, sudo, cloudops]
+    sudo: "ALL=(ALL) NOPASSWD:ALL"
+    lock_passwd: true
+    ssh_authorized_keys:
+      - ` + debianUserKey + `
+  - name: bob
+    groups: users
+ssh_deletekeys: true
+ssh_genkeytypes: [rsa, ecdsa, ed25519]
+bootcmd:
+  - mkdir -p /var/lib/cloudroot-test
+  - echo "bootcmd ran" > /var/lib/cloudroot-test/bootcmd.txt
+write_files:
+  - path: /etc/cloudroot-test/early.txt
+    content: "written before the users exist\n"
+    permissions: "0640"
+  - path: /usr/local/sbin/cloudroot-facts
+    permissions: "0755"
+    content: |
+` + indent(debianFacts, "      ") + `
+  - path: /home/alice/deferred.txt
+    content: "deferred until alice exists\n"
+    owner: alice:alice
+    permissions: "0600"
+    defer: true
+runcmd:
+  - [/usr/local/sbin/cloudroot-facts]
+power_state:
+  mode: poweroff
+  delay: now
+  message: cloudroot TestDebian powering off
+  timeout: 120
+  condition: "/usr/local/sbin/cloudroot-facts late"
+`
+}
+
+const debianNetworkConfig = `version: 2
+ethernets:
+  lan0:
+    match:
+      macaddress: "52:54:00:12:34:56"
+    set-name: lan0
+    dhcp4: true
+`
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestDebian(t *testing.T) {
+	a := artifacts(t)
+	if fi, err := os.Stat(a.Debian); err != nil || !fi.Mode().IsRegular() {
+		msg := "no " + a.Debian + " (build it with `just debian-image`)"
+		if os.Getenv(EnvIntegration) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	dir := t.TempDir()
+	v := &vm{t: t, a: a, dir: dir, disk: filepath.Join(dir, "debian.img")}
+	if err := harness.CopyDisk(a.Debian, v.disk); err != nil {
+		t.Fatal(err)
+	}
+	seed := v.seed(map[string][]byte{
+		"meta-data":      []byte("instance-id: iid-debian-test\nlocal-hostname: debian-meta\n"),
+		"user-data":      []byte(debianUserData()),
+		"network-config": []byte(debianNetworkConfig),
+	}, harness.SeedISO)
+	start := time.Now()
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout})
+	t.Logf("Debian boot: QEMU start to exit %.1fs", time.Since(start).Seconds())
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "cloudroot TestDebian powering off")
+	d := v.image()
+
+	facts := func(name string) string {
+		t.Helper()
+		s, ok := d.readOpt("/var/lib/cloudroot-test/" + name)
+		if !ok {
+			t.Errorf("the guest recorded no %s (runcmd or power_state's condition did not run)", name)
+		}
+		t.Logf("guest %s:\n%s", name, strings.TrimRight(s, "\n"))
+		return strings.TrimSpace(s)
+	}
+
+	t.Run("hostname", func(t *testing.T) {
+		d.wantContent("/etc/hostname", "debtest\n")
+		d.wantContains("/etc/hosts", "debtest.example.internal debtest")
+		if got := facts("hostname.txt"); got != "debtest" {
+			t.Errorf("hostname in the guest = %q, want debtest", got)
+		}
+		if got := facts("hostname-f.txt"); got != "debtest.example.internal" {
+			t.Errorf("hostname -f in the guest = %q, want debtest.example.internal", got)
+		}
+	})
+
+	t.Run("users", func(t *testing.T) {
+		pw := harness.ParsePasswd([]byte(d.read("/etc/passwd")))
+		gr := harness.ParseGroup([]byte(d.read("/etc/group")))
+		for _, u := range []string{"debian", "alice", "bob"} {
+			if _, ok := pw[u]; !ok {
+				t.Errorf("no user %s in /etc/passwd", u)
+			}
+		}
+		if pw["alice"].Shell != "/bin/bash" || pw["alice"].Home != "/home/alice" {
+			t.Errorf("alice = %+v, want shell /bin/bash, home /home/alice", pw["alice"])
+		}
+		groups := harness.Groups(gr, "alice")
+		for _, g := range []string{"adm", "sudo", "cloudops"} {
+			if !slices.Contains(groups, g) {
+				t.Errorf("alice is in %v, want %s too", groups, g)
+			}
+		}
+		if !slices.Contains(harness.Groups(gr, "bob"), "users") {
+			t.Errorf("bob is in %v, want users", harness.Groups(gr, "bob"))
+		}
+		d.wantContains("/etc/sudoers.d/90-cloud-init-users", "alice ALL=(ALL) NOPASSWD:ALL")
+		if got := facts("id-alice.txt"); !strings.Contains(got, "(sudo)") || !strings.Contains(got, "(cloudops)") {
+			t.Errorf("id alice in the guest = %q, want sudo and cloudops", got)
+		}
+		if got := facts("getent-cloudops.txt"); !strings.HasPrefix(got, "cloudops:") || !strings.Contains(got, "alice") {
+			t.Errorf("getent group cloudops = %q, want alice a member", got)
+		}
+		if got := facts("sudo-alice.txt"); !strings.Contains(got, "NOPASSWD: ALL") {
+			t.Errorf("sudo -l -U alice in the guest:\n%s\nwant NOPASSWD: ALL", got)
+		}
+	})
+
+	t.Run("ssh", func(t *testing.T) {
+		alice := harness.ParsePasswd([]byte(d.read("/etc/passwd")))["alice"]
+		d.wantContains("/home/alice/.ssh/authorized_keys", debianUserKey)
+		d.wantMode("/home/alice/.ssh/authorized_keys", 0o600, alice.UID, alice.GID)
+		for _, kt := range []string{"rsa", "ecdsa", "ed25519"} {
+			d.wantMode("/etc/ssh/ssh_host_"+kt+"_key", 0o600, 0, 0)
+			file, sshd := facts("hostkey-"+kt+".file"), facts("hostkey-"+kt+".sshd")
+			if !strings.HasPrefix(file, "SHA256:") || file != sshd {
+				t.Errorf("%s host key: the file's fingerprint is %q, sshd serves %q", kt, file, sshd)
+			}
+		}
+		if got := facts("ssh-active.txt"); got != "active" {
+			t.Errorf("systemctl is-active ssh = %q", got)
+		}
+	})
+
+	t.Run("write_files", func(t *testing.T) {
+		d.wantContent("/etc/cloudroot-test/early.txt", "written before the users exist\n")
+		d.wantMode("/etc/cloudroot-test/early.txt", 0o640, 0, 0)
+		alice := harness.ParsePasswd([]byte(d.read("/etc/passwd")))["alice"]
+		d.wantContent("/home/alice/deferred.txt", "deferred until alice exists\n")
+		d.wantMode("/home/alice/deferred.txt", 0o600, alice.UID, alice.GID)
+	})
+
+	t.Run("bootcmd_runcmd", func(t *testing.T) {
+		if got := facts("bootcmd.txt"); got != "bootcmd ran" {
+			t.Errorf("bootcmd output = %q", got)
+		}
+		if got := facts("runcmd.txt"); got != "runcmd done" {
+			t.Errorf("runcmd output = %q", got)
+		}
+	})
+
+	t.Run("network", func(t *testing.T) {
+		d.wantContains("/etc/network/interfaces.d/50-cloud-init", "iface lan0 inet dhcp")
+		if got := facts("ip-addr.txt"); !strings.Contains(got, "lan0") || !strings.Contains(got, "inet 10.0.2.15/") {
+			t.Errorf("ip -4 addr in the guest:\n%s\nwant lan0 with 10.0.2.15 (DHCP from QEMU)", got)
+		}
+	})
+
+	t.Run("systemd", func(t *testing.T) {
+		units := parseSystemctlShow(facts("units.txt"))
+		get := func(unit, prop string) int64 {
+			t.Helper()
+			u, ok := units[unit]
+			if !ok {
+				t.Errorf("systemctl show knows no %s", unit)
+				return 0
+			}
+			n, err := strconv.ParseInt(u[prop], 10, 64)
+			if err != nil {
+				t.Errorf("%s %s = %q", unit, prop, u[prop])
+			}
+			return n
+		}
+		for _, u := range []string{"network-online.target", "multi-user.target", "ssh.service", "cloudroot-config.service"} {
+			if s := units[u]["ActiveState"]; s != "active" {
+				t.Errorf("%s is %q when the final stage runs, want active", u, s)
+			}
+		}
+		if s := units["cloudroot-final.service"]["ActiveState"]; s != "activating" {
+			t.Errorf("cloudroot-final.service is %q while it runs runcmd, want activating", s)
+		}
+		if on, cfg := get("network-online.target", "ActiveEnterTimestampMonotonic"), get("cloudroot-config.service", "InactiveExitTimestampMonotonic"); cfg < on || on == 0 {
+			t.Errorf("cloudroot-config started at %d µs, before network-online.target was reached at %d µs", cfg, on)
+		}
+		if mu, fin := get("multi-user.target", "ActiveEnterTimestampMonotonic"), get("cloudroot-final.service", "InactiveExitTimestampMonotonic"); fin < mu || mu == 0 {
+			t.Errorf("cloudroot-final started at %d µs, before multi-user.target was reached at %d µs", fin, mu)
+		}
+		if cfg, fin := get("cloudroot-config.service", "ActiveEnterTimestampMonotonic"), get("cloudroot-final.service", "InactiveExitTimestampMonotonic"); fin < cfg {
+			t.Errorf("cloudroot-final started at %d µs, before cloudroot-config finished at %d µs", fin, cfg)
+		}
+		// The aliases: systemctl resolves cloud-config/cloud-final to ours.
+		for alias, id := range map[string]string{"cloud-config": "cloudroot-config.service", "cloud-final": "cloudroot-final.service"} {
+			if got := facts("alias-" + alias + ".txt"); got != id {
+				t.Errorf("systemctl show -p Id %s.service = %q, want %s", alias, got, id)
+			}
+		}
+		facts("is-system-running.txt") // "starting" while the final stage runs
+		if got := facts("failed.txt"); got != "" {
+			t.Errorf("failed units in the guest:\n%s", got)
+		}
+		if got := facts("uname-r.txt"); !d.im.Exists("/lib/modules/" + got + "/modules.dep") {
+			t.Errorf("the guest runs kernel %q, which has no /lib/modules in the image", got)
+		}
+	})
+
+	t.Run("status", func(t *testing.T) {
+		got := facts("status-long.txt")
+		for _, want := range []string{"status: done", "rc=0"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("cloud-init status --long after the final stage lacks %q:\n%s", want, got)
+			}
+		}
+	})
+}
+
+// parseSystemctlShow parses `systemctl show -p Id -p ...` of several units
+// (blocks separated by blank lines) into Id -> property -> value.
+func parseSystemctlShow(s string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for block := range strings.SplitSeq(s, "\n\n") {
+		props := map[string]string{}
+		for line := range strings.SplitSeq(strings.TrimSpace(block), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				props[k] = v
+			}
+		}
+		if id := props["Id"]; id != "" {
+			out[id] = props
+		}
+	}
+	return out
+}

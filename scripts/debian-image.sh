@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# debian-image.sh — build build/debian-12.img: a Debian 12 (bookworm) cloud
+# image provisioned by cloudroot instead of cloud-init.
+#
+# Two parts:
+#  1. The slow part, cached outside the clone: debootstrap a Debian 12 root
+#     (systemd, udev, openssh-server, sudo, apt, chrony, locales, ifupdown,
+#     isc-dhcp-client, iproute2 — what Debian's genericcloud image carries —
+#     and the linux-image package whose version is build/kernel/version, so
+#     /lib/modules agrees with the kernel the cloudroot initramfs was built
+#     for). The root is kept as
+#       ${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}/debian-12-<key>.tar.zst
+#     where <key> hashes everything the root depends on: the text of
+#     build_root below, the package list, suite, mirrors and kernel version.
+#     A change to any of them builds a new root; nothing else does.
+#  2. Each run (seconds): unpack the root into a temp dir, run
+#     `cloudroot install --root DIR` (the agent, its units, cloud.cfg), and
+#     write a GPT disk whose partition 1 holds an ext4 filesystem labelled
+#     cloudimg-rootfs (mkfs.ext4 -d, no loop mounts).
+#
+# The package sources are the build machine's own: the Debian archive and
+# security URIs are read from /etc/apt/sources.list and
+# /etc/apt/sources.list.d/*.{list,sources} (DEBIAN_MIRROR and
+# DEBIAN_SECURITY_MIRROR override them).
+#
+# Needs root (debootstrap, chroot, and file owners in the image), the Debian
+# packages debootstrap, zstd, fdisk, e2fsprogs, and build/cloudroot plus
+# build/kernel (just agent kernel).
+#
+# The cloud-init twin (DEBIAN_IMAGE_VARIANT=cloud-init, for `just
+# bench-vs-cloud-init`): the same root plus Debian's cloud-init package and
+# an initramfs-tools initrd, without cloudroot: build/debian-12-cloud-init.img
+# and build/debian-12-cloud-init.initrd (cloud-init runs in the booted root,
+# so it boots with the distribution's own initramfs).
+#
+# Usage: scripts/debian-image.sh [OUT]     (default build/debian-12.img,
+#                                           or build/debian-12-cloud-init.img)
+# Environment:
+#   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin)
+#   AGENT=build/cloudroot          the static agent
+#   IMAGE_SIZE_MB=2048             disk size (sparse)
+#   CLOUDROOT_CACHE=dir            cache directory (see above)
+#   DEBIAN_MIRROR=url              Debian archive (default: from apt's sources)
+#   DEBIAN_SECURITY_MIRROR=url     Debian security archive (same)
+#   KERNEL_DEB=file                the linux-image .deb (default: the one
+#                                  kernel.sh downloaded, else apt-get download)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$repo/build}
+variant=${DEBIAN_IMAGE_VARIANT:-cloudroot}
+case $variant in
+cloudroot) out=${1:-$build/debian-12.img} ;;
+cloud-init) out=${1:-$build/debian-12-cloud-init.img} ;;
+*) printf 'debian-image.sh: error: DEBIAN_IMAGE_VARIANT=%s: want cloudroot or cloud-init\n' "$variant" >&2; exit 1 ;;
+esac
+agent=${AGENT:-$build/cloudroot}
+size_mb=${IMAGE_SIZE_MB:-2048}
+cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
+suite=bookworm
+PATH=$PATH:/usr/sbin:/sbin
+
+log() { printf 'debian-image.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# The image's packages beyond debootstrap's minbase. kmod, linux-base and
+# initramfs-tools are what the linux-image package depends on.
+packages=(
+	systemd systemd-sysv udev dbus
+	openssh-server sudo apt ca-certificates
+	chrony locales
+	ifupdown isc-dhcp-client iproute2 netbase
+	e2fsprogs procps less adduser
+	kmod linux-base initramfs-tools
+)
+# The twin adds Debian's cloud-init (and builds the kernel's initrd).
+# debootstrap resolves no virtual packages: python3-cryptography's
+# python3-cffi-backend-api-* come from python3-cffi-backend, named here.
+[[ $variant == cloudroot ]] || packages+=(cloud-init python3-cffi-backend)
+
+[[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, chroot, and root-owned files in the image)"
+for t in debootstrap:debootstrap zstd:zstd sfdisk:fdisk mkfs.ext4:e2fsprogs unshare:util-linux; do
+	command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
+done
+[[ $variant != cloudroot || -x $agent ]] || die "no agent at $agent (just agent)"
+[[ -s $build/kernel/version ]] || die "no $build/kernel/version (just kernel)"
+kver=$(<"$build/kernel/version")
+
+# apt_uris prints "URI SUITE" for every deb source apt is configured with,
+# one-line (.list) and deb822 (.sources) formats alike.
+apt_uris() {
+	local f
+	shopt -s nullglob
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[[ -f $f ]] || continue
+		# deb [opts] URI SUITE COMPONENTS...
+		sed -n 's/^[[:space:]]*deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\{0,1\}\([^[:space:]]\+\)[[:space:]]\+\([^[:space:]]\+\).*/\2 \3/p' "$f"
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		awk '
+			function flush() { if (deb && uris != "") { n = split(uris, u, " "); m = split(suites, s, " "); for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) print u[i], s[j] } deb = 0; uris = ""; suites = ""; enabled = 1 }
+			BEGIN { enabled = 1 }
+			/^[[:space:]]*$/ { if (enabled) flush(); else { deb = 0; uris = ""; suites = ""; enabled = 1 }; next }
+			/^#/ { next }
+			tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+			tolower($1) == "uris:" { for (i = 2; i <= NF; i++) uris = uris " " $i }
+			tolower($1) == "suites:" { for (i = 2; i <= NF; i++) suites = suites " " $i }
+			tolower($1) == "enabled:" { if (tolower($2) == "no") enabled = 0 }
+			END { if (enabled) flush() }
+		' "$f"
+	done
+	shopt -u nullglob
+}
+# The first source serving a Debian release suite (bookworm, trixie, ...,
+# not -security/-updates/-backports) is the archive; the first serving a
+# -security suite is the security archive.
+sources=$(apt_uris)
+mirror=${DEBIAN_MIRROR:-$(awk '$2 !~ /-/ && $1 ~ /debian\/?$/ { print $1; exit }' <<<"$sources")}
+security=${DEBIAN_SECURITY_MIRROR:-$(awk '$2 ~ /-security$/ { print $1; exit }' <<<"$sources")}
+[[ -n $mirror ]] || die "no Debian archive in apt's sources (/etc/apt/sources.list{,.d/}); set DEBIAN_MIRROR"
+[[ -n $security ]] || security=$mirror-security
+mirror=${mirror%/}
+security=${security%/}
+
+# kernel_deb prints the linux-image .deb for $kver: KERNEL_DEB, the one
+# kernel.sh keeps, or a fresh apt-get download into the cache.
+kernel_deb() {
+	local pkg=linux-image-$kver d f
+	if [[ -n ${KERNEL_DEB:-} ]]; then
+		[[ -f $KERNEL_DEB ]] || die "KERNEL_DEB=$KERNEL_DEB: no such file"
+		printf '%s\n' "$KERNEL_DEB"
+		return
+	fi
+	shopt -s nullglob
+	for d in "$cache/kernel-debs" "$build/cache"; do
+		for f in "$d/${pkg}"_*_amd64.deb "$d/${pkg}-unsigned"_*_amd64.deb; do
+			shopt -u nullglob
+			printf '%s\n' "$f"
+			return
+		done
+	done
+	shopt -u nullglob
+	mkdir -p "$cache/kernel-debs"
+	log "downloading $pkg"
+	(cd "$cache/kernel-debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg") >&2
+	f=$(ls "$cache/kernel-debs/${pkg}"_*_amd64.deb | tail -n 1)
+	printf '%s\n' "$f"
+}
+
+# in_root DIR CMD...: run CMD chrooted into DIR with its own mount, PID and
+# network namespaces: package scripts can mount /proc, start daemons or try
+# the network, and all of it ends with the command, isolated from the host.
+# /dev/shm is a fresh tmpfs (Python's multiprocessing, used by py3compile in
+# the postinst of Python packages, needs it).
+in_root() {
+	local dir=$1
+	shift
+	unshare --mount --net --pid --fork --kill-child -- /bin/sh -c '
+		dir=$1
+		shift
+		mkdir -p "$dir/dev/shm" && mount -t tmpfs -o mode=1777 shm "$dir/dev/shm" || exit 1
+		exec chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 INITRD=No "$@"
+	' in_root "$dir" "$@"
+}
+
+# build_root DIR KERNEL_DEB: debootstrap the Debian 12 root into DIR.
+# Its text is part of the cache key: edit it and the root is rebuilt.
+build_root() {
+	local r=$1 deb=$2 inc initrd=No
+	inc=$(
+		IFS=,
+		echo "${packages[*]}"
+	)
+	# Stage 1 downloads and unpacks (network: the mirror only).
+	debootstrap --foreign --arch=amd64 --variant=minbase --include="$inc" \
+		"$suite" "$r" "$mirror/" >&2
+	# No package's maintainer script may start a service in the chroot.
+	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
+	chmod 0755 "$r/usr/sbin/policy-rc.d"
+	# Stage 2 configures, offline, in namespaces of its own.
+	in_root "$r" /debootstrap/debootstrap --second-stage >&2 || {
+		tail -n 40 "$r/debootstrap/debootstrap.log" >&2
+		die "debootstrap --second-stage failed (the log's end is above)"
+	}
+	# The kernel, the very package the initramfs's modules came from
+	# (INITRD=No: cloudroot's initramfs boots this root, none is built;
+	# the cloud-init twin boots with the initrd initramfs-tools makes).
+	[[ $variant == cloudroot ]] || initrd=Yes
+	cp "$deb" "$r/tmp/linux-image.deb"
+	in_root "$r" /usr/bin/env INITRD=$initrd dpkg -i /tmp/linux-image.deb >&2
+	rm -f "$r/tmp/linux-image.deb"
+	[[ -d $r/lib/modules/$kver ]] || die "the root has no /lib/modules/$kver after installing $deb"
+
+	# What Debian's cloud images do to a fresh root: apt sources, a
+	# root filesystem found by label, no host keys or machine id baked in
+	# (first boot makes them), C.UTF-8, a serial console.
+	cat >"$r/etc/apt/sources.list" <<-EOF
+		deb $mirror $suite main
+		deb $mirror $suite-updates main
+		deb $security $suite-security main
+	EOF
+	printf '# <file system>\t<mount point>\t<type>\t<options>\t<dump>\t<pass>\nLABEL=cloudimg-rootfs\t/\text4\trw,discard,errors=remount-ro\t0\t1\n' >"$r/etc/fstab"
+	printf 'auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n' >"$r/etc/network/interfaces"
+	mkdir -p "$r/etc/network/interfaces.d"
+	echo localhost >"$r/etc/hostname"
+	printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n' >"$r/etc/hosts"
+	echo 'LANG=C.UTF-8' >"$r/etc/default/locale"
+	rm -f "$r"/etc/ssh/ssh_host_*
+	: >"$r/etc/machine-id"
+	rm -f "$r/var/lib/dbus/machine-id"
+	rm -f "$r/usr/sbin/policy-rc.d"
+	in_root "$r" apt-get clean >&2
+	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/log/*.log "$r"/var/log/apt/* "$r"/debootstrap
+	[[ $initrd == Yes ]] || rm -f "$r"/boot/initrd.img-*
+}
+
+deb=$(kernel_deb)
+[[ $(dpkg-deb -f "$deb" Package) == linux-image-"$kver"* ]] || die "$deb is not linux-image-$kver"
+key=$({
+	declare -f build_root in_root
+	printf '%s\n' "$variant" "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$(dpkg-deb -f "$deb" Version)"
+} | sha256sum | cut -c1-16)
+root_tar=$cache/debian-12-$key.tar.zst
+[[ $variant == cloudroot ]] || root_tar=$cache/debian-12-$variant-$key.tar.zst
+
+t0=$(date +%s.%N)
+mkdir -p "$cache" "$(dirname "$out")"
+if [[ -f $root_tar ]]; then
+	log "cached root: $root_tar"
+else
+	log "building the Debian 12 root (cache key $key; $suite from $mirror, kernel $kver): several minutes"
+	work=$(mktemp -d "$cache/.debian-12-$key.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+	build_root "$work/root" "$deb"
+	tar --zstd --numeric-owner --xattrs --xattrs-include='*' --acls -C "$work/root" -cf "$work/root.tar.zst" .
+	mv -f "$work/root.tar.zst" "$root_tar"
+	rm -rf "$work"
+	trap - EXIT
+	log "cached $root_tar ($(du -h "$root_tar" | cut -f1)) in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s"
+fi
+
+# Each build: unpack, install cloudroot, make the disk.
+t1=$(date +%s.%N)
+stage=$(mktemp -d "$(dirname "$out")/.debian-12-stage.XXXXXX")
+trap 'rm -rf "$stage" "$out.tmp"' EXIT
+r=$stage/root
+mkdir "$r"
+tar --zstd --numeric-owner --xattrs --xattrs-include='*' --acls -C "$r" -xpf "$root_tar"
+if [[ $variant == cloudroot ]]; then
+	"$agent" install --root "$r" >&2
+else
+	cp "$r/boot/initrd.img-$kver" "${out%.img}.initrd.tmp"
+	mv -f "${out%.img}.initrd.tmp" "${out%.img}.initrd"
+fi
+
+part_start=$((1024 * 1024))
+part_kib=$(((size_mb - 2) * 1024))
+rm -f "$out.tmp"
+truncate -s "${size_mb}M" "$out.tmp"
+sfdisk -q "$out.tmp" <<EOF
+label: gpt
+start=2048, size=$((part_kib * 2)), type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name="cloudimg-rootfs"
+EOF
+mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$part_start,nodiscard" -d "$r" "$out.tmp" "${part_kib}k"
+mv -f "$out.tmp" "$out"
+log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + ${variant/cloudroot/cloudroot install}, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
