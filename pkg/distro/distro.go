@@ -1,6 +1,18 @@
-// Package distro describes what differs per Linux distribution: identity
-// from os-release, the default user cloud-init creates, the groups that user
-// joins, and the hosts-file template. The target's /etc/os-release decides.
+// Package distro is what differs per distribution, as data and small
+// interfaces chosen from the target's os-release, the way cloud-init's
+// distros/ classes are chosen:
+//
+//   - Info: identity parsed from os-release; Variant picks cloud-init's
+//     cloud.cfg variant (and distro class), Family its osfamily;
+//   - DefaultCloudConfig: the default /etc/cloud/cloud.cfg cloud-init's
+//     package installs for the variant (module lists, system_info);
+//   - Facts: default user, init system, network renderer order, hosts
+//     template, locale/timezone/keyboard/hostname mechanics, paths and
+//     cc_ntp's client table;
+//   - PackageManager and ServiceManager: the argv sequences cloud-init runs
+//     to update/upgrade/install packages and to start/stop/enable services.
+//
+// Everything here is pure: callers read the target and run commands.
 package distro
 
 import (
@@ -27,7 +39,14 @@ type ReadFile func(p string) ([]byte, error)
 func Detect(read ReadFile) Info {
 	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
 		if b, err := read(p); err == nil {
-			return ParseOSRelease(b)
+			in := ParseOSRelease(b)
+			// Raspberry Pi OS says ID=debian; cloud-init tells it apart by
+			// /etc/rpi-issue, as here.
+			if _, err := read("/etc/rpi-issue"); err == nil {
+				in.ID = "raspberry-pi-os"
+				in.Family = variantFamily(in.Variant())
+			}
+			return in
 		}
 	}
 	return Info{ID: "unknown", Family: "debian"}
@@ -62,102 +81,28 @@ func ParseOSRelease(b []byte) Info {
 	if in.ID == "" {
 		in.ID = "linux"
 	}
-	in.Family = family(in)
+	in.Family = variantFamily(in.Variant())
 	return in
 }
 
-var families = map[string]string{
-	"debian": "debian", "ubuntu": "debian", "raspbian": "debian", "linuxmint": "debian", "pop": "debian",
-	"rhel": "redhat", "centos": "redhat", "fedora": "redhat", "rocky": "redhat", "almalinux": "redhat",
-	"amzn": "redhat", "ol": "redhat", "cloudlinux": "redhat", "eurolinux": "redhat", "virtuozzo": "redhat",
-	"azurelinux": "redhat", "mariner": "redhat", "photon": "redhat", "openeuler": "redhat",
-	"opensuse": "suse", "opensuse-leap": "suse", "opensuse-tumbleweed": "suse", "sles": "suse", "sled": "suse",
-	"arch": "arch", "alpine": "alpine", "gentoo": "gentoo", "freebsd": "freebsd",
-}
-
-func family(in Info) string {
-	if f, ok := families[in.ID]; ok {
-		return f
-	}
-	for _, l := range in.IDLike {
-		if f, ok := families[l]; ok {
-			return f
-		}
-	}
-	return "debian"
-}
-
 // DefaultUser is the distro's system_info.default_user as cloud-init's
-// rendered cloud.cfg sets it. Keys are cloud-init's.
+// rendered cloud.cfg sets it (for the variant Variant picks). Keys are
+// cloud-init's.
 func (in Info) DefaultUser() map[string]any {
-	u := map[string]any{
-		"lock_passwd": true,
-		"sudo":        []any{"ALL=(ALL) NOPASSWD:ALL"},
-		"shell":       "/bin/bash",
-	}
-	switch in.ID {
-	case "ubuntu":
-		u["name"] = "ubuntu"
-		u["gecos"] = "Ubuntu"
-		u["groups"] = []any{"adm", "cdrom", "dip", "lxd", "sudo"}
-	case "debian":
-		u["name"] = "debian"
-		u["gecos"] = "Debian"
-		u["groups"] = []any{"adm", "audio", "cdrom", "dialout", "dip", "floppy", "plugdev", "sudo", "video"}
-	case "fedora":
-		u["name"] = "fedora"
-		u["gecos"] = "fedora Cloud User"
-		u["groups"] = []any{"wheel", "adm", "systemd-journal"}
-	case "amzn":
-		u["name"] = "ec2-user"
-		u["gecos"] = "EC2 Default User"
-		u["groups"] = []any{"wheel", "adm", "systemd-journal"}
-	case "alpine":
-		u["name"] = "alpine"
-		u["gecos"] = "Alpine"
-		u["groups"] = []any{"adm", "wheel"}
-		u["shell"] = "/bin/ash"
-		u["doas"] = []any{"permit nopass alpine"}
-		delete(u, "sudo")
-	case "arch":
-		u["name"] = "arch"
-		u["gecos"] = "arch Cloud User"
-		u["groups"] = []any{"wheel", "users"}
-	default:
-		switch in.Family {
-		case "redhat":
-			u["name"] = "cloud-user"
-			u["gecos"] = "Cloud User"
-			u["groups"] = []any{"adm", "systemd-journal"}
-		case "suse":
-			u["name"] = "opensuse"
-			u["gecos"] = "opensuse"
-			u["groups"] = []any{"users"}
-		default:
-			u["name"] = in.ID
-			if in.ID == "unknown" || in.ID == "linux" {
-				u["name"] = "cloud-user"
-			}
-			u["gecos"] = "Cloud User"
-			u["groups"] = []any{"adm", "sudo"}
-		}
-	}
-	return u
+	return variantUser(in.Variant()).Map()
 }
 
-// HostsTemplateName is the /etc/cloud/templates/hosts.<name>.tmpl variant.
+// HostsTemplateName is the /etc/cloud/templates/hosts.<name>.tmpl variant:
+// the distro class's osfamily attribute, which cloud-init's
+// cc_update_etc_hosts uses (its own name for Photon, Mariner, Azure Linux,
+// openEuler and OpenCloudOS/TencentOS; the system name on the BSDs).
 func (in Info) HostsTemplateName() string {
-	switch in.Family {
-	case "redhat":
-		return "redhat"
-	case "suse":
-		return "suse"
-	case "alpine":
-		return "alpine"
-	case "arch":
-		return "arch"
-	case "freebsd":
-		return "freebsd"
+	switch v := in.Variant(); v {
+	case "photon", "mariner", "azurelinux", "openeuler", "OpenCloudOS", "dragonfly", "netbsd", "openbsd", "freebsd":
+		return v
+	case "TencentOS":
+		return "OpenCloudOS"
+	default:
+		return variantFamily(v)
 	}
-	return "debian"
 }

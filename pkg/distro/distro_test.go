@@ -1,7 +1,10 @@
 package distro
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -14,12 +17,12 @@ func TestParseOSRelease(t *testing.T) {
 	}{
 		{"ID=debian\nVERSION_ID=\"12\"\n", "debian", "debian", "12", "debian", "debian"},
 		{"NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n", "ubuntu", "debian", "24.04", "ubuntu", "debian"},
-		{"ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\n", "rocky", "redhat", "9.4", "cloud-user", "redhat"},
+		{"ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\n", "rocky", "redhat", "9.4", "rocky", "redhat"},
 		{"ID=fedora\nVERSION_ID=40\n", "fedora", "redhat", "40", "fedora", "redhat"},
-		{"ID=opensuse-leap\nID_LIKE=\"suse opensuse\"\n", "opensuse-leap", "suse", "", "opensuse", "suse"},
+		{"ID=opensuse-leap\nID_LIKE=\"suse opensuse\"\n", "opensuse-leap", "suse", "", "suse", "suse"},
 		{"ID=alpine\nVERSION_ID=3.20.0\n", "alpine", "alpine", "3.20.0", "alpine", "alpine"},
-		{"ID=mycorp\nID_LIKE=debian\n", "mycorp", "debian", "", "mycorp", "debian"},
-		{"# comment only\n\nGARBAGE\n", "linux", "debian", "", "cloud-user", "debian"},
+		{"ID=mycorp\nID_LIKE=debian\n", "mycorp", "debian", "", "debian", "debian"},
+		{"# comment only\n\nGARBAGE\n", "linux", "debian", "", "ubuntu", "debian"},
 		{"ID='amzn'\n", "amzn", "redhat", "", "ec2-user", "redhat"},
 	} {
 		in := ParseOSRelease([]byte(tc.in))
@@ -53,9 +56,19 @@ func TestDetectFallbacks(t *testing.T) {
 }
 
 func FuzzParseOSRelease(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/facts/*/os-release")
+	for _, p := range seeds {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add([]byte("ID=debian\nVERSION_ID=\"12\"\n"))
 	f.Add([]byte("ID=\"a\\\"b\"\nID_LIKE='x y'\n"))
 	f.Add([]byte("=\n\"\n"))
+	known := map[string]bool{}
+	for _, v := range Variants {
+		known[v] = true
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := ParseOSRelease(b)
 		if in.ID == "" || in.Family == "" {
@@ -63,6 +76,16 @@ func FuzzParseOSRelease(f *testing.F) {
 		}
 		if in.DefaultUser()["name"] == "" {
 			t.Fatal("empty default user name")
+		}
+		if v := in.Variant(); !known[v] {
+			t.Fatalf("variant %q is not one of cloud-init's", v)
+		}
+		fa := in.Facts()
+		if fa.Family != in.Family || fa.Services() == nil {
+			t.Fatalf("facts disagree with the parse: %+v vs %+v", fa, in)
+		}
+		if _, err := json.Marshal(fa); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

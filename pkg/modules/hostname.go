@@ -245,10 +245,7 @@ func hostsTemplate(c *Context) (string, string, error) {
 // updateLocalhostEntry is distro.update_etc_hosts: make sure the local IP
 // line names fqdn and hostname, leaving the rest of /etc/hosts alone.
 func updateLocalhostEntry(c *Context, hi HostnameInfo) error {
-	ip := "127.0.1.1"
-	if c.Distro.Family == "redhat" || c.Distro.Family == "suse" {
-		ip = "127.0.0.1"
-	}
+	ip := c.Distro.Facts().LocalhostIP
 	old, _ := c.Root.ReadFile("/etc/hosts")
 	lines := strings.Split(strings.TrimRight(string(old), "\n"), "\n")
 	if len(old) == 0 {

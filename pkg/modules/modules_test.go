@@ -288,6 +288,23 @@ func TestUpdateEtcHosts(t *testing.T) {
 		t.Errorf("localhost mode:\n%q\nwant\n%q", got, want)
 	}
 
+	// The address is the distro's (cloud-init's _get_localhost_ip); its
+	// old entries make way, "localhost" included, as cloud-init's do.
+	for osr, want := range map[string]string{
+		"ID=rocky\nID_LIKE=\"rhel centos fedora\"\n":    "127.0.0.1 new.example.com new\n",
+		"ID=opensuse-leap\nID_LIKE=\"suse opensuse\"\n": "127.0.0.1 localhost\n127.0.1.1 new.example.com new\n",
+		"ID=arch\n": "127.0.0.1 new.example.com new\n",
+	} {
+		c, _, _ := testContext(t, yamlCfg(t, "manage_etc_hosts: localhost\nfqdn: new.example.com"),
+			map[string]string{"etc/hosts": "127.0.0.1 localhost\n", "etc/os-release": osr})
+		if err := UpdateEtcHosts.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, c, "/etc/hosts"); got != want {
+			t.Errorf("localhost mode on %q:\n%q\nwant\n%q", osr, got, want)
+		}
+	}
+
 	c, _, _ = testContext(t, Config{}, files)
 	UpdateEtcHosts.Run(context.Background(), c)
 	if got := readFile(t, c, "/etc/hosts"); got != files["etc/hosts"] {
