@@ -35,6 +35,9 @@ type Module struct {
 	Frequency state.Frequency
 	// Keys are the top-level cloud-config keys it owns (for docs and schema).
 	Keys []string
+	// Distros is cloud-init's meta "distros" list (os-release IDs or
+	// cloud-init distro names); nil means all.
+	Distros []string
 	// Run applies the module. Errors are recorded and the stage goes on.
 	Run func(ctx context.Context, c *Context) error
 }
@@ -52,6 +55,14 @@ type Context struct {
 	Log        *slog.Logger
 	// Out receives command output (console and cloud-init-output.log).
 	Out io.Writer
+	// Booted is true when the target is the running system (the agent), so
+	// its services can be queried and restarted; false in the initramfs,
+	// where nothing in the target runs yet and services read their new
+	// configuration when they start.
+	Booted bool
+	// Console receives what cloud-init writes only to /dev/console (never
+	// to a log), such as generated passwords; nil means /dev/console.
+	Console io.Writer
 	// Now returns the current time; Uptime seconds since boot.
 	Now    func() time.Time
 	Uptime func() float64

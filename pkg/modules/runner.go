@@ -15,6 +15,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
+		SetPasswords,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		FinalMessage, PowerStateChange,
@@ -45,7 +46,6 @@ var knownKeys = map[string][]string{
 	"mounts":                         {"mounts", "swap"},
 	"ca_certs":                       {"ca_certs", "ca-certs"},
 	"rsyslog":                        {"rsyslog"},
-	"set_passwords":                  {"chpasswd", "password"},
 	"snap":                           {"snap"},
 	"ssh_import_id":                  {"ssh_import_id"},
 	"keyboard":                       {"keyboard"},

@@ -110,6 +110,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		Uptime:     o.Uptime,
 		Version:    o.Version,
 		Warn:       warn,
+		Booted:     true,
 	}
 	rep := modules.RunStage(ctx, mc, mode)
 	stage.Errors = append(stage.Errors, rep.Errors...)
