@@ -20,9 +20,16 @@ import (
 )
 
 // facts is the distro's facts for the target, under the init system the
-// target boots.
+// target boots. A target without systemd whose init is SysV's (it has
+// /etc/inittab) counts as sysvinit where DetectInit would assume the
+// distro's default.
 func (c *Context) facts() distro.Facts {
-	return c.Distro.FactsFor(c.Distro.DetectInit(c.Root.Exists, c.readlink))
+	init := c.Distro.DetectInit(c.Root.Exists, c.readlink)
+	if init == distro.InitSystemd && c.Root.Exists("/etc/inittab") &&
+		!c.Root.Exists("/lib/systemd/systemd") && !c.Root.Exists("/usr/lib/systemd/systemd") {
+		init = distro.InitSysVinit
+	}
+	return c.Distro.FactsFor(init)
 }
 
 // cmdEnv is the environment a command runs with: a minimal one in a

@@ -15,7 +15,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords,
+		SetPasswords, Timezone, Locale,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		FinalMessage, PowerStateChange,
@@ -49,12 +49,10 @@ var knownKeys = map[string][]string{
 	"snap":                           {"snap"},
 	"ssh_import_id":                  {"ssh_import_id"},
 	"keyboard":                       {"keyboard"},
-	"locale":                         {"locale"},
 	"grub_dpkg":                      {"grub_dpkg", "grub-dpkg"},
 	"apt_pipelining":                 {"apt_pipelining"},
 	"apt_configure":                  {"apt"},
 	"ntp":                            {"ntp"},
-	"timezone":                       {"timezone"},
 	"byobu":                          {"byobu_by_default"},
 	"package_update_upgrade_install": {"packages", "package_update", "package_upgrade", "package_reboot_if_required", "apt_update", "apt_upgrade"},
 	"fan":                            {"fan"},
