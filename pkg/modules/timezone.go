@@ -66,7 +66,7 @@ func setTimezone(c *Context, tz string) error {
 		}
 		return c.Root.Symlink(zf, f.Localtime)
 	case f.Copy:
-		if err := updateSysconfig(c, f.Clock, []string{f.ClockKey}, map[string]string{f.ClockKey: tz}); err != nil {
+		if err := updateSysconfig(c, f.Clock, f.ClockKey, tz); err != nil {
 			return err
 		}
 		return copyInTarget(c, zf, f.Localtime)
