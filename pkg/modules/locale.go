@@ -43,19 +43,10 @@ func decodeLocale(c *Context) localeConfig {
 		}
 	default:
 		lc.Locale = scalarString(v)
-		lc.Disabled = isFalseString(lc.Locale)
+		lc.Disabled = isFalse(lc.Locale)
 	}
 	lc.ConfigFile = c.Config.String("locale_configfile")
 	return lc
-}
-
-// isFalseString is util.is_false for a string.
-func isFalseString(s string) bool {
-	switch s {
-	case "off", "0", "no", "false", "Off", "No", "False", "OFF", "NO", "FALSE":
-		return true
-	}
-	return false
 }
 
 func runLocale(ctx context.Context, c *Context) error {

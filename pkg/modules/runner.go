@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale,
+		SetPasswords, Timezone, Locale, NTP,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		FinalMessage, PowerStateChange,
@@ -52,7 +53,6 @@ var knownKeys = map[string][]string{
 	"grub_dpkg":                      {"grub_dpkg", "grub-dpkg"},
 	"apt_pipelining":                 {"apt_pipelining"},
 	"apt_configure":                  {"apt"},
-	"ntp":                            {"ntp"},
 	"byobu":                          {"byobu_by_default"},
 	"package_update_upgrade_install": {"packages", "package_update", "package_upgrade", "package_reboot_if_required", "apt_update", "apt_upgrade"},
 	"fan":                            {"fan"},
@@ -168,6 +168,10 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			rep.Skipped = append(rep.Skipped, e.Name)
 			continue
 		}
+		if !verifiedOn(c, m) {
+			rep.Skipped = append(rep.Skipped, m.Name)
+			continue
+		}
 		freq := m.Frequency
 		if e.Frequency != "" {
 			freq = e.Frequency
@@ -224,4 +228,23 @@ func presentKeys(cfg Config, keys []string) []string {
 		}
 	}
 	return out
+}
+
+// verifiedOn is cloud-init's distro check: a module whose meta lists
+// distros runs only on those (by distro class name) unless the config's
+// unverified_modules names it.
+func verifiedOn(c *Context, m Module) bool {
+	if len(m.Distros) == 0 {
+		return true
+	}
+	name := c.facts().SystemInfo.Distro
+	if slices.Contains(m.Distros, name) {
+		return true
+	}
+	if slices.Contains(StringList(c.Config["unverified_modules"]), m.Name) {
+		c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
+		return true
+	}
+	c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, name))
+	return false
 }
