@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
@@ -127,4 +128,30 @@ func loadYAML(t *testing.T, b []byte) map[string]any {
 		t.Fatalf("not YAML: %v\n%s", err, b)
 	}
 	return m
+}
+
+// TestDefaultCloudConfigSchema: each variant's cloud.cfg has exactly the
+// schema errors upstream's rendering has (none, except the RHEL rebuilds'
+// `syslog_fix_perms: ~`, which cloud-init's own schema rejects too).
+func TestDefaultCloudConfigSchema(t *testing.T) {
+	for _, v := range Variants {
+		out, err := CloudConfigForVariant(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := func(doc []byte) []string {
+			var l []string
+			for _, f := range schema.Validate(doc, "/etc/cloud/cloud.cfg").Of(schema.Error) {
+				l = append(l, f.Path+": "+f.Message)
+			}
+			return l
+		}
+		want := errs(mustRead(t, filepath.Join("testdata/cloudcfg", v+".cfg")))
+		if d := cmp.Diff(want, errs(out)); d != "" {
+			t.Errorf("%s: schema errors differ from upstream's cloud.cfg (-upstream +cloudroot):\n%s", v, d)
+		}
+		if isRHEL(v) != (len(want) > 0) {
+			t.Errorf("%s: upstream's cloud.cfg schema errors %v", v, want)
+		}
+	}
 }
