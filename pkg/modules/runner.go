@@ -18,7 +18,7 @@ func Registry() []Module {
 		Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
-		PhoneHome, FinalMessage, PowerStateChange,
+		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
 	}
 }
 
