@@ -35,6 +35,10 @@ type Module struct {
 	Frequency state.Frequency
 	// Keys are the top-level cloud-config keys it owns (for docs and schema).
 	Keys []string
+	// Distros are cloud-init's distro names the module is verified on
+	// (its meta "distros"); nil means all. Elsewhere the stage skips it
+	// unless the config lists it in unverified_modules.
+	Distros []string
 	// Run applies the module. Errors are recorded and the stage goes on.
 	Run func(ctx context.Context, c *Context) error
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		Runcmd,
+		AptPipelining, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
@@ -169,6 +170,11 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			rep.Skipped = append(rep.Skipped, e.Name)
 			continue
 		}
+		if !verifiedOn(c, m) {
+			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, c.Distro.Variant()))
+			rep.Skipped = append(rep.Skipped, m.Name)
+			continue
+		}
 		freq := m.Frequency
 		if e.Frequency != "" {
 			freq = e.Frequency
@@ -215,6 +221,21 @@ func runSafely(ctx context.Context, c *Context, m Module) (err error) {
 		}
 	}()
 	return m.Run(ctx, c)
+}
+
+// verifiedOn reports whether m may run on c's distro: it is verified there,
+// or the config forces it through unverified_modules.
+func verifiedOn(c *Context, m Module) bool {
+	if len(m.Distros) == 0 || slices.Contains(m.Distros, c.Distro.Variant()) {
+		return true
+	}
+	for _, n := range stringList(c.Config["unverified_modules"]) {
+		if CanonicalName(n) == m.Name {
+			c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
+			return true
+		}
+	}
+	return false
 }
 
 func presentKeys(cfg Config, keys []string) []string {
