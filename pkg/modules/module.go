@@ -35,8 +35,9 @@ type Module struct {
 	Frequency state.Frequency
 	// Keys are the top-level cloud-config keys it owns (for docs and schema).
 	Keys []string
-	// Distros is cloud-init's meta "distros" list (os-release IDs or
-	// cloud-init distro names); nil means all.
+	// Distros are cloud-init's distro names the module is verified on
+	// (its meta "distros"); nil means all. Elsewhere the stage skips it
+	// unless the config lists it in unverified_modules.
 	Distros []string
 	// Run applies the module. Errors are recorded and the stage goes on.
 	Run func(ctx context.Context, c *Context) error

@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -270,8 +269,6 @@ func ntpTemplate(c *Context, name string) (string, bool) {
 	return string(b), ok
 }
 
-var basicVar = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
-
 // renderNTPTemplate renders a Jinja template ("## template: jinja") with
 // the project's engine, or a headerless one with cloud-init's basic $var
 // renderer (lists as Python prints them).
@@ -289,17 +286,15 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 		out, _, err := userdata.RenderJinja([]byte(tmpl), data)
 		return string(out), err
 	}
-	return basicVar.ReplaceAllStringFunc(tmpl, func(m string) string {
-		v, ok := params[basicVar.FindStringSubmatch(m)[1]]
-		if !ok {
-			return m
-		}
+	strs := map[string]string{}
+	for k, v := range params {
 		q := make([]string, 0, len(v))
 		for _, s := range v {
 			q = append(q, "'"+s+"'")
 		}
-		return "[" + strings.Join(q, ", ") + "]"
-	}), nil
+		strs[k] = "[" + strings.Join(q, ", ") + "]"
+	}
+	return renderBasic(tmpl, strs)
 }
 
 // which is subp.which in the target: an absolute path that is an

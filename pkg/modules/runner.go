@@ -17,9 +17,10 @@ func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
 		SetPasswords, Timezone, Locale, NTP,
-		Runcmd,
+		AptPipelining, Runcmd,
+		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
-		FinalMessage, PowerStateChange,
+		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
 	}
 }
 
@@ -40,32 +41,30 @@ var DefaultStageLists = map[Stage][]string{
 // implement yet; when one is present the run reports it instead of silently
 // ignoring the user's request.
 var knownKeys = map[string][]string{
-	"seed_random":                    {"random_seed"},
-	"growpart":                       {"growpart"},
-	"resizefs":                       {"resize_rootfs"},
-	"disk_setup":                     {"disk_setup", "fs_setup", "device_aliases"},
-	"mounts":                         {"mounts", "swap"},
-	"ca_certs":                       {"ca_certs", "ca-certs"},
-	"rsyslog":                        {"rsyslog"},
-	"snap":                           {"snap"},
-	"ssh_import_id":                  {"ssh_import_id"},
-	"keyboard":                       {"keyboard"},
-	"grub_dpkg":                      {"grub_dpkg", "grub-dpkg"},
-	"apt_pipelining":                 {"apt_pipelining"},
-	"apt_configure":                  {"apt"},
-	"byobu":                          {"byobu_by_default"},
-	"package_update_upgrade_install": {"packages", "package_update", "package_upgrade", "package_reboot_if_required", "apt_update", "apt_upgrade"},
-	"fan":                            {"fan"},
-	"landscape":                      {"landscape"},
-	"lxd":                            {"lxd"},
-	"puppet":                         {"puppet"},
-	"chef":                           {"chef"},
-	"ansible":                        {"ansible"},
-	"mcollective":                    {"mcollective"},
-	"salt_minion":                    {"salt_minion"},
-	"phone_home":                     {"phone_home"},
-	"keys_to_console":                {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
-	"ssh_authkey_fingerprints":       {"no_ssh_fingerprints", "authkey_hash"},
+	"seed_random":              {"random_seed"},
+	"growpart":                 {"growpart"},
+	"resizefs":                 {"resize_rootfs"},
+	"disk_setup":               {"disk_setup", "fs_setup", "device_aliases"},
+	"mounts":                   {"mounts", "swap"},
+	"ca_certs":                 {"ca_certs", "ca-certs"},
+	"rsyslog":                  {"rsyslog"},
+	"snap":                     {"snap"},
+	"ssh_import_id":            {"ssh_import_id"},
+	"keyboard":                 {"keyboard"},
+	"grub_dpkg":                {"grub_dpkg", "grub-dpkg"},
+	"apt_pipelining":           {"apt_pipelining"},
+	"apt_configure":            {"apt"},
+	"byobu":                    {"byobu_by_default"},
+	"fan":                      {"fan"},
+	"landscape":                {"landscape"},
+	"lxd":                      {"lxd"},
+	"puppet":                   {"puppet"},
+	"chef":                     {"chef"},
+	"ansible":                  {"ansible"},
+	"mcollective":              {"mcollective"},
+	"salt_minion":              {"salt_minion"},
+	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
+	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
 }
 
 // Entry is one item of a cloud_*_modules list.
@@ -169,6 +168,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			continue
 		}
 		if !verifiedOn(c, m) {
+			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, c.Distro.Variant()))
 			rep.Skipped = append(rep.Skipped, m.Name)
 			continue
 		}
@@ -220,6 +220,21 @@ func runSafely(ctx context.Context, c *Context, m Module) (err error) {
 	return m.Run(ctx, c)
 }
 
+// verifiedOn reports whether m may run on c's distro: it is verified there,
+// or the config forces it through unverified_modules.
+func verifiedOn(c *Context, m Module) bool {
+	if len(m.Distros) == 0 || slices.Contains(m.Distros, c.Distro.Variant()) {
+		return true
+	}
+	for _, n := range stringList(c.Config["unverified_modules"]) {
+		if CanonicalName(n) == m.Name {
+			c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
+			return true
+		}
+	}
+	return false
+}
+
 func presentKeys(cfg Config, keys []string) []string {
 	var out []string
 	for _, k := range keys {
@@ -228,23 +243,4 @@ func presentKeys(cfg Config, keys []string) []string {
 		}
 	}
 	return out
-}
-
-// verifiedOn is cloud-init's distro check: a module whose meta lists
-// distros runs only on those (by distro class name) unless the config's
-// unverified_modules names it.
-func verifiedOn(c *Context, m Module) bool {
-	if len(m.Distros) == 0 {
-		return true
-	}
-	name := c.facts().SystemInfo.Distro
-	if slices.Contains(m.Distros, name) {
-		return true
-	}
-	if slices.Contains(StringList(c.Config["unverified_modules"]), m.Name) {
-		c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
-		return true
-	}
-	c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, name))
-	return false
 }
