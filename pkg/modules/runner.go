@@ -16,7 +16,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale, NTP, CACerts,
+		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard,
 		AptPipelining, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
@@ -49,7 +49,6 @@ var knownKeys = map[string][]string{
 	"rsyslog":                  {"rsyslog"},
 	"snap":                     {"snap"},
 	"ssh_import_id":            {"ssh_import_id"},
-	"keyboard":                 {"keyboard"},
 	"grub_dpkg":                {"grub_dpkg", "grub-dpkg"},
 	"apt_pipelining":           {"apt_pipelining"},
 	"apt_configure":            {"apt"},

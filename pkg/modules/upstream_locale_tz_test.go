@@ -1,11 +1,12 @@
 package modules
 
-// TestUpstreamTimezoneLocale holds the timezone and locale modules to what
+// TestUpstreamTimezoneLocale holds the timezone, locale and keyboard modules to what
 // upstream cloud-init's distro classes do, as recorded by
 // scripts/distro-goldens.sh in pkg/distro/testdata/upstream/<case>.json:
 // set_timezone("Europe/Berlin") on an image whose /etc/localtime is a
-// link, and apply_locale("de_DE.UTF-8") on an unconfigured image with
-// locale-gen and update-locale installed. The files each leaves and the
+// link, apply_locale("de_DE.UTF-8") on an unconfigured image with
+// locale-gen and update-locale installed, and set_keymap("de", "pc105",
+// "nodeadkeys", "") on a booted system. The files each leaves and the
 // commands each runs must be the same.
 
 import (
@@ -39,6 +40,7 @@ type upstreamDistro struct {
 	VersionID   string          `json:"version_id"`
 	Init        string          `json:"init"`
 	SetTimezone json.RawMessage `json:"set_timezone"`
+	SetKeymap   json.RawMessage `json:"set_keymap"`
 	ApplyLocale json.RawMessage `json:"apply_locale"`
 }
 
@@ -93,8 +95,8 @@ func TestUpstreamTimezoneLocale(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(fn), ".json")
-		for _, step := range []string{"set_timezone", "apply_locale"} {
-			raw := map[string]json.RawMessage{"set_timezone": u.SetTimezone, "apply_locale": u.ApplyLocale}[step]
+		for _, step := range []string{"set_timezone", "apply_locale", "set_keymap"} {
+			raw := map[string]json.RawMessage{"set_timezone": u.SetTimezone, "apply_locale": u.ApplyLocale, "set_keymap": u.SetKeymap}[step]
 			var ops []upstreamOp
 			if json.Unmarshal(raw, &ops) != nil {
 				continue // upstream failed here (a string error): nothing to compare
@@ -102,9 +104,14 @@ func TestUpstreamTimezoneLocale(t *testing.T) {
 			t.Run(name+"/"+step, func(t *testing.T) {
 				c, rr, root := upstreamRoot(t, u)
 				var err error
-				if step == "set_timezone" {
+				switch step {
+				case "set_timezone":
 					err = setTimezone(c, "Europe/Berlin")
-				} else {
+				case "set_keymap":
+					c.Booted = true
+					c.Config = Config{"keyboard": map[string]any{"layout": "de", "model": "pc105", "variant": "nodeadkeys", "options": ""}}
+					err = runKeyboard(t.Context(), c)
+				default:
 					c.Config = Config{"locale": "de_DE.UTF-8"}
 					err = runLocale(t.Context(), c)
 				}
@@ -117,7 +124,7 @@ func TestUpstreamTimezoneLocale(t *testing.T) {
 					gotFiles[p] = effectOf(root, p)
 				}
 				// Files upstream did not touch must be untouched here too.
-				for _, p := range []string{"/etc/timezone", "/etc/locale.gen", "/etc/default/locale", "/etc/locale.conf",
+				for _, p := range []string{"/etc/default/keyboard", "/etc/timezone", "/etc/locale.gen", "/etc/default/locale", "/etc/locale.conf",
 					"/etc/sysconfig/clock", "/etc/sysconfig/i18n", "/etc/sysconfig/language", "/etc/profile.d/50-cloud-init-locale.sh"} {
 					if _, ok := wantFiles[p]; !ok {
 						if e := effectOf(root, p); e != "<removed>" {
@@ -176,6 +183,7 @@ func upstreamRoot(t *testing.T, u upstreamDistro) (*Context, *sortedEnvRunner, s
 		t.Fatal(err)
 	}
 	w("/usr/sbin/locale-gen", "", 0o755)
+	w("/usr/share/bkeymaps/de/nodeadkeys.bmap.gz", "", 0o644)
 	w("/usr/sbin/update-locale", "", 0o755)
 	switch u.Init {
 	case distro.InitSystemd:
