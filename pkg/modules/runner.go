@@ -16,7 +16,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard,
+		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom,
 		AptPipelining, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
@@ -41,7 +41,6 @@ var DefaultStageLists = map[Stage][]string{
 // implement yet; when one is present the run reports it instead of silently
 // ignoring the user's request.
 var knownKeys = map[string][]string{
-	"seed_random":              {"random_seed"},
 	"growpart":                 {"growpart"},
 	"resizefs":                 {"resize_rootfs"},
 	"disk_setup":               {"disk_setup", "fs_setup", "device_aliases"},
