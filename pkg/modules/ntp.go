@@ -31,7 +31,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/state"
-	"github.com/cloudroot/cloudroot/pkg/userdata"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
@@ -283,7 +282,7 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 			}
 			data[k] = l
 		}
-		out, _, err := userdata.RenderJinja([]byte(tmpl), data)
+		out, err := renderJinjaFile([]byte(tmpl), data)
 		return string(out), err
 	}
 	strs := map[string]string{}
