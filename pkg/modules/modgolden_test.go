@@ -313,7 +313,7 @@ func runGolden(t *testing.T, m Module) {
 }
 
 func TestModuleGolden(t *testing.T) {
-	for _, m := range []Module{SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf} {
+	for _, m := range []Module{SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog} {
 		t.Run(m.Name, func(t *testing.T) { runGolden(t, m) })
 	}
 }

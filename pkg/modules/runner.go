@@ -16,7 +16,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf,
+		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		AptPipelining, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
@@ -45,7 +45,6 @@ var knownKeys = map[string][]string{
 	"resizefs":                 {"resize_rootfs"},
 	"disk_setup":               {"disk_setup", "fs_setup", "device_aliases"},
 	"mounts":                   {"mounts", "swap"},
-	"rsyslog":                  {"rsyslog"},
 	"snap":                     {"snap"},
 	"ssh_import_id":            {"ssh_import_id"},
 	"grub_dpkg":                {"grub_dpkg", "grub-dpkg"},

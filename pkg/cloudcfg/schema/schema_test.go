@@ -78,7 +78,7 @@ var implementedKeys = []string{
 	"create_hostname_file", "manage_etc_hosts", "users", "user", "groups", "ssh_keys", "ssh_authorized_keys",
 	"ssh_deletekeys", "ssh_genkeytypes", "disable_root", "disable_root_opts", "allow_public_ssh_keys",
 	"ssh_quiet_keygen", "ssh_publish_hostkeys", "ssh_pwauth", "final_message", "power_state", "vendor_data",
-	"chpasswd", "password", "timezone", "locale", "ntp", "ca_certs", "ca-certs", "keyboard", "random_seed", "manage_resolv_conf", "resolv_conf",
+	"chpasswd", "password", "timezone", "locale", "ntp", "ca_certs", "ca-certs", "keyboard", "random_seed", "manage_resolv_conf", "resolv_conf", "rsyslog",
 }
 
 func TestImplementedKeysHaveShapes(t *testing.T) {
