@@ -80,3 +80,30 @@ func TestRandomPasswordLength(t *testing.T) {
 		}
 	}
 }
+
+// TestSetPasswordsAlwaysRotates is the OpenStack admin_pass case: with
+// `[set-passwords, always]` in cloud_init_modules, a new password in the
+// (re-rendered) config applies on the next boot of the same instance.
+func TestSetPasswordsAlwaysRotates(t *testing.T) {
+	r := accountsRoot(t, "")
+	appendFile(t, r.Dir()+"/etc/passwd", "admin:x:1001:1001::/home/admin:/bin/sh\n")
+	appendFile(t, r.Dir()+"/etc/shadow", "admin:!:19800:0:99999:7:::\n")
+	for _, pw := range []string{"first-pass", "second-pass"} {
+		cfg := Config{
+			"cloud_init_modules": []any{[]any{"set-passwords", "always"}},
+			"chpasswd":           map[string]any{"expire": false, "users": []any{map[string]any{"name": "admin", "password": pw, "type": "text"}}},
+		}
+		c, _ := accountsContext(t, r, cfg, nil)
+		rep := RunStage(t.Context(), c, StageInit)
+		if len(rep.Errors) > 0 || len(rep.Ran) != 1 {
+			t.Fatalf("%s: ran %v, errors %v", pw, rep.Ran, rep.Errors)
+		}
+		sh, err := r.LookupShadow("admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := target.SHA512Crypt(pw, sh.Hash); got != sh.Hash {
+			t.Errorf("after the boot with %s the hash does not verify", pw)
+		}
+	}
+}
