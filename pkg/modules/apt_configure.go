@@ -161,6 +161,9 @@ func aptV3(cfg Config) (map[string]any, []string, error) {
 		}
 		return m, nil, nil
 	}
+	if v, ok := cfg["apt_sources"]; ok && v != nil {
+		notes = append(notes, "Config key 'apt_sources' is deprecated in 22.1 and scheduled to be removed in 27.1. Use 'apt' instead")
+	}
 	notes = append(notes, fmt.Sprintf("The following config key(s): [%s] is deprecated in 22.1 and scheduled to be removed in 27.1.", strings.Join(present, ", ")))
 	if hasApt && aptRaw != nil {
 		notes = append(notes, "Support for combined old and new apt module keys is deprecated in 22.1 and scheduled to be removed in 27.1.")
@@ -466,7 +469,7 @@ func (r *aptRun) debconfSelections(ctx context.Context) error {
 }
 
 // installedPackages is util.get_installed_packages: `dpkg-query --list`
-// lines whose status starts "i" or "h" (installed, held).
+// lines whose status starts "ii" or "hi" (installed, held).
 func (r *aptRun) installedPackages(ctx context.Context) map[string]bool {
 	out, err := r.output(ctx, []string{"dpkg-query", "--list"}, nil, nil)
 	if err != nil {
@@ -475,7 +478,7 @@ func (r *aptRun) installedPackages(ctx context.Context) map[string]bool {
 	pkgs := map[string]bool{}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 2 || len(f[0]) < 2 || (f[0][0] != 'i' && f[0][0] != 'h') {
+		if len(f) < 3 || !(strings.HasPrefix(f[0], "ii") || strings.HasPrefix(f[0], "hi")) {
 			continue
 		}
 		name, _, _ := strings.Cut(f[1], ":")

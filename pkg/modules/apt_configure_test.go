@@ -29,7 +29,7 @@ type aptFake struct {
 func (f *aptFake) Run(ctx context.Context, root string, cmd target.Cmd) error {
 	fmt.Fprintf(&f.log, "$ %s", strings.Join(cmd.Argv, " "))
 	for _, e := range cmd.Env {
-		if strings.HasPrefix(e, "HOME=") && e != "HOME=/root" || strings.HasPrefix(e, "DEBIAN_FRONTEND=") {
+		if strings.HasPrefix(e, "GNUPGHOME=") || strings.HasPrefix(e, "DEBIAN_FRONTEND=") {
 			fmt.Fprintf(&f.log, " [%s]", e)
 		}
 	}
@@ -78,6 +78,7 @@ func aptTarget(t *testing.T, osRelease string, cfg Config) (*Context, *aptFake, 
 		"etc/os-release":                    osRelease,
 		"usr/bin/apt-get":                   "",
 		"usr/bin/gpg":                       "",
+		"usr/bin/gpgconf":                   "",
 		"etc/apt/sources.list":              "deb http://old.example/debian old main\n",
 		"etc/cloud/cloud.cfg.d/90_dpkg.cfg": "datasource_list: [NoCloud]\n",
 		"var/lib/apt/lists/archive.ubuntu.com_ubuntu_dists_x_Release": "cached\n",
@@ -143,7 +144,19 @@ func TestAptConfigureGolden(t *testing.T) {
 				for _, w := range *warns {
 					fmt.Fprintf(&f.log, "warning: %s\n", w)
 				}
-				checkGolden(t, filepath.Join(filepath.Dir(ud), "want."+fam.name+".txt"), f.log.String()+dumpTree(t, c))
+				got := f.log.String() + dumpTree(t, c)
+				checkGolden(t, filepath.Join(filepath.Dir(ud), "want."+fam.name+".txt"), got)
+				// The same case run by upstream cloud-init
+				// (scripts/apt-configure-goldens.py): equal but for
+				// upstream's `lsb_release --all` (cloudroot reads
+				// os-release) and cloudroot's warning lines.
+				up, err := os.ReadFile(filepath.Join(filepath.Dir(ud), "upstream."+fam.name+".txt"))
+				if err != nil {
+					t.Fatalf("%v (run scripts/apt-configure-goldens.py)", err)
+				}
+				if d := cmp.Diff(dropLines(string(up), "$ lsb_release"), dropLines(got, "warning: ")); d != "" {
+					t.Errorf("differs from upstream cloud-init (-upstream +cloudroot):\n%s", d)
+				}
 			})
 		}
 	}
@@ -188,4 +201,15 @@ func TestAptConfigureNoApt(t *testing.T) {
 	if err := AptConfigure.Run(context.Background(), c); err != nil || len(rr.calls) != 0 || c.Root.Exists(AptSourcesList) {
 		t.Errorf("err %v calls %q", err, rr.calls)
 	}
+}
+
+// dropLines removes the lines starting with prefix.
+func dropLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
 }

@@ -124,13 +124,13 @@ func decodeYAMLConfig(b []byte) (Config, error) {
 	return Config(m), nil
 }
 
-// gpgEnv is the environment of gpg's key work.
+// gpgEnv is the environment of gpg's key work: a throwaway GNUPGHOME.
 func (r *aptRun) gpgEnv() map[string]string {
 	if !r.gpgUsed {
 		r.gpgUsed = true
 		_ = r.c.Root.MkdirAll(aptGPGHome, 0o700)
 	}
-	return map[string]string{"HOME": aptGPGHome}
+	return map[string]string{"GNUPGHOME": aptGPGHome}
 }
 
 // cleanupGPG stops the agents gpg started and removes its home.
@@ -279,7 +279,15 @@ func renderAptTemplate(tmpl string, params map[string]string) (string, error) {
 		for k, v := range params {
 			vars[k] = v
 		}
-		out, _, err := userdata.RenderJinja([]byte(tmpl), vars)
+		// cloud-init renders without keep_trailing_newline (Jinja drops
+		// one final newline of the source) and then appends "\n" when the
+		// source ended with one; RenderJinja keeps the trailing newline,
+		// so it gets the source without it.
+		trimmed, hadNL := strings.CutSuffix(tmpl, "\n")
+		out, _, err := userdata.RenderJinja([]byte(trimmed), vars)
+		if hadNL {
+			out = append(out, '\n')
+		}
 		return string(out), err
 	}
 	return renderBasic(tmpl, params)
