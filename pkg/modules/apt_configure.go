@@ -214,9 +214,13 @@ func v1Sources(key string, v any) any {
 	}
 	out := map[string]any{}
 	for i, e := range l {
-		ent, ok := e.(map[string]any)
+		orig, ok := e.(map[string]any)
 		if !ok {
 			continue
+		}
+		ent := make(map[string]any, len(orig)+1)
+		for k, v := range orig {
+			ent[k] = v
 		}
 		name := scalarString(ent["filename"])
 		if name == "" {
