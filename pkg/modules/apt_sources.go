@@ -273,24 +273,30 @@ func (r *aptRun) distroName() string { return r.c.Distro.Variant() }
 // renderAptTemplate is templater.render_string: Jinja with a
 // "## template: jinja" header, else $NAME / ${NAME} substitution.
 func renderAptTemplate(tmpl string, params map[string]string) (string, error) {
-	first, _, _ := strings.Cut(tmpl, "\n")
-	if strings.HasPrefix(strings.ReplaceAll(strings.ToLower(first), " ", ""), "##template:jinja") {
-		vars := map[string]any{}
-		for k, v := range params {
-			vars[k] = v
-		}
-		// cloud-init renders without keep_trailing_newline (Jinja drops
-		// one final newline of the source) and then appends "\n" when the
-		// source ended with one; RenderJinja keeps the trailing newline,
-		// so it gets the source without it.
-		trimmed, hadNL := strings.CutSuffix(tmpl, "\n")
-		out, _, err := userdata.RenderJinja([]byte(trimmed), vars)
-		if hadNL {
-			out = append(out, '\n')
-		}
-		return string(out), err
+	vars := map[string]any{}
+	for k, v := range params {
+		vars[k] = v
 	}
-	return renderBasic(tmpl, params)
+	first, _, _ := strings.Cut(tmpl, "\n")
+	if !strings.HasPrefix(strings.ReplaceAll(strings.ToLower(first), " ", ""), "##template:jinja") {
+		return renderBasic(tmpl, params)
+	}
+	return renderJinjaTemplate(tmpl, vars)
+}
+
+// renderJinjaTemplate renders a "## template: jinja" template as
+// cloud-init's templater does.
+func renderJinjaTemplate(tmpl string, vars map[string]any) (string, error) {
+	// cloud-init renders without keep_trailing_newline (Jinja drops one
+	// final newline of the source) and then appends "\n" when the source
+	// ended with one; RenderJinja keeps the trailing newline, so it gets
+	// the source without it.
+	trimmed, hadNL := strings.CutSuffix(tmpl, "\n")
+	out, _, err := userdata.RenderJinja([]byte(trimmed), vars)
+	if hadNL {
+		out = append(out, '\n')
+	}
+	return string(out), err
 }
 
 // sourcesTemplate finds the template: the target's own

@@ -16,7 +16,7 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, Runcmd,
+		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
