@@ -6,7 +6,9 @@ package templates
 
 import "embed"
 
-// FS holds hosts/*.tmpl and systemd/*.service.
+// FS holds hosts/*.tmpl, systemd/*.service and apt/*.tmpl (cc_apt_configure's
+// sources templates, used when the target has none in /etc/cloud/templates)
+// and apk/repositories.tmpl (cc_apk_configure's).
 //
-//go:embed hosts/*.tmpl systemd/*.service
+//go:embed hosts/*.tmpl systemd/*.service apt/*.tmpl apk/*.tmpl
 var FS embed.FS

@@ -61,6 +61,7 @@ func TestDocsExamplesApply(t *testing.T) {
 		"package_update_upgrade_install": PackageUpdateUpgradeInstall,
 		"keys_to_console":                KeysToConsole,
 		"ssh_authkey_fingerprints":       SSHAuthkeyFingerprints,
+		"apt_pipelining":                 AptPipelining,
 	}
 	for name, m := range mods {
 		files, _ := filepath.Glob("testdata/docs/" + name + "/example*.yaml")

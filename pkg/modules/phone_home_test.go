@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -169,5 +170,46 @@ func TestRenderBasic(t *testing.T) {
 	}
 	if _, err := renderBasic("http://h/$OTHER", map[string]string{"INSTANCE_ID": "i-1"}); err == nil {
 		t.Error("unknown variable: no error")
+	}
+}
+
+// TestPhoneHomeUpstream sends the cases of testdata/phone_home/upstream.json
+// (recorded from upstream cloud-init by scripts/phone-home-goldens.py) and
+// requires the same method, path, Content-Type and body.
+func TestPhoneHomeUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/phone_home/upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases map[string]struct {
+		Config   map[string]any `json:"config"`
+		Requests []struct {
+			Method      string `json:"method"`
+			Path        string `json:"path"`
+			ContentType string `json:"content_type"`
+			Body        string `json:"body"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	files := hostKeyRoot()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg, _ := json.Marshal(map[string]any{"phone_home": tc.Config})
+			srv := &phoneServer{}
+			phoneHomeRun(t, strings.ReplaceAll(string(cfg), "http://HOST", "SERVER"), files, srv)
+			var want, got []phonePost
+			for _, r := range tc.Requests {
+				want = append(want, phonePost{Path: r.Method + " " + r.Path, ContentType: r.ContentType, Body: r.Body})
+			}
+			for _, p := range srv.posts {
+				p.UserAgent = ""
+				got = append(got, p)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("-upstream +cloudroot:\n%s", d)
+			}
+		})
 	}
 }
