@@ -70,6 +70,24 @@ func (r *goldenRunner) Run(_ context.Context, root string, cmd target.Cmd) error
 // goldenCase runs module m on the case in dir and returns the report.
 func goldenCase(t *testing.T, m Module, dir string) string {
 	t.Helper()
+	g := goldenSetup(t, dir)
+	return g.run(t, m)
+}
+
+// goldenRun is a case's target and recorders.
+type goldenRun struct {
+	c                *Context
+	rr               *goldenRunner
+	root, distroName string
+	cfgText          []byte
+	console, out     *bytes.Buffer
+	warnings         *[]string
+	before           map[string]string
+}
+
+// goldenSetup builds the case's target and context.
+func goldenSetup(t *testing.T, dir string) *goldenRun {
+	t.Helper()
 	root := t.TempDir()
 	copyTree(t, "testdata/base-debian", root)
 	if _, err := os.Stat(filepath.Join(dir, "root")); err == nil {
@@ -131,18 +149,29 @@ func goldenCase(t *testing.T, m Module, dir string) string {
 		t.Fatal(err)
 	}
 	var console, out bytes.Buffer
-	var warnings []string
+	warnings := &[]string{}
 	c := &Context{
 		Root: tr, Config: cfg, Meta: map[string]any{"instance-id": "iid-test"}, InstanceID: "iid-test",
 		Distro: distro.Detect(tr.ReadFile), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out: &out, Console: &console, Now: func() time.Time { return accountsNow }, Uptime: func() float64 { return 1 },
-		Version: "26.2-cloudroot", Warn: func(m string) { warnings = append(warnings, m) },
+		Version: "26.2-cloudroot", Warn: func(m string) { *warnings = append(*warnings, m) },
 		Booted: exists(filepath.Join(dir, "booted")),
 	}
+	return &goldenRun{c: c, rr: rr, root: root, distroName: strings.TrimSpace(string(dname)), cfgText: cfgText,
+		console: &console, out: &out, warnings: warnings, before: before}
+}
+
+// run runs m and reports what it did.
+func (g *goldenRun) run(t *testing.T, m Module) string {
+	t.Helper()
+	c, rr, root, cfgText, console, before := g.c, g.rr, g.root, g.cfgText, g.console, g.before
+	warnings := *g.warnings
+	dname := g.distroName
 	runErr := m.Run(t.Context(), c)
+	warnings = *g.warnings
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s on %s\n", m.Name, strings.TrimSpace(string(dname)))
+	fmt.Fprintf(&b, "# %s on %s\n", m.Name, dname)
 	var findings []string
 	for _, f := range schema.Validate(cfgText, "config.yaml").Findings {
 		findings = append(findings, fmt.Sprintf("%s %s: %s", f.Severity, f.Path, f.Message))

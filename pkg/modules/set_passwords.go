@@ -12,7 +12,8 @@ package modules
 //  2. Without either, `password` is the default user's.
 //  3. Generated passwords are printed to the console only
 //     ("Set the following 'random' passwords"), never logged.
-//  4. chpasswd.expire (default true) expires every changed password:
+//  4. chpasswd.expire (default true) expires every password it set (plain
+//     and random first, then hashed, as cloud-init orders them):
 //     `passwd --expire USER`, or, where passwd is busybox's (Alpine's
 //     bbsuid), the shadow entry's last-change day set to 0.
 //  5. ssh_pwauth true/false sets PasswordAuthentication in sshd's config
@@ -181,9 +182,19 @@ func runSetPasswords(ctx context.Context, c *Context) error {
 			}
 		}
 	}
-	var random []string
-	var changed []string
+	// cloud-init sets the plain-text and random passwords first, then the
+	// hashed ones, and expires them in that order, whether or not setting
+	// one failed.
+	var plain, hashed []pwEntry
 	for _, e := range entries {
+		if e.Type == pwHash {
+			hashed = append(hashed, e)
+		} else {
+			plain = append(plain, e)
+		}
+	}
+	var random []string
+	for _, e := range append(plain, hashed...) {
 		hash := string(e.Password)
 		if e.Type != pwHash {
 			pw := string(e.Password)
@@ -202,17 +213,15 @@ func runSetPasswords(ctx context.Context, c *Context) error {
 		c.Log.Debug("setting password", "module", "set_passwords", "user", e.User, "type", e.Type)
 		if err := c.Root.SetPasswordHash(e.User, hash); err != nil {
 			errs = append(errs, fmt.Errorf("failed to set password for %s: %w", e.User, err))
-			continue
 		}
-		changed = append(changed, e.User)
 	}
 	if len(random) > 0 {
 		toConsole(c, "Set the following 'random' passwords\n\n"+strings.Join(random, "\n")+"\n")
 	}
 	if pc.Expire {
-		for _, u := range changed {
-			if err := expirePassword(ctx, c, u); err != nil {
-				errs = append(errs, fmt.Errorf("failed to set 'expire' for %s: %w", u, err))
+		for _, e := range append(plain, hashed...) {
+			if err := expirePassword(ctx, c, e.User); err != nil {
+				errs = append(errs, fmt.Errorf("failed to set 'expire' for %s: %w", e.User, err))
 			}
 		}
 	}

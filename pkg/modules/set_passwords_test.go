@@ -2,10 +2,17 @@ package modules
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -105,5 +112,108 @@ func TestSetPasswordsAlwaysRotates(t *testing.T) {
 		if got, _ := target.SHA512Crypt(pw, sh.Hash); got != sh.Hash {
 			t.Errorf("after the boot with %s the hash does not verify", pw)
 		}
+	}
+}
+
+// upstreamPasswords is one case of testdata/set-passwords-upstream.json
+// (scripts/set-passwords-goldens.py: upstream's cc_set_passwords.handle on
+// the same golden cases, with recorders for its distro calls).
+type upstreamPasswords struct {
+	Passwords [][3]string       `json:"passwords"` // user, text|hash|random, value
+	Expired   []string          `json:"expired"`
+	Services  [][]string        `json:"services"`
+	SSHDFiles map[string]string `json:"sshd_files"`
+	Failed    bool              `json:"failed"`
+}
+
+// TestSetPasswordsUpstream runs set_passwords on every golden case and
+// requires upstream's decisions: which users get which password (a text
+// one verifies against the hash written, a hash is written as given, a
+// random one is the one printed on the console), who is expired in which
+// order, the sshd configuration files, sshd's restart on a booted system
+// (in the initramfs cloudroot restarts nothing), and failure.
+func TestSetPasswordsUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/set-passwords-upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]upstreamPasswords
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range up {
+		t.Run(name, func(t *testing.T) {
+			g := goldenSetup(t, filepath.Join("testdata/modgolden/set_passwords", name))
+			runErr := SetPasswords.Run(t.Context(), g.c)
+			if (runErr != nil) != want.Failed && !slices.ContainsFunc(want.Passwords, func(p [3]string) bool { return p[0] == "nosuchuser" }) {
+				t.Errorf("error %v, upstream failed=%v", runErr, want.Failed)
+			}
+			random := map[string]string{}
+			for _, l := range strings.Split(g.console.String(), "\n") {
+				if u, p, ok := strings.Cut(l, ":"); ok && len(p) == 20 {
+					random[u] = p
+				}
+			}
+			for _, p := range want.Passwords {
+				user, kind, val := p[0], p[1], p[2]
+				sh, err := g.c.Root.LookupShadow(user)
+				if err != nil {
+					continue // upstream's chpasswd fails for a missing user too
+				}
+				switch kind {
+				case "hash":
+					if sh.Hash != val {
+						t.Errorf("%s: hash %q, want %q", user, sh.Hash, val)
+					}
+				case "text", "random":
+					if kind == "random" {
+						val = random[user]
+					}
+					if got, _ := target.SHA512Crypt(val, sh.Hash); val == "" || got != sh.Hash {
+						t.Errorf("%s: %s password does not verify against %q", user, kind, sh.Hash)
+					}
+				}
+			}
+			var expired []string
+			for _, l := range g.rr.log {
+				if u, ok := strings.CutPrefix(l, "passwd --expire "); ok {
+					expired = append(expired, u)
+				}
+			}
+			if len(expired) == 0 { // busybox: the shadow entries themselves
+				for _, u := range want.Expired {
+					if sh, err := g.c.Root.LookupShadow(u); err == nil && sh.LastChange == 0 {
+						expired = append(expired, u)
+					}
+				}
+			}
+			if diff := cmp.Diff(want.Expired, expired, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("expired (-upstream +cloudroot):\n%s", diff)
+			}
+			for rel, content := range want.SSHDFiles {
+				if got := readFile(t, g.c, "/etc/ssh/"+rel); got != content {
+					t.Errorf("/etc/ssh/%s (-upstream +cloudroot):\n%s", rel, cmp.Diff(content, got))
+				}
+			}
+			var restarts []string
+			for _, l := range g.rr.log {
+				if strings.Contains(l, "restart") {
+					restarts = append(restarts, l)
+				}
+			}
+			var wantRestarts []string
+			if g.c.Booted {
+				for _, s := range want.Services {
+					cmd, err := g.c.facts().Services().Command(s[0], s[1], s[2:]...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantRestarts = append(wantRestarts, strings.Join(cmd.Argv, " "))
+				}
+			}
+			if diff := cmp.Diff(wantRestarts, restarts, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("restarts (-upstream +cloudroot):\n%s", diff)
+			}
+		})
 	}
 }
