@@ -191,7 +191,13 @@ func TestSetPasswordsUpstream(t *testing.T) {
 				t.Errorf("expired (-upstream +cloudroot):\n%s", diff)
 			}
 			for rel, content := range want.SSHDFiles {
-				if got := readFile(t, g.c, "/etc/ssh/"+rel); got != content {
+				if why, ok := knownSSHDDifferences[name]; ok {
+					t.Logf("/etc/ssh/%s: not compared: %s", rel, why)
+					continue
+				}
+				// cloud-init rewrites every line without its indentation;
+				// cloudroot keeps the lines it does not change as they were.
+				if got := readFile(t, g.c, "/etc/ssh/"+rel); trimLines(got) != trimLines(content) {
 					t.Errorf("/etc/ssh/%s (-upstream +cloudroot):\n%s", rel, cmp.Diff(content, got))
 				}
 			}
@@ -216,4 +222,18 @@ func TestSetPasswordsUpstream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// knownSSHDDifferences are the cases where cloudroot deliberately writes
+// sshd_config differently (docs/compatibility.md).
+var knownSSHDDifferences = map[string]string{
+	"match-append-ubuntu": "cloudroot inserts the new line before the first Match block; cloud-init appends it inside that block",
+}
+
+func trimLines(s string) string {
+	var out []string
+	for l := range strings.SplitSeq(s, "\n") {
+		out = append(out, strings.TrimSpace(l))
+	}
+	return strings.Join(out, "\n")
 }

@@ -593,7 +593,8 @@ func updateSSHDConfig(c *Context, key, value string) (bool, error) {
 		}
 		found = true
 		if v != value {
-			lines[i] = k + " " + value
+			// keep the line's indentation (inside a Match block)
+			lines[i] = l[:len(l)-len(strings.TrimLeft(l, " \t"))] + k + " " + value
 			changed = true
 		}
 	}
