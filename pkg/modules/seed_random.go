@@ -100,7 +100,7 @@ func runSeedRandom(ctx context.Context, c *Context) error {
 		err = runCmd(ctx, c, distro.Cmd{Argv: sc.Command, Env: []string{"RANDOM_SEED_FILE=" + sc.File}})
 	}
 	if err != nil {
-		c.warn("handling random command [%s] failed: %v", strings.Join(sc.Command, ", "), err)
+		c.warn("handling random command [%s] failed: %v", pyList(sc.Command), err)
 	}
 	return err
 }
@@ -136,4 +136,14 @@ func writeDevice(hp string, data []byte) error {
 	}
 	_, werr := f.Write(data)
 	return errors.Join(werr, f.Close())
+}
+
+// pyList prints a string list as Python's repr does (['a', 'b']), for
+// messages that quote cloud-init's.
+func pyList(l []string) string {
+	q := make([]string, 0, len(l))
+	for _, s := range l {
+		q = append(q, "'"+strings.ReplaceAll(s, "'", "\\'")+"'")
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
