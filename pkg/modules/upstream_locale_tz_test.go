@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -202,4 +203,74 @@ func upstreamRoot(t *testing.T, u upstreamDistro) (*Context, *sortedEnvRunner, s
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
 		Now: func() time.Time { return accountsNow }, Version: "26.2-cloudroot", Warn: func(string) {}}
 	return c, rr, root
+}
+
+// upstreamLocale is one case of testdata/locale-upstream.json
+// (scripts/locale-goldens.py: upstream's cc_locale.handle with each case's
+// distro class, on the same golden cases).
+type upstreamLocale struct {
+	Files     map[string]string `json:"files"`
+	Commands  []string          `json:"commands"`
+	Installed []string          `json:"installed"`
+	Error     string            `json:"error"`
+}
+
+// sortEnv sorts a logged command's leading KEY=value words.
+func sortEnv(l string) string {
+	f := strings.Fields(l)
+	i := 0
+	for i < len(f) && strings.Contains(f[i], "=") {
+		i++
+	}
+	slices.Sort(f[:i])
+	return strings.Join(f, " ")
+}
+
+// TestLocaleUpstream runs locale on every golden case and requires
+// upstream's files (its dated header aside), commands and packages (each
+// installed once: upstream's recorder installs nothing, so it asks twice).
+func TestLocaleUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/locale-upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]upstreamLocale
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range up {
+		t.Run(name, func(t *testing.T) {
+			g := goldenSetup(t, filepath.Join("testdata/modgolden/locale", name))
+			if runErr := Locale.Run(t.Context(), g.c); (runErr != nil) != (want.Error != "") {
+				t.Errorf("error %v, upstream %q", runErr, want.Error)
+			}
+			for p, content := range want.Files {
+				if got := effectOf(g.root, p); got != content {
+					t.Errorf("%s (-upstream +cloudroot):\n%s", p, cmp.Diff(content, got))
+				}
+			}
+			var cmds []string
+			var installed []string
+			for _, l := range g.rr.log {
+				f := strings.Fields(l)
+				switch {
+				case slices.Contains(f, "install"):
+					installed = append(installed, f[len(f)-1])
+				case slices.Contains(f, "update") && strings.Contains(l, "apt-get"):
+				default:
+					cmds = append(cmds, sortEnv(l))
+				}
+			}
+			var wantCmds []string
+			for _, c := range want.Commands {
+				wantCmds = append(wantCmds, sortEnv(c))
+			}
+			if diff := cmp.Diff(wantCmds, cmds, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
+			}
+			if diff := cmp.Diff(slices.Compact(want.Installed), installed, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("installed (-upstream +cloudroot):\n%s", diff)
+			}
+		})
+	}
 }
