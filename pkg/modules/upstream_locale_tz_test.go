@@ -274,3 +274,39 @@ func TestLocaleUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestTimezoneUpstream runs timezone on every golden case and requires the
+// files upstream's cc_timezone.handle leaves (scripts/timezone-goldens.py:
+// its recorded writes, links, copies and deletes, replayed here) and its
+// failures.
+func TestTimezoneUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/timezone-upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]struct {
+		Ops   [][]string `json:"ops"`
+		Error string     `json:"error"`
+	}
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range up {
+		t.Run(name, func(t *testing.T) {
+			g := goldenSetup(t, filepath.Join("testdata/modgolden/timezone", name))
+			if runErr := Timezone.Run(t.Context(), g.c); (runErr != nil) != (want.Error != "") {
+				t.Errorf("error %v, upstream %q", runErr, want.Error)
+			}
+			var ops []upstreamOp
+			for _, o := range want.Ops {
+				ops = append(ops, upstreamOp{FileOp: o})
+			}
+			wantFiles, _ := upstreamEffects(ops, func(p string) string { return effectOf(g.root, p) })
+			for p, content := range wantFiles {
+				if got := effectOf(g.root, p); got != content {
+					t.Errorf("%s = %q, upstream %q", p, got, content)
+				}
+			}
+		})
+	}
+}
