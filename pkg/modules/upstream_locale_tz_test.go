@@ -310,3 +310,52 @@ func TestTimezoneUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyboardUpstream runs keyboard on every golden case and requires what
+// upstream's cc_keyboard.handle did (scripts/keyboard-goldens.py): the
+// files, the commands and service restarts (cloudroot restarts nothing in
+// the initramfs) and failures.
+func TestKeyboardUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/keyboard-upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]struct {
+		Files    map[string]string `json:"files"`
+		Commands [][]string        `json:"commands"`
+		Error    string            `json:"error"`
+	}
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range up {
+		t.Run(name, func(t *testing.T) {
+			g := goldenSetup(t, filepath.Join("testdata/modgolden/keyboard", name))
+			if runErr := Keyboard.Run(t.Context(), g.c); (runErr != nil) != (want.Error != "") {
+				t.Errorf("error %v, upstream %q", runErr, want.Error)
+			}
+			for p, content := range want.Files {
+				if got := effectOf(g.root, p); got != content {
+					t.Errorf("%s (-upstream +cloudroot):\n%s", p, cmp.Diff(content, got))
+				}
+			}
+			var cmds []string
+			for _, c := range want.Commands {
+				if c[0] == "service" {
+					if !g.c.Booted {
+						continue
+					}
+					cmd, err := g.c.facts().Services().Command(c[1], c[2], c[3:]...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					c = cmd.Argv
+				}
+				cmds = append(cmds, strings.Join(c, " "))
+			}
+			if diff := cmp.Diff(cmds, g.rr.log, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
+			}
+		})
+	}
+}
