@@ -388,15 +388,21 @@ func (r *aptRun) arch(ctx context.Context) string {
 // output runs argv in the target with stdin and extra environment and
 // returns its stdout (stderr goes to the console log).
 func (r *aptRun) output(ctx context.Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
+	return cmdOutput(ctx, r.c, argv, stdin, env)
+}
+
+// cmdOutput runs argv in c's target with stdin and extra environment and
+// returns its stdout (stderr goes to c.Out).
+func cmdOutput(ctx context.Context, c *Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
 	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
-	if r.c.Root.Dir() == "/" {
+	if c.Root.Dir() == "/" {
 		e = os.Environ()
 	}
 	for k, v := range env {
 		e = append(e, k+"="+v)
 	}
 	var out bytes.Buffer
-	errOut := r.c.Out
+	errOut := c.Out
 	if errOut == nil {
 		errOut = io.Discard
 	}
@@ -404,7 +410,7 @@ func (r *aptRun) output(ctx context.Context, argv []string, stdin []byte, env ma
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	if err := r.c.Root.Run(ctx, cmd); err != nil {
+	if err := c.Root.Run(ctx, cmd); err != nil {
 		return out.Bytes(), fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
 	return out.Bytes(), nil
