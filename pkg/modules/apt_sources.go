@@ -321,7 +321,7 @@ func (r *aptRun) isDeb822(s string) bool {
 }
 
 // distroName is cloud.distro.name for the sources file and templates.
-func (r *aptRun) distroName() string { return r.c.Distro.Variant() }
+func (r *aptRun) distroName() string { return distroName(r.c) }
 
 // renderAptTemplate is templater.render_string: Jinja with a
 // "## template: jinja" header, else $NAME / ${NAME} substitution.
