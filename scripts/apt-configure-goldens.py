@@ -48,6 +48,15 @@ BASE = {
     "var/lib/apt/lists/archive.ubuntu.com_ubuntu_dists_x_Release": "cached\n",
 }
 GPG_HOME = "/tmp/cloudroot-apt-gpg"
+# Names the fake resolver knows (the Go test's fakeLookup has the same);
+# no DNS query ever leaves the machine.
+RESOLVABLE = {"mirror.resolvable.test", "ubuntu-security-mirror.example.test", "debian-security-mirror.example.test"}
+
+
+def fake_is_resolvable(url):
+    from urllib.parse import urlparse
+
+    return urlparse(url).hostname in RESOLVABLE
 
 
 class Run:
@@ -175,6 +184,8 @@ def run_case(ud_path, fam, tmpl_dir, cloudcfg_dir):
             (util, "lsb_release", lambda: {"codename": codename}),
             (util, "get_dpkg_architecture", run.arch),
             (util, "system_is_snappy", lambda: False),
+            (util, "is_resolvable", fake_is_resolvable),
+            (util, "is_resolvable_url", fake_is_resolvable),
             (cc, "os", OSShim(run)),
             (cc.glob, "glob", lambda pat, *a, **k: orig_glob(run.r(pat), *a, **k)),
             (apt_pm.Apt, "_apt_lock_available", lambda self: True),
@@ -190,6 +201,7 @@ def run_case(ud_path, fam, tmpl_dir, cloudcfg_dir):
                                    "run_dir": root + "/run/cloud-init"})
             distro = distros.fetch(dname)(dname, sys_cfg, paths)
             ds = DataSourceNone(sys_cfg, distro, paths)
+            ds.metadata = {"local-hostname": "host.example.test"}
             c = cloudmod.Cloud(ds, paths, {}, distro, helpers.Runners(paths))
             with open(ud_path) as fh:
                 cfg = yaml.safe_load(fh) or {}

@@ -8,9 +8,10 @@ package modules
 //     (cloud-init itself) are dpkg-reconfigured;
 //  2. with no apt config at all and no apt-get in the target: nothing;
 //  3. mirrors: primary/security `uri` per arch (or the `default` arch
-//     entry), else system_info.package_mirrors' failsafe for the arch
-//     (`search`/`search_dns` and the system_info search lists need DNS
-//     lookups cloudroot does not make: they are reported and skipped);
+//     entry), else the first resolvable `search` URL, else (search_dns)
+//     the first resolvable http://<distro>-mirror.<domain>/<distro>;
+//     else system_info.package_mirrors' failsafe for the arch (its search
+//     templates need the datasource's availability zone: not done);
 //  4. gpg / add-apt-repository installed first when a key or a PPA-style
 //     source needs them and the target lacks them;
 //  5. unless preserve_sources_list: mirror keys, then the primary sources
@@ -36,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"regexp"
@@ -49,14 +51,31 @@ import (
 )
 
 // AptConfigure is cc_apt_configure.
-var AptConfigure = Module{
-	Name:      "apt_configure",
-	Frequency: state.PerInstance,
-	Keys: []string{"apt", "apt_sources", "apt_mirror", "apt_mirror_search", "apt_mirror_search_dns",
-		"apt_proxy", "apt_http_proxy", "apt_ftp_proxy", "apt_https_proxy", "apt_preserve_sources_list",
-		"apt_custom_sources_list", "add_apt_repo_match"},
-	Distros: AptDistros,
-	Run:     runAptConfigure,
+var AptConfigure = NewAptConfigure(AptOptions{})
+
+// AptOptions tune apt_configure; the zero value is the system's.
+type AptOptions struct {
+	// LookupHost resolves mirror names for `search` and `search_dns`
+	// (net.DefaultResolver.LookupHost when nil).
+	LookupHost func(ctx context.Context, host string) ([]string, error)
+}
+
+// NewAptConfigure builds the apt_configure module with opts.
+func NewAptConfigure(opts AptOptions) Module {
+	if opts.LookupHost == nil {
+		opts.LookupHost = net.DefaultResolver.LookupHost
+	}
+	return Module{
+		Name:      "apt_configure",
+		Frequency: state.PerInstance,
+		Keys: []string{"apt", "apt_sources", "apt_mirror", "apt_mirror_search", "apt_mirror_search_dns",
+			"apt_proxy", "apt_http_proxy", "apt_ftp_proxy", "apt_https_proxy", "apt_preserve_sources_list",
+			"apt_custom_sources_list", "add_apt_repo_match"},
+		Distros: AptDistros,
+		Run: func(ctx context.Context, c *Context) error {
+			return runAptConfigure(ctx, c, opts)
+		},
+	}
 }
 
 // Paths and defaults of cc_apt_configure.
@@ -307,9 +326,13 @@ type aptRun struct {
 	c       *Context
 	cfg     aptConfig
 	gpgUsed bool
+	lookup  func(ctx context.Context, host string) ([]string, error)
+	// badIPs are what the resolver answers for names that cannot exist
+	// (a DNS-redirecting resolver); nil until needed.
+	badIPs map[string]bool
 }
 
-func runAptConfigure(ctx context.Context, c *Context) error {
+func runAptConfigure(ctx context.Context, c *Context, opts AptOptions) error {
 	a, err := decodeApt(c.Config)
 	for _, n := range a.Deprecated {
 		c.Log.Info(n, "module", "apt_configure")
@@ -317,7 +340,7 @@ func runAptConfigure(ctx context.Context, c *Context) error {
 	if err != nil {
 		return err
 	}
-	r := &aptRun{c: c, cfg: a}
+	r := &aptRun{c: c, cfg: a, lookup: opts.LookupHost}
 	defer r.cleanupGPG(ctx)
 	if err := r.debconfSelections(ctx); err != nil {
 		return err
@@ -328,7 +351,7 @@ func runAptConfigure(ctx context.Context, c *Context) error {
 	}
 	release := r.release()
 	arch := r.arch(ctx)
-	mirrors := r.mirrors(arch)
+	mirrors := r.mirrors(ctx, arch)
 	var matcher *regexp.Regexp
 	if a.AddAptRepoMatch != "" {
 		if matcher, err = regexp.Compile(a.AddAptRepoMatch); err != nil {
@@ -388,15 +411,21 @@ func (r *aptRun) arch(ctx context.Context) string {
 // output runs argv in the target with stdin and extra environment and
 // returns its stdout (stderr goes to the console log).
 func (r *aptRun) output(ctx context.Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
+	return cmdOutput(ctx, r.c, argv, stdin, env)
+}
+
+// cmdOutput runs argv in c's target with stdin and extra environment and
+// returns its stdout (stderr goes to c.Out).
+func cmdOutput(ctx context.Context, c *Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
 	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
-	if r.c.Root.Dir() == "/" {
+	if c.Root.Dir() == "/" {
 		e = os.Environ()
 	}
 	for k, v := range env {
 		e = append(e, k+"="+v)
 	}
 	var out bytes.Buffer
-	errOut := r.c.Out
+	errOut := c.Out
 	if errOut == nil {
 		errOut = io.Discard
 	}
@@ -404,7 +433,7 @@ func (r *aptRun) output(ctx context.Context, argv []string, stdin []byte, env ma
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	if err := r.c.Root.Run(ctx, cmd); err != nil {
+	if err := c.Root.Run(ctx, cmd); err != nil {
 		return out.Bytes(), fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
 	return out.Bytes(), nil

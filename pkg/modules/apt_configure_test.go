@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +94,8 @@ func aptTarget(t *testing.T, osRelease string, cfg Config) (*Context, *aptFake, 
 		t.Fatal(err)
 	}
 	c := &Context{Root: root, Config: cfg, InstanceID: "iid-apt", Distro: distro.Detect(root.ReadFile),
-		Log: slog.New(slog.DiscardHandler), Out: io.Discard, Now: func() time.Time { return time.Unix(0, 0) }}
+		Meta: map[string]any{"local-hostname": "host.example.test"},
+		Log:  slog.New(slog.DiscardHandler), Out: io.Discard, Now: func() time.Time { return time.Unix(0, 0) }}
 	warns := &[]string{}
 	c.Warn = func(m string) { *warns = append(*warns, m) }
 	return c, f, warns
@@ -138,7 +140,7 @@ func TestAptConfigureGolden(t *testing.T) {
 		for _, fam := range aptFamilies {
 			t.Run(filepath.Base(filepath.Dir(ud))+"/"+fam.name, func(t *testing.T) {
 				c, f, warns := aptTarget(t, fam.osRelease, yamlCfg(t, string(b)))
-				if err := AptConfigure.Run(context.Background(), c); err != nil {
+				if err := aptTestModule.Run(context.Background(), c); err != nil {
 					fmt.Fprintf(&f.log, "error: %v\n", err)
 				}
 				for _, w := range *warns {
@@ -198,7 +200,7 @@ func TestDisableSuitesOneLine(t *testing.T) {
 // TestAptConfigureNoApt: without apt and without config, nothing happens.
 func TestAptConfigureNoApt(t *testing.T) {
 	c, rr, _ := testContext(t, Config{}, map[string]string{"etc/os-release": "ID=debian\nVERSION_ID=12\n"})
-	if err := AptConfigure.Run(context.Background(), c); err != nil || len(rr.calls) != 0 || c.Root.Exists(AptSourcesList) {
+	if err := aptTestModule.Run(context.Background(), c); err != nil || len(rr.calls) != 0 || c.Root.Exists(AptSourcesList) {
 		t.Errorf("err %v calls %q", err, rr.calls)
 	}
 }
@@ -212,4 +214,21 @@ func dropLines(s, prefix string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// aptTestModule resolves names from a table only: no test queries DNS.
+var aptTestModule = NewAptConfigure(AptOptions{LookupHost: fakeLookup})
+
+// fakeLookup knows the names scripts/apt-configure-goldens.py's resolver
+// knows; everything else does not exist.
+func fakeLookup(ctx context.Context, host string) ([]string, error) {
+	ips := map[string]string{
+		"mirror.resolvable.test":              "192.0.2.10",
+		"ubuntu-security-mirror.example.test": "192.0.2.11",
+		"debian-security-mirror.example.test": "192.0.2.12",
+	}
+	if ip, ok := ips[host]; ok {
+		return []string{ip}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }

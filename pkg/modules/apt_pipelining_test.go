@@ -50,6 +50,8 @@ func TestUnverifiedDistro(t *testing.T) {
 	}{
 		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\n", false},
 		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nunverified_modules: [apt-pipelining]\n", true},
+		// cloud-init's distro name is system_info.distro when the image sets it.
+		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nsystem_info: {distro: debian}\n", true},
 	} {
 		c, _, _ := testContext(t, yamlCfg(t, tc.cfg), files)
 		rep := RunStage(context.Background(), c, StageConfig)

@@ -5,6 +5,8 @@ package modules
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -19,9 +21,9 @@ import (
 
 // mirrors is find_apt_mirror_info: PRIMARY, SECURITY and MIRROR (plus the
 // lower-case names of the distro's mirror info when it supplied them).
-func (r *aptRun) mirrors(arch string) map[string]string {
-	p := r.mirror(r.cfg.Primary, "primary", arch)
-	s := r.mirror(r.cfg.Security, "security", arch)
+func (r *aptRun) mirrors(ctx context.Context, arch string) map[string]string {
+	p := r.mirror(ctx, r.cfg.Primary, "primary", arch)
+	s := r.mirror(ctx, r.cfg.Security, "security", arch)
 	var out map[string]string
 	switch {
 	case p != "":
@@ -42,8 +44,9 @@ func (r *aptRun) mirrors(arch string) map[string]string {
 	return out
 }
 
-// mirror is get_mirror for one mirror type.
-func (r *aptRun) mirror(list []aptMirror, kind, arch string) string {
+// mirror is get_mirror for one mirror type: uri, else the first
+// resolvable search entry, else search_dns's names.
+func (r *aptRun) mirror(ctx context.Context, list []aptMirror, kind, arch string) string {
 	var m *aptMirror
 	for i := range list {
 		if slices.Contains(list[i].Arches, arch) {
@@ -60,8 +63,58 @@ func (r *aptRun) mirror(list []aptMirror, kind, arch string) string {
 	if m.URI != "" {
 		return m.URI
 	}
-	if len(m.Search) > 0 || m.SearchDNS {
-		r.c.warn("apt %s mirror: search and search_dns need DNS lookups cloudroot does not make; using the distro's mirror", kind)
+	if found := r.searchMirror(ctx, m.Search); found != "" {
+		return found
+	}
+	if !m.SearchDNS {
+		return ""
+	}
+	dns := map[string]string{"primary": "mirror", "security": "security-mirror"}[kind]
+	var doms []string
+	// cloud-init asks get_hostname_fqdn with the apt section as the
+	// config, so the datasource's name is what counts, never `fqdn`.
+	fqdn, _ := dsHostname(r.c, true)
+	if _, dom, ok := strings.Cut(fqdn, "."); ok && dom != "" {
+		doms = append(doms, "."+dom)
+	}
+	doms = append(doms, ".localdomain", "")
+	name := r.distroName()
+	var cands []string
+	for _, d := range doms {
+		cands = append(cands, fmt.Sprintf("http://%s-%s%s/%s", name, dns, d, name))
+	}
+	return r.searchMirror(ctx, cands)
+}
+
+// searchMirror is util.search_for_mirror: the first candidate whose host
+// is an IP address or resolves to an address a DNS-redirecting resolver
+// does not give for names that cannot exist.
+func (r *aptRun) searchMirror(ctx context.Context, cands []string) string {
+	for _, cand := range cands {
+		u, err := url.Parse(cand)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		host := u.Hostname()
+		if net.ParseIP(host) != nil {
+			return cand
+		}
+		addrs, err := r.lookup(ctx, host)
+		if err != nil || len(addrs) == 0 {
+			continue
+		}
+		if r.badIPs == nil {
+			r.badIPs = map[string]bool{}
+			for _, bad := range []string{"does-not-exist.example.com.", "example.invalid.", "__cloud_init_expected_not_found__"} {
+				ips, _ := r.lookup(ctx, bad)
+				for _, ip := range ips {
+					r.badIPs[ip] = true
+				}
+			}
+		}
+		if !r.badIPs[addrs[0]] {
+			return cand
+		}
 	}
 	return ""
 }
@@ -268,7 +321,7 @@ func (r *aptRun) isDeb822(s string) bool {
 }
 
 // distroName is cloud.distro.name for the sources file and templates.
-func (r *aptRun) distroName() string { return r.c.Distro.Variant() }
+func (r *aptRun) distroName() string { return distroName(r.c) }
 
 // renderAptTemplate is templater.render_string: Jinja with a
 // "## template: jinja" header, else $NAME / ${NAME} substitution.

@@ -12,10 +12,12 @@ import (
 
 // FuzzDecodeModuleKeys feeds any cloud-config to the decoders of
 // package_update_upgrade_install, phone_home, keys_to_console,
-// ssh_authkey_fingerprints, apt_pipelining and apt_configure: none may
+// ssh_authkey_fingerprints, apt_pipelining, apt_configure, yum_add_repo,
+// zypper_add_repo and apk_configure: none may
 // panic or modify the config.
 func FuzzDecodeModuleKeys(f *testing.F) {
-	for _, g := range []string{"testdata/packages/*/user-data.yaml", "testdata/apt/*/user-data.yaml", "testdata/docs/*/example*.yaml"} {
+	for _, g := range []string{"testdata/packages/*/user-data.yaml", "testdata/apt/*/user-data.yaml", "testdata/docs/*/example*.yaml",
+		"testdata/yum/*/user-data.yaml", "testdata/zypper/*/user-data.yaml", "testdata/apk/*/user-data.yaml"} {
 		files, _ := filepath.Glob(g)
 		for _, p := range files {
 			b, _ := os.ReadFile(p)
@@ -37,6 +39,14 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		decodeAuthkey(c)
 		decodeAptPipelining(c)
 		decodeApt(c)
+		decodeYumRepos(c)
+		decodeZypper(c)
+		decodeApk(c)
+		for _, r := range decodeZypper(c).Repos {
+			if id, ok := r["id"]; ok {
+				zypperRepoFile(pyStr(id), r)
+			}
+		}
 		if !cmp.Equal(orig, map[string]any(cfg)) {
 			t.Fatal("config modified")
 		}
@@ -64,6 +74,29 @@ func FuzzDisableSuites(f *testing.F) {
 			if got[i] != in[i] && got[i] != "# suite disabled by cloud-init: "+in[i] {
 				t.Fatalf("line %q became %q", in[i], got[i])
 			}
+		}
+	})
+}
+
+// FuzzConfigobjQuote: a quoted value reads back as itself.
+func FuzzConfigobjQuote(f *testing.F) {
+	for _, s := range []string{"plain", "", "a,b", " x", "a#b", `say "hi"`, `it's "x"`, "a\n    b", `"""'''`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		q, err := configobjQuote(v, true)
+		if err != nil {
+			return
+		}
+		for _, d := range []string{`"""`, "'''", `"`, "'"} {
+			if len(q) >= 2*len(d) && strings.HasPrefix(q, d) && strings.HasSuffix(q, d) {
+				if q[len(d):len(q)-len(d)] == v {
+					return
+				}
+			}
+		}
+		if q != v {
+			t.Fatalf("%q quoted as %q", v, q)
 		}
 	})
 }

@@ -49,7 +49,16 @@ func MarkdownTable() string {
 	}
 	sort.Strings(extra)
 	for _, n := range extra {
-		fmt.Fprintf(&b, "| (not in default lists) | `%s` | yes | %s | | |\n", n, impl[n].Frequency)
+		m := impl[n]
+		ks := make([]string, 0, len(m.Keys))
+		for _, k := range m.Keys {
+			ks = append(ks, "`"+k+"`")
+		}
+		distros := "all"
+		if len(m.Distros) > 0 {
+			distros = strings.Join(m.Distros, ", ")
+		}
+		fmt.Fprintf(&b, "| (not in default lists) | `%s` | yes | %s | %s | %s |\n", n, m.Frequency, strings.Join(ks, ", "), distros)
 	}
 	return b.String()
 }

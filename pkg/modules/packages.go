@@ -21,6 +21,7 @@ package modules
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -161,7 +162,11 @@ func runPackages(ctx context.Context, c *Context) error {
 		}
 	}
 	if p.Upgrade {
-		if err := r.run(ctx, pm.Upgrade()); err != nil {
+		err := r.run(ctx, pm.Upgrade())
+		if err == nil {
+			err = r.upgradeSnaps(ctx)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("Package upgrade failed: %w", err))
 		}
 	}
@@ -178,17 +183,20 @@ func runPackages(ctx context.Context, c *Context) error {
 	return errors.Join(errs...)
 }
 
-// aptFromConfig applies apt_get_command, apt_get_upgrade_subcommand and
-// apt_get_wrapper (default: eatmydata when the target has it).
+// aptFromConfig applies system_info's apt_get_command,
+// apt_get_upgrade_subcommand and apt_get_wrapper (default: eatmydata when
+// the target has it); cloud-init's distro class reads them there, not at
+// the top level of the cloud-config.
 func aptFromConfig(c *Context, a distro.Apt) distro.Apt {
-	if l := stringList(c.Config["apt_get_command"]); len(l) > 0 {
+	si := Config(c.Config.Map("system_info"))
+	if l := stringList(si["apt_get_command"]); len(l) > 0 {
 		a.Command = l
 	}
-	if s := c.Config.String("apt_get_upgrade_subcommand"); s != "" {
+	if s := si.String("apt_get_upgrade_subcommand"); s != "" {
 		a.UpgradeSubcommand = s
 	}
 	enabled, command := "auto", []string{"eatmydata"}
-	if w := c.Config.Map("apt_get_wrapper"); len(w) > 0 {
+	if w := si.Map("apt_get_wrapper"); len(w) > 0 {
 		enabled = scalarString(w["enabled"])
 		command = stringList(w["command"])
 	}
@@ -227,6 +235,33 @@ func targetWhich(root *target.Root, name string) string {
 		}
 	}
 	return ""
+}
+
+// upgradeSnaps is Ubuntu's part of an upgrade: `snap refresh` when the
+// target has snap, unless `snap get system -d` says refresh.hold is
+// "forever".
+func (r *pkgRun) upgradeSnaps(ctx context.Context) error {
+	if r.c.Distro.Variant() != "ubuntu" || targetWhich(r.c.Root, "snap") == "" {
+		return nil
+	}
+	out, err := cmdOutput(ctx, r.c, []string{"snap", "get", "system", "-d"}, nil, nil)
+	if err != nil {
+		r.c.Log.Info(fmt.Sprintf("Continuing to snap refresh. Unable to run command: %v", err))
+	} else {
+		var sys struct {
+			Refresh struct {
+				Hold any `json:"hold"`
+			} `json:"refresh"`
+		}
+		if jerr := json.Unmarshal(out, &sys); jerr != nil {
+			return fmt.Errorf("snap get system -d: %w", jerr)
+		}
+		if sys.Refresh.Hold == "forever" {
+			r.c.Log.Info("Skipping snap refresh because refresh.hold is set to 'forever'")
+			return nil
+		}
+	}
+	return r.run(ctx, []distro.Cmd{{Argv: []string{"snap", "refresh"}}})
 }
 
 // pkgRun runs one module's package commands.

@@ -164,7 +164,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			continue
 		}
 		if !verifiedOn(c, m) {
-			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, c.Distro.Variant()))
+			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, distroName(c)))
 			rep.Skipped = append(rep.Skipped, m.Name)
 			continue
 		}
@@ -216,10 +216,22 @@ func runSafely(ctx context.Context, c *Context, m Module) (err error) {
 	return m.Run(ctx, c)
 }
 
+// distroName is cloud-init's distro name (cloud.distro.name): the merged
+// config's system_info.distro, as the image's cloud.cfg sets it, else the
+// variant of the target's os-release.
+func distroName(c *Context) string {
+	if si, ok := c.Config["system_info"].(map[string]any); ok {
+		if d := scalarString(si["distro"]); d != "" {
+			return d
+		}
+	}
+	return c.Distro.Variant()
+}
+
 // verifiedOn reports whether m may run on c's distro: it is verified there,
 // or the config forces it through unverified_modules.
 func verifiedOn(c *Context, m Module) bool {
-	if len(m.Distros) == 0 || slices.Contains(m.Distros, c.Distro.Variant()) {
+	if len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c)) {
 		return true
 	}
 	for _, n := range stringList(c.Config["unverified_modules"]) {

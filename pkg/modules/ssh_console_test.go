@@ -131,3 +131,43 @@ func TestKeygenListMatchesSSHKeygen(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysToConsoleUpstream compares the console text with what upstream's
+// helper printed for the same keys and blacklists
+// (testdata/ssh_console/upstream-keys-to-console.txt, made by
+// scripts/keys-to-console-goldens.sh).
+func TestKeysToConsoleUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/ssh_console/upstream-keys-to-console.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := time.Date(2026, 11, 22, 8, 36, 48, 0, time.UTC).Local().Format("Jan _2 15:04:05")
+	want := map[string]string{}
+	var order []string
+	name := ""
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if n, ok := strings.CutPrefix(l, "=== "); ok {
+			name = strings.TrimSpace(n)
+			order = append(order, name)
+			continue
+		}
+		want[name] += strings.Replace(l, "Nov 22 08:36:48", stamp, 1)
+	}
+	cfgs := map[string]string{
+		"all":               "{}",
+		"blacklists":        "ssh_fp_console_blacklist: [ssh-rsa, ecdsa-sha2-nistp256]\nssh_key_console_blacklist: [ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256]\n",
+		"keys-only-ed25519": "ssh_fp_console_blacklist: [ssh-rsa, ecdsa-sha2-nistp256, ssh-ed25519]\nssh_key_console_blacklist: [ssh-rsa, ecdsa-sha2-nistp256]\n",
+	}
+	if len(order) != len(cfgs) {
+		t.Fatalf("cases %q", order)
+	}
+	for _, n := range order {
+		c, _, out := testContext(t, yamlCfg(t, cfgs[n]), hostKeyRoot())
+		if err := KeysToConsole.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want[n], out.String()); d != "" {
+			t.Errorf("%s (-upstream +cloudroot):\n%s", n, d)
+		}
+	}
+}
