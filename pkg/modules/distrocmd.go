@@ -121,12 +121,20 @@ func toConsole(c *Context, text string) {
 }
 
 // deprecate is cloud-init's lifecycle.deprecate message (removal scheduled
-// five major versions later), recorded as a warning.
+// five major versions later), recorded at cloud-init's DEPRECATED level.
 func deprecate(c *Context, what, version, extra string) {
 	major, minor, _ := strings.Cut(version, ".")
 	n := 0
 	fmt.Sscanf(major, "%d", &n)
-	c.warn("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra)
+	msg := fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra)
+	if c.Deprecated == nil {
+		c.warn("%s", msg)
+		return
+	}
+	if c.Log != nil {
+		c.Log.Warn(msg)
+	}
+	c.Deprecated(msg)
 }
 
 // readlink reads the symlink at p in the target (its directory resolved

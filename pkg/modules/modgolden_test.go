@@ -11,7 +11,7 @@ package modules
 //	init          optional: the init system (systemd, openrc, sysvinit)
 //	outputs.yaml  optional: stdout of commands, by argv joined with spaces
 //	want.txt      what the module did: commands (argv, extra environment),
-//	              console output, warnings, error, and every file created,
+//	              console output, deprecations, warnings, error, and every file created,
 //	              changed or removed with its mode and content
 //
 // go test -run TestModuleGolden -update rewrites want.txt.
@@ -82,6 +82,7 @@ type goldenRun struct {
 	cfgText          []byte
 	console, out     *bytes.Buffer
 	warnings         *[]string
+	deprecations     *[]string
 	before           map[string]string
 }
 
@@ -150,15 +151,17 @@ func goldenSetup(t *testing.T, dir string) *goldenRun {
 	}
 	var console, out bytes.Buffer
 	warnings := &[]string{}
+	deprecations := &[]string{}
 	c := &Context{
 		Root: tr, Config: cfg, Meta: map[string]any{"instance-id": "iid-test"}, InstanceID: "iid-test",
 		Distro: distro.Detect(tr.ReadFile), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out: &out, Console: &console, Now: func() time.Time { return accountsNow }, Uptime: func() float64 { return 1 },
 		Version: "26.2-cloudroot", Warn: func(m string) { *warnings = append(*warnings, m) },
-		Booted: exists(filepath.Join(dir, "booted")),
+		Deprecated: func(m string) { *deprecations = append(*deprecations, m) },
+		Booted:     exists(filepath.Join(dir, "booted")),
 	}
 	return &goldenRun{c: c, rr: rr, root: root, distroName: strings.TrimSpace(string(dname)), cfgText: cfgText,
-		console: &console, out: &out, warnings: warnings, before: before}
+		console: &console, out: &out, warnings: warnings, deprecations: deprecations, before: before}
 }
 
 // run runs m and reports what it did.
@@ -191,6 +194,7 @@ func (g *goldenRun) run(t *testing.T, m Module) string {
 		con := randomLine.ReplaceAllString(console.String(), "$1:<random 20 characters>")
 		section("console", strings.Split(strings.TrimRight(maskRandom(con), "\n"), "\n"))
 	}
+	section("deprecations", *g.deprecations)
 	section("warnings", warnings)
 	if runErr != nil {
 		section("error", []string{runErr.Error()})

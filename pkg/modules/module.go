@@ -71,6 +71,9 @@ type Context struct {
 	Version string
 	// Warn records a recoverable problem (status.json recoverable_errors).
 	Warn func(msg string)
+	// Deprecated records a deprecation as cloud-init logs it (level
+	// DEPRECATED in recoverable_errors); nil falls back to Warn.
+	Deprecated func(msg string)
 	// UserScripts are the user-data shell scripts (name → content) that the
 	// init stage writes into instance/scripts.
 	UserScripts []Script

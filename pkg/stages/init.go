@@ -277,6 +277,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Uptime:          o.Uptime,
 		Version:         o.Version,
 		Warn:            warn,
+		Deprecated:      func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		SetLiveHostname: o.SetLiveHostname,
 	}
 	rep := modules.RunStage(ctx, mc, modules.StageInit)
