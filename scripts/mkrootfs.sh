@@ -181,6 +181,11 @@ hostname -F /etc/hostname 2>/dev/null
 ip link set lo up 2>/dev/null
 
 echo "cloudroot-rootfs: sysinit ($(cut -d' ' -f1 /proc/uptime)s)"
+# What cloudroot-hostkeys.service does under systemd, before sshd.
+if [ -e /run/cloud-init/cloudroot/hostkeys-deferred ]; then
+	/usr/bin/cloudroot hostkeys
+	echo "cloudroot-rootfs: hostkeys rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
+fi
 /usr/bin/cloud-init modules --mode config
 echo "cloudroot-rootfs: config stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
 /usr/bin/cloud-init modules --mode final

@@ -25,6 +25,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -48,8 +49,11 @@ type boot struct {
 	st      *state.State
 	status  *state.Status
 	devs    []bootenv.Device
-	// noEntropy is set when the kernel RNG never became ready.
-	noEntropy bool
+	// entropy is the blocking kernel RNG read started after the drivers;
+	// hostKeys generates SSH host keys once it returns.
+	entropy      *modules.EntropyWaiter
+	entropyStart float64
+	hostKeys     *modules.HostKeyPool
 	// sysFiles are the target's cloud.cfg, cloud.cfg.d and the runtime
 	// config, read once after detection for the datasource step and the
 	// init stage.
@@ -84,7 +88,7 @@ func run() error {
 
 	b.step("early", b.early)
 	b.step("drivers", b.loadDrivers)
-	b.step("entropy", b.waitEntropy)
+	b.startEntropy()
 	spec, rootDev := b.findRoot(ctx)
 	b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
 
@@ -92,11 +96,13 @@ func run() error {
 	if err != nil {
 		b.fatalRoot(spec, fmt.Errorf("open %s: %w", sysroot, err))
 	}
+	b.startHostKeys(t)
 	run, _ := target.New("/", target.WithDeferredSync())
 
 	net := &ephemeralNet{b: b}
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
+	b.welcome("init-local", localStart)
 	var data *datasource.Data
 	enabled := true
 	b.step("detect", func() error {
@@ -136,14 +142,23 @@ func run() error {
 		b.status.BootStatusCode = "enabled-by-generator"
 		initStart := uptime()
 		b.status.Get(state.StageInit).Start = &initStart
+		b.welcome("init", initStart)
 		b.step("init", func() error { return b.provision(ctx, t, run, data, net) })
 		initEnd := uptime()
 		b.status.Get(state.StageInit).Finished = &initEnd
 	}
 	net.down(ctx)
+	b.recordEntropy()
 	b.step("handoff", func() error { return b.handoff(t, run) })
 	b.switchRoot(t, spec)
 	return nil
+}
+
+// welcome writes cloud-init's stage banner to the console and the output
+// log (/var/log/cloud-init-output.log), as cloud-init's stderr has it.
+func (b *boot) welcome(action string, up float64) {
+	line := stages.Welcome(Version, action, time.Now(), up)
+	_, _ = io.WriteString(io.MultiWriter(b.console, b.outBuf), line)
 }
 
 // step runs one stage, timing it; an error is recorded and the boot goes on.
@@ -267,28 +282,73 @@ func (b *boot) loadDrivers() error {
 	return nil
 }
 
-// waitEntropy makes sure getrandom will not block: Go's crypto (host keys)
-// needs the kernel CRNG initialised. Bounded; says what it waits for.
-func (b *boot) waitEntropy() error {
-	buf := make([]byte, 1)
-	deadline := time.Now().Add(20 * time.Second)
-	said := false
-	for {
-		if _, err := unix.Getrandom(buf, unix.GRND_NONBLOCK); err == nil {
-			if said {
-				b.log.Info("kernel random number generator ready")
+// defaultEntropyTimeout bounds the wait for the kernel RNG before SSH host
+// keys are deferred to the booted root (cloudroot.entropy_timeout=SECONDS).
+const defaultEntropyTimeout = 20 * time.Second
+
+// startEntropy starts one blocking getrandom in the background: unlike a
+// non-blocking poll, a blocked reader makes the kernel run its jitter
+// entropy collection, so the CRNG is ready in about a second even without
+// virtio-rng or RDRAND. Nothing waits for it here; the host keys do
+// (bounded, saying so on the console).
+func (b *boot) startEntropy() {
+	timeout := defaultEntropyTimeout
+	if v, ok := b.cmdline.Get("cloudroot.entropy_timeout"); ok {
+		if d, err := time.ParseDuration(v + "s"); err == nil && d >= 0 {
+			timeout = d
+		} else {
+			b.log.Warn("ignoring cloudroot.entropy_timeout", "value", v)
+		}
+	}
+	b.entropyStart = uptime()
+	b.entropy = modules.NewEntropyWaiter(func() error {
+		buf := make([]byte, 1)
+		for {
+			_, err := unix.Getrandom(buf, 0)
+			if !errors.Is(err, unix.EINTR) {
+				return err
 			}
-			return nil
 		}
-		if !said {
-			b.log.Info("waiting for the kernel random number generator (crng init); add virtio-rng or a CPU with RDRAND to avoid this wait")
-			said = true
+	}, timeout, b.log)
+	b.hostKeys = modules.NewHostKeyPool(b.entropy, nil)
+	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v == "defer" {
+		b.hostKeys = modules.NewHostKeyPool(modules.DeferAll{Reason: "cloudroot.hostkeys=defer on the kernel command line"}, nil)
+	}
+}
+
+// startHostKeys begins generating the default host-key types,
+// concurrently with the datasource search and the init stage, when this
+// is likely a first boot: the target has none of them, or was never
+// provisioned (no /var/lib/cloud/instance; ssh_deletekeys, true by
+// default, will replace the image's keys). Keys the configuration turns
+// out not to want are dropped.
+func (b *boot) startHostKeys(t *target.Root) {
+	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v == "defer" {
+		return
+	}
+	none := true
+	for _, k := range modules.DefaultGenKeyTypes {
+		if t.Exists("/etc/ssh/ssh_host_" + k + "_key") {
+			none = false
 		}
-		if time.Now().After(deadline) {
-			b.noEntropy = true
-			return errors.New("kernel random number generator not ready after 20s: SSH host keys will not be generated")
-		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := t.Lstat(state.InstanceLink); none || err != nil {
+		b.hostKeys.Start(modules.DefaultGenKeyTypes...)
+	}
+}
+
+// recordEntropy notes how long the kernel RNG took (it ran alongside the
+// other stages).
+func (b *boot) recordEntropy() {
+	if b.entropy == nil {
+		return
+	}
+	if b.entropy.Ready() {
+		d := b.entropy.Elapsed().Seconds()
+		b.st.Timings = append(b.st.Timings, state.Timing{Stage: "entropy", Start: b.entropyStart, Duration: d})
+		b.log.Info("kernel random number generator was ready", "duration", fmt.Sprintf("%.3fs", d))
+	} else {
+		b.log.Warn("kernel random number generator still not ready at hand-off")
 	}
 }
 
@@ -473,23 +533,13 @@ func (b *boot) disable(code, reason string) {
 // provision applies the init stage to the target, with /dev, /proc, /sys
 // and /run bound into it so commands (bootcmd) see a normal system.
 func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource.Data, net *ephemeralNet) error {
-	var bound []string
-	for _, m := range []string{"/dev", "/proc", "/sys", "/run"} {
-		dst := filepath.Join(sysroot, m)
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			continue
-		}
-		if err := unix.Mount(m, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			b.log.Warn("bind mount for commands failed", "path", dst, "err", err)
-			continue
-		}
-		bound = append(bound, dst)
+	unbind, err := target.BindSystem(sysroot, target.BindMounter{})
+	if err != nil {
+		b.log.Warn("bind mount for commands failed", "err", err)
 	}
 	defer func() {
-		for i := len(bound) - 1; i >= 0; i-- {
-			if err := unix.Unmount(bound[i], unix.MNT_DETACH); err != nil {
-				b.log.Warn("unmount failed", "path", bound[i], "err", err)
-			}
+		if err := unbind(); err != nil {
+			b.log.Warn("unmount failed", "err", err)
 		}
 	}()
 	var uts unix.Utsname
@@ -499,12 +549,14 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		Machine: cstr(uts.Machine[:]), Hostname: cstr(uts.Nodename[:]),
 	}
 	out := io.MultiWriter(b.console, b.outBuf)
+	links := bootenv.NetLinks("")
+	net.ipv6(links)
 	opts := stages.InitOptions{
 		Target: t, Run: run, Data: d, Cmdline: b.cmdline.String(), Log: b.log, Out: out,
 		Now: time.Now, Uptime: uptime, Version: Version, SysInfo: si,
 		SetLiveHostname: func(name string) error { return unix.Sethostname([]byte(name)) },
-		NoHostKeys:      b.noEntropy,
-		NetLinks:        bootenv.NetLinks(""),
+		HostKeys:        b.hostKeys,
+		NetLinks:        links,
 		Fetch:           net.fetch,
 		SystemFiles:     b.sysFiles,
 	}

@@ -41,6 +41,9 @@ type ephemeralNet struct {
 	err    error
 	client *http.Client
 	b      *boot
+	// ra watches the NIC for router advertisements while it is up, for the
+	// fallback configuration's IPv6.
+	ra *raWatch
 }
 
 // up brings the network up once; later calls return the first outcome.
@@ -86,9 +89,32 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 		return n.err
 	}
 	n.lease = lease
+	n.ra = startRAWatch(lease.Iface, raListen)
 	n.client = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	n.b.log.Info("ephemeral network up", "iface", lease.Iface, "address", lease.Addr.String())
 	return nil
+}
+
+// ipv6 annotates links with what the router advertisements seen on the
+// ephemeral NIC offered (nothing when the network never came up).
+func (n *ephemeralNet) ipv6(links []bootenv.NetLink) {
+	n.mu.Lock()
+	w := n.ra
+	n.mu.Unlock()
+	if w == nil {
+		return
+	}
+	offer, err := w.result()
+	if err != nil {
+		n.b.log.Info("no router advertisement information", "iface", w.iface, "err", err)
+		return
+	}
+	n.b.log.Info("IPv6 offered on the link", "iface", w.iface, "ipv6", offer.String())
+	for i := range links {
+		if links[i].Name == w.iface {
+			links[i].IPv6 = offer
+		}
+	}
 }
 
 // dsLease is the DHCP lease as datasources see it (nil when the network
@@ -150,6 +176,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		Cmdline: b.cmdline,
 		DMI:     bootenv.ReadDMI(""),
 		Config:  dsCfg,
+		System:  base.System,
 		Budget:  datasourceBudget,
 		Log:     b.log,
 	}

@@ -80,9 +80,13 @@ func bench(ctx context.Context, cfg benchConfig, stdout io.Writer) error {
 	disk := filepath.Join(work, "rootfs.img")
 	var errs []error
 	var reports []string
+	var accels []string
 	for _, kernel := range kernels {
 		var samples []sample
 		var order []string
+		acc := harness.DefaultProber.Choose(ctx, kernel)
+		fmt.Fprintf(stdout, "%s: %s\n", filepath.Base(kernel), acc)
+		accels = append(accels, filepath.Base(kernel)+" "+acc.String())
 		for i := 1; i <= cfg.runs; i++ {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -94,7 +98,7 @@ func bench(ctx context.Context, cfg benchConfig, stdout io.Writer) error {
 			r, err := harness.Boot(ctx, harness.BootOptions{
 				Kernel: kernel, Initramfs: a.Initramfs, Disk: disk,
 				Seed: seed, SeedKind: harness.SeedCDROMSCSI,
-				Timeout: cfg.timeout, ConsoleLog: logPath,
+				Timeout: cfg.timeout, ConsoleLog: logPath, Accel: acc.Name,
 			})
 			if err != nil {
 				return err
@@ -126,8 +130,8 @@ func bench(ctx context.Context, cfg benchConfig, stdout io.Writer) error {
 		fmt.Fprintln(stdout, r)
 	}
 	fmt.Fprintln(stdout, sizes(a))
-	fmt.Fprintf(stdout, "Measured %s with `cloudroot-lab bench -example %s -runs %d -kernel %s`: QEMU TCG (%s), -m %d, seed ISO on virtio-scsi.\n",
-		time.Now().Format("2006-01-02"), cfg.example, cfg.runs, cfg.kernel, accel(), harness.DefaultMemory)
+	fmt.Fprintf(stdout, "Measured %s with `cloudroot-lab bench -example %s -runs %d -kernel %s`: QEMU %s, -m %d, seed ISO on virtio-scsi.\n",
+		time.Now().Format("2006-01-02"), cfg.example, cfg.runs, cfg.kernel, strings.Join(accels, "; "), harness.DefaultMemory)
 	return errors.Join(errs...)
 }
 
@@ -230,11 +234,3 @@ func sizes(a harness.Artifacts) string {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
-
-// accel says whether QEMU could use KVM here (it is not asked to).
-func accel() string {
-	if _, err := os.Stat("/dev/kvm"); err == nil {
-		return "/dev/kvm present but not used"
-	}
-	return "no KVM"
-}

@@ -55,10 +55,13 @@ func demo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 		ConsoleLog: filepath.Join(a.Dir, "demo", "console.log"),
 		Output:     stdout,
 	}
+	acc := harness.DefaultProber.Choose(ctx, kernel)
+	o.Accel = acc.Name
 	argv, err := o.Args()
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, acc)
 	fmt.Fprintf(stdout, "seed %s from %s; root disk %s (a copy of %s)\n", rel(seed), cfg.example, rel(disk), rel(a.Rootfs))
 	fmt.Fprintf(stdout, "$ %s\n\n", harness.ShellQuote(argv))
 	r, err := harness.Boot(ctx, o)
@@ -72,7 +75,7 @@ func demo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 	}
 	s := &summary{w: stdout, im: im}
 	s.print()
-	fmt.Fprintf(stdout, "\nwall time, QEMU start to %s: %.2f s (kernel %s)\n", endWord(r), r.Elapsed.Seconds(), filepath.Base(kernel))
+	fmt.Fprintf(stdout, "\nwall time, QEMU start to %s: %.2f s (kernel %s, %s)\n", endWord(r), r.Elapsed.Seconds(), filepath.Base(kernel), acc)
 	fmt.Fprintf(stdout, "console log: %s\n", rel(o.ConsoleLog))
 
 	var errs []error

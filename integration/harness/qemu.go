@@ -84,6 +84,18 @@ type BootOptions struct {
 	// listening there before Boot (a SmartOS metadata server, package
 	// smartostest). ttyS0 stays the console.
 	Serial1Socket string
+	// Accel is the accelerator (AccelKVM, AccelTCG); "" lets Boot choose
+	// with DefaultProber (KVM only where a probe boot shows it works).
+	Accel string
+	// CPU is QEMU's -cpu model ("": max, which has RDRAND); "default"
+	// leaves QEMU's own default CPU (qemu64, no RDRAND).
+	CPU string
+	// NoRNG leaves out the virtio-rng device, so the guest kernel has to
+	// gather its own entropy.
+	NoRNG bool
+	// Machine is QEMU's machine type ("": q35; "pc" is i440fx with ACPI
+	// hotplug slots, which systemd names NICs after: ens3).
+	Machine string
 }
 
 // GuestFwd is one guest address:port served by a host port on 127.0.0.1.
@@ -97,6 +109,8 @@ type GuestFwd struct {
 type Run struct {
 	// Args is QEMU's argv, the program first.
 	Args []string
+	// Accel is the accelerator that ran and why it was chosen.
+	Accel Accel
 	// Console is the serial console text, \r removed, without timestamps.
 	Console string
 	// Stderr is what QEMU itself printed on stderr.
@@ -189,7 +203,9 @@ func (o BootOptions) Args() ([]string, error) {
 		"-device", "virtio-net-pci,netdev=n0"+firstMAC,
 	)
 	args = append(args, extraNICs...)
-	args = append(args, "-device", "virtio-rng-pci")
+	if !o.NoRNG {
+		args = append(args, "-device", "virtio-rng-pci")
+	}
 	if o.Seed != "" {
 		seed := driveFile(o.Seed)
 		switch o.SeedKind {
@@ -229,6 +245,39 @@ func (o BootOptions) Args() ([]string, error) {
 	if o.SMBIOSChassisAsset != "" {
 		args = append(args, "-smbios", "type=3,asset="+strings.ReplaceAll(o.SMBIOSChassisAsset, ",", ",,"))
 	}
+	if o.Machine != "" {
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-machine" {
+				args[i+1] = o.Machine
+				break
+			}
+		}
+	}
+	return accelArgs(args, o.Accel, o.CPU)
+}
+
+// accelArgs puts -accel after the program and replaces -cpu max with cpu
+// ("default": QEMU's own default CPU).
+func accelArgs(args []string, accel, cpu string) ([]string, error) {
+	switch accel {
+	case "":
+	case AccelKVM, AccelTCG:
+		args = append([]string{args[0], "-accel", accel}, args[1:]...)
+	default:
+		return nil, fmt.Errorf("boot options: unknown accelerator %q", accel)
+	}
+	if cpu == "" {
+		return args, nil
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-cpu" {
+			if cpu == "default" {
+				return append(args[:i:i], args[i+2:]...), nil
+			}
+			args[i+1] = cpu
+			break
+		}
+	}
 	return args, nil
 }
 
@@ -240,6 +289,11 @@ func driveFile(p string) string { return strings.ReplaceAll(p, ",", ",,") }
 // the run ended is in Run (ExitErr, TimedOut, PoweredOff). QEMU never
 // outlives Boot.
 func Boot(ctx context.Context, o BootOptions) (*Run, error) {
+	accel := Accel{Name: o.Accel, Why: "set by the caller"}
+	if o.Accel == "" {
+		accel = DefaultProber.Choose(ctx, o.Kernel)
+		o.Accel = accel.Name
+	}
 	args, err := o.Args()
 	if err != nil {
 		return nil, err
@@ -273,6 +327,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 		fmt.Fprintf(f, "# %s\n", ShellQuote(args))
 		out = io.MultiWriter(out, f)
 	}
+	fmt.Fprintf(out, "[%8.3f] harness: %s\n", 0.0, accel)
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -300,6 +355,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 	wg.Wait()
 	r := &Run{
 		Args:    args,
+		Accel:   accel,
 		Console: console.String(),
 		Stderr:  stderr.String(),
 		Elapsed: time.Since(start),

@@ -2,6 +2,8 @@ package bootenv
 
 import (
 	"os"
+
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +23,11 @@ type NetLink struct {
 	Bond      bool
 	Member    bool
 	Virtual   bool
+	// Names are what systemd's udev would name the device (net_id).
+	Names NetNames
+	// IPv6 is what the link was seen to offer for IPv6 (router
+	// advertisements observed while it was up); set by the caller.
+	IPv6 netconfig.IPv6Offer
 }
 
 // NetLinks lists <sysRoot>/class/net (sysRoot "" means /sys), sorted by name.
@@ -62,6 +69,7 @@ func NetLinks(sysRoot string) []NetLink {
 		if t, err := os.Readlink(p); err == nil && strings.Contains(t, "/virtual/") {
 			l.Virtual = true
 		}
+		l.Names = PredictableNames(sysRoot, n)
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

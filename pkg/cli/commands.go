@@ -5,6 +5,7 @@ func Commands() []Command {
 	return []Command{
 		statusCommand(),
 		modulesCommand(),
+		hostkeysCommand(),
 		identifyCommand(),
 		growpartCommand(),
 		diskCommand(),

@@ -10,13 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 func growpartCommand() Command {
@@ -159,7 +158,11 @@ const diskUsage = `usage: cloudroot disk {plan|apply} --config USERDATA [--alias
 
 DISKs are block devices or image files; the config's device names
 (/dev/sdb, aliases, ephemeral0) must resolve to one of them: give
---alias ephemeral0=/path/to/disk for metadata names.
+--alias ephemeral0=/path/to/disk for metadata names (a name that
+resolves to none of them is an error).
+On an image file the filesystems are made on its partitions in place,
+without root or a loop device: mke2fs at the partition's offset, other
+mkfs tools on a scratch file copied in (the host's mkfs.* must exist).
 A disk holding partitions or a filesystem is only changed when the config
 says overwrite: true (filesystems: overwrite or replace_fs); a mounted one
 never.
@@ -212,16 +215,20 @@ func runDisk(ctx context.Context, env *Env, args []string) int {
 				fmt.Fprintf(env.Stderr, "error: --alias wants NAME=DISK, got %q\n", v)
 				return 2
 			}
-			aliases[name] = dev
+			aliases[name] = absIfExists(dev)
 		case strings.HasPrefix(a, "-"):
 			fmt.Fprintf(env.Stderr, "error: unrecognized argument %s\n", a)
 			return 2
 		default:
-			disks = append(disks, a)
+			disks = append(disks, absIfExists(a))
 		}
 	}
-	if cfgPath == "" || len(disks) == 0 {
-		fmt.Fprint(env.Stderr, diskUsage)
+	switch {
+	case cfgPath == "":
+		fmt.Fprintf(env.Stderr, "error: disk %s: no --config USERDATA given (the cloud-config with disk_setup/fs_setup)\n", verb)
+		return 2
+	case len(disks) == 0:
+		fmt.Fprintf(env.Stderr, "error: disk %s: no DISK given (the block devices or image files to work on)\n", verb)
 		return 2
 	}
 	b, err := os.ReadFile(cfgPath)
@@ -229,10 +236,13 @@ func runDisk(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
 	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		fmt.Fprintf(env.Stderr, "error: %s: %v\n", cfgPath, err)
+	cfg, ywarns, err := yaml11.LoadMap(cfgPath, b)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
+	}
+	for _, w := range ywarns {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	sc, warns := disk.ParseSetup(cfg, disk.DeviceEnv{})
 	for _, w := range warns {
@@ -246,6 +256,10 @@ func runDisk(ctx context.Context, env *Env, args []string) int {
 	}
 	var infos []disk.DeviceInfo
 	for _, d := range disks {
+		if _, err := os.Stat(d); err != nil {
+			fmt.Fprintf(env.Stderr, "error: DISK %s: no such block device or image file\n", d)
+			return 1
+		}
 		info, err := disk.ProbeDevice(d)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "error: %v\n", err)
@@ -259,34 +273,57 @@ func runDisk(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	fmt.Fprint(env.Stdout, plan.String())
+	if unresolved := unresolvedNames(plan, disks); len(unresolved) > 0 {
+		for _, u := range unresolved {
+			fmt.Fprintf(env.Stderr, "error: %s\n", u)
+		}
+		if verb == "apply" {
+			fmt.Fprintln(env.Stderr, "error: nothing applied")
+		}
+		return 1
+	}
 	if verb == "plan" {
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := disk.Apply(ctx, plan, hostExecutor{out: env.Stderr}, log); err != nil {
+	if err := disk.Apply(ctx, plan, disk.HostExecutor{Out: env.Stderr}, log); err != nil {
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// hostExecutor applies a plan on this host: tables via disk.DeviceWriter,
-// mkfs via the host's tools. A filesystem on a partition of an image file
-// can't be made without a loop device.
-type hostExecutor struct {
-	disk.DeviceWriter
-	out io.Writer
+// unresolvedNames: one line for each disk_setup/fs_setup device name that
+// resolves to none of the DISKs (a plan applied to the DISKs would silently
+// leave that entry out).
+func unresolvedNames(plan disk.Plan, disks []string) []string {
+	var out []string
+	for _, s := range plan.Steps {
+		if s.Action != "skip" || s.Reason != disk.ReasonNotFound {
+			continue
+		}
+		hint := "give --alias " + s.Device + "=DISK, or name it among the DISKs"
+		if disk.IsMetaDeviceName(s.Device) {
+			hint = "it is a metadata name: give --alias " + s.Device + "=DISK"
+		}
+		out = append(out, fmt.Sprintf("%s: device %s resolves to none of the DISKs given (%s); %s",
+			s.Config, s.Device, strings.Join(disks, ", "), hint))
+	}
+	return out
 }
 
-func (h hostExecutor) Run(ctx context.Context, argv []string) error {
-	dev := argv[len(argv)-1]
-	if _, err := os.Stat(dev); err != nil && argv[0] != "sh" {
-		return fmt.Errorf("%s does not exist (a partition of an image file needs a loop device: losetup -P): %w", dev, err)
+// absIfExists makes a relative path naming an existing file absolute, as
+// the config's device names resolve to absolute paths (/dev/NAME, or an
+// alias's path).
+func absIfExists(p string) string {
+	if filepath.IsAbs(p) {
+		return p
 	}
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	c.Stdout, c.Stderr = h.out, h.out
-	if err := c.Run(); err != nil {
-		return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	if _, err := os.Stat(p); err != nil {
+		return p
 	}
-	return nil
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

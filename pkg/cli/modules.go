@@ -78,6 +78,7 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 		env.Log.Handler(),
 	)).With("stage", "modules-"+mode)
 	start := time.Now()
+	_, _ = io.WriteString(outw, stages.Welcome(Version, "modules:"+mode, env.Now(), env.Uptime()))
 	log.Info("cloudroot agent starting", "version", Version, "mode", mode)
 	errs, power, err := stages.Modules(ctx, stages.AgentOptions{
 		Root: root, Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version,

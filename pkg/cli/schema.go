@@ -50,12 +50,11 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 func schemaCommand() Command {
@@ -385,8 +384,7 @@ func validateSchemaPart(env *Env, p schemaPart, annotate bool, idShown, idHost s
 				Message: strings.Replace(l, mergedPartErrorPrefix, "Ignored invalid user-data: ", 1)})
 		}
 	}
-	var doc any
-	if yerr := yaml.Unmarshal(content, &doc); yerr == nil {
+	if doc, _, yerr := yaml11.Load(p.shown, content); yerr == nil {
 		if _, isMap := doc.(map[string]any); !isMap {
 			return false, &schemaNotDict{fmt.Sprintf("%s %s is not a YAML dict.", p.schemaType, p.shown)}
 		}

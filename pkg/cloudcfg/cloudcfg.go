@@ -25,7 +25,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Reader reads files of the target root.
@@ -86,6 +86,7 @@ type systemFiles struct {
 	confd    []Source
 	runtime  *Source
 	problems []*Problem
+	warnings []string // repeated keys (the last value is used)
 }
 
 // SystemFiles are the system configuration files (cloud.cfg, cloud.cfg.d,
@@ -117,7 +118,10 @@ func readSystem(root, run Reader) systemFiles {
 			}
 			return nil
 		}
-		m, err := datasource.DecodeYAMLMap(b)
+		m, warns, err := yaml11.LoadMap("", b)
+		for _, w := range warns {
+			sys.warnings = append(sys.warnings, p+": "+w.Message())
+		}
 		if err != nil {
 			sys.problems = append(sys.problems, &Problem{Source: p, Err: err})
 			return nil

@@ -84,3 +84,28 @@ func TestLoadSystem(t *testing.T) {
 		t.Errorf("hostname = %v", m["hostname"])
 	}
 }
+
+// A repeated key in cloud.cfg.d keeps its last value, as cloud-init's
+// PyYAML does, and is reported with the file, line and column; YAML 1.1
+// scalars (yes, 0644) are read as cloud-init reads them.
+func TestLoadRepeatedKeyAndYAML11(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "etc/cloud/cloud.cfg.d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "etc/cloud/cloud.cfg.d/10_a.cfg"), []byte("runcmd: [a]\nssh_pwauth: yes\numask: 0027\nruncmd: [b]\n"), 0o644)
+	r, err := target.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(LoadOptions{Files: ReadSystemFiles(r, r)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{"runcmd": m.Config["runcmd"], "ssh_pwauth": m.Config["ssh_pwauth"], "umask": m.Config["umask"]}
+	want := map[string]any{"runcmd": []any{"b"}, "ssh_pwauth": true, "umask": 23}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-want +got:\n%s", diff)
+	}
+	if len(m.Warnings) != 1 || !strings.HasPrefix(m.Warnings[0], `/etc/cloud/cloud.cfg.d/10_a.cfg: line 4 column 1: duplicate key "runcmd" (first at line 1)`) {
+		t.Errorf("warnings = %q", m.Warnings)
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Kernel command line cloud-config (cloud-init's util.read_cc_from_cmdline):
@@ -61,7 +61,7 @@ func ParseCmdlineCC(cmdline string) (map[string]any, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	m, err := datasource.DecodeYAMLMap([]byte(text))
+	m, _, err := yaml11.LoadMap("", []byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("kernel command line cc: %w", err)
 	}

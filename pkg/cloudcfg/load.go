@@ -64,7 +64,10 @@ type Merged struct {
 	Sources []string
 	// Problems are the sources (or parts) that could not be used, or only
 	// partly; Load carries on without them.
-	Problems []*Problem
+	Problems []*Problem // Warnings are what the reader noticed in usable files: a repeated key
+	// ("/etc/cloud/cloud.cfg: line 3 column 1: duplicate key ..."), whose
+	// last value is used, as in cloud-init.
+	Warnings []string
 }
 
 // Load reads and merges every configuration source in precedence order (see
@@ -96,6 +99,7 @@ func Load(o LoadOptions) (*Merged, error) {
 	}
 	sys := files.files
 	res.Problems = append(res.Problems, sys.problems...)
+	res.Warnings = append(res.Warnings, sys.warnings...)
 	res.Sources = append(res.Sources, SourceBuiltin)
 	if sys.cloudCfg != nil {
 		res.Sources = append(res.Sources, sys.cloudCfg.Name)

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Sentinel errors callers branch on (always with errors.Is: sources wrap
@@ -92,6 +92,11 @@ type Data struct {
 	// "network_json"); user-data and vendor-data never go here.
 	DS map[string]any
 }
+
+// SubplatformUnknown is cloud-init's subplatform for a source that records
+// no metadata address or seed (METADATA_UNKNOWN): Hetzner, Vultr,
+// Exoscale, Akamai and Scaleway report it, whatever URL they read.
+const SubplatformUnknown = "unknown"
 
 // FileOp is one change a datasource makes in the target root besides
 // writing Files.
@@ -192,18 +197,47 @@ func NormalizePubKeys(v any) []string {
 	return out
 }
 
+// MetaCloudName is cloud-init's DataSource.cloud_name: meta-data's
+// `cloud-name` lowercased when it is a non-empty string, else def (the
+// source's own name for its cloud).
+func MetaCloudName(md map[string]any, def string) string {
+	if s, ok := md["cloud-name"].(string); ok && s != "" {
+		return strings.ToLower(s)
+	}
+	return def
+}
+
+// MetaZoneRegion is cloud-init's DataSource.availability_zone and region
+// for a source that does not override them: meta-data's
+// availability-zone (else availability_zone, else
+// placement/availability-zone) and region.
+func MetaZoneRegion(md map[string]any) (zone, region string) {
+	for _, k := range []string{"availability-zone", "availability_zone"} {
+		if z := str(md[k]); z != "" {
+			zone = z
+			break
+		}
+	}
+	if zone == "" {
+		if p, ok := md["placement"].(map[string]any); ok {
+			zone = str(p["availability-zone"])
+		}
+	}
+	return zone, str(md["region"])
+}
+
 // InstanceID is meta-data's instance-id.
 func (d *Data) InstanceID() string { return str(d.MetaData["instance-id"]) }
 
-// LocalHostname is Hostname, else meta-data's local-hostname (or hostname).
+// LocalHostname is Hostname, else meta-data's local-hostname. A
+// `hostname` key alone is not one: cloud-init's get_hostname reads only
+// local-hostname (sources that name the key otherwise map it, as
+// OpenStack's hostname).
 func (d *Data) LocalHostname() string {
 	if d.Hostname != "" {
 		return d.Hostname
 	}
-	if h := str(d.MetaData["local-hostname"]); h != "" {
-		return h
-	}
-	return str(d.MetaData["hostname"])
+	return str(d.MetaData["local-hostname"])
 }
 
 // Description is str(DataSource) as cloud-init prints it in status.json
@@ -254,20 +288,12 @@ func str(v any) string {
 }
 
 // DecodeYAMLMap decodes YAML (or JSON) text into a map with string keys all
-// the way down, as JSON needs. Empty input gives an empty map.
+// the way down, as JSON needs, reading it as cloud-init does (pkg/yaml11:
+// PyYAML's SafeLoader). Empty input gives an empty map. Repeated keys keep
+// their last value; callers that report them use yaml11.LoadMap.
 func DecodeYAMLMap(b []byte) (map[string]any, error) {
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	if v == nil {
-		return map[string]any{}, nil
-	}
-	m, ok := Normalize(v).(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a mapping at the top level, got %s", kind(v))
-	}
-	return m, nil
+	m, _, err := yaml11.LoadMap("", b)
+	return m, err
 }
 
 // Normalize turns map[any]any (from YAML) into map[string]any recursively.
@@ -291,14 +317,4 @@ func Normalize(v any) any {
 		return t
 	}
 	return v
-}
-
-func kind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	}
-	return fmt.Sprintf("%T", v)
 }

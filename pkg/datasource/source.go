@@ -91,6 +91,10 @@ type Env struct {
 	// Config is the `datasource:` mapping of the system configuration,
 	// keyed by datasource name: `{Ec2: {metadata_urls: [...]}}`.
 	Config map[string]any
+	// System is the whole system configuration (cloud.cfg, cloud.cfg.d,
+	// the runtime config, cc:), read once by the boot; nil: a source that
+	// needs it reads it from Root.
+	System map[string]any
 	// DefaultUser is the distro's default user's name (GCE gives it the
 	// ssh-keys of `<user>:` entries for that name).
 	DefaultUser string

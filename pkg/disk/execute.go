@@ -9,7 +9,9 @@ import (
 
 // DeviceWriter is the table-writing half of an Executor for real block
 // devices and image files: it writes the table, tells the kernel, and
-// waits (bounded by NodeWait) for the partition nodes to appear.
+// waits (bounded by NodeWait) for the partition nodes to appear. A node
+// the kernel knows (it is in /sys/class/block) but nothing created —
+// no udev, /dev not a devtmpfs — is created with mknod.
 type DeviceWriter struct {
 	// NodeWait bounds the wait for partition device nodes (0: 5s).
 	NodeWait time.Duration
@@ -45,6 +47,11 @@ func (w DeviceWriter) WriteTable(ctx context.Context, path string, t NewTable) e
 		p := PartitionPath(path, i+1)
 		for {
 			if _, err := os.Stat(p); err == nil {
+				break
+			}
+			if made, err := makePartitionNode(p); err != nil {
+				return err
+			} else if made {
 				break
 			}
 			if time.Now().After(deadline) {

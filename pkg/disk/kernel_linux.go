@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -75,15 +77,22 @@ func lockDevice(d *File) error {
 }
 
 // AnnounceTable tells the kernel about a table just written to the block
-// device d: BLKRRPART, else (a kernel without that table parser, or a busy
-// disk) BLKPG_ADD_PARTITION for each partition, as partx --add does.
+// device d: BLKRRPART (on a loop device attached without partition
+// scanning, turning it on first: LO_FLAGS_PARTSCAN), then
+// BLKPG_ADD_PARTITION for each partition, as partx --add does, for a
+// kernel whose parsers don't read the table (or a busy disk); a partition
+// the kernel already found answers EBUSY, which is fine.
 func AnnounceTable(d *File, t NewTable) error {
 	if !d.IsBlockDevice() {
 		return nil
 	}
 	rerr := rereadTable(d.Fd())
-	if rerr == nil {
-		return nil
+	if errors.Is(rerr, unix.EINVAL) {
+		// A loop device attached without partition scanning (losetup
+		// without -P) refuses both BLKRRPART and BLKPG until it is on.
+		if err := enablePartScan(d); err == nil {
+			rerr = nil
+		}
 	}
 	ss := int64(d.SectorSize())
 	if t.SectorSize != 0 {
@@ -98,7 +107,74 @@ func AnnounceTable(d *File, t NewTable) error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("telling the kernel about %s's new table: %w", d.Path(), errors.Join(append([]error{fmt.Errorf("BLKRRPART: %w", rerr)}, errs...)...))
+		if rerr != nil {
+			errs = append([]error{fmt.Errorf("BLKRRPART: %w", rerr)}, errs...)
+		}
+		return fmt.Errorf("telling the kernel about %s's new table: %w", d.Path(), errors.Join(errs...))
 	}
 	return nil
+}
+
+// zeroRange makes f's [off, off+n) read as zeros: a hole punched where
+// the filesystem can, zeros written where it can't.
+func zeroRange(f *os.File, off, n int64) error {
+	if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n); err == nil {
+		return nil
+	}
+	return writeZeros(f, off, n)
+}
+
+// nextData is the first data extent of f at or after pos, ending at most
+// at limit (SEEK_DATA/SEEK_HOLE); start >= limit when there is none. A
+// filesystem without those says all of [pos, limit) is data.
+func nextData(f *os.File, pos, limit int64) (start, end int64, err error) {
+	fd := int(f.Fd())
+	start, err = unix.Seek(fd, pos, unix.SEEK_DATA)
+	switch {
+	case errors.Is(err, unix.ENXIO):
+		return limit, limit, nil
+	case err != nil:
+		return pos, limit, nil
+	case start >= limit:
+		return limit, limit, nil
+	}
+	end, err = unix.Seek(fd, start, unix.SEEK_HOLE)
+	if err != nil || end > limit {
+		end = limit
+	}
+	return start, end, nil
+}
+
+// enablePartScan turns on partition scanning of a loop device attached
+// without it (losetup without -P), which makes the kernel read its table;
+// ENOTTY for a device that is no loop device.
+func enablePartScan(d *File) error {
+	fd := int(d.Fd())
+	st, err := unix.IoctlLoopGetStatus64(fd)
+	if err != nil {
+		return err
+	}
+	if st.Flags&unix.LO_FLAGS_PARTSCAN != 0 {
+		return errors.New("partition scanning is already on")
+	}
+	st.Flags |= unix.LO_FLAGS_PARTSCAN
+	return unix.IoctlLoopSetStatus64(fd, st)
+}
+
+// makePartitionNode creates the block device node path for a partition
+// the kernel knows (/sys/class/block/NAME/dev) when nothing (udev,
+// devtmpfs) made it; false when the kernel doesn't know it (yet).
+func makePartitionNode(path string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join("/sys/class/block", filepath.Base(path), "dev"))
+	if err != nil {
+		return false, nil
+	}
+	var maj, mnr uint32
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d:%d", &maj, &mnr); err != nil {
+		return false, fmt.Errorf("reading the device number of %s: %w", path, err)
+	}
+	if err := unix.Mknod(path, unix.S_IFBLK|0o660, int(unix.Mkdev(maj, mnr))); err != nil && !errors.Is(err, unix.EEXIST) {
+		return false, fmt.Errorf("creating partition node %s (%d:%d): %w", path, maj, mnr, err)
+	}
+	return true, nil
 }

@@ -35,3 +35,12 @@ func AnnounceTable(d *File, t NewTable) error {
 	}
 	return errors.ErrUnsupported
 }
+
+func zeroRange(f *os.File, off, n int64) error { return writeZeros(f, off, n) }
+
+// nextData says all of [pos, limit) is data (no SEEK_DATA here).
+func nextData(f *os.File, pos, limit int64) (start, end int64, err error) {
+	return pos, limit, nil
+}
+
+func makePartitionNode(path string) (bool, error) { return false, nil }

@@ -130,6 +130,13 @@ type Step struct {
 	New    string    `json:"new,omitempty"`
 	Table  *NewTable `json:"table,omitempty"`
 	Argv   []string  `json:"argv,omitempty"`
+	// Disk, Offset and Length place a mkfs step's target on its disk:
+	// the whole disk (Length 0) or the partition at Offset for Length
+	// bytes. An executor formatting a partition of an image file, which
+	// has no device node, works from these.
+	Disk   string `json:"disk,omitempty"`
+	Offset int64  `json:"offset,omitempty"`
+	Length int64  `json:"length,omitempty"`
 	// Warn marks a skip that cloud-init reports as a WARNING: it would have
 	// tried and failed (a missing device or partition, a mkfs refused on a
 	// mounted device or on another filesystem), where a deliberate skip
@@ -137,6 +144,10 @@ type Step struct {
 	// false) is only logged.
 	Warn bool `json:"warn,omitempty"`
 }
+
+// ReasonNotFound is the reason of a skip whose device name (Step.Device)
+// resolves to no disk the planner was given.
+const ReasonNotFound = "device not found"
 
 // Plan is the ordered steps: partitioning first, then filesystems.
 type Plan struct {
@@ -317,7 +328,7 @@ func PlanSetup(cfg SetupConfig, devices []DeviceInfo) (Plan, error) {
 		path, ok := cfg.Names.resolveDevice(name)
 		d := disks[path]
 		if !ok || d == nil {
-			plan.Steps = append(plan.Steps, Step{Action: "skip", Config: where, Device: name, Reason: "device not found", Warn: true})
+			plan.Steps = append(plan.Steps, Step{Action: "skip", Config: where, Device: name, Reason: ReasonNotFound, Warn: true})
 			continue
 		}
 		old := d.describe()
@@ -380,6 +391,7 @@ func markFormatted(disks map[string]*DeviceInfo, path string, fs FSSpec) {
 type node struct {
 	path, fstype, label, inUse string
 	disk                       bool
+	start, size                int64 // sectors, for a partition
 }
 
 func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceInfo) Step {
@@ -399,7 +411,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 	path, ok := names.resolveDevice(devName)
 	d := disks[path]
 	if !ok || d == nil {
-		st.Reason, st.Warn = "device not found", true
+		st.Reason, st.Warn = ReasonNotFound, true
 		return st
 	}
 	st.Device = path
@@ -408,7 +420,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 	case "auto", "any", "":
 		cands := []node{{path: d.Path, fstype: d.FSType, label: d.Label, inUse: d.InUse, disk: true}}
 		for _, p := range d.Partitions {
-			cands = append(cands, node{path: p.Path, fstype: p.FSType, label: p.Label, inUse: p.InUse})
+			cands = append(cands, node{path: p.Path, fstype: p.FSType, label: p.Label, inUse: p.InUse, start: p.Start, size: p.Size})
 		}
 		labelMatch := part != "any"
 		rawUsed := d.PTType != "" || d.FSType != ""
@@ -451,7 +463,7 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 		}
 		for _, p := range d.Partitions {
 			if p.Number == n {
-				target = &node{path: p.Path, fstype: p.FSType, label: p.Label, inUse: p.InUse}
+				target = &node{path: p.Path, fstype: p.FSType, label: p.Label, inUse: p.InUse, start: p.Start, size: p.Size}
 			}
 		}
 		if target == nil {
@@ -485,6 +497,11 @@ func planFS(where string, fs FSSpec, names DeviceEnv, disks map[string]*DeviceIn
 		return st
 	}
 	st.Action, st.Argv, st.Reason = "mkfs", argv, ""
+	st.Disk = d.Path
+	if !target.disk {
+		ss := int64(d.sectorSize())
+		st.Offset, st.Length = target.start*ss, target.size*ss
+	}
 	return st
 }
 

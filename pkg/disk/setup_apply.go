@@ -19,6 +19,13 @@ type Executor interface {
 	Run(ctx context.Context, argv []string) error
 }
 
+// Formatter is implemented by executors that format from the whole mkfs
+// step (HostExecutor: a partition of an image file has no device node to
+// give mkfs). Apply prefers it to Run.
+type Formatter interface {
+	Format(ctx context.Context, s Step) error
+}
+
 // Apply runs plan's steps in order, logging each destructive step with the
 // device and its old and new layout. A failed partitioning skips the
 // filesystems planned on that disk's partitions; failures are joined.
@@ -45,7 +52,13 @@ func Apply(ctx context.Context, plan Plan, ex Executor, log *slog.Logger) error 
 				continue
 			}
 			log.Info("creating filesystem", "device", s.Device, "config", s.Config, "old", s.Old, "argv", s.Argv)
-			if err := ex.Run(ctx, s.Argv); err != nil {
+			var err error
+			if f, ok := ex.(Formatter); ok {
+				err = f.Format(ctx, s)
+			} else {
+				err = ex.Run(ctx, s.Argv)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: formatting %s: %w", s.Config, s.Device, err))
 			}
 		default:

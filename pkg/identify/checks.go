@@ -299,9 +299,6 @@ func checkLXD(f *Facts) Check {
 	if f.virt != "kvm" && f.virt != "qemu" {
 		return notFound("no /dev/lxd/sock and virt is not kvm or qemu")
 	}
-	if f.in.DMI.BoardName == "LXD" {
-		return found("DMI board_name LXD")
-	}
 	ents, _ := fs.ReadDir(f.host, "sys/class/virtio-ports")
 	for _, e := range ents {
 		name, _ := readFirstLine(f.host, "sys/class/virtio-ports/"+e.Name()+"/name")
@@ -309,7 +306,7 @@ func checkLXD(f *Facts) Check {
 			return found("virtio port " + name)
 		}
 	}
-	return notFound("no LXD socket, board name or virtio port")
+	return notFound("no LXD socket or virtio port")
 }
 
 func checkNWCS(f *Facts) Check { return dmiIs(f.dmi().vendor, "NWCS", "sys_vendor") }

@@ -54,7 +54,7 @@ func Datasources() []Datasource {
 		{"Exoscale", "DMI `product_name` matches `Exoscale*`", checkExoscale},
 		{"RbxCloud", "label `CLOUDMD`/`cloudmd`", checkRbxCloud},
 		{"UpCloud", "DMI `sys_vendor` = `UpCloud`", checkUpCloud},
-		{"LXD", "`/dev/lxd/sock` is a socket; or virt `kvm`/`qemu` and DMI `board_name` = `LXD` or a `/sys/class/virtio-ports/*/name` of `com.canonical.lxd`/`org.linuxcontainers.lxd`", checkLXD},
+		{"LXD", "`/dev/lxd/sock` is a socket; or virt `kvm`/`qemu` and a `/sys/class/virtio-ports/*/name` of `com.canonical.lxd`/`org.linuxcontainers.lxd`", checkLXD},
 		{"NWCS", "DMI `sys_vendor` = `NWCS`", checkNWCS},
 		{"Akamai", "DMI `sys_vendor` = `Linode` or `Akamai`", checkAkamai},
 		{"WSL", "uname `Linux`, virt `wsl`, a 9p `aname=drvfs` mount in `/proc/mounts`, and in `$USERPROFILE/.cloud-init` one of `<instance>.user-data`, `<ID>-<VERSION_ID or VERSION_CODENAME>.user-data`, `<ID>-all.user-data`, `default.user-data` (or `.ubuntupro/.cloud-init/{<instance>.user-data,agent.yaml}`)", checkWSL},

@@ -200,10 +200,10 @@ func scenarios() []scenario {
 
 		// MAAS: no check; selected by a single-entry list only.
 		{name: "maas-single-entry", files: files(PathCloudCfgD+"/90_maas.cfg", "datasource_list: [ MAAS ]\n"), list: list("MAAS")},
-		{name: "maas-key-not-detected-nested", virt: "kvm", dmi: bootenv.DMI{BoardName: "LXD"},
-			files: files(PathCloudCfgD+"/92-broken-maas.cfg", "datasource:\n MAAS:\n metadata_urls: [ 'blah.com' ]\n"), list: list("LXD", "None")},
-		{name: "maas-key-not-detected-top", virt: "kvm", dmi: bootenv.DMI{BoardName: "LXD"},
-			files: files(PathCloudCfgD+"/92-broken-maas.cfg", "MAAS: None\n"), list: list("LXD", "None")},
+		{name: "maas-key-not-detected-nested", virt: "kvm",
+			files: files(PathCloudCfgD+"/92-broken-maas.cfg", "datasource:\n MAAS:\n metadata_urls: [ 'blah.com' ]\n", "sys/class/virtio-ports/vport1p1/name", "com.canonical.lxd\n"), list: list("LXD", "None")},
+		{name: "maas-key-not-detected-top", virt: "kvm",
+			files: files(PathCloudCfgD+"/92-broken-maas.cfg", "MAAS: None\n", "sys/class/virtio-ports/vport1p1/name", "com.canonical.lxd\n"), list: list("LXD", "None")},
 
 		// ConfigDrive.
 		{name: "configdrive-label", fs: []FSInfo{dev("vdb", "vfat", "config-2")}, list: list("ConfigDrive", "None")},
@@ -386,9 +386,10 @@ func scenarios() []scenario {
 
 		// LXD.
 		{name: "lxd-socket", virt: "lxc", files: fstest.MapFS{"dev/lxd/sock": socket()}, list: list("LXD", "None")},
-		{name: "lxd-kvm-board-name", virt: "kvm", dmi: bootenv.DMI{BoardName: "LXD"}, list: list("LXD", "None")},
-		{name: "lxd-qemu-board-name", virt: "qemu", dmi: bootenv.DMI{BoardName: "LXD"}, list: list("LXD", "None")},
-		{name: "lxd-kvm-env-virt", env: map[string]string{"SYSTEMD_VIRTUALIZATION": "vm:qemu"}, dmi: bootenv.DMI{BoardName: "LXD"}, list: list("LXD", "None")},
+		// cloud-init 26.x no longer takes DMI board_name LXD as LXD.
+		{name: "lxd-kvm-board-name", virt: "kvm", dmi: bootenv.DMI{BoardName: "LXD"}, code: 1},
+		{name: "lxd-qemu-virtio-port", virt: "qemu", files: files("sys/class/virtio-ports/vport1p1/name", "org.linuxcontainers.lxd\n"), list: list("LXD", "None")},
+		{name: "lxd-kvm-env-virt", env: map[string]string{"SYSTEMD_VIRTUALIZATION": "vm:qemu"}, files: files("sys/class/virtio-ports/vport1p1/name", "org.linuxcontainers.lxd\n"), list: list("LXD", "None")},
 		{name: "lxd-virtio-port", virt: "kvm", files: files("sys/class/virtio-ports/vport1p1/name", "com.canonical.lxd\n"), list: list("LXD", "None")},
 		{name: "lxd-board-name-needs-vm", dmi: bootenv.DMI{BoardName: "LXD"}, code: 1},
 		{name: "lxd-sock-not-a-socket", virt: "lxc", files: files("dev/lxd/sock", ""), code: 1},

@@ -12,10 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
@@ -168,10 +167,11 @@ func packageMirrors(cfg Config) []any {
 	return l
 }
 
-// decodeYAMLConfig parses a cloud-config document.
+// decodeYAMLConfig parses a cloud-config document (YAML 1.1, as
+// cloud-init reads it).
 func decodeYAMLConfig(b []byte) (Config, error) {
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
+	m, _, err := yaml11.LoadMap("cloud.cfg", b)
+	if err != nil {
 		return nil, err
 	}
 	return Config(m), nil

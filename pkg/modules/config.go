@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Config is the merged cloud-config, as decoded from YAML.
@@ -63,13 +65,14 @@ func (c Config) Decode(key string, out any) error {
 	return DecodeValue(v, out)
 }
 
-// DecodeValue converts any decoded YAML value into out.
+// DecodeValue converts any decoded YAML value into out (marshalled by
+// yaml.v3, read back by pkg/yaml11 as every YAML cloudroot reads).
 func DecodeValue(v any, out any) error {
 	b, err := yaml.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if err := yaml.Unmarshal(b, out); err != nil {
+	if _, err := yaml11.Unmarshal("", b, out); err != nil {
 		return err
 	}
 	return nil

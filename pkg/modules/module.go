@@ -79,6 +79,12 @@ type Context struct {
 	UserScripts []Script
 	// SetLiveHostname sets the running kernel's hostname (nil: don't).
 	SetLiveHostname func(name string) error
+	// HostKeys supplies SSH host private keys (nil: generated when asked,
+	// blocking on the kernel RNG).
+	HostKeys HostKeySource
+	// DeferHostKeys takes over host-key types the ssh module could not
+	// generate because the kernel RNG was not ready (nil: that is an error).
+	DeferHostKeys func(HostKeyDeferral) error
 	// Power is set by power_state_change for the caller to carry out after
 	// the stage has finished and its status is written.
 	Power *PowerAction

@@ -10,7 +10,12 @@ package modules
 //     derives a missing public key from its private key. Otherwise
 //     ssh_genkeytypes (default rsa, ecdsa, ed25519) generates each missing
 //     /etc/ssh/ssh_host_<type>_key (OpenSSH format, RSA 3072, ECDSA P-256)
-//     concurrently, with "<key>.pub" 0644 commented root@<hostname>. When the
+//     concurrently, with "<key>.pub" 0644 commented root@<hostname>, and
+//     prints what ssh-keygen prints (fingerprint, randomart) unless
+//     ssh_quiet_keygen. Keys come from Context.HostKeys (made in the
+//     background once entropy is ready); when the kernel RNG is not ready
+//     in time they are deferred through Context.DeferHostKeys (hostkeys.go),
+//     never silently skipped. When the
 //     target has an ssh_keys group, private keys are 0640 root:ssh_keys
 //     (cloud-init's RHEL behaviour) instead of 0600 root:root.
 //  3. The meta-data public-keys (unless allow_public_ssh_keys is false) and
@@ -152,45 +157,85 @@ func generateHostKeys(ctx context.Context, c *Context, types []string) error {
 	if err := c.Root.MkdirAll("/etc/ssh", 0o755); err != nil {
 		return fmt.Errorf("ssh: %w", err)
 	}
+	src := c.HostKeys
+	if src == nil {
+		src = directKeys{}
+	}
+	type result struct {
+		kind, keyfile string
+		pub           ssh.PublicKey
+		err           error
+	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(types))
+	res := make([]result, len(types))
 	for i, kind := range types {
 		keyfile := fmt.Sprintf(hostKeyTemplate, kind)
 		if c.Root.Exists(keyfile) {
 			continue
 		}
+		res[i] = result{kind: kind, keyfile: keyfile}
 		wg.Go(func() {
 			if ctx.Err() != nil {
-				errs[i] = ctx.Err()
+				res[i].err = ctx.Err()
 				return
 			}
-			if err := writeGeneratedKey(c, kind, keyfile, comment, priv); err != nil {
-				errs[i] = fmt.Errorf("ssh: generate %s host key: %w", kind, err)
-			}
+			res[i].pub, res[i].err = writeGeneratedKey(ctx, c, src, kind, keyfile, comment, priv)
 		})
 	}
 	wg.Wait()
+	var errs []error
+	var deferred []string
+	var noEntropy error
+	quiet := c.Config.Bool("ssh_quiet_keygen", false)
+	for _, r := range res {
+		switch {
+		case r.kind == "":
+		case deferrable(r.err):
+			deferred = append(deferred, r.kind)
+			noEntropy = r.err
+		case r.err != nil:
+			errs = append(errs, fmt.Errorf("ssh: generate %s host key: %w", r.kind, r.err))
+		case !quiet && c.Out != nil:
+			keygenReport(c.Out, r.kind, r.keyfile, comment, r.pub)
+		}
+	}
+	if len(deferred) > 0 {
+		d := HostKeyDeferral{Types: deferred, Quiet: quiet, Reason: noEntropy.Error()}
+		switch {
+		case c.DeferHostKeys == nil:
+			errs = append(errs, fmt.Errorf("ssh: generate %s host keys: %w", strings.Join(deferred, ", "), noEntropy))
+		default:
+			if err := c.DeferHostKeys(d); err != nil {
+				errs = append(errs, fmt.Errorf("ssh: %s host keys neither generated (%v) nor deferred: %w", strings.Join(deferred, ", "), noEntropy, err))
+			} else if c.Log != nil {
+				c.Log.Info("SSH host key generation deferred to the booted system (cloudroot-hostkeys.service)", "types", strings.Join(deferred, ","), "reason", d.Reason)
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
-func writeGeneratedKey(c *Context, kind, keyfile, comment string, priv target.WriteOpts) error {
-	key, err := generateHostKey(kind)
+func writeGeneratedKey(ctx context.Context, c *Context, src HostKeySource, kind, keyfile, comment string, priv target.WriteOpts) (ssh.PublicKey, error) {
+	key, err := src.HostKey(ctx, kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	block, err := ssh.MarshalPrivateKey(key, comment)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pub, err := ssh.NewPublicKey(key.Public())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.Root.WriteFileOpts(keyfile, pem.EncodeToMemory(block), priv); err != nil {
-		return err
+		return nil, err
 	}
 	line := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(pub)), "\n") + " " + comment + "\n"
-	return c.Root.WriteFileOpts(keyfile+".pub", []byte(line), rootOwned(0o644))
+	if err := c.Root.WriteFileOpts(keyfile+".pub", []byte(line), rootOwned(0o644)); err != nil {
+		return nil, err
+	}
+	return pub, nil
 }
 
 // writeGivenHostKeys writes ssh_keys entries.

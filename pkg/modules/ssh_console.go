@@ -18,10 +18,7 @@ package modules
 
 import (
 	"context"
-	"crypto/dsa" //nolint:staticcheck // DSA host keys still exist and get a bit count
-	"crypto/ecdsa"
 	"crypto/md5"
-	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -155,45 +152,10 @@ func keygenList(text string) string {
 		if comment == "" {
 			comment = "no comment"
 		}
-		sum := sha256.Sum256(pk.Marshal())
-		return fmt.Sprintf("%d SHA256:%s %s (%s)", keyBits(pk), base64.RawStdEncoding.EncodeToString(sum[:]), comment, keyTypeName(pk.Type()))
+		// keyBits and keyTypeName are ssh-keygen's (hostkeys.go).
+		return fmt.Sprintf("%d %s %s (%s)", keyBits(pk), ssh.FingerprintSHA256(pk), comment, keyTypeName(pk))
 	}
 	return "is not a public key file."
-}
-
-func keyBits(pk ssh.PublicKey) int {
-	cp, ok := pk.(ssh.CryptoPublicKey)
-	if !ok {
-		return 256 // security keys: P-256 or Ed25519
-	}
-	switch k := cp.CryptoPublicKey().(type) {
-	case *rsa.PublicKey:
-		return k.N.BitLen()
-	case *ecdsa.PublicKey:
-		return k.Curve.Params().BitSize
-	case *dsa.PublicKey:
-		return k.P.BitLen()
-	}
-	return 256
-}
-
-// keyTypeName is ssh-keygen's name for a key type.
-func keyTypeName(t string) string {
-	switch {
-	case t == ssh.KeyAlgoRSA:
-		return "RSA"
-	case t == ssh.KeyAlgoDSA:
-		return "DSA"
-	case strings.HasPrefix(t, "ecdsa-sha2-"):
-		return "ECDSA"
-	case t == ssh.KeyAlgoED25519:
-		return "ED25519"
-	case t == ssh.KeyAlgoSKECDSA256:
-		return "ECDSA-SK"
-	case t == ssh.KeyAlgoSKED25519:
-		return "ED25519-SK"
-	}
-	return strings.ToUpper(t)
 }
 
 // authkeyConfig is ssh_authkey_fingerprints' keys, decoded once.

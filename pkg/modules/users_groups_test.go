@@ -20,10 +20,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 func init() {
@@ -156,9 +156,9 @@ func acctLoadYAML(t testing.TB, p string) map[string]any {
 		}
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", p, err)
+	m, _, err := yaml11.LoadMap(p, b)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }

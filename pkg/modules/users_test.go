@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // bcfg is cloud-init's test default user (test_user_data_normalize.py).
@@ -21,8 +22,8 @@ var bcfg = map[string]any{
 
 func normCtx(t testing.TB, cfgYAML string, defUser map[string]any) (*Context, *[]string) {
 	t.Helper()
-	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(cfgYAML), &cfg); err != nil {
+	cfg, _, err := yaml11.LoadMap("test", []byte(cfgYAML))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg == nil {
@@ -261,8 +262,8 @@ func FuzzNormalizeUsers(f *testing.F) {
 	f.Add([]byte("users: {a: {b: {c: 1}}, default: yes}\nuser: {name: ''}"))
 	f.Add([]byte("groups: [[a], {b: [[c]]}]\nusers: [[a, [b]], {name: [x]}]"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var cfg map[string]any
-		if yaml.Unmarshal(b, &cfg) != nil || cfg == nil {
+		cfg, _, err := yaml11.LoadMap("fuzz", b)
+		if err != nil || cfg == nil {
 			return
 		}
 		orig := deepCopy(cfg)

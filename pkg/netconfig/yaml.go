@@ -2,11 +2,11 @@ package netconfig
 
 // YAML in and out the way cloud-init sees it.
 //
-// Input: gopkg.in/yaml.v3 parses the document, then plain scalars are
-// resolved with YAML 1.1 rules (PyYAML's SafeLoader: yes/no/on/off are
-// booleans, 0755 is octal) so `dhcp4: yes` means what it means to cloud-init.
-// Mappings keep their key order (*omap): cloud-init walks v2 sections in
-// document order.
+// Input: pkg/yaml11 reads the document as cloud-init does (PyYAML's
+// SafeLoader: yes/no/on/off are booleans, 0755 is octal, an unquoted
+// all-digit MAC such as 52:54:00:12:34:56 is a base-60 integer), so
+// `dhcp4: yes` means what it means to cloud-init. Mappings keep their key
+// order (*omap): cloud-init walks v2 sections in document order.
 //
 // Output: dumpYAML writes block YAML byte-for-byte like PyYAML's
 // yaml.dump(default_flow_style=False, indent=4) that cloud-init's
@@ -16,16 +16,16 @@ package netconfig
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // omap is a YAML mapping that remembers its key order.
@@ -53,162 +53,36 @@ func (o *omap) get(k string) (any, bool) {
 
 func (o *omap) has(k string) bool { _, ok := o.get(k); return ok }
 
-// maxYAMLNodes bounds alias expansion ("billion laughs").
-const maxYAMLNodes = 200000
-
-var errYAMLTooLarge = errors.New("yaml document expands to too many nodes")
-
-// decodeYAML parses one YAML document into *omap, []any and scalars.
+// decodeYAML parses one YAML document the way cloud-init does
+// (pkg/yaml11) into *omap, []any and scalars.
 func decodeYAML(data []byte) (any, error) {
-	var n yaml.Node
-	if err := yaml.Unmarshal(data, &n); err != nil {
+	d, err := yaml11.Parse("network-config", data)
+	if err != nil {
 		return nil, err
 	}
-	if n.Kind == 0 {
-		return nil, nil
-	}
-	budget := maxYAMLNodes
-	return convertNode(&n, &budget, 0)
+	return fromNode(d.Root), nil
 }
 
-func convertNode(n *yaml.Node, budget *int, depth int) (any, error) {
-	*budget--
-	if *budget < 0 || depth > 200 {
-		return nil, errYAMLTooLarge
+// fromNode converts yaml11's normalized tree, keeping mapping key order.
+func fromNode(n *yaml.Node) any {
+	if n == nil {
+		return nil
 	}
 	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return nil, nil
-		}
-		return convertNode(n.Content[0], budget, depth+1)
-	case yaml.AliasNode:
-		if n.Alias == nil {
-			return nil, nil
-		}
-		return convertNode(n.Alias, budget, depth+1)
 	case yaml.MappingNode:
 		o := newOmap()
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			kn, vn := n.Content[i], n.Content[i+1]
-			if kn.Kind == yaml.ScalarNode && kn.Tag == "!!merge" {
-				// "<<: *anchor" merges the anchored mapping's keys.
-				v, err := convertNode(vn, budget, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				if mo, ok := v.(*omap); ok {
-					for _, k := range mo.keys {
-						if !o.has(k) {
-							o.set(k, mo.m[k])
-						}
-					}
-				}
-				continue
-			}
-			k, err := convertNode(kn, budget, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			v, err := convertNode(vn, budget, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			o.set(scalarString(k), v)
+			o.set(scalarString(yaml11.Scalar(n.Content[i])), fromNode(n.Content[i+1]))
 		}
-		return o, nil
+		return o
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			v, err := convertNode(c, budget, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
+			out = append(out, fromNode(c))
 		}
-		return out, nil
-	case yaml.ScalarNode:
-		if n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-			return n.Value, nil
-		}
-		switch n.Tag {
-		case "!!str", "!!binary":
-			if n.Tag == "!!str" && n.Style&yaml.TaggedStyle != 0 {
-				return n.Value, nil
-			}
-		}
-		return resolvePlain(n.Value), nil
+		return out
 	}
-	return nil, nil
-}
-
-// YAML 1.1 implicit resolvers, as PyYAML's.
-var (
-	reBool  = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
-	reFloat = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	reInt   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	reNull  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
-	reTime  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
-	reSexa  = regexp.MustCompile(`:`)
-)
-
-// resolvePlain turns a plain scalar into bool, int, float64, nil or string.
-// Sexagesimal numbers (1:30) and timestamps stay strings: a MAC address
-// written without quotes is far more likely than a base-60 number.
-func resolvePlain(s string) any {
-	switch {
-	case reNull.MatchString(s):
-		return nil
-	case reBool.MatchString(s):
-		switch strings.ToLower(s) {
-		case "yes", "true", "on":
-			return true
-		}
-		return false
-	case reInt.MatchString(s) && !reSexa.MatchString(s):
-		t := strings.ReplaceAll(s, "_", "")
-		neg := false
-		if t[0] == '-' || t[0] == '+' {
-			neg = t[0] == '-'
-			t = t[1:]
-		}
-		var v int64
-		var err error
-		switch {
-		case strings.HasPrefix(t, "0b"):
-			v, err = strconv.ParseInt(t[2:], 2, 64)
-		case strings.HasPrefix(t, "0x"):
-			v, err = strconv.ParseInt(t[2:], 16, 64)
-		case len(t) > 1 && t[0] == '0':
-			v, err = strconv.ParseInt(t[1:], 8, 64)
-		default:
-			v, err = strconv.ParseInt(t, 10, 64)
-		}
-		if err != nil {
-			return s
-		}
-		if neg {
-			v = -v
-		}
-		return int(v)
-	case reFloat.MatchString(s) && !reSexa.MatchString(s):
-		t := strings.ReplaceAll(s, "_", "")
-		switch strings.ToLower(strings.TrimLeft(t, "+-")) {
-		case ".inf":
-			if strings.HasPrefix(t, "-") {
-				return math.Inf(-1)
-			}
-			return math.Inf(1)
-		case ".nan":
-			return math.NaN()
-		}
-		f, err := strconv.ParseFloat(t, 64)
-		if err != nil {
-			return s
-		}
-		return f
-	}
-	return s
+	return yaml11.Scalar(n)
 }
 
 // scalarString renders a decoded scalar the way Python's str() would, for
@@ -418,8 +292,7 @@ func needsDouble(s string) bool {
 }
 
 func plainAllowed(s string) bool {
-	if reBool.MatchString(s) || reNull.MatchString(s) || reInt.MatchString(s) ||
-		reFloat.MatchString(s) || reTime.MatchString(s) || s == "<<" || s == "=" {
+	if yaml11.PlainTag(s) != "!!str" {
 		return false
 	}
 	if s[0] == ' ' || s[len(s)-1] == ' ' {

@@ -28,6 +28,8 @@ import (
 	"github.com/diskfs/go-diskfs/filesystem"
 	"github.com/diskfs/go-diskfs/filesystem/iso9660"
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Format is an image's filesystem.
@@ -107,8 +109,8 @@ func MetaData(instanceID, hostname string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seed: meta-data: %w", err)
 	}
-	var back md
-	if err := yaml.Unmarshal(b, &back); err != nil || back != in {
+	var back md // read back as cloud-init's PyYAML reads it
+	if _, err := yaml11.Unmarshal("meta-data", b, &back); err != nil || back != in {
 		return nil, fmt.Errorf("seed: meta-data values %q, %q do not survive YAML", instanceID, hostname)
 	}
 	return b, nil

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // The datasource cache is cloudroot's obj.pkl: the datasource's whole
@@ -95,8 +94,8 @@ func CacheModeFor(t *target.Root, sysCfg map[string]any) (mode CacheMode, reason
 			if err != nil {
 				continue
 			}
-			var cfg map[string]any
-			if yaml.Unmarshal(b, &cfg) != nil {
+			cfg, _, err := yaml11.LoadMap(name, b)
+			if err != nil {
 				continue
 			}
 			if v, ok = cfg["manual_cache_clean"]; ok {

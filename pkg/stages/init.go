@@ -7,6 +7,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,9 +54,12 @@ type InitOptions struct {
 	// Fetch retrieves #include URLs (nil: includes are reported as
 	// unsupported, e.g. when no network is up).
 	Fetch func(ctx context.Context, url string) ([]byte, error)
-	// NoHostKeys is set when the kernel RNG is not ready: generating SSH
-	// host keys would block, so it is skipped and reported.
-	NoHostKeys bool
+	// HostKeys supplies SSH host keys (nil: generated when the ssh module
+	// asks). Init starts the configured types in it as soon as the merged
+	// configuration is known, so generation overlaps the rest of the stage.
+	// When it reports modules.ErrNoEntropy, generation is deferred to the
+	// booted root (modules.HostKeysDeferredMarker under Run).
+	HostKeys *modules.HostKeyPool
 	// SystemFiles are the target's configuration files already read (nil:
 	// Init reads them once from Target and Run).
 	SystemFiles *cloudcfg.SystemFiles
@@ -106,6 +110,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 			warn(p.Error())
 		}
 	}
+	for _, w := range base.Warnings {
+		o.Log.Warn(w, "stage", "init") // cloud-init is silent: no recoverable error
+	}
 	idata := InstanceData(d, dist, base.System, base.System, o.SysInfo)
 
 	// Decode user-data and vendor-data: every cloud-init format.
@@ -129,6 +136,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		}
 		for _, w := range res.Warnings {
 			warn(w)
+		}
+		for _, n := range res.Notices {
+			o.Log.Warn(n, "stage", "init")
 		}
 		for _, e := range res.Errors {
 			if errors.Is(e, userdata.ErrUnsupported) {
@@ -178,9 +188,8 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 	merged := m.Config
 	s.Config = merged
-	if o.NoHostKeys {
-		fail("ssh: host keys not generated: the kernel random number generator is not initialised")
-		merged = cloudcfg.Merge(merged, map[string]any{"ssh_genkeytypes": []any{}})
+	if o.HostKeys != nil && s.NewInstance {
+		o.HostKeys.Start(HostKeyTypes(merged)...)
 	}
 
 	// Lay out /var/lib/cloud for this instance.
@@ -279,6 +288,12 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Warn:            warn,
 		Deprecated:      func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		SetLiveHostname: o.SetLiveHostname,
+		DeferHostKeys: func(hd modules.HostKeyDeferral) error {
+			return deferHostKeys(o.Run, s, hd)
+		},
+	}
+	if o.HostKeys != nil {
+		mc.HostKeys = o.HostKeys
 	}
 	rep := modules.RunStage(ctx, mc, modules.StageInit)
 	for _, e := range rep.Errors {
@@ -287,6 +302,33 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	for _, m := range rep.Ran {
 		s.Timings = append(s.Timings, state.Timing{Stage: "init/" + m, Start: rep.Starts[m], Duration: rep.Durations[m]})
 	}
+	return nil
+}
+
+// HostKeyTypes are the host-key types the ssh module will generate for
+// cfg: none when it gives ssh_keys, else ssh_genkeytypes or the defaults.
+func HostKeyTypes(cfg map[string]any) []string {
+	c := modules.Config(cfg)
+	if _, ok := c["ssh_keys"].(map[string]any); ok {
+		return nil
+	}
+	if c.Has("ssh_genkeytypes") {
+		return modules.StringList(c["ssh_genkeytypes"])
+	}
+	return modules.DefaultGenKeyTypes
+}
+
+// deferHostKeys leaves host-key generation to the booted root: the marker
+// cloudroot-hostkeys.service starts on, and the types in the state.
+func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encoding the host-key deferral: %w", err)
+	}
+	if err := run.WriteFile(modules.HostKeysDeferredMarker, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", modules.HostKeysDeferredMarker, err)
+	}
+	s.HostKeysDeferred = d.Types
 	return nil
 }
 
@@ -306,6 +348,9 @@ func cloudConfigText(cfg map[string]any) []byte {
 // deprecations at the DEPRECATED level.
 func recordSchema(r schema.Report, warn, deprecated func(string)) {
 	for _, f := range r.Findings {
+		if f.Notice {
+			continue // logged with the user-data notices; cloud-init is silent
+		}
 		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
 		if f.Line > 0 {
 			msg = fmt.Sprintf("user-data: line %d: %s: %s", f.Line, schema.ProblemPath(f), f.Message)

@@ -38,16 +38,16 @@ func InstanceData(d *datasource.Data, dist distro.Info, merged, system map[strin
 	if len(d.PublicKeys) > 0 {
 		keys = publicKeys(d.PublicKeys)
 	}
-	str := func(k string) any {
-		if v, ok := md[k]; ok && v != nil {
-			return fmt.Sprint(v)
+	// The source's own availability_zone and region (cloud-init's
+	// DataSource properties: derived per cloud, e.g. an EC2-compatible
+	// region from its zone), null when it has none.
+	orNil := func(s string) any {
+		if s == "" {
+			return nil
 		}
-		return nil
+		return s
 	}
-	az := str("availability-zone")
-	if az == nil {
-		az = str("availability_zone")
-	}
+	az, region := orNil(d.AvailabilityZone), orNil(d.Region)
 	platform := d.Platform
 	cloudName := d.CloudName
 	if cloudName == "" {
@@ -57,7 +57,7 @@ func InstanceData(d *datasource.Data, dist distro.Info, merged, system map[strin
 		"_beta_keys":        []any{"subplatform"},
 		"availability_zone": az,
 		"availability-zone": az,
-		"cloud_id":          cloudName,
+		"cloud_id":          d.CloudID(),
 		"cloud_name":        cloudName,
 		"cloud-name":        cloudName,
 		"distro":            dist.ID,
@@ -72,7 +72,7 @@ func InstanceData(d *datasource.Data, dist distro.Info, merged, system map[strin
 		"platform":          platform,
 		"public_ssh_keys":   keys,
 		"python_version":    "",
-		"region":            str("region"),
+		"region":            region,
 		"subplatform":       d.Subplatform,
 		"system_platform":   fmt.Sprintf("%s-%s-%s", si.System, si.KernelRelease, si.Machine),
 		"variant":           dist.ID,

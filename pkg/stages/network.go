@@ -20,6 +20,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // UpgradedNetwork, when present in the target, stops cloud-init (and
@@ -92,8 +93,8 @@ func mapOrNil(v any) map[string]any {
 }
 
 func isDisabledDoc(b []byte) bool {
-	var m map[string]any
-	if yaml.Unmarshal(b, &m) != nil {
+	m, _, err := yaml11.LoadMap("network-config", b)
+	if err != nil {
 		return false
 	}
 	if n, ok := m["network"].(map[string]any); ok {
@@ -170,12 +171,21 @@ func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system,
 	}
 	macs := netconfig.MACs{}
 	var nl []netconfig.Link
+	// Interfaces are known by the names the target's udev will give them
+	// (systemd's net_id), not the initramfs's kernel names.
+	policy := bootenv.NamingPolicy(t.Exists, t.ReadFile, bootenv.ParseCmdline(cmdline))
 	for _, l := range links {
-		if l.MAC != "" && l.Name != "lo" {
-			macs[l.MAC] = l.Name
+		name := l.Name
+		if n := l.Names.Pick(policy); n != "" && l.Name != "lo" {
+			name = n
+			res.Warnings = append(res.Warnings, fmt.Sprintf("interface %s is %s in the booted system (udev NamePolicy %s)", l.Name, n, strings.Join(policy, " ")))
 		}
-		nl = append(nl, netconfig.Link{Name: l.Name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
-			Dormant: l.Dormant, OperState: l.OperState, Bridge: l.Bridge, Bond: l.Bond, Member: l.Member, Virtual: l.Virtual})
+		if l.MAC != "" && l.Name != "lo" {
+			macs[l.MAC] = name
+		}
+		nl = append(nl, netconfig.Link{Name: name, MAC: l.MAC, Driver: l.Driver, Carrier: l.Carrier,
+			Dormant: l.Dormant, OperState: l.OperState, Bridge: l.Bridge, Bond: l.Bond, Member: l.Member, Virtual: l.Virtual,
+			IPv6: l.IPv6})
 	}
 	var configured []string
 	if si, ok := merged["system_info"].(map[string]any); ok {
@@ -420,8 +430,7 @@ func klibcNetwork(run *target.Root, cmdline string, links []bootenv.NetLink) ([]
 // the fallback model when there was none.
 func rawForJSON(doc []byte, cfg *netconfig.Config) any {
 	if doc != nil {
-		var m map[string]any
-		if yaml.Unmarshal(doc, &m) == nil {
+		if m, _, err := yaml11.LoadMap("network-config", doc); err == nil {
 			return normalizeJSON(m)
 		}
 	}

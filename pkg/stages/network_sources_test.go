@@ -53,7 +53,7 @@ func TestApplyNetworkSources(t *testing.T) {
 			want:   []string{"set-name: ens5"}, wantNot: []string{"ens6", "route-metric"}},
 		{name: "ec2 no NIC present falls back", files: netplan,
 			ds:      map[string]any{"ec2_macs": map[string]any{"aa:bb:cc:dd:ee:ff": map[string]any{"device-number": "0"}}},
-			wantSrc: "fallback", want: []string{"dhcp6: true"}, wantWarn: "configures nothing here"},
+			wantSrc: "fallback", want: []string{"accept-ra: true"}, wantWarn: "configures nothing here"},
 		{name: "config drive ENI", files: networkd, ds: map[string]any{"eni": "auto eth0\niface eth0 inet static\n  address 10.1.0.5/24\n  gateway 10.1.0.1\n"},
 			wantSrc: "ds", want: []string{"Address=10.1.0.5/24"}},
 		{name: "initramfs with ip=", files: netplan, run: map[string]string{"run/net-ens5.conf": klibc}, cmdline: "root=/dev/nfs ip=dhcp",

@@ -499,3 +499,41 @@ func TestInitFileOps(t *testing.T) {
 		t.Errorf("unknown operation not warned about: %v", st.Get(state.StageInit).RecoverableErrors)
 	}
 }
+
+// A user-data part read as cloud-init's PyYAML reads it: the repeated key
+// keeps its last value (the part is not dropped), `yes` is a boolean, 0640
+// an octal mode; the repeat is logged with its line, and is no recoverable
+// error (cloud-init is silent about it).
+func TestInitUserDataYAML11(t *testing.T) {
+	fr := &fakeRunner{}
+	tr := newRoot(t, fr)
+	run := newRoot(t, fr)
+	if err := tr.WriteFile("/etc/appended", []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ud := "#cloud-config\nhostname: first\nwrite_files:\n  - path: /etc/secret\n    permissions: 0640\n    content: s\n  - path: /etc/appended\n    append: yes\n    content: \"b\\n\"\nhostname: last\n"
+	d := seed(t, "instance-id: i-1\n", ud)
+	var s state.State
+	st := state.NewStatus()
+	var logBuf bytes.Buffer
+	o := initOpts(tr, run, d)
+	o.Log = slog.New(slog.NewTextHandler(&logBuf, nil))
+	if err := Init(context.Background(), o, st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	stage := st.Get(state.StageInit)
+	if len(stage.Errors) > 0 || len(stage.RecoverableErrors) > 0 {
+		t.Fatalf("init errors %v, recoverable %v", stage.Errors, stage.RecoverableErrors)
+	}
+	for p, want := range map[string]string{"/etc/hostname": "last\n", "/etc/secret": "s", "/etc/appended": "a\nb\n"} {
+		if b, err := tr.ReadFile(p); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", p, b, err, want)
+		}
+	}
+	if fi, err := tr.Stat("/etc/secret"); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("/etc/secret mode: %v %v", fi, err)
+	}
+	if !strings.Contains(logBuf.String(), `user-data: part-001: line 10 column 1: duplicate key \"hostname\" (first at line 2)`) {
+		t.Errorf("duplicate key not logged:\n%s", logBuf.String())
+	}
+}

@@ -66,6 +66,11 @@ type State struct {
 	// Cmdline is the kernel command line of this boot.
 	Cmdline string `json:"cmdline,omitempty"`
 
+	// HostKeysDeferred are the SSH host-key types the initramfs could not
+	// generate (kernel RNG not ready); the agent's `cloudroot hostkeys`
+	// generates them before sshd starts.
+	HostKeysDeferred []string `json:"host_keys_deferred,omitempty"`
+
 	// Timings records the duration of every initramfs stage, in order.
 	Timings []Timing `json:"timings"`
 	// Errors and warnings recorded before handoff.

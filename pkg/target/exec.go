@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path"
 	"strings"
 )
 
@@ -59,4 +60,42 @@ func (execRunner) Run(ctx context.Context, root string, cmd Cmd) error {
 		return fmt.Errorf("run %q: %w", cmd.Argv[0], err)
 	}
 	return nil
+}
+
+// SystemMounts are the directories of the running system bound into a
+// root before commands run chrooted in it (cloud-init's commands expect a
+// normal system: /proc/mounts, devices, /run/cloud-init).
+var SystemMounts = []string{"/dev", "/proc", "/sys", "/run"}
+
+// Mounter binds and unmounts directories (mount --rbind / umount -l);
+// BindMounter is the real one, tests record the calls.
+type Mounter interface {
+	Bind(src, dst string) error
+	Unmount(dst string) error
+}
+
+// BindSystem binds SystemMounts into the root directory dir with m and
+// returns the function that unmounts them, in reverse order. A mount that
+// fails is reported in the error and skipped; the others stay bound (the
+// boot goes on, commands may see less).
+func BindSystem(dir string, m Mounter) (unbind func() error, err error) {
+	var bound []string
+	var errs []error
+	for _, p := range SystemMounts {
+		dst := path.Join(dir, p)
+		if err := m.Bind(p, dst); err != nil {
+			errs = append(errs, fmt.Errorf("binding %s on %s: %w", p, dst, err))
+			continue
+		}
+		bound = append(bound, dst)
+	}
+	return func() error {
+		var errs []error
+		for i := len(bound) - 1; i >= 0; i-- {
+			if err := m.Unmount(bound[i]); err != nil {
+				errs = append(errs, fmt.Errorf("unmounting %s: %w", bound[i], err))
+			}
+		}
+		return errors.Join(errs...)
+	}, errors.Join(errs...)
 }

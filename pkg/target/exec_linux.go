@@ -4,11 +4,27 @@ import (
 	"os"
 	"os/exec"
 	"path"
-
-	securejoin "github.com/cyphar/filepath-securejoin"
 	"strings"
 	"syscall"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+	"golang.org/x/sys/unix"
 )
+
+// BindMounter is the Mounter of the running kernel: recursive bind mounts
+// (the mount point is created), lazily unmounted.
+type BindMounter struct{}
+
+// Bind implements Mounter.
+func (BindMounter) Bind(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	return unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
+}
+
+// Unmount implements Mounter.
+func (BindMounter) Unmount(dst string) error { return unix.Unmount(dst, unix.MNT_DETACH) }
 
 func chrootAttr(c *exec.Cmd, root string) error {
 	if c.SysProcAttr == nil {

@@ -12,3 +12,12 @@ func chrootAttr(c *exec.Cmd, root string) error {
 }
 
 func lookInRoot(root, name string, env []string) (string, bool) { return name, true }
+
+// BindMounter is the Mounter of the running kernel (Linux only).
+type BindMounter struct{}
+
+// Bind implements Mounter.
+func (BindMounter) Bind(src, dst string) error { return errors.New("target: bind mounts need Linux") }
+
+// Unmount implements Mounter.
+func (BindMounter) Unmount(dst string) error { return errors.New("target: bind mounts need Linux") }

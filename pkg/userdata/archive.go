@@ -7,7 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // archive explodes a #cloud-config-archive: a YAML list whose entries are a
@@ -17,27 +17,26 @@ import (
 // gzip entry inside an archive is not expanded, as in cloud-init.
 func (p *processor) archive(l leaf, origin string) {
 	part := loc(l, origin, "#cloud-config-archive")
-	var doc yaml.Node
-	if err := yaml.Unmarshal(l.payload, &doc); err != nil {
+	doc, err := yaml11.Parse("", l.payload)
+	if err != nil {
 		p.addError(part, 0, fmt.Errorf("invalid #cloud-config-archive: %w", err))
 		return
 	}
-	if len(doc.Content) == 0 {
+	for _, w := range doc.Warnings {
+		p.notice(part, w.Message())
+	}
+	if doc.Root == nil {
 		return
 	}
-	list := doc.Content[0]
+	list := doc.Root
 	if list.Kind != yaml.SequenceNode {
 		p.addError(part, list.Line, fmt.Errorf("invalid #cloud-config-archive: expected a list, got %s", nodeKind(list)))
 		return
 	}
 	for _, ent := range list.Content {
-		var v any
-		if err := ent.Decode(&v); err != nil {
-			p.addError(part, ent.Line, fmt.Errorf("archive entry: %w", err))
-			continue
-		}
+		v := yaml11.Value(ent)
 		var m map[string]any
-		switch t := datasource.Normalize(v).(type) {
+		switch t := v.(type) {
 		case string:
 			m = map[string]any{"content": t}
 		case map[string]any:

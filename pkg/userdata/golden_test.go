@@ -63,12 +63,13 @@ type resultView struct {
 	PerOnce         []scriptView `json:"per_once,omitempty"`
 	Boothooks       []scriptView `json:"boothooks,omitempty"`
 	Warnings        []string     `json:"warnings,omitempty"`
+	Notices         []string     `json:"notices,omitempty"`
 	Errors          []string     `json:"errors,omitempty"`
 	Files           []string     `json:"files,omitempty"`
 }
 
 func view(r *Result) resultView {
-	v := resultView{Parts: []partView{}, Warnings: r.Warnings}
+	v := resultView{Parts: []partView{}, Warnings: r.Warnings, Notices: r.Notices}
 	for _, p := range r.Parts {
 		v.Parts = append(v.Parts, partView{p.Type, p.Filename, string(p.Content), p.MergeType, p.LaunchIndex, p.Template, p.Headers})
 	}

@@ -13,7 +13,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
-	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // processor carries one Process call.
@@ -33,9 +33,10 @@ type pending struct {
 	Part
 	origin string // "" or the include URL it came from
 	// A cloud-config is parsed once, when attached (for launch-index).
-	parsed bool
-	cfg    map[string]any
-	cfgErr error
+	parsed  bool
+	cfg     map[string]any
+	cfgWarn []yaml11.Warning
+	cfgErr  error
 }
 
 func (p *processor) errorf(part string, line int, format string, args ...any) {
@@ -52,6 +53,14 @@ func (p *processor) warnf(part string, format string, args ...any) {
 		msg = part + ": " + msg
 	}
 	p.res.Warnings = append(p.res.Warnings, p.source+": "+msg)
+}
+
+// notice records a Notice (see Result.Notices) for a part.
+func (p *processor) notice(part, msg string) {
+	if part != "" {
+		msg = part + ": " + msg
+	}
+	p.res.Notices = append(p.res.Notices, p.source+": "+msg)
 }
 
 // where names a place for errors: the include URL a document came from.
@@ -192,7 +201,7 @@ func (p *processor) attach(l leaf, origin string) {
 	idx := l.headers.get("Launch-Index")
 	if pt.Type == TypeCloudConfig {
 		pd.parsed = true
-		pd.cfg, pd.cfgErr = datasource.DecodeYAMLMap(pt.Content)
+		pd.cfg, pd.cfgWarn, pd.cfgErr = yaml11.LoadMap("", pt.Content)
 		if v, ok := pd.cfg["launch-index"]; idx == "" && ok && v != nil {
 			idx = fmt.Sprint(v)
 		}
@@ -221,9 +230,13 @@ func (p *processor) handle(pt *pending) {
 	name := pt.Filename
 	switch pt.Type {
 	case TypeCloudConfig:
-		cfg, err := pt.cfg, pt.cfgErr
+		cfg, warns, err := pt.cfg, pt.cfgWarn, pt.cfgErr
 		if !pt.parsed {
-			cfg, err = datasource.DecodeYAMLMap(pt.Content)
+			cfg, warns, err = yaml11.LoadMap("", pt.Content)
+		}
+		// A repeated key keeps its last value, as in cloud-init; say so.
+		for _, w := range warns {
+			p.notice(name, w.Message())
 		}
 		if err != nil {
 			p.addError(name, 0, fmt.Errorf("invalid #cloud-config: %w", err))

@@ -157,6 +157,10 @@ type Result struct {
 	// Warnings are recoverable problems (unknown types, plain text,
 	// unsupported handlers, undefined jinja variables).
 	Warnings []string
+	// Notices are worth logging but are no problem to cloud-init, which says
+	// nothing about them: a repeated key in a cloud-config part (its last
+	// value is used). They are not recorded as recoverable errors.
+	Notices []string
 	// Errors are parts that could not be used (failed includes, invalid
 	// YAML, bad templates). Each is an *Error.
 	Errors []error

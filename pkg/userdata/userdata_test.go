@@ -90,7 +90,7 @@ func TestErrorsNameSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0].Error(), "vendor-data: part-001: invalid #cloud-config: yaml: line 2") {
+	if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0].Error(), "vendor-data: part-001: invalid #cloud-config: line 2") {
 		t.Errorf("errors = %v", res.Errors)
 	}
 	var e *Error

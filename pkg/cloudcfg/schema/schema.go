@@ -25,8 +25,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"gopkg.in/yaml.v3"
 )
 
 //go:embed cloud-config.schema.json
@@ -66,6 +66,9 @@ type Finding struct {
 	Column   int
 	Severity Severity
 	Message  string
+	// Notice marks what cloud-init does not report at all (a repeated key,
+	// whose last value is used): `schema` shows it, a boot only logs it.
+	Notice bool
 }
 
 // Report is the result of validating one document.
@@ -111,19 +114,21 @@ var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 // header is not required: cloud.cfg files have none; see ValidateUserData).
 func Validate(doc []byte, source string) Report {
 	r := Report{Source: source}
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+	d, err := yaml11.Parse("", doc)
+	if err != nil {
 		line, col := yamlErrorPosition(err)
 		r.Findings = append(r.Findings, Finding{Line: line, Column: col, Severity: Error,
 			Message: fmt.Sprintf("File %s is not valid YAML. %v", source, err)})
 		return r
 	}
-	c := newConverter()
-	inst := c.convert(&root, "")
-	r.Findings = append(r.Findings, c.findings...)
-	if c.tooBig {
-		return finish(r)
+	// A repeated key: cloud-init (PyYAML) keeps the last value and says
+	// nothing; cloudroot warns, and the document stays valid.
+	for _, w := range d.Warnings {
+		r.Findings = append(r.Findings, Finding{Line: w.Line, Column: w.Column, Severity: Warning, Notice: true,
+			Message: fmt.Sprintf("duplicate key %s (first at line %d): the last value is used, as cloud-init does", pyStr(w.Key), w.FirstLine)})
 	}
+	c := newConverter()
+	inst := c.convert(d.Root, "")
 	cfg, ok := inst.(map[string]any)
 	if !ok {
 		if inst == nil {

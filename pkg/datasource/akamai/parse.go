@@ -85,7 +85,7 @@ func Build(in Input) (*datasource.Data, error) {
 		Name:        "Akamai",
 		Platform:    "akamai",
 		CloudName:   "akamai",
-		Subplatform: "metadata (" + in.URL + ")",
+		Subplatform: datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:        "net",
 		MetaData:    md,
 		Region:      scalar(md["region"]),

@@ -19,8 +19,9 @@
 //     tree must give an instance-id.
 //   - Data: instance-id; hostname → local-hostname; public-keys in any of
 //     the forms cloud-init's parse_public_keys takes (string, list, or a
-//     dict with openssh-key); region-id → region, zone-id → availability
-//     zone. No network config (cloud-init falls back to DHCP).
+//     dict with openssh-key); region-id and zone-id stay in meta-data (no
+//     v1 region or zone, as in cloud-init). No network config (cloud-init
+//     falls back to DHCP).
 //   - `max_wait`, `timeout` and `retries` configure the budget, the
 //     per-request timeout and the retries (datasource.Env.IMDS); the whole
 //     Get is bounded by `max_wait`, else Env.Budget, else DefaultBudget.

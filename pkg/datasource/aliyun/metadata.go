@@ -38,7 +38,7 @@ var errAnswered = errors.New("after the meta-data tree")
 // that does not answer, or answers 404 for the tree, is ErrNotFound.
 func read(ctx context.Context, c *imds.Client) (Input, error) {
 	_, in, err := imds.Race(ctx, c, func(ctx context.Context, pc *imds.Client) (Input, error) {
-		in := Input{URL: imds.Join(pc.BaseURLs[0], APIVersion+"/meta-data/")}
+		in := Input{URL: imds.Join(pc.BaseURLs[0], APIVersion+"/meta-data/"), Base: pc.BaseURLs[0]}
 		s, err := connect(ctx, pc)
 		if err != nil {
 			return in, err

@@ -12,8 +12,9 @@ import (
 
 // Input is what the service answered.
 type Input struct {
-	// URL is the meta-data tree's URL.
-	URL string
+	// URL is the meta-data tree's URL; Base the service's base URL (the
+	// subplatform names it, as cloud-init's metadata_address).
+	URL, Base string
 	// Token: the security-enhanced mode was used.
 	Token bool
 	// MetaData is the crawled tree; UserData and VendorData as served
@@ -89,17 +90,18 @@ func Build(in Input) (*datasource.Data, error) {
 		return nil, errors.New("meta-data has no instance-id")
 	}
 	d := &datasource.Data{
-		Name:             "AliYun",
-		Platform:         "aliyun",
-		CloudName:        "aliyun",
-		Subplatform:      "metadata (" + in.URL + ")",
-		Mode:             "net",
-		MetaData:         md,
-		Region:           text(md["region-id"]),
-		AvailabilityZone: text(md["zone-id"]),
-		PublicKeys:       PublicKeys(md["public-keys"]),
-		UserData:         in.UserData,
-		VendorData:       in.VendorData,
+		Name:        "AliYun",
+		Platform:    "aliyun",
+		CloudName:   "aliyun",
+		Subplatform: "metadata (" + in.Base + ")",
+		Mode:        "net",
+		MetaData:    md,
+		// No Region or AvailabilityZone: cloud-init's AliYun does not map
+		// region-id and zone-id, so v1.region and v1.availability_zone
+		// are null (both stay in meta-data).
+		PublicKeys: PublicKeys(md["public-keys"]),
+		UserData:   in.UserData,
+		VendorData: in.VendorData,
 	}
 	if h := text(md["hostname"]); h != "" {
 		d.Hostname = h

@@ -171,6 +171,11 @@ func Build(in *Input) (*datasource.Data, error) {
 	if str(prof, "disablePasswordAuthentication") == "true" {
 		md["disable_password"] = true
 	}
+	// As cloud-init: IMDS's disablePasswordAuthentication, when given,
+	// decides ssh_pwauth over the OVF's.
+	if v, ok := prof["disablePasswordAuthentication"]; ok {
+		cfg["ssh_pwauth"] = fmt.Sprint(v) != "true"
+	}
 	if d.UserData == nil {
 		if ud := str(compute, "userData"); ud != "" {
 			b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(ud), ""))

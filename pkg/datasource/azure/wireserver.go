@@ -291,12 +291,29 @@ func (w *wireClient) do(ctx context.Context, method, url string, body []byte) ([
 	}
 }
 
-// last keeps the final n errors (retries repeat themselves).
+// last keeps the final n errors (retries repeat themselves), and before
+// them the latest one that is not the context ending when the final n are
+// all that (an attempt cut short by the budget), so giving up still says
+// what the server answered.
 func last(errs []error, n int) []error {
-	if len(errs) > n {
-		return errs[len(errs)-n:]
+	if len(errs) <= n {
+		return errs
 	}
-	return errs
+	out := errs[len(errs)-n:]
+	ctxErr := func(e error) bool {
+		return errors.Is(e, context.DeadlineExceeded) || errors.Is(e, context.Canceled)
+	}
+	for _, e := range out {
+		if !ctxErr(e) {
+			return out
+		}
+	}
+	for i := len(errs) - n - 1; i >= 0; i-- {
+		if !ctxErr(errs[i]) {
+			return append([]error{errs[i]}, out...)
+		}
+	}
+	return out
 }
 
 func (w *wireClient) once(ctx context.Context, hc *http.Client, method, url string, body []byte) ([]byte, bool, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -271,4 +272,19 @@ func FuzzParseGoalState(f *testing.F) {
 			t.Fatalf("goal state %+v came back as %+v", gs, v)
 		}
 	})
+}
+
+// TestLastKeepsServerAnswer: when the final attempts all ended with the
+// budget, the server's last answer is still in the error.
+func TestLastKeepsServerAnswer(t *testing.T) {
+	status := errors.New("GET x: status 500")
+	cut := fmt.Errorf("GET x: %w", context.DeadlineExceeded)
+	gaveUp := fmt.Errorf("GET x: gave up after 3 attempts: %w", context.DeadlineExceeded)
+	got := errors.Join(last([]error{status, status, cut, gaveUp}, 2)...).Error()
+	if !strings.Contains(got, "status 500") || !strings.Contains(got, "gave up") {
+		t.Errorf("error %q lost the server's answer or the give-up", got)
+	}
+	if got := last([]error{cut, status, gaveUp}, 2); len(got) != 2 {
+		t.Errorf("kept %d errors when the last two already say what the server answered", len(got))
+	}
 }

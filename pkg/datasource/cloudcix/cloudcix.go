@@ -11,8 +11,8 @@
 //     not JSON, no instance-id, a failing userdata) is an error naming the
 //     URL. A 404 for userdata means none (cloud-init fails the source).
 //   - Data: the document is the meta-data (instance-id, local-hostname or
-//     hostname, public-keys); `network`, when present, is handed on
-//     unconverted under NetworkKey.
+//     hostname, public-keys); `network`, when present, is the network
+//     configuration as is (a v2 document).
 //   - metadata and userdata are fetched in parallel; several
 //     `metadata_urls` are raced, the first to answer both winning.
 //     `max_wait`, `timeout` and `retries` configure the budget, the
@@ -50,10 +50,6 @@ const (
 	DefaultRetries = 2
 )
 
-// NetworkKey is the key of Data.NetworkConfig holding the document's
-// `network` value as served.
-const NetworkKey = "cloudcix_network"
-
 // Source is the CloudCIX datasource. The zero value uses the defaults.
 type Source struct {
 	// URL overrides DefaultBaseURL (configuration still wins).
@@ -70,7 +66,7 @@ func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Network:       true,
 		Reads:         "`metadata_url` (default " + DefaultBaseURL + ") `/" + MetadataPath + "` (JSON: instance-id, hostname, public-keys, network) and `/" + UserdataPath + "` (raw)",
-		NetworkConfig: "`network`, when present, handed on as served under `" + NetworkKey + "`",
+		NetworkConfig: "`network`, when present, used as is (a network config v2 document)",
 		Tests:         "golden trees served by httptest (instance with network and user-data, minimal without user-data); absent, slow, 404, 500, non-JSON and failing-userdata services; fuzzed document parser",
 	}
 }

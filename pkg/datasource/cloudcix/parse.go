@@ -54,7 +54,7 @@ func Build(url string, b, userData []byte) (*datasource.Data, error) {
 		Name:        "CloudCIX",
 		Platform:    "cloudcix",
 		CloudName:   "cloudcix",
-		Subplatform: "metadata (" + url + ")",
+		Subplatform: datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:        "net",
 		MetaData:    md,
 		PublicKeys:  datasource.NormalizePubKeys(md["public-keys"]),
@@ -65,8 +65,10 @@ func Build(url string, b, userData []byte) (*datasource.Data, error) {
 	} else {
 		d.Hostname = scalar(md["hostname"])
 	}
-	if n, ok := md["network"]; ok && n != nil {
-		d.NetworkConfig = map[string]any{NetworkKey: n}
+	// `network` is a network config document (v2 as CloudCIX serves it),
+	// the network configuration as is, as cloud-init's network_config.
+	if n, ok := md["network"].(map[string]any); ok && len(n) > 0 {
+		d.NetworkConfig = n
 	}
 	return d, nil
 }

@@ -5,6 +5,7 @@ package cloudstack
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
@@ -46,11 +47,17 @@ func Build(in Input) (*datasource.Data, error) {
 	if id == "" {
 		return nil, errors.New("meta-data has no instance-id")
 	}
+	// cloud-init's subplatform names its metadata_address, the virtual
+	// router's base URL with a trailing slash.
+	where := in.URL
+	if in.Base != "" {
+		where = strings.TrimSuffix(in.Base, "/") + "/"
+	}
 	d := &datasource.Data{
 		Name:             "CloudStack",
 		Platform:         "cloudstack",
 		CloudName:        "cloudstack",
-		Subplatform:      "metadata (" + in.URL + ")",
+		Subplatform:      "metadata (" + where + ")",
 		Mode:             "net",
 		MetaData:         md,
 		AvailabilityZone: text(md["availability-zone"]),

@@ -14,7 +14,7 @@
 //     dated one. Also read: user_data, vendor_data.json, vendor_data2.json,
 //     network_data.json, ec2/latest/meta-data.json, and the content/NNNN
 //     files meta_data.json's `files` and `network_config` point at.
-//   - Data: see openstack.Build; name "ConfigDrive", platform "openstack",
+//   - Data: see openstack.Build; name "ConfigDrive", platform "configdrive",
 //     cloud_name "configdrive", subplatform "config-disk (/dev/sr0)" or
 //     "seed-dir (/var/lib/cloud/seed/config_drive)". Injected files are in
 //     Data.Files.

@@ -60,7 +60,10 @@ func Parse(in openstack.Input, subplatform string) (*datasource.Data, error) {
 	if d.Mode == "disabled" {
 		return nil, fmt.Errorf("%s: dsmode is disabled: %w", in.Source, datasource.ErrNotFound)
 	}
-	d.Name, d.Platform, d.CloudName = "ConfigDrive", "openstack", "configdrive"
+	// instance-data v1.platform is cloud-init's platform_type, the
+	// lowercased dsname (its `platform` property, "openstack", is not
+	// what instance-data reports).
+	d.Name, d.Platform, d.CloudName = "ConfigDrive", "configdrive", "configdrive"
 	d.Subplatform = subplatform
 	return d, nil
 }

@@ -10,7 +10,8 @@
 //     other failure (5xx, not JSON, no droplet_id) is an error naming the
 //     URL.
 //   - Data: droplet_id → instance-id, hostname → local-hostname,
-//     public_keys → public keys, region → region and availability zone,
+//     public_keys → public keys, region → availability zone (no region, as
+//     in cloud-init),
 //     user_data and vendor_data as given; the whole document (its
 //     interfaces and dns) is handed on unconverted under NetworkKey for
 //     netconfig.ConvertDigitalOcean.

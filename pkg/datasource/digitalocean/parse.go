@@ -57,7 +57,8 @@ func blob(v any) ([]byte, error) {
 // Build turns the document fetched from url into Data as cloud-init's
 // _get_data does: meta-data holds instance-id (droplet_id), local-hostname,
 // public-keys, availability_zone (region, "default" when missing) and
-// interfaces; ds.metadata_full holds the document without user_data and
+// interfaces, and there is no region (cloud-init's v1.region is null
+// here); ds.metadata_full holds the document without user_data and
 // vendor_data.
 func Build(url string, b []byte) (*datasource.Data, error) {
 	md, err := Parse(b)
@@ -87,8 +88,9 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 			"availability_zone": az,
 			"interfaces":        md["interfaces"],
 		},
+		// No Region: cloud-init's DigitalOcean keeps the region only as
+		// the availability zone, so instance-data v1.region is null.
 		Hostname:         hostname,
-		Region:           region,
 		AvailabilityZone: az,
 		PublicKeys:       datasource.NormalizePubKeys(md["public_keys"]),
 	}

@@ -27,8 +27,9 @@
 //     availabilityZone, accountId). Each level of a crawl is fetched in
 //     parallel.
 //   - Data: platform "ec2", cloud_name the platform; region and zone from
-//     the identity document on AWS (else the zone minus its last letter),
-//     placement/availability-zone elsewhere; network/interfaces/macs/ kept
+//     the identity document on AWS, placement/availability-zone elsewhere;
+//     a missing region is the zone minus its last character on every
+//     platform, as cloud-init derives it; network/interfaces/macs/ kept
 //     under NetworkKeyEc2 for pkg/netconfig.
 //   - The whole Get is bounded by `max_wait`, else Env.Budget, else
 //     DefaultBudget.

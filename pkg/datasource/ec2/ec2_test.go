@@ -69,6 +69,10 @@ func env(dmi bootenv.DMI, url string, cfg map[string]any) datasource.Env {
 	return datasource.Env{DMI: dmi, NetworkUp: true, Config: c, Budget: 5 * time.Second}
 }
 
+// upstreamDiffers are the fields of each case's upstream golden where
+// cloudroot deliberately differs (docs/datasources.md).
+var upstreamDiffers = map[string]dstest.Differs{}
+
 func TestGolden(t *testing.T) {
 	for _, name := range dstest.Cases(t, "testdata") {
 		t.Run(name, func(t *testing.T) {
@@ -77,6 +81,7 @@ func TestGolden(t *testing.T) {
 			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), imdsHook(t, spec.IMDS))
 			d, err := (&Source{}).Get(context.Background(), env(spec.DMI, srv.URL, spec.Config))
+			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -210,9 +210,13 @@ func Build(in Input) *datasource.Data {
 		}
 		if r, ok := doc["region"].(string); ok && r != "" {
 			d.Region = r
-		} else if d.AvailabilityZone != "" {
-			d.Region = d.AvailabilityZone[:len(d.AvailabilityZone)-1]
 		}
+	}
+	// cloud-init's region: on AWS the identity document's, else (and on
+	// every EC2-compatible platform) the zone minus its last character,
+	// whatever the zone looks like ("nova" gives "nov").
+	if d.Region == "" && d.AvailabilityZone != "" {
+		d.Region = d.AvailabilityZone[:len(d.AvailabilityZone)-1]
 	}
 	if n, ok := md["network"].(map[string]any); ok {
 		if i, ok := n["interfaces"].(map[string]any); ok {

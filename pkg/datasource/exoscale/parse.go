@@ -48,7 +48,7 @@ func Build(in Input) (*datasource.Data, error) {
 		Name:             "Exoscale",
 		Platform:         "exoscale",
 		CloudName:        "exoscale",
-		Subplatform:      "metadata (" + in.URL + ")",
+		Subplatform:      datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:             "net",
 		MetaData:         md,
 		AvailabilityZone: text(md["availability-zone"]),

@@ -48,6 +48,10 @@ func env(url, user string) datasource.Env {
 		Config: map[string]any{"GCE": map[string]any{"metadata_url": url}}}
 }
 
+// upstreamDiffers are the fields of each case's upstream golden where
+// cloudroot deliberately differs (docs/datasources.md).
+var upstreamDiffers = map[string]dstest.Differs{}
+
 func TestGolden(t *testing.T) {
 	for _, name := range dstest.Cases(t, "testdata") {
 		t.Run(name, func(t *testing.T) {
@@ -59,6 +63,7 @@ func TestGolden(t *testing.T) {
 			srv := dstest.Serve(t, filepath.Join(dir, "tree"), flavor(t))
 			base := srv.URL + basePath
 			d, err := (&Source{Now: func() time.Time { return now }}).Get(context.Background(), env(base, spec.DefaultUser))
+			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,8 +13,9 @@
 //     the URL.
 //   - When DMI gives a system serial, it must equal the instance-id, as
 //     cloud-init checks.
-//   - Data: instance-id, local-hostname, public-keys, region,
-//     availability-zone, vendor_data; `network-config` (a network config
+//   - Data: instance-id, local-hostname, public-keys, vendor_data (region
+//     and availability-zone stay in meta-data only: cloud-init reports no
+//     v1 region or zone for Hetzner); `network-config` (a network config
 //     v1 document) is the network configuration as is — it is what
 //     netconfig.ConvertHetzner would return.
 //   - The metadata and its private-networks are fetched in parallel; several

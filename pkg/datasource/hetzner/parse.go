@@ -9,9 +9,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Input is what the metadata service answered.
@@ -60,11 +59,11 @@ func MaybeBase64(b []byte) []byte {
 // ParsePrivateNetworks decodes the private-networks YAML: a list (empty
 // input: none).
 func ParsePrivateNetworks(b []byte) ([]any, error) {
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
+	v, _, err := yaml11.Load("private-networks", b)
+	if err != nil {
 		return nil, err
 	}
-	switch t := datasource.Normalize(v).(type) {
+	switch t := v.(type) {
 	case nil:
 		return nil, nil
 	case []any:
@@ -109,13 +108,15 @@ func Build(in Input) (*datasource.Data, error) {
 		Name:                "Hetzner",
 		Platform:            "hetzner",
 		CloudName:           "hetzner",
-		Subplatform:         "metadata (" + in.URL + ")",
+		Subplatform:         datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:                "net",
 		MetaData:            md,
-		Hostname:            hostname,
-		Region:              scalar(md["region"]),
-		AvailabilityZone:    scalar(md["availability-zone"]),
-		PublicKeys:          datasource.NormalizePubKeys(md["public-keys"]),
+		// No Region or AvailabilityZone: cloud-init's Hetzner keeps only
+		// instance-id, local-hostname, network-config, public-keys and
+		// private-networks as its metadata, so v1.region and
+		// v1.availability_zone are null (the values stay in MetaData).
+		Hostname:   hostname,
+		PublicKeys: datasource.NormalizePubKeys(md["public-keys"]),
 	}
 	if in.Userdata != nil {
 		d.UserData = MaybeBase64(in.Userdata)

@@ -87,6 +87,10 @@ var distractors = []bootenv.Device{
 	{Name: "xvdc", Path: "/dev/xvdc", FS: bootenv.FS{Type: "vfat", Label: "cidata", UUID: "1234-ABCD"}},
 }
 
+// upstreamDiffers are the fields of each case's upstream golden where
+// cloudroot deliberately differs (docs/datasources.md).
+var upstreamDiffers = map[string]dstest.Differs{}
+
 func TestGolden(t *testing.T) {
 	for _, name := range dstest.Cases(t, "testdata") {
 		t.Run(name, func(t *testing.T) {
@@ -98,6 +102,7 @@ func TestGolden(t *testing.T) {
 				OpenFS:  dirOpener(t, map[string]string{"/dev/xvdh": filepath.Join(dir, "disk")}),
 			}
 			d, err := (&Source{Proc: xenProc(t, time.Now()), HypervisorUUID: noUUID(t)}).Get(context.Background(), e)
+			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -70,11 +70,12 @@ func Parse(in Input) (*datasource.Data, error) {
 		cfg[k] = in.Config[k]
 	}
 	d := &datasource.Data{
-		Name: "LXD", Platform: "lxd", CloudName: "lxd", Mode: "net",
+		Name: "LXD", Platform: "lxd", CloudName: datasource.MetaCloudName(md, "lxd"), Mode: "net",
 		Subplatform: "LXD socket API v. " + APIVersion + " (" + in.Socket + ")",
 		MetaData:    md,
 		DS:          map[string]any{"_metadata_api_version": APIVersion, "config": cfg},
 	}
+	d.AvailabilityZone, d.Region = datasource.MetaZoneRegion(md)
 	if ud, ok := promoted["user-data"]; ok {
 		d.UserData = []byte(ud)
 	}

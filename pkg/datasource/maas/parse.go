@@ -14,10 +14,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // ErrMalformed marks a seed that is there but unusable (cloud-init's
@@ -126,11 +125,11 @@ func Build(in Input, log *slog.Logger) (*datasource.Data, error) {
 // mapping whose `cloud-init` key holds the vendor cloud-config). Text that
 // is not YAML is ErrMalformed.
 func ParseVendorData(b []byte) (any, error) {
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
+	v, _, err := yaml11.Load("vendor-data", b)
+	if err != nil {
 		return nil, fmt.Errorf("vendor-data was not loadable as yaml (%w): %w", ErrMalformed, err)
 	}
-	return datasource.Normalize(v), nil
+	return v, nil
 }
 
 // ConvertVendorData is cloud-init's convert_vendordata on the loaded

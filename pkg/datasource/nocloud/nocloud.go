@@ -75,15 +75,18 @@ func Parse(files map[string][]byte, subplatform string, ov Overrides) (*datasour
 		md["local-hostname"] = ov.Hostname
 	}
 	d := &datasource.Data{
-		Name:        "NoCloud",
-		Platform:    "nocloud",
-		CloudName:   "nocloud",
+		Name:     "NoCloud",
+		Platform: "nocloud",
+		// cloud-init's NoCloud names no cloud of its own ("unknown")
+		// unless meta-data says `cloud-name`.
+		CloudName:   datasource.MetaCloudName(md, "unknown"),
 		Subplatform: subplatform,
 		Mode:        fmt.Sprint(md["dsmode"]),
 		MetaData:    md,
 		UserData:    files["user-data"],
 		VendorData:  files["vendor-data"],
 	}
+	d.AvailabilityZone, d.Region = datasource.MetaZoneRegion(md)
 	if nc, ok := files["network-config"]; ok && len(strings.TrimSpace(string(nc))) > 0 {
 		m, err := datasource.DecodeYAMLMap(nc)
 		if err != nil {
@@ -94,6 +97,12 @@ func Parse(files map[string][]byte, subplatform string, ov Overrides) (*datasour
 			m = inner
 		}
 		d.NetworkConfig = m
+	}
+	// Without a network-config, legacy ENI text in meta-data's
+	// network-interfaces (deprecated in cloud-init 24.3, still read) is the
+	// network configuration, converted by pkg/netconfig.
+	if eni, ok := md["network-interfaces"].(string); ok && d.NetworkConfig == nil {
+		d.NetworkConfig = map[string]any{datasource.NetworkKeyENI: eni}
 	}
 	return d, nil
 }

@@ -75,7 +75,7 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{"no meta-data", map[string]string{"user-data": ""}, "no meta-data", true},
 		{"no user-data", map[string]string{"meta-data": ""}, "no user-data", true},
-		{"bad meta-data", map[string]string{"meta-data": "a: [", "user-data": ""}, "meta-data in s: yaml: line", false},
+		{"bad meta-data", map[string]string{"meta-data": "a: [", "user-data": ""}, "meta-data in s: line 1", false},
 		{"meta-data list", map[string]string{"meta-data": "- a", "user-data": ""}, "expected a mapping", false},
 		{"bad network-config", map[string]string{"meta-data": "", "user-data": "", "network-config": "{"}, "network-config in s", false},
 	} {

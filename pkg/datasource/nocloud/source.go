@@ -40,7 +40,7 @@ func (*Source) Name() string { return "NoCloud" }
 func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Reads:         "`ds=nocloud;s=/path;i=;h=` (command line, SMBIOS serial), seeds `/var/lib/cloud/seed/nocloud{,-net}`, ISO9660/FAT volumes labelled `cidata`/`CIDATA` read with go-diskfs: `meta-data`, `user-data`, `vendor-data`, `network-config`; `seedfrom` in meta-data; http(s) seeds (NoCloud-net) fetched in parallel once the network is up",
-		NetworkConfig: "`network-config` file (v1/v2, optionally wrapped in `network:`)",
+		NetworkConfig: "`network-config` file (v1/v2, optionally wrapped in `network:`), else meta-data `network-interfaces` (ENI, converted)",
 		Tests:         "seed maps and real ISO9660/FAT images through go-diskfs; overrides; errors; fuzzed meta-data/network-config parser; the Source adapter over Env; http(s) seeds and meta-data seedfrom against httptest; QEMU boots from ISO, FAT, cmdline seedfrom, SMBIOS serial, an http seed and seed dirs (integration/)",
 	}
 }

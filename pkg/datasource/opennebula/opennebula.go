@@ -21,8 +21,9 @@
 //     USER_DATA (else USERDATA), base64-decoded when USERDATA_ENCODING
 //     (else USER_DATA_ENCODING) is base64. The mode is DSMODE, else the
 //     configured dsmode, else net; disabled is ErrNotFound. When any
-//     ETH<n>_IP* variable is set, the ETH<n>_* variables and DNS are
-//     handed on raw under NetworkKey for pkg/netconfig. Name
+//     ETH<n>_IP* variable is set, the network configuration is the v2
+//     document cloud-init's OpenNebulaNetwork makes of them (NetworkConfig).
+//     Name
 //     "OpenNebula", platform and cloud_name "opennebula", subplatform
 //     "config-disk (/dev/sr0)" or "seed-dir (/var/lib/cloud/seed/opennebula)".
 //   - Nothing found is ErrNotFound naming what was looked at; a context.sh
@@ -59,7 +60,7 @@ func (*Source) Name() string { return "OpenNebula" }
 func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Reads:         "seed `" + SeedDir + "`, then volumes labelled `CONTEXT`/`CDROM`, then other ISO9660 volumes, read with go-diskfs: `context.sh` parsed without a shell (quoted assignments only); USER_DATA/USERDATA (base64 per *_ENCODING), SSH_KEY/SSH_PUBLIC_KEY, SET_HOSTNAME/HOSTNAME/…, instance-id VMID, DSMODE",
-		NetworkConfig: "`ETH<n>_*` and `DNS` context variables handed on raw (`" + NetworkKey + "`) for pkg/netconfig",
+		NetworkConfig: "v2 made of the `ETH<n>_*`, `DNS` and `SEARCH_DOMAIN` context variables, as cloud-init's OpenNebulaNetwork (one ethernet per ETH<n>_MAC, matched by MAC)",
 		Tests:         "golden context disks (multi-line quoted values, `'\\''` escapes, base64 user-data, network variables); real ISO9660 image (genisoimage) through go-diskfs; seed dir; dsmode; broken context.sh; fuzzed context.sh parser",
 	}
 }

@@ -14,11 +14,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
-// NetworkKey is the Data.NetworkConfig key under which the context's
-// network variables (ETH<n>_* and the global DNS) are handed on raw, as
-// strings, for pkg/netconfig (cloud-init's OpenNebulaNetwork) to convert.
-const NetworkKey = "opennebula_context"
-
 // DefaultInstanceID is cloud-init's instance-id for a context without
 // VMID (DEFAULT_IID).
 const DefaultInstanceID = "iid-dsopennebula"
@@ -209,10 +204,7 @@ func (p *ctxParser) value() (string, error) {
 	return b.String(), nil
 }
 
-var (
-	ethIP  = regexp.MustCompile(`^ETH\d+_IP`)
-	ethVar = regexp.MustCompile(`^ETH\d+_`)
-)
+var ethIP = regexp.MustCompile(`^ETH\d+_IP`)
 
 // Parse builds Data from a parsed context found at source (a device path
 // or the seed directory) and read at subplatform; dsmode is the
@@ -290,25 +282,12 @@ func Parse(ctx map[string]string, source, subplatform, dsmode string) (*datasour
 	}
 	d.Mode = mode
 
-	var net map[string]any
-	keys := make([]string, 0, len(ctx))
+	// As cloud-init: a network configuration when any ETH<n>_IP* is set.
 	for k := range ctx {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
 		if ethIP.MatchString(k) {
-			net = map[string]any{}
+			d.NetworkConfig = NetworkConfig(ctx)
 			break
 		}
-	}
-	if net != nil {
-		for _, k := range keys {
-			if ethVar.MatchString(k) || k == "DNS" {
-				net[k] = ctx[k]
-			}
-		}
-		d.NetworkConfig = map[string]any{NetworkKey: net}
 	}
 	return d, nil
 }

@@ -167,10 +167,11 @@ func Parse(props map[string]string, source, seed, product string) (*datasource.D
 		kind = "vmware"
 	}
 	d := &datasource.Data{
-		Name: "OVF", Platform: "ovf", CloudName: "ovf", Mode: "net",
+		Name: "OVF", Platform: "ovf", CloudName: datasource.MetaCloudName(md, "ovf"), Mode: "net",
 		Subplatform: kind + " (" + seed + ")", MetaData: md, UserData: ud, NetworkConfig: netcfg,
 		PublicKeys: datasource.NormalizePubKeys(md["public-keys"]),
 	}
+	d.AvailabilityZone, d.Region = datasource.MetaZoneRegion(md)
 	if len(cfg) > 0 {
 		d.Config = cfg
 	}

@@ -114,7 +114,7 @@ func Build(in Input) (*datasource.Data, error) {
 		Name:                "Scaleway",
 		Platform:            "scaleway",
 		CloudName:           "scaleway",
-		Subplatform:         "metadata (" + in.URL + ")",
+		Subplatform:         datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:                "net",
 		MetaData:            md,
 		Hostname:            hostname,

@@ -386,11 +386,13 @@ func VendorData(perBootDir, operatorScript, userScript string) string {
 	fmt.Fprintf(&b, "fname=\"%s/%s\"\n", perBootDir, PerBootVendorScript)
 	b.WriteString("mkdir -p \"${fname%/*}\"\n")
 	b.WriteString("cat > \"$fname\" <<\"END_SCRIPT\"\n#!/bin/sh\n##\n")
-	b.WriteString("# Default SmartOS vendor-data: runs the scripts the SmartOS datasource\n")
-	b.WriteString("# writes from these metadata keys, when they are executable:\n")
+	// The header is cloud-init's, word for word: vendor-data.txt is an
+	// output compared with cloud-init's.
+	b.WriteString("# This file is written as part of the default vendor data for SmartOS.\n")
+	b.WriteString("# The SmartOS datasource writes the listed file from the listed metadata key\n")
 	fmt.Fprintf(&b, "#   sdc:operator-script -> %s\n", operatorScript)
-	fmt.Fprintf(&b, "#   user-script -> %s\n", userScript)
-	b.WriteString("# 'mdata-get <key>' shows a key's content.\n#\n")
+	fmt.Fprintf(&b, "#   user-script -> %s\n#\n", userScript)
+	b.WriteString("# You can view content with 'mdata-get <key>'\n#\n")
 	fmt.Fprintf(&b, "for script in \"%s\" \"%s\"; do\n", operatorScript, userScript)
 	b.WriteString("    [ -x \"$script\" ] || continue\n")
 	b.WriteString("    echo \"executing '$script'\" 1>&2\n")

@@ -90,7 +90,7 @@ func TestParseMetadata(t *testing.T) {
 		{"spaces", " \n", map[string]any{}, ""},
 		{"json numbers", `{"i": 3, "f": 1.5, "e": 1e3, "big": 12345678901234567890, "l": [1, {"n": 2}]}`,
 			map[string]any{"i": 3, "f": 1.5, "e": 1000.0, "big": 1.2345678901234567e19, "l": []any{1, map[string]any{"n": 2}}}, ""},
-		{"yaml", "instance-id: i\nnum: 7\nyes: true\n", map[string]any{"instance-id": "i", "num": 7, "yes": true}, ""},
+		{"yaml (a plain yes key is the boolean true, as PyYAML reads it)", "instance-id: i\nnum: 7\nyes: true\n", map[string]any{"instance-id": "i", "num": 7, "true": true}, ""},
 		{"yaml document marker", "---\nlocal-hostname: h\n", map[string]any{"local-hostname": "h"}, ""},
 		{"json array", "[1]", nil, "key: expected a mapping, got JSON array"},
 		{"json string", `"x"`, nil, "key: expected a mapping, got JSON string"},

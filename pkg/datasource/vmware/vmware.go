@@ -297,7 +297,11 @@ func (s *Source) redact(ctx context.Context, log *slog.Logger, t Transport, md m
 // imc reads a guest customization (cloud-init's get_imc_data_fn); nil
 // Data and no error when there is none to read.
 func (s *Source) imc(ctx context.Context, env datasource.Env, log *slog.Logger) (*datasource.Data, error) {
-	allowCust := !boolOpt(systemConfig(env), "disable_vmware_customization", true)
+	sys := env.System
+	if sys == nil {
+		sys = systemConfig(env)
+	}
+	allowCust := !boolOpt(sys, "disable_vmware_customization", true)
 	dsCfg := env.SourceConfig(s.Name())
 	allowRaw := boolOpt(dsCfg, "allow_raw_data", true)
 	if !allowCust && !allowRaw {

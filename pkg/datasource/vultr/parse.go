@@ -161,7 +161,7 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 		Name:        "Vultr",
 		Platform:    "vultr",
 		CloudName:   "vultr",
-		Subplatform: "metadata (" + url + ")",
+		Subplatform: datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:        "net",
 		MetaData:    md,
 		Hostname:    hostname,
