@@ -30,11 +30,12 @@ import (
 
 // CACerts is cc_ca_certs.
 var CACerts = Module{
-	Name:      "ca_certs",
-	Frequency: state.PerInstance,
-	Keys:      []string{"ca_certs", "ca-certs"},
-	Distros:   distro.CACertsDistros,
-	Run:       runCACerts,
+	Name:       "ca_certs",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"ca_certs", "ca-certs"},
+	Distros:    distro.CACertsDistros,
+	ActivateBy: []string{"ca_certs", "ca-certs"},
+	Run:        runCACerts,
 }
 
 // caCertsConfig is the module's configuration.

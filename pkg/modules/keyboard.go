@@ -20,11 +20,12 @@ import (
 
 // Keyboard is cc_keyboard.
 var Keyboard = Module{
-	Name:      "keyboard",
-	Frequency: state.PerInstance,
-	Keys:      []string{"keyboard"},
-	Distros:   distro.ExpandOSFamily("alpine", "arch", "debian", "redhat", "suse"),
-	Run:       runKeyboard,
+	Name:       "keyboard",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"keyboard"},
+	Distros:    distro.ExpandOSFamily("alpine", "arch", "debian", "redhat", "suse"),
+	ActivateBy: []string{"keyboard"},
+	Run:        runKeyboard,
 }
 
 // keyboardConfig is the module's configuration.

@@ -39,6 +39,10 @@ type Module struct {
 	// (its meta "distros"); nil means all. Elsewhere the stage skips it
 	// unless the config lists it in unverified_modules.
 	Distros []string
+	// ActivateBy is cloud-init's meta "activate_by_schema_keys": when set,
+	// the module runs (and takes its semaphore) only if the config has one
+	// of these keys; nil means always.
+	ActivateBy []string
 	// Run applies the module. Errors are recorded and the stage goes on.
 	Run func(ctx context.Context, c *Context) error
 }

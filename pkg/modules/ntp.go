@@ -43,7 +43,8 @@ var NTP = Module{
 		"eurolinux", "fedora", "freebsd", "mariner", "miraclelinux", "openbsd", "openeuler", "OpenCloudOS",
 		"openmandriva", "opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "photon",
 		"raspberry-pi-os", "rhel", "rocky", "sle_hpc", "sle-micro", "sles", "TencentOS", "ubuntu", "virtuozzo"},
-	Run: runNTP,
+	ActivateBy: []string{"ntp"},
+	Run:        runNTP,
 }
 
 // ntpConfig is the module's configuration.

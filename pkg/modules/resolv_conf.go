@@ -27,7 +27,8 @@ var ResolvConf = Module{
 	Keys:      []string{"manage_resolv_conf", "resolv_conf"},
 	Distros: []string{"alpine", "azurelinux", "fedora", "mariner", "opensuse", "opensuse-leap", "opensuse-microos",
 		"opensuse-tumbleweed", "photon", "rhel", "sle_hpc", "sle-micro", "sles", "openeuler"},
-	Run: runResolvConf,
+	ActivateBy: []string{"manage_resolv_conf"},
+	Run:        runResolvConf,
 }
 
 // resolvTemplates maps resolve_conf_fn to its template name.

@@ -36,10 +36,11 @@ import (
 
 // Rsyslog is cc_rsyslog.
 var Rsyslog = Module{
-	Name:      "rsyslog",
-	Frequency: state.PerInstance,
-	Keys:      []string{"rsyslog"},
-	Run:       runRsyslog,
+	Name:       "rsyslog",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"rsyslog"},
+	ActivateBy: []string{"rsyslog"},
+	Run:        runRsyslog,
 }
 
 // rsyslogEntry is one configs entry.

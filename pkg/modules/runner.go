@@ -163,6 +163,11 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			rep.Skipped = append(rep.Skipped, e.Name)
 			continue
 		}
+		if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
+			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", m.Name))
+			rep.Skipped = append(rep.Skipped, m.Name)
+			continue
+		}
 		if !verifiedOn(c, m) {
 			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, distroName(c)))
 			rep.Skipped = append(rep.Skipped, m.Name)

@@ -27,10 +27,11 @@ import (
 
 // Timezone is cc_timezone.
 var Timezone = Module{
-	Name:      "timezone",
-	Frequency: state.PerInstance,
-	Keys:      []string{"timezone"},
-	Run:       runTimezone,
+	Name:       "timezone",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"timezone"},
+	ActivateBy: []string{"timezone"},
+	Run:        runTimezone,
 }
 
 func runTimezone(_ context.Context, c *Context) error {
