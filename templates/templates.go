@@ -7,7 +7,10 @@ package templates
 
 import "embed"
 
-// FS holds hosts/*.tmpl, systemd/* (units), openrc/* and sysvinit/* (init scripts).
+// FS holds hosts/*.tmpl, systemd/* (units), openrc/* and sysvinit/* (init
+// scripts), apt/*.tmpl (cc_apt_configure's sources templates, used when the
+// target has none in /etc/cloud/templates) and apk/repositories.tmpl
+// (cc_apk_configure's).
 //
-//go:embed hosts/*.tmpl systemd/* openrc/* sysvinit/*
+//go:embed hosts/*.tmpl systemd/* openrc/* sysvinit/* apt/*.tmpl apk/*.tmpl
 var FS embed.FS

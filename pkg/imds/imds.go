@@ -32,6 +32,7 @@
 package imds
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -242,6 +243,8 @@ type Request struct {
 	Method string // GET when empty
 	Path   string
 	Header http.Header
+	// Body is sent with every attempt (a POST's form, say); nil sends none.
+	Body []byte
 	// NoToken skips the Token hook (the token request itself uses it).
 	NoToken bool
 }
@@ -369,7 +372,11 @@ func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) 
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, r.Method, url, nil)
+	var reqBody io.Reader
+	if r.Body != nil {
+		reqBody = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(rctx, r.Method, url, reqBody)
 	if err != nil {
 		return nil, fail(0, &permanent{err})
 	}

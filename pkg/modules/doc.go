@@ -15,7 +15,7 @@ func MarkdownTable() string {
 		impl[m.Name] = m
 	}
 	var b strings.Builder
-	b.WriteString("| stage | module | cloudroot | frequency | config keys |\n|---|---|---|---|---|\n")
+	b.WriteString("| stage | module | cloudroot | frequency | config keys | distros |\n|---|---|---|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, st := range []Stage{StageInit, StageConfig, StageFinal} {
 		for _, n := range DefaultStageLists[st] {
@@ -24,16 +24,21 @@ func MarkdownTable() string {
 			status := "not yet (keys reported as unsupported)"
 			freq := "—"
 			keys := knownKeys[n]
+			distros := "—"
 			if ok {
 				status = "yes"
 				freq = string(m.Frequency)
 				keys = m.Keys
+				distros = "all"
+				if len(m.Distros) > 0 {
+					distros = strings.Join(m.Distros, ", ")
+				}
 			}
 			ks := make([]string, 0, len(keys))
 			for _, k := range keys {
 				ks = append(ks, "`"+k+"`")
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", st, n, status, freq, strings.Join(ks, ", "))
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", st, n, status, freq, strings.Join(ks, ", "), distros)
 		}
 	}
 	var extra []string
@@ -44,7 +49,16 @@ func MarkdownTable() string {
 	}
 	sort.Strings(extra)
 	for _, n := range extra {
-		fmt.Fprintf(&b, "| (not in default lists) | `%s` | yes | %s | |\n", n, impl[n].Frequency)
+		m := impl[n]
+		ks := make([]string, 0, len(m.Keys))
+		for _, k := range m.Keys {
+			ks = append(ks, "`"+k+"`")
+		}
+		distros := "all"
+		if len(m.Distros) > 0 {
+			distros = strings.Join(m.Distros, ", ")
+		}
+		fmt.Fprintf(&b, "| (not in default lists) | `%s` | yes | %s | %s | %s |\n", n, m.Frequency, strings.Join(ks, ", "), distros)
 	}
 	return b.String()
 }

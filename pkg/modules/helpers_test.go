@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ type recRunner struct {
 	scripts []string
 	envs    [][]string
 	fail    map[string]error
+	// answers are the stdout of commands, by their space-joined argv.
+	answers map[string]string
 }
 
 func (r *recRunner) Run(ctx context.Context, root string, cmd target.Cmd) error {
@@ -30,6 +33,9 @@ func (r *recRunner) Run(ctx context.Context, root string, cmd target.Cmd) error 
 		if b, err := os.ReadFile(filepath.Join(root, a)); err == nil {
 			r.scripts = append(r.scripts, string(b))
 		}
+	}
+	if a, ok := r.answers[strings.Join(cmd.Argv, " ")]; ok && cmd.Stdout != nil {
+		io.WriteString(cmd.Stdout, a)
 	}
 	if r.fail != nil {
 		if err, ok := r.fail[cmd.Argv[len(cmd.Argv)-1]]; ok {

@@ -35,6 +35,14 @@ type Module struct {
 	Frequency state.Frequency
 	// Keys are the top-level cloud-config keys it owns (for docs and schema).
 	Keys []string
+	// Distros are cloud-init's distro names the module is verified on
+	// (its meta "distros"); nil means all. Elsewhere the stage skips it
+	// unless the config lists it in unverified_modules.
+	Distros []string
+	// ActivateBy is cloud-init's meta "activate_by_schema_keys": when set,
+	// the module runs (and takes its semaphore) only if the config has one
+	// of these keys; nil means always.
+	ActivateBy []string
 	// Run applies the module. Errors are recorded and the stage goes on.
 	Run func(ctx context.Context, c *Context) error
 }
@@ -52,6 +60,14 @@ type Context struct {
 	Log        *slog.Logger
 	// Out receives command output (console and cloud-init-output.log).
 	Out io.Writer
+	// Booted is true when the target is the running system (the agent), so
+	// its services can be queried and restarted; false in the initramfs,
+	// where nothing in the target runs yet and services read their new
+	// configuration when they start.
+	Booted bool
+	// Console receives what cloud-init writes only to /dev/console (never
+	// to a log), such as generated passwords; nil means /dev/console.
+	Console io.Writer
 	// Now returns the current time; Uptime seconds since boot.
 	Now    func() time.Time
 	Uptime func() float64
@@ -59,6 +75,9 @@ type Context struct {
 	Version string
 	// Warn records a recoverable problem (status.json recoverable_errors).
 	Warn func(msg string)
+	// Deprecated records a deprecation as cloud-init logs it (level
+	// DEPRECATED in recoverable_errors); nil falls back to Warn.
+	Deprecated func(msg string)
 	// UserScripts are the user-data shell scripts (name → content) that the
 	// init stage writes into instance/scripts.
 	UserScripts []Script

@@ -374,10 +374,10 @@ cloud_config_modules:
   - runcmd
   - [final_message, always]
   - {name: scripts_per_once}
-  - apt_configure
+  - byobu
   - unknown_thing
 runcmd: [ls]
-apt: {primary: []}
+byobu_by_default: enable
 `)
 	c, _, _ := testContext(t, cfg, baseFiles)
 	var warnings []string
@@ -386,7 +386,7 @@ apt: {primary: []}
 	if diff := cmp.Diff([]string{"runcmd", "final_message", "scripts_per_once"}, rep.Ran); diff != "" {
 		t.Errorf("first run (-want +got):\n%s", diff)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "apt_configure") || !strings.Contains(warnings[0], "apt") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "byobu") || !strings.Contains(warnings[0], "byobu_by_default") {
 		t.Errorf("warnings = %v", warnings)
 	}
 	for _, p := range []string{"/var/lib/cloud/instances/iid-test/sem/config_runcmd", "/var/lib/cloud/sem/config_scripts_per_once.once"} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,9 +16,11 @@ import (
 func Registry() []Module {
 	return []Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		Runcmd,
+		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
+		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
+		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
-		FinalMessage, PowerStateChange,
+		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
 	}
 }
 
@@ -38,36 +41,26 @@ var DefaultStageLists = map[Stage][]string{
 // implement yet; when one is present the run reports it instead of silently
 // ignoring the user's request.
 var knownKeys = map[string][]string{
-	"seed_random":                    {"random_seed"},
-	"growpart":                       {"growpart"},
-	"resizefs":                       {"resize_rootfs"},
-	"disk_setup":                     {"disk_setup", "fs_setup", "device_aliases"},
-	"mounts":                         {"mounts", "swap"},
-	"ca_certs":                       {"ca_certs", "ca-certs"},
-	"rsyslog":                        {"rsyslog"},
-	"set_passwords":                  {"chpasswd", "password"},
-	"snap":                           {"snap"},
-	"ssh_import_id":                  {"ssh_import_id"},
-	"keyboard":                       {"keyboard"},
-	"locale":                         {"locale"},
-	"grub_dpkg":                      {"grub_dpkg", "grub-dpkg"},
-	"apt_pipelining":                 {"apt_pipelining"},
-	"apt_configure":                  {"apt"},
-	"ntp":                            {"ntp"},
-	"timezone":                       {"timezone"},
-	"byobu":                          {"byobu_by_default"},
-	"package_update_upgrade_install": {"packages", "package_update", "package_upgrade", "package_reboot_if_required", "apt_update", "apt_upgrade"},
-	"fan":                            {"fan"},
-	"landscape":                      {"landscape"},
-	"lxd":                            {"lxd"},
-	"puppet":                         {"puppet"},
-	"chef":                           {"chef"},
-	"ansible":                        {"ansible"},
-	"mcollective":                    {"mcollective"},
-	"salt_minion":                    {"salt_minion"},
-	"phone_home":                     {"phone_home"},
-	"keys_to_console":                {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
-	"ssh_authkey_fingerprints":       {"no_ssh_fingerprints", "authkey_hash"},
+	"growpart":                 {"growpart"},
+	"resizefs":                 {"resize_rootfs"},
+	"disk_setup":               {"disk_setup", "fs_setup", "device_aliases"},
+	"mounts":                   {"mounts", "swap"},
+	"snap":                     {"snap"},
+	"ssh_import_id":            {"ssh_import_id"},
+	"grub_dpkg":                {"grub_dpkg", "grub-dpkg"},
+	"apt_pipelining":           {"apt_pipelining"},
+	"apt_configure":            {"apt"},
+	"byobu":                    {"byobu_by_default"},
+	"fan":                      {"fan"},
+	"landscape":                {"landscape"},
+	"lxd":                      {"lxd"},
+	"puppet":                   {"puppet"},
+	"chef":                     {"chef"},
+	"ansible":                  {"ansible"},
+	"mcollective":              {"mcollective"},
+	"salt_minion":              {"salt_minion"},
+	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
+	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
 }
 
 // Entry is one item of a cloud_*_modules list.
@@ -170,6 +163,16 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			rep.Skipped = append(rep.Skipped, e.Name)
 			continue
 		}
+		if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
+			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", m.Name))
+			rep.Skipped = append(rep.Skipped, m.Name)
+			continue
+		}
+		if !verifiedOn(c, m) {
+			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, distroName(c)))
+			rep.Skipped = append(rep.Skipped, m.Name)
+			continue
+		}
 		freq := m.Frequency
 		if e.Frequency != "" {
 			freq = e.Frequency
@@ -216,6 +219,33 @@ func runSafely(ctx context.Context, c *Context, m Module) (err error) {
 		}
 	}()
 	return m.Run(ctx, c)
+}
+
+// distroName is cloud-init's distro name (cloud.distro.name): the merged
+// config's system_info.distro, as the image's cloud.cfg sets it, else the
+// variant of the target's os-release.
+func distroName(c *Context) string {
+	if si, ok := c.Config["system_info"].(map[string]any); ok {
+		if d := scalarString(si["distro"]); d != "" {
+			return d
+		}
+	}
+	return c.Distro.Variant()
+}
+
+// verifiedOn reports whether m may run on c's distro: it is verified there,
+// or the config forces it through unverified_modules.
+func verifiedOn(c *Context, m Module) bool {
+	if len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c)) {
+		return true
+	}
+	for _, n := range stringList(c.Config["unverified_modules"]) {
+		if CanonicalName(n) == m.Name {
+			c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
+			return true
+		}
+	}
+	return false
 }
 
 func presentKeys(cfg Config, keys []string) []string {

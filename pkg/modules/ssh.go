@@ -23,11 +23,15 @@ package modules
 //     root's, each prefixed with disable_root_opts when disable_root
 //     (default true). As in cloud-init, without a default user root's keys
 //     still carry the options, with $USER replaced by "NONE".
-//  4. ssh_pwauth true/false sets PasswordAuthentication yes/no in
-//     /etc/ssh/sshd_config.d/50-cloud-init.conf when sshd_config includes
-//     that directory, else in sshd_config itself (a new line goes before the
-//     first Match block); "unchanged" or absent leaves it. Nothing is
-//     written when the target has no sshd_config.
+//
+// ssh_pwauth belongs to set_passwords, as in cloud-init; the sshd_config
+// editing both share (updateSSHDConfig, appendSSHDConfig) lives here: the
+// drop-in /etc/ssh/sshd_config.d/50-cloud-init.conf when sshd_config
+// includes that directory (or is absent while the directory exists, as on
+// SUSE with /usr/etc/ssh/sshd_config), else sshd_config itself, where a
+// new line goes before the first Match block (cloud-init appends it at the
+// end, inside any trailing Match block). Nothing is written when the target
+// has neither.
 //
 // authorized_keys files are merged like cloud-init's ssh_util: existing
 // lines are kept, a key already present (same base64) is replaced in place
@@ -122,9 +126,6 @@ func runSSH(ctx context.Context, c *Context) error {
 	}
 	if err := applyCredentials(c); err != nil {
 		errs = append(errs, fmt.Errorf("ssh: applying SSH credentials failed: %w", err))
-	}
-	if err := handlePwauth(c); err != nil {
-		errs = append(errs, fmt.Errorf("ssh: ssh_pwauth: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -585,26 +586,31 @@ func sshdKV(line string) (string, string) {
 // has no sshd_config.
 func sshdConfigTarget(c *Context) (string, error) {
 	b, err := c.Root.ReadFile(SSHDConfig)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
+	dconf := false
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if fi, err := c.Root.Stat(SSHDConfigDir); err != nil || !fi.IsDir() {
+			return "", nil
+		}
+		dconf = true
+	case err != nil:
 		return "", err
 	}
 	for l := range strings.SplitSeq(string(b), "\n") {
-		if strings.HasPrefix(l, "Include "+SSHDConfigDir+"/*.conf") {
-			if err := c.Root.MkdirAll(SSHDConfigDir, 0o755); err != nil {
-				return "", err
-			}
-			if !c.Root.Exists(SSHDCloudInitConf) {
-				if err := c.Root.WriteFileOpts(SSHDCloudInitConf, nil, rootOwned(0o600)); err != nil {
-					return "", err
-				}
-			}
-			return SSHDCloudInitConf, nil
+		dconf = dconf || strings.HasPrefix(l, "Include "+SSHDConfigDir+"/*.conf")
+	}
+	if !dconf {
+		return SSHDConfig, nil
+	}
+	if err := c.Root.MkdirAll(SSHDConfigDir, 0o755); err != nil {
+		return "", err
+	}
+	if !c.Root.Exists(SSHDCloudInitConf) {
+		if err := c.Root.WriteFileOpts(SSHDCloudInitConf, nil, rootOwned(0o600)); err != nil {
+			return "", err
 		}
 	}
-	return SSHDConfig, nil
+	return SSHDCloudInitConf, nil
 }
 
 // updateSSHDConfig sets key to value (ssh_util.update_ssh_config): every
@@ -632,7 +638,8 @@ func updateSSHDConfig(c *Context, key, value string) (bool, error) {
 		}
 		found = true
 		if v != value {
-			lines[i] = k + " " + value
+			// keep the line's indentation (inside a Match block)
+			lines[i] = l[:len(l)-len(strings.TrimLeft(l, " \t"))] + k + " " + value
 			changed = true
 		}
 	}
@@ -687,35 +694,4 @@ func appendSSHDConfig(c *Context, key string, values []string) error {
 		return err
 	}
 	return c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), sameOwner(fi, false))
-}
-
-// handlePwauth is cc_set_passwords.handle_ssh_pwauth, minus the sshd
-// restart (nothing runs in the initramfs; sshd starts later and reads it).
-func handlePwauth(c *Context) error {
-	v, ok := c.Config["ssh_pwauth"]
-	if !ok || v == nil {
-		return nil
-	}
-	var val string
-	switch t := v.(type) {
-	case bool:
-		val = map[bool]string{true: "yes", false: "no"}[t]
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "unchanged":
-			return nil
-		case "true", "1", "on", "yes":
-			val = "yes"
-		case "false", "0", "off", "no":
-			val = "no"
-		default:
-			c.warn("ssh: invalid ssh_pwauth value %q; leaving PasswordAuthentication unchanged", t)
-			return nil
-		}
-	default:
-		c.warn("ssh: invalid ssh_pwauth type %s; leaving PasswordAuthentication unchanged", typeName(v))
-		return nil
-	}
-	_, err := updateSSHDConfig(c, "PasswordAuthentication", val)
-	return err
 }

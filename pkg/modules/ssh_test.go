@@ -125,16 +125,20 @@ func TestSSHPwauth(t *testing.T) {
 		{"already set", "PasswordAuthentication yes\n", true, SSHDConfig, "PasswordAuthentication yes\n"},
 		{"trailing text rewritten", "PasswordAuthentication yes # c\n", true, SSHDConfig, "PasswordAuthentication yes\n"},
 		{"no sshd_config", "", true, SSHDConfig, ""},
+		{"only sshd_config.d", "-", true, SSHDCloudInitConf, "PasswordAuthentication yes\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := accountsRoot(t, "")
 			os.Remove(filepath.Join(r.Dir(), "etc/ssh/sshd_config"))
-			if tt.sshd != "" {
+			if tt.sshd == "-" {
+				os.MkdirAll(filepath.Join(r.Dir(), SSHDConfigDir), 0o755)
+			} else if tt.sshd != "" {
 				os.WriteFile(filepath.Join(r.Dir(), "etc/ssh/sshd_config"), []byte(tt.sshd), 0o600)
 			}
 			c, _ := accountsContext(t, r, Config{"ssh_pwauth": tt.value}, nil)
-			if err := handlePwauth(c); err != nil {
+			pc, _ := decodeSetPasswords(c)
+			if err := applyPwAuth(t.Context(), c, pc.PwAuth); err != nil {
 				t.Fatal(err)
 			}
 			b, err := r.ReadFile(tt.wantFile)

@@ -260,7 +260,8 @@ func acctManifest(before, after map[string]acctEntry, errs error, warnings []str
 	return b.String()
 }
 
-// TestAccountsGolden runs users_groups then ssh (their init-stage order) on
+// TestAccountsGolden runs users_groups, ssh and set_passwords (their
+// init-stage order; set_passwords applies ssh_pwauth) on
 // each testdata/accounts/<case>: cloud-config.yaml, optional meta-data.yaml
 // and root/ overlay; want.txt lists every changed path with type, mode,
 // owner and content. Owners are compared only when running as root.
@@ -276,7 +277,7 @@ func TestAccountsGolden(t *testing.T) {
 			c, warnings := accountsContext(t, r, acctLoadYAML(t, filepath.Join(dir, "cloud-config.yaml")), acctLoadYAML(t, filepath.Join(dir, "meta-data.yaml")))
 			before := acctSnapshot(t, r.Dir())
 			var errs []error
-			for _, m := range []Module{UsersGroups, SSH} {
+			for _, m := range []Module{UsersGroups, SSH, SetPasswords} {
 				if err := m.Run(context.Background(), c); err != nil {
 					errs = append(errs, err)
 				}

@@ -110,6 +110,8 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		Uptime:     o.Uptime,
 		Version:    o.Version,
 		Warn:       warn,
+		Deprecated: func(m string) { stage.AddRecoverable("DEPRECATED", m) },
+		Booted:     true,
 	}
 	rep := modules.RunStage(ctx, mc, mode)
 	stage.Errors = append(stage.Errors, rep.Errors...)

@@ -286,6 +286,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Uptime:          o.Uptime,
 		Version:         o.Version,
 		Warn:            warn,
+		Deprecated:      func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		SetLiveHostname: o.SetLiveHostname,
 		DeferHostKeys: func(hd modules.HostKeyDeferral) error {
 			return deferHostKeys(o.Run, s, hd)

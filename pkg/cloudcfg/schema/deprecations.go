@@ -49,6 +49,8 @@ func Deprecations() []Deprecated {
 			Message: "Changed in version 22.3. Use of type string for this value is deprecated. Use ``now`` or integer type."},
 		{Path: "growpart.mode", When: func(v any) bool { return v == false },
 			Message: "Changed in version 22.3. Specifying a boolean ``false`` value for ``mode`` is deprecated. Use the string ``'off'`` instead."},
+		{Path: "apt_pipelining", When: func(v any) bool { return v == "none" || v == "unchanged" },
+			Message: "Deprecated in version 22.4. Use ``os`` instead."},
 		{Path: "vendor_data.enabled", When: isString,
 			Message: "Deprecated in version 22.3. Use of type string for this value is deprecated. Use a boolean instead."},
 	}

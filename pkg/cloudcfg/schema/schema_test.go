@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +80,7 @@ var implementedKeys = []string{
 	"create_hostname_file", "manage_etc_hosts", "users", "user", "groups", "ssh_keys", "ssh_authorized_keys",
 	"ssh_deletekeys", "ssh_genkeytypes", "disable_root", "disable_root_opts", "allow_public_ssh_keys",
 	"ssh_quiet_keygen", "ssh_publish_hostkeys", "ssh_pwauth", "final_message", "power_state", "vendor_data",
+	"chpasswd", "password", "timezone", "locale", "ntp", "ca_certs", "ca-certs", "keyboard", "random_seed", "manage_resolv_conf", "resolv_conf", "rsyslog",
 }
 
 func TestImplementedKeysHaveShapes(t *testing.T) {
@@ -222,4 +225,51 @@ func isIndex(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// errorPaths are the key paths of a "Cloud config schema errors: p: msg,
+// p: msg" line.
+func errorPaths(line string) []string {
+	_, list, _ := strings.Cut(line, "schema errors: ")
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range errorPathRE.FindAllStringSubmatch(", "+list, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			out = append(out, m[1])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var errorPathRE = regexp.MustCompile(`, ([A-Za-z0-9_.\-]+): `)
+
+// TestUpstreamErrorPaths: for cases with upstream-errors.txt (the errors
+// line of upstream's `cloud-init schema -c` on the same file), cloudroot
+// rejects exactly the same key paths (the libraries word messages apart).
+func TestUpstreamErrorPaths(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(goldenDir, "*", "upstream-errors.txt"))
+	for _, fn := range files {
+		dir := filepath.Dir(fn)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			up, err := os.ReadFile(fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours, err := os.ReadFile(filepath.Join(dir, "want.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var line string
+			for l := range strings.SplitSeq(string(ours), "\n") {
+				if strings.Contains(l, "schema errors: ") {
+					line = l
+				}
+			}
+			if diff := cmp.Diff(errorPaths(string(up)), errorPaths(line)); diff != "" {
+				t.Errorf("rejected paths (-upstream +cloudroot):\n%s", diff)
+			}
+		})
+	}
 }

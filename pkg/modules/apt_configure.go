@@ -1,0 +1,634 @@
+package modules
+
+// apt_configure, as cloud-init 26.x's cc_apt_configure does it on Debian,
+// Ubuntu and Raspberry Pi OS, in upstream's order:
+//
+//  1. debconf_selections: fed to debconf-set-selections; installed
+//     packages among them that cloud-init knows how to unconfigure
+//     (cloud-init itself) are dpkg-reconfigured;
+//  2. with no apt config at all and no apt-get in the target: nothing;
+//  3. mirrors: primary/security `uri` per arch (or the `default` arch
+//     entry), else the first resolvable `search` URL, else (search_dns)
+//     the first resolvable http://<distro>-mirror.<domain>/<distro>;
+//     else system_info.package_mirrors' failsafe for the arch (its search
+//     templates need the datasource's availability zone: not done);
+//  4. gpg / add-apt-repository installed first when a key or a PPA-style
+//     source needs them and the target lacks them;
+//  5. unless preserve_sources_list: mirror keys, then the primary sources
+//     rendered from sources_list or the distro template (deb822
+//     /etc/apt/sources.list.d/<distro>.sources or one-line
+//     /etc/apt/sources.list, as the release's cloud-init package does),
+//     disable_suites applied, the old file replaced or removed, and apt's
+//     list cache renamed to the new mirror;
+//  6. proxies and `conf` into apt.conf.d (removed when unset);
+//  7. `sources`: keys (key, or keyid fetched from keyserver with gpg),
+//     templated entries ($RELEASE, $MIRROR, $PRIMARY, $SECURITY,
+//     $KEY_FILE) appended to sources.list.d/<name>.list, or passed to
+//     add-apt-repository; then `apt-get update`.
+//
+// The pre-22.1 top-level keys (apt_sources, apt_mirror*, apt_*proxy,
+// apt_preserve_sources_list, apt_custom_sources_list, add_apt_repo_match)
+// are translated to the `apt` form by the decoder, with cloud-init's
+// deprecation message. Commands run through the target's runner.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// AptConfigure is cc_apt_configure.
+var AptConfigure = NewAptConfigure(AptOptions{})
+
+// AptOptions tune apt_configure; the zero value is the system's.
+type AptOptions struct {
+	// LookupHost resolves mirror names for `search` and `search_dns`
+	// (net.DefaultResolver.LookupHost when nil).
+	LookupHost func(ctx context.Context, host string) ([]string, error)
+}
+
+// NewAptConfigure builds the apt_configure module with opts.
+func NewAptConfigure(opts AptOptions) Module {
+	if opts.LookupHost == nil {
+		opts.LookupHost = net.DefaultResolver.LookupHost
+	}
+	return Module{
+		Name:      "apt_configure",
+		Frequency: state.PerInstance,
+		Keys: []string{"apt", "apt_sources", "apt_mirror", "apt_mirror_search", "apt_mirror_search_dns",
+			"apt_proxy", "apt_http_proxy", "apt_ftp_proxy", "apt_https_proxy", "apt_preserve_sources_list",
+			"apt_custom_sources_list", "add_apt_repo_match"},
+		Distros: AptDistros,
+		Run: func(ctx context.Context, c *Context) error {
+			return runAptConfigure(ctx, c, opts)
+		},
+	}
+}
+
+// Paths and defaults of cc_apt_configure.
+const (
+	AptProxyFile       = "/etc/apt/apt.conf.d/90cloud-init-aptproxy"
+	AptConfigFile      = "/etc/apt/apt.conf.d/94cloud-init-config"
+	AptTrustedGPGDir   = "/etc/apt/trusted.gpg.d/"
+	AptCloudInitGPGDir = "/etc/apt/cloud-init.gpg.d/"
+	AptLists           = "/var/lib/apt/lists"
+	AptSourcesList     = "/etc/apt/sources.list"
+	AptSourceParts     = "/etc/apt/sources.list.d/"
+	DefaultKeyserver   = "keyserver.ubuntu.com"
+	// DefaultAddAptRepoMatch matches "ppa:owner/name", "cloud-archive:x".
+	DefaultAddAptRepoMatch = `^[\w-]+:\w`
+	// aptGPGHome is the throwaway GNUPGHOME (HOME) of gpg's key work.
+	aptGPGHome = "/tmp/cloudroot-apt-gpg"
+)
+
+// UbuntuDefaultSourcesList is what Ubuntu's /etc/apt/sources.list holds
+// once its sources moved to ubuntu.sources (cloud-init writes it so).
+const UbuntuDefaultSourcesList = `# Ubuntu sources have moved to the /etc/apt/sources.list.d/ubuntu.sources
+# file, which uses the deb822 format. Use deb822-formatted .sources files
+# to manage package sources in the /etc/apt/sources.list.d/ directory.
+# See the sources.list(5) manual page for details.
+`
+
+// aptMirror is one primary/security entry.
+type aptMirror struct {
+	Arches    []string `yaml:"arches"`
+	URI       string   `yaml:"uri"`
+	Search    []string `yaml:"search"`
+	SearchDNS bool     `yaml:"search_dns"`
+	Keyid     string   `yaml:"keyid"`
+	Key       string   `yaml:"key"`
+	Keyserver string   `yaml:"keyserver"`
+}
+
+// aptSource is one `sources` entry.
+type aptSource struct {
+	Name      string
+	Source    string `yaml:"source"`
+	HasSource bool   `yaml:"-"`
+	Keyid     string `yaml:"keyid"`
+	Key       string `yaml:"key"`
+	Keyserver string `yaml:"keyserver"`
+	Filename  string `yaml:"filename"`
+	Append    *bool  `yaml:"append"`
+}
+
+// aptConfig is the `apt` key in its current (v3) form.
+type aptConfig struct {
+	Empty               bool
+	PreserveSourcesList bool
+	DisableSuites       []string
+	Primary, Security   []aptMirror
+	AddAptRepoMatch     string
+	DebconfSelections   map[string]string
+	SourcesList         string
+	Conf                string
+	Proxies             [4]string // proxy, http_proxy, ftp_proxy, https_proxy
+	Sources             []aptSource
+	HasSources          bool
+	// Deprecated are the deprecation notes of the old keys used.
+	Deprecated []string
+}
+
+// aptOldKeys are the v2 top-level keys and their `apt` names, in
+// cloud-init's order (its mapping swaps the ftp and https proxies, and so
+// does this one).
+var aptOldKeys = []struct{ old, new string }{
+	{"apt_sources", "sources"},
+	{"apt_mirror", ""},
+	{"apt_mirror_search", ""},
+	{"apt_mirror_search_dns", ""},
+	{"apt_proxy", "proxy"},
+	{"apt_http_proxy", "http_proxy"},
+	{"apt_ftp_proxy", "https_proxy"},
+	{"apt_https_proxy", "ftp_proxy"},
+	{"apt_preserve_sources_list", "preserve_sources_list"},
+	{"apt_custom_sources_list", "sources_list"},
+	{"add_apt_repo_match", "add_apt_repo_match"},
+}
+
+// aptV3 is convert_to_v3_apt_format: the `apt` mapping, built from the
+// old keys when there is no `apt` key.
+func aptV3(cfg Config) (map[string]any, []string, error) {
+	var notes []string
+	var present []string
+	for _, k := range aptOldKeys {
+		if v, ok := cfg[k.old]; ok && v != nil && v != "" {
+			present = append(present, "'"+k.old+"'")
+		}
+	}
+	aptRaw, hasApt := cfg["apt"]
+	if len(present) == 0 {
+		if !hasApt || aptRaw == nil {
+			return map[string]any{}, nil, nil
+		}
+		m, ok := aptRaw.(map[string]any)
+		if !ok {
+			return nil, nil, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
+		}
+		return m, nil, nil
+	}
+	if v, ok := cfg["apt_sources"]; ok && v != nil {
+		notes = append(notes, "Config key 'apt_sources' is deprecated in 22.1 and scheduled to be removed in 27.1. Use 'apt' instead")
+	}
+	notes = append(notes, fmt.Sprintf("The following config key(s): [%s] is deprecated in 22.1 and scheduled to be removed in 27.1.", strings.Join(present, ", ")))
+	if hasApt && aptRaw != nil {
+		notes = append(notes, "Support for combined old and new apt module keys is deprecated in 22.1 and scheduled to be removed in 27.1.")
+		m, ok := aptRaw.(map[string]any)
+		if !ok {
+			return nil, notes, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
+		}
+		for _, k := range aptOldKeys {
+			old, ok := cfg[k.old]
+			if !ok || old == nil || old == "" || k.new == "" {
+				continue
+			}
+			if nv, ok := m[k.new]; ok && nv != nil && !equalYAML(nv, v1Sources(k.old, old)) {
+				return nil, notes, fmt.Errorf("Old and New apt format defined with unequal values %v vs %v @ %s", old, nv, k.old)
+			}
+		}
+		return m, notes, nil
+	}
+	m := map[string]any{}
+	for _, k := range aptOldKeys {
+		v, ok := cfg[k.old]
+		if !ok || v == nil || v == "" || k.new == "" {
+			continue
+		}
+		m[k.new] = v1Sources(k.old, v)
+	}
+	mirror := map[string]any{"arches": []any{"default"}}
+	converted := false
+	for old, nw := range map[string]string{"apt_mirror": "uri", "apt_mirror_search": "search", "apt_mirror_search_dns": "search_dns"} {
+		if v, ok := cfg[old]; ok && v != nil && v != "" {
+			mirror[nw] = v
+			converted = true
+		}
+	}
+	if converted {
+		m["primary"] = []any{mirror}
+	}
+	return m, notes, nil
+}
+
+// v1Sources turns the v1 apt_sources list into the dict form: entries
+// with a filename are keyed by it, the others share
+// cloud_config_sources.list (under distinct keys).
+func v1Sources(key string, v any) any {
+	l, ok := v.([]any)
+	if key != "apt_sources" || !ok {
+		return v
+	}
+	out := map[string]any{}
+	for i, e := range l {
+		orig, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		ent := make(map[string]any, len(orig)+1)
+		for k, v := range orig {
+			ent[k] = v
+		}
+		name := scalarString(ent["filename"])
+		if name == "" {
+			ent["filename"] = "cloud_config_sources.list"
+			name = fmt.Sprintf("cloud_config_sources.list.%d", i)
+		}
+		out[name] = ent
+	}
+	return out
+}
+
+func equalYAML(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// decodeApt reads the module's keys once.
+func decodeApt(cfg Config) (aptConfig, error) {
+	m, notes, err := aptV3(cfg)
+	a := aptConfig{Deprecated: notes, AddAptRepoMatch: DefaultAddAptRepoMatch}
+	if err != nil {
+		return a, err
+	}
+	a.Empty = len(m) == 0
+	// Sources are generated only when the value is false (util.is_false).
+	if v, ok := m["preserve_sources_list"]; ok {
+		a.PreserveSourcesList = !isFalse(v)
+	}
+	a.DisableSuites = stringList(m["disable_suites"])
+	var errs []error
+	for _, mt := range []struct {
+		key string
+		out *[]aptMirror
+	}{{"primary", &a.Primary}, {"security", &a.Security}} {
+		if v, ok := m[mt.key]; ok && v != nil {
+			if err := DecodeValue(v, mt.out); err != nil {
+				errs = append(errs, fmt.Errorf("apt.%s: %w", mt.key, err))
+			}
+		}
+	}
+	if v, ok := m["add_apt_repo_match"]; ok {
+		a.AddAptRepoMatch = scalarString(v)
+	}
+	if v, ok := m["debconf_selections"].(map[string]any); ok {
+		a.DebconfSelections = map[string]string{}
+		for k, s := range v {
+			a.DebconfSelections[k] = scalarString(s)
+		}
+	}
+	a.SourcesList = scalarString(m["sources_list"])
+	a.Conf = scalarString(m["conf"])
+	for i, k := range []string{"proxy", "http_proxy", "ftp_proxy", "https_proxy"} {
+		a.Proxies[i] = scalarString(m[k])
+	}
+	if v, ok := m["sources"]; ok {
+		a.HasSources = true
+		sm, ok := v.(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("unknown apt format: %v", v))
+		}
+		names := make([]string, 0, len(sm))
+		for n := range sm {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			var s aptSource
+			if err := DecodeValue(sm[n], &s); err != nil {
+				errs = append(errs, fmt.Errorf("apt.sources.%s: %w", n, err))
+				continue
+			}
+			if em, ok := sm[n].(map[string]any); ok {
+				_, s.HasSource = em["source"]
+			}
+			s.Name = n
+			if s.Filename == "" {
+				s.Filename = n
+			}
+			a.Sources = append(a.Sources, s)
+		}
+	}
+	return a, errors.Join(errs...)
+}
+
+// aptRun is one run of the module.
+type aptRun struct {
+	c       *Context
+	cfg     aptConfig
+	gpgUsed bool
+	lookup  func(ctx context.Context, host string) ([]string, error)
+	// badIPs are what the resolver answers for names that cannot exist
+	// (a DNS-redirecting resolver); nil until needed.
+	badIPs map[string]bool
+}
+
+func runAptConfigure(ctx context.Context, c *Context, opts AptOptions) error {
+	a, err := decodeApt(c.Config)
+	for _, n := range a.Deprecated {
+		c.Log.Info(n, "module", "apt_configure")
+	}
+	if err != nil {
+		return err
+	}
+	r := &aptRun{c: c, cfg: a, lookup: opts.LookupHost}
+	defer r.cleanupGPG(ctx)
+	if err := r.debconfSelections(ctx); err != nil {
+		return err
+	}
+	if a.Empty && targetWhich(c.Root, "apt-get") == "" && targetWhich(c.Root, "apt") == "" {
+		c.Log.Debug("Nothing to do: No apt config and no apt commands.")
+		return nil
+	}
+	release := r.release()
+	arch := r.arch(ctx)
+	mirrors := r.mirrors(ctx, arch)
+	var matcher *regexp.Regexp
+	if a.AddAptRepoMatch != "" {
+		if matcher, err = regexp.Compile(a.AddAptRepoMatch); err != nil {
+			return fmt.Errorf("apt.add_apt_repo_match: %w", err)
+		}
+	}
+	if err := r.ensureDependencies(ctx, matcher); err != nil {
+		return err
+	}
+	if !a.PreserveSourcesList {
+		keys, err := r.mirrorKeys(ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.generateSourcesList(release, mirrors, keys); err != nil {
+			return err
+		}
+		r.renameAptLists(mirrors, arch)
+	}
+	if err := r.applyAptConfig(); err != nil {
+		c.warn("Failed to apply proxy or apt config info: %v", err)
+	}
+	if a.HasSources {
+		params := map[string]string{"RELEASE": release}
+		for k, v := range mirrors {
+			params[k] = v
+		}
+		if err := r.addSources(ctx, params, matcher); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release is the codename (lsb_release -cs).
+func (r *aptRun) release() string {
+	b, _ := r.c.Root.ReadFile("/etc/os-release")
+	if len(b) == 0 {
+		b, _ = r.c.Root.ReadFile("/usr/lib/os-release")
+	}
+	return distro.OSReleaseCodename(b)
+}
+
+// goDpkgArch maps GOARCH to dpkg's names, for a target that cannot tell.
+var goDpkgArch = map[string]string{"amd64": "amd64", "386": "i386", "arm64": "arm64", "arm": "armhf",
+	"ppc64le": "ppc64el", "s390x": "s390x", "riscv64": "riscv64", "loong64": "loong64"}
+
+// arch is `dpkg --print-architecture` in the target, else the machine's.
+func (r *aptRun) arch(ctx context.Context) string {
+	out, err := r.output(ctx, []string{"dpkg", "--print-architecture"}, nil, nil)
+	if s := strings.TrimSpace(string(out)); err == nil && s != "" {
+		return s
+	}
+	return goDpkgArch[runtime.GOARCH]
+}
+
+// output runs argv in the target with stdin and extra environment and
+// returns its stdout (stderr goes to the console log).
+func (r *aptRun) output(ctx context.Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
+	return cmdOutput(ctx, r.c, argv, stdin, env)
+}
+
+// cmdOutput runs argv in c's target with stdin and extra environment and
+// returns its stdout (stderr goes to c.Out).
+func cmdOutput(ctx context.Context, c *Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
+	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
+	if c.Root.Dir() == "/" {
+		e = os.Environ()
+	}
+	for k, v := range env {
+		e = append(e, k+"="+v)
+	}
+	var out bytes.Buffer
+	errOut := c.Out
+	if errOut == nil {
+		errOut = io.Discard
+	}
+	cmd := target.Cmd{Argv: argv, Env: e, Stdout: &out, Stderr: errOut}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	if err := c.Root.Run(ctx, cmd); err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return out.Bytes(), nil
+}
+
+// debconfSelections is apply_debconf_selections.
+func (r *aptRun) debconfSelections(ctx context.Context) error {
+	sel := r.cfg.DebconfSelections
+	if len(sel) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(sel))
+	for k := range sel {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	var pkgs []string
+	for _, k := range keys {
+		parts = append(parts, sel[k])
+		for _, line := range strings.Split(sel[k], "\n") {
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			p := line
+			if i := strings.IndexAny(line, ": \t\r\n\v\f"); i >= 0 {
+				p = line[:i]
+			}
+			if !slices.Contains(pkgs, p) {
+				pkgs = append(pkgs, p)
+			}
+		}
+	}
+	data := strings.Join(parts, "\n")
+	if !strings.HasSuffix(data, "\n") {
+		data += "\n"
+	}
+	if _, err := r.output(ctx, []string{"debconf-set-selections"}, []byte(data), nil); err != nil {
+		return err
+	}
+	installed := r.installedPackages(ctx)
+	var unhandled, toConfig []string
+	for _, p := range pkgs {
+		if !installed[p] {
+			continue
+		}
+		if p == "cloud-init" {
+			files, _ := r.c.Root.Glob("/etc/cloud/cloud.cfg.d/*dpkg*")
+			for _, f := range files {
+				_ = r.c.Root.Remove(f)
+			}
+			toConfig = append(toConfig, p)
+		} else {
+			unhandled = append(unhandled, p)
+		}
+	}
+	if len(unhandled) > 0 {
+		r.c.warn("The following packages were installed and preseeded, but cannot be unconfigured: %s", strings.Join(unhandled, ", "))
+	}
+	if len(toConfig) > 0 {
+		if _, err := r.output(ctx, append([]string{"dpkg-reconfigure", "--frontend=noninteractive"}, toConfig...), nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installedPackages is util.get_installed_packages: `dpkg-query --list`
+// lines whose status starts "ii" or "hi" (installed, held).
+func (r *aptRun) installedPackages(ctx context.Context) map[string]bool {
+	out, err := r.output(ctx, []string{"dpkg-query", "--list"}, nil, nil)
+	if err != nil {
+		return nil
+	}
+	pkgs := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || !(strings.HasPrefix(f[0], "ii") || strings.HasPrefix(f[0], "hi")) {
+			continue
+		}
+		name, _, _ := strings.Cut(f[1], ":")
+		pkgs[name] = true
+	}
+	return pkgs
+}
+
+// ensureDependencies installs gnupg / software-properties-common when a
+// key or an add-apt-repository source needs the command and the target
+// lacks it.
+func (r *aptRun) ensureDependencies(ctx context.Context, matcher *regexp.Regexp) error {
+	need := map[string]bool{}
+	if !r.cfg.PreserveSourcesList {
+		for _, m := range append(slices.Clone(r.cfg.Primary), r.cfg.Security...) {
+			if m.Key != "" || m.Keyid != "" {
+				need["gpg"] = true
+			}
+		}
+	}
+	for _, s := range r.cfg.Sources {
+		if s.Key != "" || s.Keyid != "" {
+			need["gpg"] = true
+		}
+		if matcher != nil && matcher.MatchString(s.Source) {
+			need["add-apt-repository"] = true
+		}
+	}
+	byCmd := map[string]string{"add-apt-repository": "software-properties-common", "gpg": "gnupg"}
+	var missing []string
+	for cmd := range need {
+		if targetWhich(r.c.Root, cmd) == "" {
+			missing = append(missing, byCmd[cmd])
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	var pkgs []distro.Package
+	for _, m := range missing {
+		pkgs = append(pkgs, distro.Package{Name: m})
+	}
+	pm := r.c.Distro.Packages()
+	if pm == nil {
+		return fmt.Errorf("installing %s: the distro has no package manager", strings.Join(missing, ", "))
+	}
+	if a, ok := pm.(distro.Apt); ok {
+		pm = aptFromConfig(r.c, a)
+	}
+	pr := &pkgRun{c: r.c, pm: pm}
+	return pr.installCmds(ctx, pkgs)
+}
+
+// applyAptConfig writes (or removes) the proxy and conf snippets.
+func (r *aptRun) applyAptConfig() error {
+	formats := []string{`Acquire::http::Proxy "%s";`, `Acquire::http::Proxy "%s";`, `Acquire::ftp::Proxy "%s";`, `Acquire::https::Proxy "%s";`}
+	var lines []string
+	for i, p := range r.cfg.Proxies {
+		if p != "" {
+			lines = append(lines, fmt.Sprintf(formats[i], p))
+		}
+	}
+	var errs []error
+	if len(lines) > 0 {
+		errs = append(errs, r.c.Root.WriteFile(AptProxyFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	} else if fi, err := r.c.Root.Stat(AptProxyFile); err == nil && fi.Mode().IsRegular() {
+		errs = append(errs, r.c.Root.Remove(AptProxyFile))
+	}
+	if r.cfg.Conf != "" {
+		errs = append(errs, r.c.Root.WriteFile(AptConfigFile, []byte(r.cfg.Conf), 0o644))
+	} else if fi, err := r.c.Root.Stat(AptConfigFile); err == nil && fi.Mode().IsRegular() {
+		errs = append(errs, r.c.Root.Remove(AptConfigFile))
+	}
+	return errors.Join(errs...)
+}
+
+// renameAptLists moves apt's cached lists of the default mirrors to the
+// names of the new ones, so the cache stays valid.
+func (r *aptRun) renameAptLists(mirrors map[string]string, arch string) {
+	defaults := defaultUbuntuMirrors(arch)
+	for _, name := range []string{"PRIMARY", "SECURITY"} {
+		omirror, nmirror := defaults[name], mirrors[name]
+		if omirror == "" || nmirror == "" {
+			continue
+		}
+		opre := path.Join(AptLists, mirrorFilePrefix(omirror))
+		npre := path.Join(AptLists, mirrorFilePrefix(nmirror))
+		if opre == npre {
+			continue
+		}
+		files, _ := r.c.Root.Glob(opre + "_*")
+		for _, f := range files {
+			if err := r.c.Root.Rename(f, npre+f[len(opre):]); err != nil {
+				r.c.warn("Failed to rename apt list: %v", err)
+			}
+		}
+	}
+}
+
+// mirrorFilePrefix is how apt names a mirror's list files.
+func mirrorFilePrefix(m string) string {
+	m = strings.TrimSuffix(m, "/")
+	if i := strings.Index(m, "://"); i >= 0 {
+		m = m[i+3:]
+	}
+	return strings.ReplaceAll(m, "/", "_")
+}
+
+// defaultUbuntuMirrors is get_default_mirrors (Ubuntu's archive, which
+// rename_apt_lists compares with on every distro).
+func defaultUbuntuMirrors(arch string) map[string]string {
+	switch arch {
+	case "amd64", "i386":
+		return map[string]string{"PRIMARY": "http://archive.ubuntu.com/ubuntu/", "SECURITY": "http://security.ubuntu.com/ubuntu/"}
+	case "s390x", "arm64", "armhf", "powerpc", "ppc64el", "riscv64":
+		return map[string]string{"PRIMARY": "http://ports.ubuntu.com/ubuntu-ports", "SECURITY": "http://ports.ubuntu.com/ubuntu-ports"}
+	}
+	return nil
+}

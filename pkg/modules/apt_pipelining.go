@@ -1,0 +1,83 @@
+package modules
+
+// apt_pipelining, as cloud-init 26.x's cc_apt_pipelining: `false` writes
+// a pipeline depth of 0, 0..5 that depth, "os" (the default) and the
+// deprecated "none"/"unchanged" leave apt alone; anything else (true
+// included, as str(True) is no depth) is a warning.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// AptPipeliningFile is where the depth is written.
+const AptPipeliningFile = "/etc/apt/apt.conf.d/90cloud-init-pipelining"
+
+// AptDistros are the distros cloud-init verifies its apt modules on.
+var AptDistros = []string{"ubuntu", "debian", "raspberry-pi-os"}
+
+// AptPipelining is cc_apt_pipelining.
+var AptPipelining = Module{
+	Name:      "apt_pipelining",
+	Frequency: state.PerInstance,
+	Keys:      []string{"apt_pipelining"},
+	Distros:   AptDistros,
+	Run:       runAptPipelining,
+}
+
+// decodeAptPipelining gives the depth to write ("" for none), whether the
+// value was valid, and a deprecation note.
+func decodeAptPipelining(cfg Config) (depth string, valid bool, note string) {
+	v, ok := cfg["apt_pipelining"]
+	if !ok {
+		return "", true, ""
+	}
+	s := strings.ToLower(strings.TrimSpace(pyStr(v)))
+	switch s {
+	case "false":
+		return "0", true, ""
+	case "os":
+		return "", true, ""
+	case "none", "unchanged":
+		return "", true, "apt_pipelining: Deprecated in version 22.4. Use ``os`` instead."
+	case "0", "1", "2", "3", "4", "5":
+		return s, true, ""
+	}
+	return "", false, ""
+}
+
+// pyStr is Python's str() of a YAML scalar.
+func pyStr(v any) string {
+	switch t := v.(type) {
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case nil:
+		return "None"
+	}
+	return scalarString(v)
+}
+
+func runAptPipelining(ctx context.Context, c *Context) error {
+	depth, valid, note := decodeAptPipelining(c.Config)
+	if note != "" {
+		c.Log.Info(note, "module", "apt_pipelining")
+	}
+	if !valid {
+		c.warn("Invalid option for apt_pipelining: %s", pyStr(c.Config["apt_pipelining"]))
+		return nil
+	}
+	if depth == "" {
+		return nil
+	}
+	body := fmt.Sprintf("//Written by cloud-init per 'apt_pipelining'\nAcquire::http::Pipeline-Depth \"%s\";\n", depth)
+	if err := c.Root.WriteFile(AptPipeliningFile, []byte(body), 0o644); err != nil {
+		return fmt.Errorf("apt_pipelining: %w", err)
+	}
+	return nil
+}

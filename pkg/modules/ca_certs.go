@@ -1,0 +1,182 @@
+package modules
+
+// ca_certs (cloud-init cc_ca_certs, init stage, per-instance, its distro
+// list) manages trusted CA certificates with the distro's trust store
+// (pkg/distro Facts.CACerts):
+//
+//  1. ca_certs (or the deprecated ca-certs, ignored when both are given)
+//     must be a mapping; remove_defaults (or the deprecated
+//     remove-defaults) deletes the default store (RHEL, Photon, Amazon),
+//     or deselects every entry of /etc/ca-certificates.conf with "!"
+//     under a marker comment (Debian, Ubuntu, Alpine; Debian and Ubuntu
+//     also tell debconf not to trust new certificates);
+//  2. each of `trusted` is written, 0644, as cloud-init-ca-cert-<n>.crt
+//     (.pem, or under anchors/, per distro);
+//  3. the distro's update command runs (update-ca-certificates,
+//     update-ca-trust...).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// CACerts is cc_ca_certs.
+var CACerts = Module{
+	Name:       "ca_certs",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"ca_certs", "ca-certs"},
+	Distros:    distro.CACertsDistros,
+	ActivateBy: []string{"ca_certs", "ca-certs"},
+	Run:        runCACerts,
+}
+
+// caCertsConfig is the module's configuration.
+type caCertsConfig struct {
+	Present        bool
+	RemoveDefaults bool
+	Trusted        []string
+}
+
+func decodeCACerts(c *Context) (caCertsConfig, error) {
+	var cc caCertsConfig
+	_, hyph := c.Config["ca-certs"]
+	_, under := c.Config["ca_certs"]
+	if !hyph && !under {
+		return cc, nil
+	}
+	cc.Present = true
+	v := c.Config["ca_certs"]
+	if hyph {
+		deprecate(c, "Key 'ca-certs'", "22.1", "Use 'ca_certs' instead.")
+		if under {
+			c.warn("Found both ca-certs (deprecated) and ca_certs config keys. Ignoring ca-certs.")
+		} else {
+			v = c.Config["ca-certs"]
+		}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return cc, fmt.Errorf("unexpected type: %s", typeName(v))
+	}
+	if _, ok := m["remove-defaults"]; ok {
+		deprecate(c, "Key 'remove-defaults'", "22.1", "Use 'remove_defaults' instead.")
+	}
+	rd, ok := m["remove_defaults"]
+	if !ok {
+		rd = m["remove-defaults"]
+	}
+	cc.RemoveDefaults = isTrue(rd)
+	cc.Trusted = StringList(m["trusted"])
+	return cc, nil
+}
+
+// caConfigHeader marks /etc/ca-certificates.conf as edited.
+const caConfigHeader = "# Modified by cloud-init to deselect certs due to user-data"
+
+func runCACerts(ctx context.Context, c *Context) error {
+	cc, err := decodeCACerts(c)
+	if err != nil {
+		return err
+	}
+	if !cc.Present {
+		c.Log.Debug("Skipping module named ca_certs, no 'ca_certs' key in configuration", "module", "ca_certs")
+		return nil
+	}
+	f := c.facts()
+	store := f.CACerts()
+	if cc.RemoveDefaults {
+		c.Log.Debug("Disabling/removing default certificates", "module", "ca_certs")
+		switch store.RemoveDefaults {
+		case "delete":
+			for _, d := range []string{store.Path, store.LocalPath} {
+				if err := emptyDir(c, d); err != nil {
+					return fmt.Errorf("ca_certs: %w", err)
+				}
+			}
+		case "deselect", "deselect+debconf":
+			if err := deselectCACerts(c, store.Config); err != nil {
+				return fmt.Errorf("ca_certs: %w", err)
+			}
+			if store.RemoveDefaults == "deselect+debconf" {
+				sel := "ca-certificates ca-certificates/trust_new_crts select no"
+				if err := runCmdInput(ctx, c, []string{"debconf-set-selections", "-"}, []byte(sel)); err != nil {
+					return fmt.Errorf("ca_certs: %w", err)
+				}
+			}
+		}
+	}
+	for i, cert := range cc.Trusted {
+		name := strings.ReplaceAll(path.Join(store.LocalPath, store.Filename), "{cert_index}", strconv.Itoa(i+1))
+		if err := c.Root.WriteFile(name, []byte(cert), 0o644); err != nil {
+			return fmt.Errorf("ca_certs: %w", err)
+		}
+	}
+	c.Log.Debug("Updating certificates", "module", "ca_certs")
+	return runCmd(ctx, c, distro.Cmd{Argv: store.UpdateCmd})
+}
+
+// deselectCACerts is disable_system_ca_certs: every certificate line of
+// fn gets a "!" prefix, after one marker comment.
+func deselectCACerts(c *Context, fn string) error {
+	if fn == "" {
+		return nil
+	}
+	b, err := c.Root.ReadFile(fn)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var out []string
+	added := false
+	for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n") {
+		switch {
+		case l == caConfigHeader:
+			added = true
+			out = append(out, l)
+		case l == "" || l[0] == '#' || l[0] == '!':
+			out = append(out, l)
+		default:
+			if !added {
+				out = append(out, caConfigHeader)
+				added = true
+			}
+			out = append(out, "!"+l)
+		}
+	}
+	fi, err := c.Root.Stat(fn)
+	if err != nil {
+		return err
+	}
+	return c.Root.WriteFileOpts(fn, []byte(strings.Join(out, "\n")+"\n"), sameOwner(fi, false))
+}
+
+// emptyDir is util.delete_dir_contents: everything under dir goes, dir
+// stays.
+func emptyDir(c *Context, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	ents, err := c.Root.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := c.Root.RemoveAll(path.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package modules
+
+// Helpers for modules that run the distro's commands: the target's facts
+// (with its init system read from the target), running a distro.Cmd through
+// the target's runner, and writing to the console only.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// facts is the distro's facts for the target, under the init system the
+// target boots. A target without systemd whose init is SysV's (it has
+// /etc/inittab) counts as sysvinit where DetectInit would assume the
+// distro's default.
+func (c *Context) facts() distro.Facts {
+	init := c.Distro.DetectInit(c.Root.Exists, c.readlink)
+	if init == distro.InitSystemd && c.Root.Exists("/etc/inittab") &&
+		!c.Root.Exists("/lib/systemd/systemd") && !c.Root.Exists("/usr/lib/systemd/systemd") {
+		init = distro.InitSysVinit
+	}
+	return c.Distro.FactsFor(init)
+}
+
+// cmdEnv is the environment a command runs with: a minimal one in a
+// target root (the agent's own on /), plus extra.
+func cmdEnv(c *Context, extra []string) []string {
+	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
+	if c.Root.Dir() == "/" {
+		e = os.Environ()
+	}
+	return append(e, extra...)
+}
+
+// runCmd runs a distro command in the target, output to c.Out.
+func runCmd(ctx context.Context, c *Context, cmd distro.Cmd) error {
+	out := c.Out
+	if out == nil {
+		out = io.Discard
+	}
+	if err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: cmdEnv(c, cmd.Env), Stdout: out, Stderr: out}); err != nil {
+		return fmt.Errorf("running %s: %w", strings.Join(cmd.Argv, " "), err)
+	}
+	return nil
+}
+
+// runCmdInput runs argv in the target with stdin, output to c.Out.
+func runCmdInput(ctx context.Context, c *Context, argv []string, stdin []byte) error {
+	out := c.Out
+	if out == nil {
+		out = io.Discard
+	}
+	if err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: out}); err != nil {
+		return fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
+	}
+	return nil
+}
+
+// runOutput runs argv in the target and returns its standard output.
+func runOutput(ctx context.Context, c *Context, argv ...string) (string, error) {
+	var b bytes.Buffer
+	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdout: &b, Stderr: io.Discard})
+	if err != nil {
+		return b.String(), fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
+	}
+	return b.String(), nil
+}
+
+// manageService runs the distro's command for action on service.
+func manageService(ctx context.Context, c *Context, f distro.Facts, action, service string, extra ...string) error {
+	cmd, err := f.Services().Command(action, service, extra...)
+	if err != nil {
+		return err
+	}
+	return runCmd(ctx, c, cmd)
+}
+
+// installPackages installs pkgs with the distro's package manager.
+func installPackages(ctx context.Context, c *Context, f distro.Facts, pkgs []string) error {
+	pm := f.Packages()
+	if pm == nil {
+		return fmt.Errorf("installing %s: %w", strings.Join(pkgs, " "), errNoPackageManager)
+	}
+	var list []distro.Package
+	for _, p := range pkgs {
+		list = append(list, distro.Package{Name: p})
+	}
+	for _, cmd := range pm.Install(list) {
+		if err := runCmd(ctx, c, cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errNoPackageManager = errors.New("cloudroot knows no package manager for this distro")
+
+// toConsole writes text to the console only (log_util.multi_log with
+// stderr=False, fallback_to_stdout=False): it never reaches a log file.
+func toConsole(c *Context, text string) {
+	if c.Console != nil {
+		_, _ = io.WriteString(c.Console, text)
+		return
+	}
+	f, err := os.OpenFile("/dev/console", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.WriteString(f, text)
+}
+
+// deprecate is cloud-init's lifecycle.deprecate message (removal scheduled
+// five major versions later), recorded at cloud-init's DEPRECATED level.
+func deprecate(c *Context, what, version, extra string) {
+	major, minor, _ := strings.Cut(version, ".")
+	n := 0
+	fmt.Sscanf(major, "%d", &n)
+	msg := fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra)
+	if c.Deprecated == nil {
+		c.warn("%s", msg)
+		return
+	}
+	if c.Log != nil {
+		c.Log.Warn(msg)
+	}
+	c.Deprecated(msg)
+}
+
+// readlink reads the symlink at p in the target (its directory resolved
+// inside the root, the link itself not followed).
+func (c *Context) readlink(p string) (string, error) {
+	dir, err := c.Root.Resolve(path.Dir(p))
+	if err != nil {
+		return "", err
+	}
+	return os.Readlink(filepath.Join(dir, path.Base(p)))
+}

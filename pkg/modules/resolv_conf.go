@@ -1,0 +1,140 @@
+package modules
+
+// resolv_conf (cloud-init cc_resolv_conf, init stage, per-instance, its
+// distro list) writes the resolver configuration from resolv_conf when
+// manage_resolv_conf is true: /etc/resolv.conf, or systemd-resolved's
+// resolved.conf where the distro class says so (pkg/distro
+// Facts.ResolvConfPath), from the target's /etc/cloud/templates/<name>.tmpl
+// or cloudroot's templates/resolv. Boolean options become the "flags"
+// the template lists after "options"; the others stay key:value options.
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/userdata"
+	"github.com/cloudroot/cloudroot/templates"
+)
+
+// ResolvConf is cc_resolv_conf.
+var ResolvConf = Module{
+	Name:      "resolv_conf",
+	Frequency: state.PerInstance,
+	Keys:      []string{"manage_resolv_conf", "resolv_conf"},
+	Distros: []string{"alpine", "azurelinux", "fedora", "mariner", "opensuse", "opensuse-leap", "opensuse-microos",
+		"opensuse-tumbleweed", "photon", "rhel", "sle_hpc", "sle-micro", "sles", "openeuler"},
+	ActivateBy: []string{"manage_resolv_conf"},
+	Run:        runResolvConf,
+}
+
+// resolvTemplates maps resolve_conf_fn to its template name.
+var resolvTemplates = map[string]string{
+	"/etc/resolv.conf":           "resolv.conf",
+	"/etc/systemd/resolved.conf": "systemd.resolved.conf",
+}
+
+// resolvParams is resolv_conf turned into the template's parameters
+// (generate_resolv_conf): true boolean options become flags, false ones
+// are dropped, the others stay options. Flags are sorted (cloud-init keeps
+// their YAML order, which the decoded config no longer has).
+func resolvParams(m map[string]any) map[string]any {
+	p := map[string]any{}
+	for k, v := range m {
+		p[k] = v
+	}
+	opts := map[string]any{}
+	var on []string
+	if o, ok := m["options"].(map[string]any); ok {
+		keys := make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			switch b := o[k].(type) {
+			case bool:
+				if b {
+					on = append(on, k)
+				}
+			default:
+				opts[k] = o[k]
+			}
+		}
+	}
+	// false flags are dropped, as cloud-init drops them
+	flags := []any{}
+	for _, f := range on {
+		flags = append(flags, f)
+	}
+	p["options"], p["flags"] = opts, flags
+	return p
+}
+
+func runResolvConf(_ context.Context, c *Context) error {
+	if !c.Config.Has("manage_resolv_conf") {
+		return nil
+	}
+	if !c.Config.Bool("manage_resolv_conf", false) {
+		c.Log.Debug("Skipping module named resolv_conf, 'manage_resolv_conf' present but set to False", "module", "resolv_conf")
+		return nil
+	}
+	params, ok := c.Config["resolv_conf"].(map[string]any)
+	if !ok {
+		c.warn("manage_resolv_conf True but no parameters provided!")
+		return nil
+	}
+	fn := c.facts().ResolvConfPath()
+	name, ok := resolvTemplates[fn]
+	if !ok {
+		c.warn("No template found, not rendering resolve configs")
+		return nil
+	}
+	tmpl, err := c.Root.ReadFile(path.Join(templatesDir(c), name+".tmpl"))
+	if err != nil {
+		b, ok := templates.Resolv(name)
+		if !ok {
+			c.warn("No template found, not rendering resolve configs")
+			return nil
+		}
+		tmpl = b
+	}
+	out, err := renderJinjaFile(tmpl, resolvParams(params))
+	if err != nil {
+		return fmt.Errorf("resolv_conf: rendering %s: %w", fn, err)
+	}
+	return c.Root.WriteFile(fn, out, 0o644)
+}
+
+// renderJinjaFile renders a "## template: jinja" file the way cloud-init's
+// templater does: Jinja drops the source's final newline and the
+// templater adds one back when the source had it (so a template ending in
+// a block tag still ends its output with a newline).
+func renderJinjaFile(tmpl []byte, params map[string]any) ([]byte, error) {
+	s := string(tmpl)
+	add := strings.HasSuffix(s, "\n")
+	if add {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	out, _, err := userdata.RenderJinja([]byte(s), params)
+	if err != nil {
+		return nil, err
+	}
+	if add {
+		out = append(out, '\n')
+	}
+	return out, nil
+}
+
+// templatesDir is system_info.paths.templates_dir (/etc/cloud/templates).
+func templatesDir(c *Context) string {
+	if m := c.Config.Map("system_info"); m != nil {
+		if p, ok := m["paths"].(map[string]any); ok && scalarString(p["templates_dir"]) != "" {
+			return scalarString(p["templates_dir"])
+		}
+	}
+	return "/etc/cloud/templates"
+}

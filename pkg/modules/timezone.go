@@ -1,0 +1,95 @@
+package modules
+
+// timezone (cloud-init cc_timezone, config stage, per-instance, all
+// distros) sets the zone the way the distro class's set_timezone does,
+// after checking that <zoneinfo>/<zone> is a file in the target:
+//
+//   - where the distro keeps /etc/timezone (Debian, Ubuntu, Arch, Alpine,
+//     Gentoo, Photon, the BSDs) it gets the zone name, and /etc/localtime
+//     becomes a symlink to the zone's file when it is a symlink or absent,
+//     else a copy of it;
+//   - RHEL-family and SUSE under systemd replace /etc/localtime with the
+//     symlink (cloud-init does not use timedatectl: it complains at boot);
+//   - RHEL-family and SUSE without systemd set ZONE= (TIMEZONE= on SUSE) in
+//     /etc/sysconfig/clock and copy the zone's file to /etc/localtime.
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// Timezone is cc_timezone.
+var Timezone = Module{
+	Name:       "timezone",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"timezone"},
+	ActivateBy: []string{"timezone"},
+	Run:        runTimezone,
+}
+
+func runTimezone(_ context.Context, c *Context) error {
+	tz := ""
+	if v, ok := c.Config["timezone"]; ok && v != nil && v != false {
+		tz = scalarString(v)
+	}
+	if tz == "" {
+		c.Log.Debug("Skipping module named timezone, no 'timezone' specified", "module", "timezone")
+		return nil
+	}
+	return setTimezone(c, tz)
+}
+
+// setTimezone is distro.set_timezone.
+func setTimezone(c *Context, tz string) error {
+	f := c.facts().Timezone
+	if slices.Contains(strings.Split(tz, "/"), "..") {
+		return fmt.Errorf("invalid timezone %s: it leaves %s", tz, f.ZoneinfoDir)
+	}
+	zf := path.Join(f.ZoneinfoDir, tz)
+	if fi, err := c.Root.Stat(zf); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("Invalid timezone %s, no file found at %s", tz, zf)
+	}
+	switch {
+	case f.File != "":
+		if err := c.Root.WriteFile(f.File, []byte(strings.TrimRight(tz, " \t\r\n")+"\n"), 0o644); err != nil {
+			return err
+		}
+		fi, err := c.Root.Lstat(f.Localtime)
+		if err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return copyInTarget(c, zf, f.Localtime)
+		}
+		return c.Root.Symlink(zf, f.Localtime)
+	case f.Copy:
+		if err := updateSysconfig(c, f.Clock, f.ClockKey, tz); err != nil {
+			return err
+		}
+		return copyInTarget(c, zf, f.Localtime)
+	default:
+		return c.Root.Symlink(zf, f.Localtime)
+	}
+}
+
+// copyInTarget copies src to dst with src's permission bits (shutil.copy).
+func copyInTarget(c *Context, src, dst string) error {
+	b, err := c.Root.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	fi, err := c.Root.Stat(src)
+	if err != nil {
+		return err
+	}
+	if l, err := c.Root.Lstat(dst); err == nil && l.Mode()&fs.ModeSymlink != 0 {
+		if err := c.Root.Remove(dst); err != nil {
+			return err
+		}
+	}
+	return c.Root.WriteFileOpts(dst, b, target.WriteOpts{Perm: fi.Mode().Perm(), UID: -1, GID: -1})
+}

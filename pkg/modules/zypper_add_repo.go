@@ -1,0 +1,271 @@
+package modules
+
+// zypper_add_repo, as cloud-init 26.x's cc_zypper_add_repo (every boot):
+// zypper.config settings are appended to /etc/zypp/zypp.conf (configdir
+// refused, false values left out), and each zypper.repos entry with an id
+// and a baseurl becomes <reposdir>/<id with "_" for spaces>.repo, unless
+// the file exists or the id came before. Options are lower-cased, "-"
+// becomes "_", enabled and autorefresh default to 1, and the file is
+// written as Python's configobj writes it (quoting included, no final
+// newline). Options and settings are written in name order (cloud-init
+// keeps the YAML order, which the merged config no longer has).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// ZyppConf is zypper's main configuration file.
+const ZyppConf = "/etc/zypp/zypp.conf"
+
+// ZypperAddRepo is cc_zypper_add_repo.
+var ZypperAddRepo = Module{
+	Name:      "zypper_add_repo",
+	Frequency: state.PerAlways,
+	Keys:      []string{"zypper"},
+	Distros:   []string{"opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "sle_hpc", "sle-micro", "sles"},
+	Run:       runZypperAddRepo,
+}
+
+// zypperConfig is the zypper key, decoded once.
+type zypperConfig struct {
+	Settings [][2]string // zypp.conf name=value, name order
+	ReposDir string
+	Repos    []map[string]any
+	Present  bool
+}
+
+func decodeZypper(cfg Config) zypperConfig {
+	z := zypperConfig{ReposDir: "/etc/zypp/repos.d/"}
+	sec, _ := cfg["zypper"].(map[string]any)
+	if len(sec) == 0 {
+		return z
+	}
+	for _, r := range asList(sec["repos"]) {
+		m, _ := r.(map[string]any)
+		z.Repos = append(z.Repos, m)
+	}
+	if len(z.Repos) == 0 {
+		return z
+	}
+	z.Present = true
+	conf, _ := sec["config"].(map[string]any)
+	if d, ok := conf["reposdir"]; ok {
+		z.ReposDir = scalarString(d)
+	}
+	keys := make([]string, 0, len(conf))
+	for k := range conf {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		z.Settings = append(z.Settings, [2]string{k, pyStrValue(conf[k])})
+	}
+	return z
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// pyStrValue is str() of a config value, "" standing for a false one.
+func pyStrValue(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case bool:
+		if !t {
+			return ""
+		}
+	case string:
+		return t
+	case int:
+		if t == 0 {
+			return ""
+		}
+	case []any:
+		if len(t) == 0 {
+			return ""
+		}
+	case map[string]any:
+		if len(t) == 0 {
+			return ""
+		}
+	}
+	return pyStr(v)
+}
+
+func runZypperAddRepo(ctx context.Context, c *Context) error {
+	z := decodeZypper(c.Config)
+	if !z.Present {
+		return nil
+	}
+	var errs []error
+	if err := writeZyppConf(c, z.Settings); err != nil {
+		errs = append(errs, err)
+	}
+	pending := map[string]bool{}
+	for i, r := range z.Repos {
+		var missing []string
+		for _, k := range []string{"id", "baseurl"} {
+			if _, ok := r[k]; !ok {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			c.warn("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
+			continue
+		}
+		id := pyStr(r["id"])
+		fn := path.Join(z.ReposDir, strings.ReplaceAll(id, " ", "_")+".repo")
+		if c.Root.Exists(fn) {
+			c.Log.Info(fmt.Sprintf("Skipping repo %s, file %s already exists!", id, fn))
+			continue
+		}
+		if pending[id] {
+			c.Log.Info(fmt.Sprintf("Skipping repo %s, file %s already pending!", id, fn))
+			continue
+		}
+		pending[id] = true
+		body, err := zypperRepoFile(id, r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("repo %s: %w", id, err))
+			continue
+		}
+		if err := c.Root.WriteFile(fn, []byte(body), 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeZyppConf appends the settings to zypp.conf.
+func writeZyppConf(c *Context, settings [][2]string) error {
+	if len(settings) == 0 {
+		return nil
+	}
+	old, err := c.Root.ReadFile(ZyppConf)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", ZyppConf, err)
+	}
+	lines := []string{"# Added via cloud.cfg"}
+	for _, s := range settings {
+		if s[0] == "configdir" {
+			c.warn(`Changing the location of the zypper configuration is not supported, skipping "configdir" setting`)
+			continue
+		}
+		if s[1] != "" {
+			lines = append(lines, s[0]+"="+s[1])
+		}
+	}
+	out := string(old)
+	if len(lines) > 1 {
+		out += strings.Join(lines, "\n")
+	}
+	return c.Root.WriteFile(ZyppConf, []byte(out), 0o644)
+}
+
+// zypperValue is _format_repo_value.
+func zypperValue(v any) string {
+	switch t := v.(type) {
+	case bool:
+		if t {
+			return "1"
+		}
+		return "0"
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = zypperValue(e)
+		}
+		return strings.Join(parts, "\n    ")
+	case string:
+		return t
+	}
+	return pyStr(v)
+}
+
+// zypperRepoFile is _format_repository_config.
+func zypperRepoFile(id string, r map[string]any) (string, error) {
+	opts := map[string]string{}
+	for k, v := range r {
+		if k == "" || k == "id" {
+			continue
+		}
+		opts[strings.ReplaceAll(strings.TrimSpace(strings.ToLower(k)), "-", "_")] = zypperValue(v)
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range []string{"enabled", "autorefresh"} {
+		if _, ok := opts[k]; !ok {
+			opts[k] = "1"
+			keys = append(keys, k)
+		}
+	}
+	sec, err := configobjQuote(id, false)
+	if err != nil {
+		return "", err
+	}
+	lines := []string{"[" + sec + "]"}
+	for _, k := range keys {
+		qk, err := configobjQuote(k, false)
+		if err != nil {
+			return "", err
+		}
+		qv, err := configobjQuote(opts[k], true)
+		if err != nil {
+			return "", err
+		}
+		lines = append(lines, qk+" = "+qv)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// configobjQuote is configobj's ConfigObj._quote for a string with the
+// default list_values: unquoted when safe, else single or double quotes,
+// triple quotes for multi-line values (multiline) or both quote kinds.
+func configobjQuote(v string, multiline bool) (string, error) {
+	if v == "" {
+		return `""`, nil
+	}
+	hasSQ, hasDQ, hasNL := strings.Contains(v, "'"), strings.Contains(v, `"`), strings.Contains(v, "\n")
+	single := func() (string, error) {
+		switch {
+		case hasSQ && hasDQ:
+			return "", fmt.Errorf("value %q cannot be safely quoted", v)
+		case hasDQ:
+			return "'" + v + "'", nil
+		}
+		return `"` + v + `"`, nil
+	}
+	if multiline && ((hasSQ && hasDQ) || hasNL) {
+		switch {
+		case !strings.Contains(v, `"""`):
+			return `"""` + v + `"""`, nil
+		case !strings.Contains(v, "'''"):
+			return "'''" + v + "'''", nil
+		}
+		return "", fmt.Errorf("value %q cannot be safely quoted", v)
+	}
+	if hasNL {
+		return "", fmt.Errorf("value %q cannot be safely quoted", v)
+	}
+	const wspacePlus = " \r\n\v\t'\""
+	if !strings.ContainsRune(wspacePlus, rune(v[0])) && !strings.ContainsRune(wspacePlus, rune(v[len(v)-1])) && !strings.Contains(v, ",") {
+		if strings.Contains(v, "#") {
+			return single()
+		}
+		return v, nil
+	}
+	return single()
+}

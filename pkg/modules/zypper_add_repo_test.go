@@ -1,0 +1,100 @@
+package modules
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestZypperAddRepoUpstream runs testdata/zypper/<case>/user-data.yaml and
+// compares /etc/zypp with upstream.txt, which upstream cloud-init wrote
+// for the same case (scripts/zypper-add-repo-goldens.py).
+func TestZypperAddRepoUpstream(t *testing.T) {
+	cases, _ := filepath.Glob("testdata/zypper/*/user-data.yaml")
+	if len(cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, ud := range cases {
+		t.Run(filepath.Base(filepath.Dir(ud)), func(t *testing.T) {
+			b, _ := os.ReadFile(ud)
+			c, _, _ := testContext(t, yamlCfg(t, string(b)), map[string]string{
+				"etc/os-release":               "ID=\"opensuse-leap\"\nVERSION_ID=\"15.6\"\n",
+				"etc/zypp/zypp.conf":           "## zypp.conf\n[main]\n",
+				"etc/zypp/repos.d/exists.repo": "[exists]\n",
+			})
+			if err := ZypperAddRepo.Run(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			base := filepath.Join(c.Root.Dir(), "etc/zypp")
+			var files []string
+			filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			// upstream.txt lists zypp.conf first, then repos.d (os.walk order).
+			for _, f := range files {
+				if strings.HasSuffix(f, "zypp.conf") {
+					files = append([]string{f}, removeStr(files, f)...)
+					break
+				}
+			}
+			for _, f := range files {
+				body, _ := os.ReadFile(f)
+				rel, _ := filepath.Rel(c.Root.Dir(), f)
+				got.WriteString("--- /" + rel + "\n" + string(body))
+				if len(body) > 0 && body[len(body)-1] != '\n' {
+					got.WriteString("\n[no newline at end]\n")
+				}
+			}
+			want, _ := os.ReadFile(filepath.Join(filepath.Dir(ud), "upstream.txt"))
+			if d := cmp.Diff(string(want), got.String()); d != "" {
+				t.Errorf("-upstream +cloudroot:\n%s", d)
+			}
+		})
+	}
+}
+
+func removeStr(l []string, s string) []string {
+	var out []string
+	for _, e := range l {
+		if e != s {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestConfigobjQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"}, {"", `""`}, {"a,b", `"a,b"`}, {" lead", `" lead"`}, {"a#b", `"a#b"`},
+		{`say "hi"`, `'say "hi"'`}, {`it's "x"`, `"""it's "x""""`}, {"a\n    b", "\"\"\"a\n    b\"\"\""},
+	} {
+		if got, err := configobjQuote(tc.in, true); err != nil || got != tc.want {
+			t.Errorf("%q: %q %v, want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestZypperDocsExamples(t *testing.T) {
+	files, _ := filepath.Glob("testdata/docs/zypper_add_repo/example*.yaml")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		c, _, _ := testContext(t, yamlCfg(t, string(b)), map[string]string{"etc/os-release": "ID=sles\nVERSION_ID=15.6\n", "etc/zypp/zypp.conf": ""})
+		if err := ZypperAddRepo.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"opensuse-oss", "opensuse-oss-update"} {
+			if !c.Root.Exists("/etc/zypp/repos.dir/" + id + ".repo") {
+				t.Errorf("%s: %s not written", f, id)
+			}
+		}
+	}
+}
