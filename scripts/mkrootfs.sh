@@ -226,6 +226,9 @@ ID=debian
 HOME_URL="https://www.debian.org/"
 EOF
 echo 12.0 | put etc/debian_version 0644
+# Debian's cloud images set the system locale; cc_locale then has nothing
+# to regenerate (this image has no locale-gen, as it has no apt-get).
+echo LANG=C.UTF-8 | put etc/default/locale 0644
 echo cloudroot-image | put etc/hostname 0644
 put etc/hosts 0644 <<'EOF'
 127.0.0.1	localhost
