@@ -11,6 +11,12 @@
 //     refused and other transport errors are retried at the same base URL
 //     with exponential backoff and jitter until Retries or the Budget runs
 //     out; other statuses (401, 403, ...) fail at once with an *Error.
+//     Client.Retry replaces that choice for a service with other rules
+//     (Azure's wireserver retries 404, devlxd only 500); failures retrying
+//     cannot fix (ErrTooLarge, Check's error, certificate errors, a
+//     cancelled context) are never retried.
+//   - UnixSocket sends every request over a unix socket (LXD's devlxd)
+//     under the same rules.
 //   - Several base URLs are raced, as cloud-init's wait_for_url does with
 //     connect_synchronously=False: the first starts at once, each next one
 //     Stagger later (or as soon as all those started have failed), and the
@@ -40,6 +46,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -85,12 +92,14 @@ var (
 )
 
 // Error is a failed request, with the evidence: method, URL, HTTP status (0
-// for transport failures) and how many attempts were made.
+// for transport failures), how many attempts were made and the body of the
+// reply (within MaxBytes; Error() does not print it).
 type Error struct {
 	Method   string
 	URL      string
 	Status   int
 	Attempts int
+	Body     []byte
 	Err      error
 }
 
@@ -152,11 +161,19 @@ type Client struct {
 	// HTTP is the transport; nil uses a client without proxies (a metadata
 	// service is never behind one) and without redirects to other hosts.
 	HTTP *http.Client
+	// UnixSocket, when set and HTTP is nil, is the unix socket every
+	// connection goes to, whatever the base URL's host (which still names
+	// the Host header and the redirect rule): LXD's /dev/lxd/sock.
+	UnixSocket string
 	// Timeout bounds each request (DefaultTimeout).
 	Timeout time.Duration
 	// Retries bounds retries after the first attempt of a Get at one base
 	// URL; 0 means as many as the Budget allows, negative means none.
 	Retries int
+	// Retry, if set, decides which failed attempts are retried: it sees
+	// each *Error (Status 0 for a transport failure) that retrying could
+	// fix; nil retries 5xx, 408, 429 and transport failures (Retryable).
+	Retry   func(*Error) bool
 	Backoff Backoff
 	// MaxBytes limits each response body (DefaultMaxBytes).
 	MaxBytes int64
@@ -200,6 +217,12 @@ func (c *Client) httpClient() *http.Client {
 	c.once.Do(func() {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = nil
+		if sock := c.UnixSocket; sock != "" {
+			tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", sock)
+			}
+		}
 		c.defaultHTTP = &http.Client{
 			Transport: tr,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -280,7 +303,7 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	errs := make([]error, len(c.BaseURLs))
 	w := c.race(ctx, func(ctx context.Context, i int) bool {
 		bodies[i], errs[i] = c.doBase(ctx, r, c.BaseURLs[i])
-		return errs[i] == nil || !retryable(errs[i])
+		return errs[i] == nil || !c.retryable(errs[i])
 	})
 	if w >= 0 {
 		return bodies[w], errs[w]
@@ -317,7 +340,7 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 		if Status(err) != 0 {
 			answered = err
 		}
-		if !retryable(err) {
+		if !c.retryable(err) {
 			log.Debug("imds: failed", "url", url, "attempt", attempt, "duration", time.Since(t0), "err", err)
 			return nil, final(err)
 		}
@@ -420,14 +443,15 @@ func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) 
 	if int64(len(body)) > limit {
 		return nil, fail(resp.StatusCode, fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit))
 	}
-	switch s := resp.StatusCode; {
-	case s >= 200 && s < 300:
+	s := resp.StatusCode
+	if s >= 200 && s < 300 {
 		return body, nil
-	case s == http.StatusNotFound || s == http.StatusGone:
-		return nil, fail(s, ErrNotFound)
-	default:
-		return nil, fail(s, errors.New(http.StatusText(s)))
 	}
+	e := &Error{Method: r.Method, URL: url, Status: s, Attempts: attempt, Body: body, Err: errors.New(http.StatusText(s))}
+	if s == http.StatusNotFound || s == http.StatusGone {
+		e.Err = ErrNotFound
+	}
+	return nil, e
 }
 
 // permanent marks an error that retrying cannot fix.
@@ -436,29 +460,38 @@ type permanent struct{ err error }
 func (p *permanent) Error() string { return p.err.Error() }
 func (p *permanent) Unwrap() error { return p.err }
 
-// retryable decides whether an attempt's failure is worth another try.
-func retryable(err error) bool {
+// retryable decides whether an attempt's failure is worth another try:
+// never when retrying cannot fix it, else as Retry (or Retryable) says.
+func (c *Client) retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
 	}
-	switch {
-	case e.Status >= 500, e.Status == http.StatusRequestTimeout, e.Status == http.StatusTooManyRequests:
-		var p *permanent
-		return !errors.Is(err, ErrTooLarge) && !errors.As(err, &p)
-	case e.Status != 0:
-		return false
-	}
 	var p *permanent
-	var unknownAuthority x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	if errors.As(err, &p) || errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
-		errors.As(err, &invalid) || errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) {
+	if errors.As(err, &p) || errors.Is(err, ErrTooLarge) {
 		return false
 	}
-	// Timeouts, connection refused, unreachable: the service may not be up.
-	return true
+	if e.Status == 0 {
+		var unknownAuthority x509.UnknownAuthorityError
+		var hostname x509.HostnameError
+		var invalid x509.CertificateInvalidError
+		if errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
+			errors.As(err, &invalid) || errors.Is(err, context.Canceled) {
+			return false
+		}
+	}
+	if c.Retry != nil {
+		return c.Retry(e)
+	}
+	return Retryable(e)
+}
+
+// Retryable is the default retry rule: 5xx, 408 and 429 answers and
+// transport failures (Status 0: timeouts, connection refused, unreachable;
+// the service may not be up yet) are worth another try.
+func Retryable(e *Error) bool {
+	s := e.Status
+	return s == 0 || s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
 }
 
 // Join joins a base URL and a path with exactly one slash between them,

@@ -254,6 +254,7 @@ func TestWithBaseURL(t *testing.T) {
 		Headers: http.Header{"X": {"y"}}, Token: func(context.Context) (string, error) { return "", nil },
 		TokenHeader: "T", Budget: time.Minute, Concurrency: 7,
 		Check: func(*http.Response) error { return nil }, Logger: nil, Rand: func() float64 { return 0 },
+		UnixSocket: "/run/sock", Retry: func(*Error) bool { return true },
 	}
 	pc := c.WithBaseURL("http://b")
 	if len(pc.BaseURLs) != 1 || pc.BaseURLs[0] != "http://b" {

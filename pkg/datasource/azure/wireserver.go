@@ -11,14 +11,16 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
-	"net"
+	"log/slog"
+	"math"
 	"net/http"
 	"net/netip"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // DefaultWireserver is the wireserver's address when DHCP option 245 does
@@ -192,10 +194,11 @@ func (s *Source) WireserverURL(env datasource.Env) string {
 // Call it with the Env Get succeeded with (NetworkUp, HTTP and Lease of
 // the network still up), on the first boot of an instance only. Off Azure
 // (no chassis asset tag) it only reports to a configured
-// `wireserver_address`, else fails with ErrNotOnAzure. Each
-// request is retried on transport errors, 404/410/429 and 5xx, every
-// Source.RetryDelay (DefaultWireserverRetry), within Env.Budget
-// (DefaultReportBudget). A failure is returned for the caller to log:
+// `wireserver_address`, else fails with ErrNotOnAzure. The requests go
+// through pkg/imds; each is retried on transport errors (but an
+// unreachable network), 404/408/410/429 and 5xx, every Source.RetryDelay
+// (DefaultWireserverRetry), within Env.Budget (DefaultReportBudget) for
+// both. A failure is returned for the caller to log:
 // it is not fatal to the boot.
 func (s *Source) ReportReady(ctx context.Context, env datasource.Env, d *datasource.Data) error {
 	if d == nil || d.Name != s.Name() {
@@ -223,14 +226,15 @@ func (s *Source) report(ctx context.Context, env datasource.Env, state, substatu
 	if b <= 0 {
 		b = DefaultReportBudget
 	}
-	ctx, cancel := context.WithTimeout(ctx, b)
-	defer cancel()
 	start := time.Now()
 	base := s.WireserverURL(env)
-	w := &wireClient{http: env.HTTP, retry: s.RetryDelay}
-	body, err := w.do(ctx, http.MethodGet, base+GoalStatePath, nil)
+	c := s.wireClient(env.HTTP, base, b, log)
+	defer c.CloseIdleConnections()
+	ctx, cancel := c.WithBudget(ctx)
+	defer cancel()
+	body, err := c.Get(ctx, GoalStatePath)
 	if err != nil {
-		return fmt.Errorf("azure: fetching the goal state: %w", err)
+		return wireError("fetching the goal state", b, err)
 	}
 	gs, err := ParseGoalState(body)
 	if err != nil {
@@ -238,125 +242,63 @@ func (s *Source) report(ctx context.Context, env datasource.Env, state, substatu
 	}
 	log.Debug("goal state", "url", base+GoalStatePath, "container", gs.ContainerID, "instance", gs.InstanceID, "incarnation", gs.Incarnation)
 	doc := HealthReport(gs, state, substatus, description)
-	if _, err := w.do(ctx, http.MethodPost, base+HealthPath, doc); err != nil {
-		return fmt.Errorf("azure: reporting %s: %w", state, err)
+	if _, err := c.Do(ctx, imds.Request{Method: http.MethodPost, Path: HealthPath, Body: doc,
+		Header: http.Header{"Content-Type": {"text/xml; charset=utf-8"}}}); err != nil {
+		return wireError("reporting "+state, b, err)
 	}
 	log.Info("reported to the Azure fabric", "state", state, "url", base+HealthPath, "duration", time.Since(start))
 	return nil
 }
 
-// wireClient sends wireserver requests with cloud-init's headers and
-// retries.
-type wireClient struct {
-	http  *http.Client
-	retry time.Duration
-}
+// wireTimeout bounds one wireserver request (cloud-init: 60 s).
+const wireTimeout = 60 * time.Second
 
-func (w *wireClient) client() *http.Client {
-	if w.http != nil {
-		return w.http
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	return &http.Client{Transport: tr, Timeout: 60 * time.Second}
-}
-
-// do sends one request, retrying transient failures until ctx ends.
-func (w *wireClient) do(ctx context.Context, method, url string, body []byte) ([]byte, error) {
-	delay := w.retry
+// wireClient is the metadata client for the wireserver at base, with
+// cloud-init's headers and retries: transport failures (but an
+// unreachable network) and 404, 408, 410, 429 and 5xx answers are retried
+// every RetryDelay, within budget for the whole report.
+func (s *Source) wireClient(hc *http.Client, base string, budget time.Duration, log *slog.Logger) *imds.Client {
+	delay := s.RetryDelay
 	if delay <= 0 {
 		delay = DefaultWireserverRetry
 	}
-	hc := w.client()
-	var errs []error
-	for attempt := 1; ; attempt++ {
-		b, retry, err := w.once(ctx, hc, method, url, body)
-		if err == nil {
-			return b, nil
-		}
-		errs = append(errs, err)
-		if retry && ctx.Err() == nil {
-			t := time.NewTimer(delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-			case <-t.C:
-				continue
-			}
-		}
-		if ctx.Err() != nil {
-			errs = append(errs, fmt.Errorf("%s %s: gave up after %d attempts: %w", method, url, attempt, ctx.Err()))
-		}
-		return nil, errors.Join(last(errs, 2)...)
+	h := http.Header{}
+	h.Set(AgentHeader, AgentName)
+	h.Set(VersionHeader, WireserverVersion)
+	return &imds.Client{
+		BaseURLs: []string{base},
+		HTTP:     hc,
+		Timeout:  wireTimeout,
+		Budget:   budget,
+		// A fixed pause between attempts: no jitter.
+		Backoff:  imds.Backoff{Initial: delay, Max: delay, Jitter: math.SmallestNonzeroFloat64},
+		MaxBytes: maxWireserverBody,
+		Headers:  h,
+		Retry:    wireRetry,
+		Logger:   log,
 	}
 }
 
-// last keeps the final n errors (retries repeat themselves), and before
-// them the latest one that is not the context ending when the final n are
-// all that (an attempt cut short by the budget), so giving up still says
-// what the server answered.
-func last(errs []error, n int) []error {
-	if len(errs) <= n {
-		return errs
-	}
-	out := errs[len(errs)-n:]
-	ctxErr := func(e error) bool {
-		return errors.Is(e, context.DeadlineExceeded) || errors.Is(e, context.Canceled)
-	}
-	for _, e := range out {
-		if !ctxErr(e) {
-			return out
-		}
-	}
-	for i := len(errs) - n - 1; i >= 0; i-- {
-		if !ctxErr(errs[i]) {
-			return append([]error{errs[i]}, out...)
-		}
-	}
-	return out
-}
-
-func (w *wireClient) once(ctx context.Context, hc *http.Client, method, url string, body []byte) ([]byte, bool, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	req.Header.Set(AgentHeader, AgentName)
-	req.Header.Set(VersionHeader, WireserverVersion)
-	if body != nil {
-		req.Header.Set("Content-Type", "text/xml; charset=utf-8")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		var ne net.Error
-		// A context that ended is not worth another try; "network is
-		// unreachable" neither (cloud-init gives up on it too).
-		retry := ctx.Err() == nil && !strings.Contains(err.Error(), "network is unreachable")
-		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
-			retry = true
-		}
-		return nil, retry, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxWireserverBody+1))
-	if err != nil {
-		return nil, true, fmt.Errorf("%s %s: reading the reply: %w", method, url, err)
-	}
-	if len(b) > maxWireserverBody {
-		return nil, false, fmt.Errorf("%s %s: reply larger than %d bytes", method, url, maxWireserverBody)
-	}
-	switch s := resp.StatusCode; {
-	case s >= 200 && s < 300:
-		return b, false, nil
+// wireRetry is the wireserver's retry rule (cloud-init's
+// http_with_retries).
+func wireRetry(e *imds.Error) bool {
+	switch s := e.Status; {
+	case s == 0:
+		return !errors.Is(e.Err, syscall.ENETUNREACH)
 	case s >= 500, s == http.StatusNotFound, s == http.StatusGone, s == http.StatusTooManyRequests, s == http.StatusRequestTimeout:
-		return nil, true, fmt.Errorf("%s %s: status %d", method, url, s)
-	default:
-		return nil, false, fmt.Errorf("%s %s: status %d", method, url, s)
+		return true
 	}
+	return false
+}
+
+// wireError says what failed, and that the budget ended it when it did;
+// err keeps the server's last answer (status 500, attempt n) even when
+// the budget cut a later attempt short.
+func wireError(what string, budget time.Duration, err error) error {
+	if errors.Is(err, imds.ErrBudget) {
+		return fmt.Errorf("azure: %s: gave up after the %s budget: %w", what, budget, err)
+	}
+	return fmt.Errorf("azure: %s: %w", what, err)
 }
 
 var _ datasource.Reporter = (*Source)(nil)

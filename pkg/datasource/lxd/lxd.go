@@ -3,8 +3,8 @@
 // security.devlxd is on).
 //
 // Contract (DataSourceLXD):
-//   - Local: HTTP over the unix socket only, never over a network; bounded
-//     by Env.Budget (default DefaultBudget).
+//   - Local: HTTP over the unix socket only (pkg/imds with UnixSocket),
+//     never over a network; bounded by Env.Budget (default DefaultBudget).
 //   - Present when the socket path (Source.SocketPath, else the
 //     `socket_path` of the LXD datasource configuration, else
 //     DefaultSocket) is a socket; anything else is ErrNotFound.
@@ -83,7 +83,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
 	defer cancel()
 	start := time.Now()
-	in, err := read(ctx, sock)
+	in, err := read(ctx, sock, log)
 	if err != nil {
 		return nil, fmt.Errorf("lxd: %w", err)
 	}

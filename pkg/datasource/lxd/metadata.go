@@ -5,79 +5,66 @@ package lxd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
+	"log/slog"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// client is an HTTP client that reaches every URL through the socket.
-func client(socket string) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		DisableKeepAlives: false,
-	}}
-}
+// baseURL names the devlxd API in the URLs sent through the socket.
+const baseURL = "http://lxd"
 
-// baseURL is the host part of the URLs sent through the socket.
-const baseURL = "http://lxd/" + APIVersion
-
-// retry500 is how long a 500 answer is retried (cloud-init: every 0.1 s
-// for 3 s, working around an LXD bug).
+// retry500 is how a 500 answer is retried (cloud-init: every 0.1 s for
+// 3 s, working around an LXD bug). Nothing else is retried: the socket
+// is local, and one that refuses is not coming back within the budget.
 const (
 	retry500Every = 100 * time.Millisecond
 	retry500Times = 30
 )
 
-// get fetches route ("meta-data", "config", "/1.0/config/x") and returns
-// the status and body.
-func get(ctx context.Context, c *http.Client, socket, route string) (int, []byte, error) {
-	u := baseURL + "/" + route
-	if strings.HasPrefix(route, "/") {
-		u = "http://lxd" + route
+// client is the metadata client that reaches devlxd through socket; the
+// context (Env.Budget) bounds every call.
+func client(socket string, log *slog.Logger) *imds.Client {
+	return &imds.Client{
+		BaseURLs:   []string{baseURL},
+		UnixSocket: socket,
+		Budget:     -1,
+		Timeout:    DefaultBudget,
+		Retries:    retry500Times - 1,
+		// A fixed delay: no jitter.
+		Backoff:  imds.Backoff{Initial: retry500Every, Max: retry500Every, Jitter: math.SmallestNonzeroFloat64},
+		Retry:    func(e *imds.Error) bool { return e.Status == 500 },
+		MaxBytes: datasource.MaxFileSize,
+		Logger:   log,
 	}
-	for try := 1; ; try++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return 0, nil, fmt.Errorf("%s GET %s: %w", socket, u, err)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, nil, fmt.Errorf("%s GET %s: %w", socket, strings.TrimPrefix(u, "http://lxd"), err)
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, datasource.MaxFileSize+1))
-		resp.Body.Close()
-		if err != nil {
-			return 0, nil, fmt.Errorf("%s GET %s: %w", socket, strings.TrimPrefix(u, "http://lxd"), err)
-		}
-		if len(b) > datasource.MaxFileSize {
-			return 0, nil, fmt.Errorf("%s GET %s: larger than %d bytes", socket, strings.TrimPrefix(u, "http://lxd"), datasource.MaxFileSize)
-		}
-		if resp.StatusCode != http.StatusInternalServerError || try >= retry500Times {
-			return resp.StatusCode, b, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, nil, fmt.Errorf("%s GET %s: HTTP 500, retrying: %w", socket, strings.TrimPrefix(u, "http://lxd"), ctx.Err())
-		case <-time.After(retry500Every):
-		}
+}
+
+// get fetches route ("meta-data", "config", "config/x") under /1.0 and
+// returns the status and body of the answer, whatever its status; err is
+// for no whole answer (none, one too large, a 2xx whose body broke off).
+func get(ctx context.Context, c *imds.Client, socket, route string) (int, []byte, error) {
+	b, err := c.Get(ctx, APIVersion+"/"+route)
+	if err == nil {
+		return 200, b, nil
 	}
+	var e *imds.Error
+	if errors.As(err, &e) && e.Status != 0 && e.Status/100 != 2 && !errors.Is(err, imds.ErrTooLarge) {
+		return e.Status, e.Body, nil
+	}
+	return 0, nil, fmt.Errorf("%s: %w", socket, err)
 }
 
 // read asks the socket what cloud-init's read_metadata asks: meta-data
 // (required), config and every config key it lists (those that do not
 // answer 2xx are skipped), and devices (optional).
-func read(ctx context.Context, socket string) (Input, error) {
+func read(ctx context.Context, socket string, log *slog.Logger) (Input, error) {
 	in := Input{Socket: socket, Config: map[string]string{}}
-	c := client(socket)
+	c := client(socket, log)
 	defer c.CloseIdleConnections()
 	code, b, err := get(ctx, c, socket, "meta-data")
 	if err != nil {
