@@ -16,7 +16,7 @@ demo: deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab demo -example examples/demo
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs (initramfs "generic") rootfs debian-image
+test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -51,13 +51,17 @@ init-bin:
 kernel:
     bash scripts/kernel.sh
 
-# cloudroot-init as /init plus a driver profile of initramfs/profiles (minimal, cloud,
-# baremetal, generic): build/initramfs.cpio.gz for minimal (the test default),
-# build/initramfs-<profile>.cpio.gz for the others.
-# `just initramfs profile=generic` (or `just initramfs generic`).
+# cloudroot-init as /init plus the driver profile `profile` of initramfs/profiles (minimal,
+# cloud, baremetal, generic): build/initramfs.cpio.gz for minimal (the test default),
+# build/initramfs-<profile>.cpio.gz for the others. Another profile:
+# `just profile=generic initramfs` or `just initramfs-profile generic`. (No positional
+# parameter here, so `just agent kernel initramfs rootfs` keeps meaning four recipes.)
 # Profiles other than minimal also carry Debian's lvm (roots on LVM) when the host has it (lvm2).
-initramfs p=profile: init-bin kernel
-    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{trim_start_match(p, "profile=")}} -firmware-dir {{firmware}} $(if [ "{{trim_start_match(p, "profile=")}}" != minimal ] && [ -x /usr/sbin/lvm ]; then echo -program /usr/sbin/lvm; fi) -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if trim_start_match(p, "profile=") == "minimal" { "" } else { "-" + trim_start_match(p, "profile=") } }}.cpio.gz
+initramfs: (initramfs-profile profile)
+
+# The initramfs of one driver profile: just initramfs-profile generic
+initramfs-profile p: init-bin kernel
+    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/kernel/modules -kernel-version "$(cat {{build}}/kernel/version)" -profile {{p}} -firmware-dir {{firmware}} $(if [ "{{p}}" != minimal ] && [ -x /usr/sbin/lvm ]; then echo -program /usr/sbin/lvm; fi) -init {{build}}/cloudroot-init -o {{build}}/initramfs{{ if p == "minimal" { "" } else { "-" + p } }}.cpio.gz
 
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent

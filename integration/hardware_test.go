@@ -25,7 +25,7 @@ func profileInitramfs(t *testing.T, a harness.Artifacts, profile string) string 
 	t.Helper()
 	p := filepath.Join(a.Dir, "initramfs-"+profile+".cpio.gz")
 	if _, err := os.Stat(p); err != nil {
-		msg := "no " + p + " (build it with `just initramfs profile=" + profile + "`)"
+		msg := "no " + p + " (build it with `just initramfs-profile " + profile + "`)"
 		if os.Getenv(EnvIntegration) == "1" {
 			t.Fatal(msg)
 		}
