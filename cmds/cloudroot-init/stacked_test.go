@@ -17,7 +17,7 @@ func TestContainerHint(t *testing.T) {
 	got := containerHint(cl.Get, devs)
 	for _, want := range []string{
 		"cloudroot-init: root=/dev/mapper/vg0-root is a device-mapper device (LVM or LUKS)",
-		"rd.lvm.lv=vg0/root asks for lvm: not supported",
+		"rd.lvm.lv=vg0/root: only the logical volumes named by rd.lvm.lv= are activated",
 		`/dev/vdb is an LVM physical volume (LVM2_member uuid="aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv"): the root may be inside it; this initramfs does not have its volume group active`,
 		`/dev/vdc is a LUKS encrypted volume (crypto_LUKS uuid="9f0c6f1e")`,
 	} {
