@@ -123,24 +123,11 @@ func TestRootMDRAID1(t *testing.T) {
 	}
 }
 
-// TestRootLVM boots a root on the logical volume vg0/root of a physical
-// volume made by Debian's LVM tools (testdata/lvm-head.bin.gz, the disk's
-// first MiB from scripts/mklvmfixture.sh; the volume's data starts at
-// 1 MiB): cloudroot-init runs the image's lvm to activate vg0, mounts
-// root=/dev/mapper/vg0-root and provisions it from a NoCloud seed.
-func TestRootLVM(t *testing.T) {
-	t.Parallel()
-	v := newVM(t)
-	initrd := profileInitramfs(t, v.a, "generic")
-	if _, err := os.Stat("/usr/sbin/lvm"); err != nil {
-		// The Justfile packs the build host's lvm into the generic image.
-		msg := "the build host has no /usr/sbin/lvm, so the generic initramfs has none (just deps installs lvm2)"
-		if os.Getenv(EnvIntegration) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	zf, err := os.Open(filepath.Join("testdata", "lvm-head.bin.gz"))
+// lvmFixture returns a gzipped disk head (1 MiB: LVM label and metadata)
+// from testdata.
+func lvmFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	zf, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,19 +138,53 @@ func TestRootLVM(t *testing.T) {
 	}
 	head, err := io.ReadAll(zr)
 	if err != nil || len(head) != 1<<20 {
-		t.Fatalf("lvm fixture: %d bytes, %v", len(head), err)
+		t.Fatalf("lvm fixture %s: %d bytes, %v", name, len(head), err)
 	}
-	fs := rootPartition(t, v.a.Rootfs)
-	f, err := os.Create(v.disk)
+	return head
+}
+
+// writePV writes a physical volume image at p: head, then data from 1 MiB
+// (the PV's pe_start), size bytes in all.
+func writePV(t *testing.T, p string, head, data []byte, size int64) {
+	t.Helper()
+	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err1 := f.WriteAt(head, 0)
-	_, err2 := f.WriteAt(fs, 1<<20)
-	err3 := f.Truncate(300 << 20) // the PV's size in its metadata
+	_, err2 := f.WriteAt(data, 1<<20)
+	err3 := f.Truncate(size)
 	if err := errors.Join(err1, err2, err3, f.Close()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// needLVM skips (fails under CLOUDROOT_INTEGRATION=1) when the build host
+// has no lvm, which the Justfile packs into the generic image.
+func needLVM(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/usr/sbin/lvm"); err != nil {
+		msg := "the build host has no /usr/sbin/lvm, so the generic initramfs has none (just deps installs lvm2)"
+		if os.Getenv(EnvIntegration) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
+
+// TestRootLVM boots a root on the logical volume vg0/root of a physical
+// volume made by Debian's LVM tools (testdata/lvm-head.bin.gz, the disk's
+// first MiB from scripts/mklvmfixture.sh; the volume's data starts at
+// 1 MiB): cloudroot-init runs the image's lvm to activate vg0, mounts
+// root=/dev/mapper/vg0-root and provisions it from a NoCloud seed.
+func TestRootLVM(t *testing.T) {
+	t.Parallel()
+	v := newVM(t)
+	initrd := profileInitramfs(t, v.a, "generic")
+	needLVM(t)
+	fs := rootPartition(t, v.a.Rootfs)
+	// The PV's size in its metadata is 300 MiB.
+	writePV(t, v.disk, lvmFixture(t, "lvm-head.bin.gz"), fs, 300<<20)
 	ud := strings.Replace(smallUserData, "hostname: again", "hostname: lvmroot", 1)
 	seed := v.seed(map[string][]byte{"meta-data": meta("iid-lvmroot", "lvmroot"), "user-data": []byte(ud)}, harness.SeedVFAT)
 	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, Seed: seed, SeedKind: harness.SeedVirtio,
@@ -175,4 +196,39 @@ func TestRootLVM(t *testing.T) {
 		// encrypted; resizefs grows the filesystem to the LV (280 MiB).
 		`growpart: skipping device module=growpart entry=/ device=/dev/dm-0 reason="/dev/dm-0: not a partition"`,
 		`Resized root filesystem (type=ext4, val=true) module=resizefs device=/dev/dm-0`)
+}
+
+// TestRootLVMSpan boots a root on a logical volume linear across two
+// virtio disks, physical volumes of one volume group made by Debian's LVM
+// tools (testdata/lvm-span-head{0,1}.bin.gz from
+// scripts/mklvmspanfixture.sh): vg1/root is the first disk's extents 0-39
+// then the second's 0-29, so the filesystem's first 160 MiB are on vda and
+// the rest on vdb; vg1/spare is two more extents of vdb. The command line
+// names only vg1/root (rd.lvm.lv=), so spare must stay inactive.
+func TestRootLVMSpan(t *testing.T) {
+	t.Parallel()
+	v := newVM(t)
+	initrd := profileInitramfs(t, v.a, "generic")
+	needLVM(t)
+	fs := rootPartition(t, v.a.Rootfs)
+	const first = 160 << 20 // root's extents on the first disk
+	if len(fs) <= first {
+		t.Fatalf("root filesystem is %d bytes, want more than the first disk's %d", len(fs), first)
+	}
+	// Each PV's size in its metadata is 200 MiB.
+	writePV(t, v.disk, lvmFixture(t, "lvm-span-head0.bin.gz"), fs[:first], 200<<20)
+	second := filepath.Join(v.dir, "pv1.img")
+	writePV(t, second, lvmFixture(t, "lvm-span-head1.bin.gz"), fs[first:], 200<<20)
+	ud := strings.Replace(smallUserData, "hostname: again", "hostname: lvmspan", 1)
+	seed := v.seed(map[string][]byte{"meta-data": meta("iid-lvmspan", "lvmspan"), "user-data": []byte(ud)}, harness.SeedVFAT)
+	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, ExtraDisks: []string{second}, Seed: seed, SeedKind: harness.SeedVirtio,
+		Append: []string{"root=/dev/mapper/vg1-root", "rd.lvm.lv=vg1/root"}})
+	wantPoweredOff(t, r)
+	wantConsoleMatch(t, r, `LVM volume groups activated request="logical volumes vg1/root" .*active=vg1-root `)
+	wantConsole(t, r, "root device root=/dev/mapper/vg1-root device=/dev/dm-0 fstype=ext4",
+		"instance_id=iid-lvmspan", "switching root",
+		`Resized root filesystem (type=ext4, val=true) module=resizefs device=/dev/dm-0`)
+	if strings.Contains(r.Console, "vg1-spare") {
+		t.Error("vg1/spare was activated although rd.lvm.lv= names only vg1/root")
+	}
 }
