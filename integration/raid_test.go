@@ -21,37 +21,60 @@ const mdDataOffset = 2048
 
 // writeMDMember writes a RAID1 member image at p: an md 1.2 superblock
 // (array uuid, two raid disks, this one dev), then fs at mdDataOffset.
-// The superblock is laid out as the kernel's struct mdp_superblock_1 with
-// its checksum (calc_sb_1_csum), so the md driver accepts it.
 func writeMDMember(t *testing.T, p string, fs []byte, dev int) {
 	t.Helper()
-	sectors := uint64(len(fs) / 512)
-	const maxDev = 2
+	writeMDDevice(t, p, mdArray{uuid: "cloudroot-md-uu1", level: 1, disks: 2, sectors: uint64(len(fs) / 512)}, dev, fs)
+}
+
+// mdArray is what an md 1.2 superblock says of its array.
+type mdArray struct {
+	uuid    string // 16 bytes
+	level   uint32
+	layout  uint32
+	chunk   uint32 // sectors; 0 for RAID1
+	disks   int
+	sectors uint64 // used size of each member
+}
+
+// writeMDDevice writes member dev of array a at p: the superblock at 4 KiB,
+// laid out as the kernel's struct mdp_superblock_1 with its checksum
+// (calc_sb_1_csum), so the md driver accepts it, then data at mdDataOffset.
+// The array is clean (resync_offset is the end), so a degraded one starts.
+func writeMDDevice(t *testing.T, p string, a mdArray, dev int, data []byte) {
+	t.Helper()
+	maxDev := a.disks
 	sb := make([]byte, 256+2*maxDev)
 	le := binary.LittleEndian
 	le.PutUint32(sb[0:], 0xa92b4efc)
 	le.PutUint32(sb[4:], 1) // major version
-	copy(sb[16:32], []byte("cloudroot-md-uu1"))
+	copy(sb[16:32], a.uuid)
 	copy(sb[32:64], "cloudroot:0")
 	now := uint64(time.Now().Unix())
-	le.PutUint64(sb[64:], now)     // ctime
-	le.PutUint32(sb[72:], 1)       // level
-	le.PutUint64(sb[80:], sectors) // size
-	le.PutUint32(sb[92:], 2)       // raid_disks
+	le.PutUint64(sb[64:], now) // ctime
+	le.PutUint32(sb[72:], a.level)
+	le.PutUint32(sb[76:], a.layout)
+	le.PutUint64(sb[80:], a.sectors) // size
+	le.PutUint32(sb[88:], a.chunk)
+	le.PutUint32(sb[92:], uint32(a.disks)) // raid_disks
 	le.PutUint64(sb[128:], mdDataOffset)
-	le.PutUint64(sb[136:], sectors)     // data_size
+	le.PutUint64(sb[136:], a.sectors)   // data_size
 	le.PutUint64(sb[144:], 8)           // super_offset: 4 KiB
 	le.PutUint32(sb[160:], uint32(dev)) // dev_number
 	copy(sb[168:184], fmt.Sprintf("cloudroot-dev-%02d", dev))
 	le.PutUint64(sb[192:], now)        // utime
 	le.PutUint64(sb[200:], 1)          // events
 	le.PutUint64(sb[208:], ^uint64(0)) // resync_offset: clean
-	le.PutUint32(sb[220:], maxDev)
-	le.PutUint16(sb[256:], 0) // dev_roles: dev 0 is disk 0, dev 1 disk 1
-	le.PutUint16(sb[258:], 1)
+	le.PutUint32(sb[220:], uint32(maxDev))
+	for i := range maxDev { // dev_roles: dev i is disk i
+		le.PutUint16(sb[256+2*i:], uint16(i))
+	}
 	var sum uint64
-	for i := 0; i+4 <= len(sb); i += 4 {
+	i := 0
+	for ; i+4 <= len(sb); i += 4 {
 		sum += uint64(le.Uint32(sb[i:]))
+	}
+	if i+2 == len(sb) {
+		sum += uint64(le.Uint16(sb[i:]))
 	}
 	le.PutUint32(sb[216:], uint32(sum&0xffffffff+sum>>32))
 	f, err := os.Create(p)
@@ -62,9 +85,40 @@ func writeMDMember(t *testing.T, p string, fs []byte, dev int) {
 	if _, err := f.WriteAt(sb, 4096); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(fs, mdDataOffset*512); err != nil {
+	if _, err := f.WriteAt(data, mdDataOffset*512); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.Truncate(int64(mdDataOffset+a.sectors) * 512); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// raid5Members lays fs out as md's RAID5 left-symmetric layout (the
+// default, layout 2) over n members with chunk-byte chunks: in row r the
+// parity chunk is on member n-1-r%n and the row's data chunks follow it
+// round the members. It returns each member's data and the member size in
+// sectors.
+func raid5Members(fs []byte, n, chunk int) ([][]byte, uint64) {
+	rows := (len(fs) + (n-1)*chunk - 1) / ((n - 1) * chunk)
+	members := make([][]byte, n)
+	for i := range members {
+		members[i] = make([]byte, rows*chunk)
+	}
+	for r := range rows {
+		pd := n - 1 - r%n
+		parity := members[pd][r*chunk : (r+1)*chunk]
+		for k := range n - 1 {
+			d := (pd + 1 + k) % n
+			dst := members[d][r*chunk : (r+1)*chunk]
+			if off := (r*(n-1) + k) * chunk; off < len(fs) {
+				copy(dst, fs[off:min(off+chunk, len(fs))])
+			}
+			for j := range dst {
+				parity[j] ^= dst[j]
+			}
+		}
+	}
+	return members, uint64(rows * chunk / 512)
 }
 
 // rootPartition returns the root filesystem (GPT partition 1) of the
@@ -170,6 +224,29 @@ func needLVM(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
+}
+
+// TestRootMDRAID5 boots a root on an md RAID5 of three members with the
+// first missing (degraded): every third chunk of the filesystem is rebuilt
+// from parity, so the boot proves the raid456 personality was loaded and
+// the array started degraded.
+func TestRootMDRAID5(t *testing.T) {
+	t.Parallel()
+	v := newVM(t)
+	initrd := profileInitramfs(t, v.a, "generic")
+	fs := rootPartition(t, v.a.Rootfs)
+	const chunk = 64 << 10
+	members, sectors := raid5Members(fs, 3, chunk)
+	a := mdArray{uuid: "cloudroot-md-uu5", level: 5, layout: 2, chunk: chunk / 512, disks: 3, sectors: sectors}
+	// Member 0 is missing: member 1 is the root disk, member 2 the next.
+	writeMDDevice(t, v.disk, a, 1, members[1])
+	m2 := filepath.Join(v.dir, "member2.img")
+	writeMDDevice(t, m2, a, 2, members[2])
+	r := v.boot(harness.BootOptions{Timeout: hwBootTimeout, Initramfs: initrd, ExtraDisks: []string{m2}, Append: []string{"cloudroot.test.poweroff"}})
+	wantPoweredOff(t, r)
+	wantConsoleMatch(t, r, `md array assembled device=/dev/md127 uuid=636c6f75-6472-6f6f-742d-6d642d757535`)
+	wantConsoleMatch(t, r, `md/raid:md127: raid level 5 active with 2 out of 3 devices`)
+	wantConsole(t, r, "root device root=LABEL=cloudimg-rootfs device=/dev/md127 fstype=ext4", "switching root")
 }
 
 // TestRootLVM boots a root on the logical volume vg0/root of a physical

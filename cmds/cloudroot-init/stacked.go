@@ -31,7 +31,7 @@ func containerVerb(t string) string {
 	case bootenv.TypeLVM:
 		return "have its volume group active (see the LVM lines above; the image needs lvm: cloudroot-mkinitramfs -program /usr/sbin/lvm)"
 	case bootenv.TypeMD:
-		return "assemble this array (see the md lines above; RAID 4/5/6 are not assembled)"
+		return "assemble this array (see the md lines above)"
 	default:
 		return "unlock LUKS volumes; boot with an unencrypted root"
 	}
