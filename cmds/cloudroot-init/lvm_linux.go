@@ -68,6 +68,9 @@ func (b *boot) activateLVM(devs []bootenv.Device, load func(string) error) {
 	if failed {
 		return
 	}
-	b.log.Info("LVM volume groups activated", "request", req.String(), "output", strings.Join(outputs, "; "), "active", strings.Join(dmNames("/sys/class/block"), ","),
-		"duration", time.Since(start).Seconds())
+	attrs := []any{"request", req.String(), "active", strings.Join(dmNames("/sys/class/block"), ",")}
+	if len(outputs) > 0 {
+		attrs = append(attrs, "output", strings.Join(outputs, "; "))
+	}
+	b.log.Info("LVM volume groups activated", append(attrs, "duration", time.Since(start).Seconds())...)
 }
