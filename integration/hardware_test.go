@@ -36,9 +36,9 @@ func profileInitramfs(t *testing.T, a harness.Artifacts, profile string) string 
 
 // TestRootControllers boots the root disk behind each storage controller
 // QEMU emulates that the minimal image has no driver for (and AHCI/NVMe,
-// which it has), and checks the seed was applied to it. QEMU's mptsas1068
-// is left out: mptsas loads and its SCSI host appears, but the disk behind
-// it did not within the root wait (docs/hardware.md).
+// which it has), and checks the seed was applied to it. The disk behind
+// mptsas1068 needs a nonzero wwn (the harness gives it one; see
+// rootDiskArgs).
 func TestRootControllers(t *testing.T) {
 	for _, tc := range []struct {
 		bus    string
@@ -47,6 +47,7 @@ func TestRootControllers(t *testing.T) {
 	}{
 		{harness.RootMegaSAS, "/dev/sda1", "megaraid_sas"},
 		{harness.RootPVSCSI, "/dev/sda1", "vmw_pvscsi"},
+		{harness.RootMPTSAS, "/dev/sda1", "mptsas"},
 		{harness.RootUSB, "/dev/sda1", "usb_storage"},
 		{harness.RootAHCI, "/dev/sda1", ""},
 		{harness.RootNVMe, "/dev/nvme0n1p1", ""},

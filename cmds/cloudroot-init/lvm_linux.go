@@ -21,11 +21,21 @@ const lvmProgram = "/usr/sbin/lvm"
 // nodes itself, no lock daemon, no monitoring daemon.
 const lvmConfig = `devices { obtain_device_list_from_udev = 0 } activation { udev_sync = 0 udev_rules = 0 monitoring = 0 } global { use_lvmlockd = 0 }`
 
-// activateLVM runs `lvm vgchange -ay --sysinit` (only the volume groups
-// rd.lvm.vg= names, when given) if a physical volume is present and the
-// image has lvm; bounded to 60 s, its output logged.
+// activateLVM activates what the command line asks for (lvmRequest:
+// rd.lvm.vg=, rd.lvm.lv=, rd.lvm=0; every volume group when none is given)
+// if a physical volume is present and the image has lvm; each lvm run is
+// bounded to 60 s and its output logged, and the device-mapper devices
+// active afterwards are named on the console.
 func (b *boot) activateLVM(devs []bootenv.Device, load func(string) error) {
 	if !slices.ContainsFunc(devs, func(d bootenv.Device) bool { return d.FS.Type == bootenv.TypeLVM }) {
+		return
+	}
+	req := parseLVMArgs(b.cmdline.All)
+	if len(req.Bad) > 0 {
+		b.log.Warn("LVM", "err", badLVError(req.Bad))
+	}
+	if req.Off {
+		b.log.Info("LVM physical volumes found, not activated (rd.lvm=0)")
 		return
 	}
 	if _, err := os.Stat(lvmProgram); err != nil {
@@ -38,18 +48,29 @@ func (b *boot) activateLVM(devs []bootenv.Device, load func(string) error) {
 	for _, d := range []string{"/run/lvm", "/run/lock/lvm", "/etc/lvm"} {
 		_ = os.MkdirAll(d, 0o700)
 	}
-	args := []string{"vgchange", "-ay", "--sysinit", "--config", lvmConfig}
-	if vgs, ok := b.cmdline.Get("rd.lvm.vg"); ok {
-		args = append(args, strings.Split(vgs, ",")...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, lvmProgram, args...).CombinedOutput()
-	text := strings.TrimSpace(string(out))
-	if err != nil {
-		b.log.Warn("LVM activation failed", "argv", strings.Join(args, " "), "err", err, "output", text)
+	failed := false
+	var outputs []string
+	for _, args := range req.commands(lvmConfig) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, lvmProgram, args...).CombinedOutput()
+		cancel()
+		text := strings.TrimSpace(string(out))
+		if err != nil {
+			failed = true
+			b.log.Warn("LVM activation failed", "argv", strings.Join(args, " "), "err", err, "output", text)
+			continue
+		}
+		if text != "" {
+			outputs = append(outputs, text)
+		}
+	}
+	if failed {
 		return
 	}
-	b.log.Info("LVM volume groups activated", "output", text, "duration", time.Since(start).Seconds())
+	attrs := []any{"request", req.String(), "active", strings.Join(dmNames("/sys/class/block"), ",")}
+	if len(outputs) > 0 {
+		attrs = append(attrs, "output", strings.Join(outputs, "; "))
+	}
+	b.log.Info("LVM volume groups activated", append(attrs, "duration", time.Since(start).Seconds())...)
 }

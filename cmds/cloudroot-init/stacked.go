@@ -31,7 +31,7 @@ func containerVerb(t string) string {
 	case bootenv.TypeLVM:
 		return "have its volume group active (see the LVM lines above; the image needs lvm: cloudroot-mkinitramfs -program /usr/sbin/lvm)"
 	case bootenv.TypeMD:
-		return "assemble this array (see the md lines above; RAID 4/5/6 are not assembled)"
+		return "assemble this array (see the md lines above)"
 	default:
 		return "unlock LUKS volumes; boot with an unencrypted root"
 	}
@@ -50,7 +50,10 @@ func containerHint(get func(string) (string, bool), devs []bootenv.Device) strin
 	case strings.HasPrefix(root, "/dev/md"):
 		lines = append(lines, fmt.Sprintf("root=%s names an md RAID array by device: cloudroot-init assembles arrays as /dev/md127, md126...; name the root by UUID= or LABEL= of its filesystem", root))
 	}
-	for _, k := range []string{"rd.lvm.lv", "rd.luks.uuid", "rd.luks.name"} {
+	if v, ok := get("rd.lvm.lv"); ok {
+		lines = append(lines, fmt.Sprintf("rd.lvm.lv=%s: only the logical volumes named by rd.lvm.lv= are activated (see the LVM lines above)", v))
+	}
+	for _, k := range []string{"rd.luks.uuid", "rd.luks.name"} {
 		if v, ok := get(k); ok {
 			lines = append(lines, fmt.Sprintf("%s=%s asks for %s: not supported by this initramfs", k, v, strings.SplitN(k, ".", 3)[1]))
 		}

@@ -17,7 +17,7 @@ func TestContainerHint(t *testing.T) {
 	got := containerHint(cl.Get, devs)
 	for _, want := range []string{
 		"cloudroot-init: root=/dev/mapper/vg0-root is a device-mapper device (LVM or LUKS)",
-		"rd.lvm.lv=vg0/root asks for lvm: not supported",
+		"rd.lvm.lv=vg0/root: only the logical volumes named by rd.lvm.lv= are activated",
 		`/dev/vdb is an LVM physical volume (LVM2_member uuid="aBcDeF-0123-4567-89Gh-IjKl-MnOp-QrStUv"): the root may be inside it; this initramfs does not have its volume group active`,
 		`/dev/vdc is a LUKS encrypted volume (crypto_LUKS uuid="9f0c6f1e")`,
 	} {
@@ -32,7 +32,7 @@ func TestContainerHint(t *testing.T) {
 		t.Errorf("hint for a plain machine: %q", h)
 	}
 	err := containerError(bootenv.Device{Path: "/dev/md0p1", FS: bootenv.FS{Type: bootenv.TypeMD, UUID: "u"}})
-	if want := `/dev/md0p1 is an md RAID member (linux_raid_member uuid="u"), not a filesystem: this initramfs does not assemble this array (see the md lines above; RAID 4/5/6 are not assembled)`; err.Error() != want {
+	if want := `/dev/md0p1 is an md RAID member (linux_raid_member uuid="u"), not a filesystem: this initramfs does not assemble this array (see the md lines above)`; err.Error() != want {
 		t.Errorf("containerError = %q, want %q", err, want)
 	}
 }

@@ -15,6 +15,10 @@ const (
 	RootUSB        = "usb-storage" // USB mass storage behind qemu-xhci: xhci_pci, usb_storage
 )
 
+// mptsasDiskWWN is the SAS address given to the disk behind RootMPTSAS (a
+// NAA 5 name, as SAS disks carry).
+const mptsasDiskWWN = "0x5000c50015ea71ac"
+
 // rootDiskArgs attaches the root disk image (already escaped for -drive)
 // behind bus.
 func rootDiskArgs(bus, file string) ([]string, error) {
@@ -22,8 +26,15 @@ func rootDiskArgs(bus, file string) ([]string, error) {
 	switch bus {
 	case RootVirtio:
 		return []string{"-drive", "file=" + file + ",if=virtio,format=raw"}, nil
-	case RootMegaSAS, RootMPTSAS, RootPVSCSI, RootVirtioSCSI:
+	case RootMegaSAS, RootPVSCSI, RootVirtioSCSI:
 		return []string{"-device", bus + ",id=hba0", "-drive", drive, "-device", "scsi-hd,drive=root,bus=hba0.0"}, nil
+	case RootMPTSAS:
+		// QEMU's SAS1068 reports a disk's wwn as its SAS address, and
+		// scsi-hd's wwn defaults to 0, the same as the address it
+		// reports for its own phys: Linux's mptsas then takes the link
+		// for a backlink to the HBA and adds no end device, so no disk
+		// appears. A real SAS disk always has a nonzero address.
+		return []string{"-device", bus + ",id=hba0", "-drive", drive, "-device", "scsi-hd,drive=root,bus=hba0.0,wwn=" + mptsasDiskWWN}, nil
 	case RootAHCI:
 		return []string{"-drive", drive, "-device", "ide-hd,drive=root,bus=ide.0"}, nil
 	case RootNVMe:

@@ -147,6 +147,7 @@ func TestArgsHardware(t *testing.T) {
 	}{
 		{"", "", []string{"-drive file=d,,1.img,if=virtio,format=raw", "-device virtio-net-pci,netdev=n0"}},
 		{RootMegaSAS, NICVMXNET3, []string{"-device megasas-gen2,id=hba0 -drive file=d,,1.img,if=none,id=root,format=raw -device scsi-hd,drive=root,bus=hba0.0", "-device vmxnet3,netdev=n0"}},
+		{RootMPTSAS, NICVirtio, []string{"-device mptsas1068,id=hba0 -drive file=d,,1.img,if=none,id=root,format=raw -device scsi-hd,drive=root,bus=hba0.0,wwn=0x5000c50015ea71ac"}},
 		{RootUSB, NICRTL8139, []string{"-device qemu-xhci,id=xhci -drive file=d,,1.img,if=none,id=root,format=raw -device usb-storage,drive=root,bus=xhci.0", "-device rtl8139,netdev=n0"}},
 		{RootAHCI, NICE1000E, []string{"-drive file=d,,1.img,if=none,id=root,format=raw -device ide-hd,drive=root,bus=ide.0", "-device e1000e,netdev=n0"}},
 		{RootNVMe, "", []string{"-device nvme,drive=root,serial=cloudroot-root"}},

@@ -8,13 +8,19 @@
 // (/sys/module/md_mod/parameters/new_array), its metadata version set from
 // the members' superblocks (md/metadata_version), every member added by
 // major:minor (md/new_dev) and the array started (md/array_state =
-// active). A RAID1 with a member missing starts degraded, as with
-// `mdadm --run`, when its superblock says it is clean. sysfs is injected.
+// active). A RAID1, RAID5 or RAID6 with a member missing starts degraded,
+// as with `mdadm --run`, when its superblock says it is clean. The kernel
+// reads the level only when the array starts, and cannot load a missing
+// personality itself (no modprobe in the initramfs), so the level is read
+// from a member's superblock first (ReadLevel) and raid456 loaded for
+// levels 4, 5 and 6. sysfs is injected.
 package mdraid
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -25,10 +31,15 @@ import (
 )
 
 // Modules are loaded before assembling: md itself and the RAID levels whose
-// module loads cheaply (raid456 is left out: loading it runs the raid6
-// benchmark, seconds under emulation, and levels 4/5/6 roots are not
-// supported yet).
+// module loads cheaply. raid456 is loaded only for an array whose
+// superblock says level 4, 5 or 6 (LevelModules): loading it runs the
+// raid6 and xor benchmarks, a second or more under emulation.
 var Modules = []string{"md_mod", "raid1", "raid10", "raid0"}
+
+// LevelModules maps a RAID level, as a member's superblock gives it, to
+// the personality module loaded before the array is started when it is
+// not one of Modules.
+var LevelModules = map[int32]string{4: "raid456", 5: "raid456", 6: "raid456"}
 
 // FirstMinor is the first md minor number Assemble uses, counting down as
 // mdadm names unnamed arrays (md127, md126...).
@@ -156,15 +167,20 @@ func (x Assembler) assemble(sysfs, name string, a Array) error {
 		}
 		return nil
 	}
+	var errs []error
+	if mod := levelModule(a.Members); mod != "" && x.Load != nil {
+		if err := x.Load(mod); err != nil {
+			errs = append(errs, fmt.Errorf("loading %s: %w", mod, err))
+		}
+	}
 	if err := write(filepath.Join(sysfs, "module", "md_mod", "parameters", "new_array"), name); err != nil {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
 	md := filepath.Join(sysfs, "block", name, "md")
 	if err := write(filepath.Join(md, "metadata_version"), metadataVersion(a.Version)); err != nil {
 		return err
 	}
 	added := 0
-	var errs []error
 	for _, m := range a.Members {
 		if err := write(filepath.Join(md, "new_dev"), fmt.Sprintf("%d:%d", m.Major, m.Minor)); err != nil {
 			errs = append(errs, fmt.Errorf("member %s: %w", m.Path, err))
@@ -179,4 +195,72 @@ func (x Assembler) assemble(sysfs, name string, a Array) error {
 		return errors.Join(append(errs, err)...)
 	}
 	return nil
+}
+
+// levelModule returns the personality module (LevelModules) for the level
+// in the first member superblock that can be read, or "".
+func levelModule(members []bootenv.Device) string {
+	for _, m := range members {
+		if level, err := ReadLevel(m.Path, m.FS.Version); err == nil {
+			return LevelModules[level]
+		}
+	}
+	return ""
+}
+
+// ReadLevel returns the RAID level in the md superblock of the member at
+// path, whose metadata version (bootenv's FS.Version: "1.0", "1.1", "1.2",
+// "0.90.0") says where the superblock is, as bootenv's probe finds it.
+func ReadLevel(path, version string) (int32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading md superblock: %w", err)
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, fmt.Errorf("sizing %s: %w", path, err)
+	}
+	var off int64
+	switch version {
+	case "1.1":
+		off = 0
+	case "1.2":
+		off = 4096
+	case "1.0":
+		off = ((size >> 9) - 16) &^ 7 << 9
+	case "0.90.0":
+		off = (size &^ (64<<10 - 1)) - 64<<10
+	default:
+		return 0, fmt.Errorf("%s: unknown md metadata version %q", path, version)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("%s: too small for md %s metadata", path, version)
+	}
+	b := make([]byte, 96)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return 0, fmt.Errorf("reading md superblock of %s at %d: %w", path, off, err)
+	}
+	level, ok := ParseLevel(b, version)
+	if !ok {
+		return 0, fmt.Errorf("%s: no md %s superblock at %d", path, version, off)
+	}
+	return level, nil
+}
+
+// ParseLevel returns the level field of an md superblock's first bytes:
+// struct mdp_superblock_1's level (offset 72) for 1.x, mdp_super_t's
+// (offset 28) for 0.90, both little-endian as written on x86.
+func ParseLevel(sb []byte, version string) (int32, bool) {
+	if len(sb) < 76 || binary.LittleEndian.Uint32(sb) != 0xa92b4efc {
+		return 0, false
+	}
+	major := binary.LittleEndian.Uint32(sb[4:])
+	switch {
+	case major == 1 && version != "0.90.0":
+		return int32(binary.LittleEndian.Uint32(sb[72:])), true
+	case major == 0 && version == "0.90.0":
+		return int32(binary.LittleEndian.Uint32(sb[28:])), true
+	}
+	return 0, false
 }
