@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -78,6 +79,18 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		o.Log.Error(msg, "stage", "init")
 		stage.Errors = append(stage.Errors, msg)
 	}
+	// cloud-init's "init-network" reporting event; its modules are children.
+	var up float64
+	if o.Uptime != nil {
+		up = o.Uptime()
+	}
+	ev := cilog.StartStage(o.Log, "init-network", o.Version, o.Now, up)
+	defer func() {
+		if len(stage.Errors) > 0 {
+			ev.Fail()
+		}
+		ev.Finish()
+	}()
 
 	iid := d.InstanceID()
 	meta := moduleMeta(d)
@@ -284,6 +297,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Version:         o.Version,
 		Warn:            warn,
 		SetLiveHostname: o.SetLiveHostname,
+		Event:           ev,
 	}
 	rep := modules.RunStage(ctx, mc, modules.StageInit)
 	for _, e := range rep.Errors {
