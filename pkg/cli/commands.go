@@ -14,5 +14,6 @@ func Commands() []Command {
 		imdsCommand(),
 		probeCommand(),
 		seedCommand(),
+		analyzeCommand(),
 	}
 }

@@ -84,8 +84,8 @@ func bootLog(t *testing.T) ([]byte, []string) {
 }
 
 // TestCloudInitLogEvents checks the reporting events of a boot's log (the
-// lines cloud-init's analyze reads) against testdata/cloud-init.log.events,
-// and keeps the whole log as testdata/cloud-init.log for pkg/cli's analyze.
+// lines cloud-init's analyze reads) against testdata/cloud-init.log.events;
+// -update also writes the whole log as pkg/cli's analyze test input.
 func TestCloudInitLogEvents(t *testing.T) {
 	logb, ran := bootLog(t)
 	if len(ran) < 5 {
@@ -101,6 +101,15 @@ func TestCloudInitLogEvents(t *testing.T) {
 	golden := filepath.Join("testdata", "cloud-init.log.events")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The whole log is pkg/cli's analyze input (its goldens come
+		// from upstream: scripts/analyze-goldens.sh).
+		full := filepath.Join("..", "cli", "testdata", "analyze", "cloudroot-boot", "cloud-init.log")
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, logb, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
