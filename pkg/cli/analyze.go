@@ -28,7 +28,7 @@ func analyzeCommand() Command {
 	}
 }
 
-const analyzeUsage = "usage: cloud-init analyze [-h] {blame,show,dump,boot} ...\n"
+const analyzeUsage = "usage: cloud-init analyze [-h] {blame,show,dump,boot,plot} ...\n"
 
 type analyzeOptions struct {
 	sub, in, out, format, plotFormat string
@@ -42,20 +42,23 @@ func parseAnalyzeArgs(env *Env, args []string) (analyzeOptions, int, bool) {
 	}
 	o.sub = args[0]
 	switch o.sub {
-	case "show", "blame", "dump", "boot":
+	case "show", "blame", "dump", "boot", "plot":
 	case "-h", "--help":
 		fmt.Fprint(env.Stdout, analyzeUsage+"\nSubcommands:\n"+
 			"    blame   Print list of executed stages ordered by time to init\n"+
 			"    show    Print list of in-order events during execution\n"+
 			"    dump    Dump cloud-init events in JSON format\n"+
 			"    boot    Print list of boot times for kernel and cloud-init\n"+
-			"")
+			"    plot    Draw the last boot as a timeline: -o boot.svg [--format svg|html] (cloudroot)\n")
 		return o, 0, false
 	default:
-		fmt.Fprintf(env.Stderr, analyzeUsage+"cloud-init analyze: error: argument subcommand: invalid choice: '%s' (choose from 'blame', 'show', 'dump', 'boot')\n", o.sub)
+		fmt.Fprintf(env.Stderr, analyzeUsage+"cloud-init analyze: error: argument subcommand: invalid choice: '%s' (choose from 'blame', 'show', 'dump', 'boot', 'plot')\n", o.sub)
 		return o, 2, false
 	}
 	sub := "usage: cloud-init analyze " + o.sub + " [-h] [-i INFILE] [-o OUTFILE]\n"
+	if o.sub == "plot" {
+		sub = "usage: cloud-init analyze plot [-h] [-i INFILE] [-o OUTFILE] [--format {svg,html}]\n"
+	}
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
@@ -141,6 +144,8 @@ func runAnalyze(_ context.Context, env *Env, args []string) int {
 		err = cilog.Dump(out, events)
 	case "boot":
 		return analyzeBoot(env, out, events)
+	case "plot":
+		err = analyzePlot(env, out, events, o.plotFormat)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "analyze %s: %v\n", o.sub, err)

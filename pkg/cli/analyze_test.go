@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		{name: "missing", args: []string{"analyze", "show", "-i", "/nonexistent/x.log"}, code: 1, err: "Cannot open file /nonexistent/x.log\n"},
 		{name: "empty", args: []string{"analyze", "blame", "-i", empty}, code: 1, err: "Empty file " + empty + "\n"},
 		{name: "no subcommand", args: []string{"analyze"}, code: 2, err: analyzeUsage + "cloud-init analyze: error: the following arguments are required: subcommand\n"},
-		{name: "bad subcommand", args: []string{"analyze", "nope"}, code: 2, err: analyzeUsage + "cloud-init analyze: error: argument subcommand: invalid choice: 'nope' (choose from 'blame', 'show', 'dump', 'boot')\n"},
+		{name: "bad subcommand", args: []string{"analyze", "nope"}, code: 2, err: analyzeUsage + "cloud-init analyze: error: argument subcommand: invalid choice: 'nope' (choose from 'blame', 'show', 'dump', 'boot', 'plot')\n"},
 		{name: "boot without kernel timestamps", args: []string{"analyze", "boot", "-i", "testdata/analyze/two-boots/cloud-init.log"}, code: 1, out: analyzeFailureMsg, err: "Skipping invalid entry\n"},
 		{name: "outfile", args: []string{"analyze", "blame", "-i", "testdata/analyze/two-boots/cloud-init.log", "-o", outFile}, code: 0, err: "Skipping invalid entry\n", fileSuffix: "2 boot records analyzed\n"},
 	} {
@@ -67,5 +68,61 @@ func TestAnalyzeErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnalyzePlot draws a boot (the cloudroot-boot log, with the hand-off
+// state's initramfs timings and status.json) and checks the picture has a
+// bar per initramfs step, stage, datasource attempt and module, against
+// testdata/analyze-plot/want.svg (-update rewrites it).
+func TestAnalyzePlot(t *testing.T) {
+	root := "testdata/analyze-plot/root"
+	for _, format := range []string{"svg", "html"} {
+		env, out, errb := newTestEnv(root)
+		if code := Run(context.Background(), env, []string{"analyze", "plot", "--format", format}); code != 0 {
+			t.Fatalf("plot --format %s: exit %d: %s", format, code, errb)
+		}
+		got := out.String()
+		var names []string
+		for _, l := range strings.Split(got, "\n") {
+			if i := strings.Index(l, `data-name="`); i >= 0 {
+				n := l[i+len(`data-name="`):]
+				names = append(names, n[:strings.IndexByte(n, '"')])
+			}
+		}
+		logb, _ := os.ReadFile(filepath.Join(root, "var/log/cloud-init.log"))
+		var want []string
+		for _, s := range []string{"early", "drivers", "entropy", "mount-root", "detect", "local", "init", "handoff"} {
+			want = append(want, "initramfs: "+s)
+		}
+		want = append(want, "switch_root")
+		for _, l := range strings.Split(string(logb), "\n") {
+			if i := strings.Index(l, "]: start: "); i >= 0 {
+				n := strings.SplitN(l[i+len("]: start: "):], ":", 2)[0]
+				want = append(want, n)
+			}
+		}
+		for _, w := range want {
+			if !slices.Contains(names, w) {
+				t.Errorf("%s: no bar for %s", format, w)
+			}
+		}
+		if !strings.Contains(got, `class="slow">#1 `) {
+			t.Errorf("%s: the slowest step is not labelled", format)
+		}
+		if format == "html" {
+			if !strings.HasPrefix(got, "<!DOCTYPE html>") || !strings.Contains(got, "<svg") {
+				t.Errorf("html: not a page with the picture inline")
+			}
+			continue
+		}
+		golden := "testdata/analyze-plot/want.svg"
+		if *update {
+			os.WriteFile(golden, []byte(got), 0o644)
+		}
+		wantSVG, _ := os.ReadFile(golden)
+		if diff := cmp.Diff(string(wantSVG), got); diff != "" {
+			t.Errorf("svg (-want +got):\n%s", diff)
+		}
 	}
 }
