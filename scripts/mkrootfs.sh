@@ -139,6 +139,7 @@ fi
 # --- the agent -----------------------------------------------------------
 install -m 0755 "$agent" "$r/usr/bin/cloudroot"
 ln -sfn cloudroot "$r/usr/bin/cloud-init"
+ln -sfn cloudroot "$r/usr/bin/cloud-id"
 if [[ -d $repo/templates/systemd ]]; then
 	shopt -s nullglob
 	units=("$repo"/templates/systemd/*.service)

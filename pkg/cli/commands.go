@@ -15,5 +15,7 @@ func Commands() []Command {
 		probeCommand(),
 		seedCommand(),
 		analyzeCommand(),
+		cloudIDCommand(),
+		featuresCommand(),
 	}
 }
