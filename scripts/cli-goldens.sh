@@ -29,3 +29,17 @@ set +e
 out=$("$here/scripts/upstream-cloudinit.sh" features 2>/dev/null; echo "exit: $?")
 set -e
 printf '%s\n' "$out" >"$here/pkg/cli/testdata/features/want.txt"
+
+# clean: only options confined to the sandbox's tmpfs (see clean-goldens.py).
+cd_="$here/pkg/cli/testdata/clean"
+while read -r name fail args; do
+	UPSTREAM_SETUP="CASE_FAIL=${fail#-} . $cd_/setup.sh" \
+		"$here/scripts/upstream-cloudinit.sh" --python "$here/scripts/clean-goldens.py" $args \
+		>"$cd_/want-$name.txt" 2>/dev/null || true
+done <<'CASES'
+plain -
+logs - --logs
+logs-seed - -l -s
+seed-only - --seed
+runparts-fail 1 --logs
+CASES

@@ -17,5 +17,6 @@ func Commands() []Command {
 		analyzeCommand(),
 		cloudIDCommand(),
 		featuresCommand(),
+		cleanCommand(),
 	}
 }
