@@ -18,5 +18,6 @@ func Commands() []Command {
 		cloudIDCommand(),
 		featuresCommand(),
 		cleanCommand(),
+		collectLogsCommand(),
 	}
 }
