@@ -8,7 +8,8 @@ package cli
 //     is there;
 //   - the initramfs's own steps (early, drivers, entropy, mount-root,
 //     detect, local, init, handoff) from the hand-off state's timings,
-//     then a switch_root marker where the hand-off ends;
+//     then a switch_root marker where the hand-off ends (after the last
+//     step when the state predates the hand-off's own timing);
 //   - the stages of cloud-init.log (init-local, init-network,
 //     modules-config, modules-final) with one row per datasource attempt
 //     and per module under them, failures in red.
@@ -87,6 +88,12 @@ func plotRows(events []cilog.LogEvent, timings []state.Timing, localStart *float
 		if t.Stage == "handoff" {
 			handoffEnd = t.Start + t.Duration
 		}
+	}
+	if handoffEnd < 0 && len(rows) > 0 && rows[len(rows)-1].kind == "initramfs" {
+		// The hand-off step's own timing is taken after the state is
+		// written (the instance mirror lacks it): switch_root follows the
+		// last recorded step within the hand-off's few milliseconds.
+		handoffEnd = rows[len(rows)-1].end
 	}
 	if handoffEnd >= 0 {
 		rows = append(rows, plotRow{name: "switch_root", kind: "marker", start: handoffEnd, end: handoffEnd})
