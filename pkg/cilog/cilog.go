@@ -7,8 +7,9 @@
 // asctime being "YYYY-MM-DD HH:MM:SS,mmm" in local time. cloudroot has no
 // Python files, so the "filename" is a stable name per component chosen the
 // way cloud-init would name it: a record with a LoggerKey attribute uses its
-// value, one with a "module" attribute is "cc_<module>.py", anything else the
-// handler's default. slog attributes follow the message as key=value pairs.
+// value, one with a "module" attribute is "cc_<module>.py", one with a "url"
+// (a metadata or user-data fetch) "url_helper.py", one with a "datasource"
+// short name "DataSource<name>.py", anything else the handler's default. slog attributes follow the message as key=value pairs.
 //
 // The reporting events (cloudinit/reporting: "start: NAME: DESC" and
 // "finish: NAME: RESULT: DESC (duration: N.NNNs)", logged by handlers.py at
@@ -130,21 +131,34 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 		attrs = append(attrs, h.prefixed(a))
 		return true
 	})
-	file, module, event := "", "", false
+	var (
+		file, module, ds string
+		url, event       bool
+	)
 	for _, a := range attrs {
 		switch a.Key {
 		case LoggerKey:
 			file = a.Value.String()
 		case "module":
 			module = a.Value.String()
+		case "url":
+			url = true
+		case "datasource":
+			ds = a.Value.String()
 		case eventKey:
 			event = true
 		}
 	}
 	if file == "" {
-		file = h.logger
-		if module != "" {
+		switch {
+		case module != "":
 			file = ModuleLogger(module)
+		case url:
+			file = "url_helper.py"
+		case isIdent(ds):
+			file = "DataSource" + ds + ".py"
+		default:
+			file = h.logger
 		}
 	}
 	t := r.Time
@@ -208,6 +222,20 @@ func writeAttr(b *bytes.Buffer, prefix string, a slog.Attr) {
 		s = strconv.Quote(s)
 	}
 	b.WriteString(s)
+}
+
+// isIdent reports whether s is a datasource's short name ("NoCloud"), not
+// a description ("DataSourceNoCloud [seed=...]").
+func isIdent(s string) bool {
+	if s == "" || strings.HasPrefix(s, "DataSource") {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // repeated reports whether a (a module's logger attribute given again on

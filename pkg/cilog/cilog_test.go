@@ -25,11 +25,17 @@ func TestHandlerFormat(t *testing.T) {
 	log.With("stage", "init").Warn("bad thing", "err", errors.New("no such file"), "path", "/etc/x y")
 	log.Error("fetch failed", LoggerKey, "url_helper.py", "attempt", 2, "duration", 0.25)
 	log.WithGroup("g").Info("grouped", "k", "v")
+	log.With("datasource", "Ec2").Debug("imds: ok", "url", "http://127.0.0.1/x", "attempt", 1)
+	log.With("datasource", "Ec2").Info("probing")
+	log.Info("found datasource", "datasource", "DataSourceNoCloud [seed=/dev/sr0]")
 	want := `2026-11-22 08:00:00,123 - stages.py[DEBUG]: plain
 2026-11-22 08:00:00,124 - cc_ntp.py[INFO]: running module module=ntp frequency=once-per-instance
 2026-11-22 08:00:00,125 - stages.py[WARNING]: bad thing stage=init err="no such file" path="/etc/x y"
 2026-11-22 08:00:00,126 - url_helper.py[ERROR]: fetch failed attempt=2 duration=0.25
 2026-11-22 08:00:00,127 - stages.py[INFO]: grouped g.k=v
+2026-11-22 08:00:00,128 - url_helper.py[DEBUG]: imds: ok datasource=Ec2 url=http://127.0.0.1/x attempt=1
+2026-11-22 08:00:00,129 - DataSourceEc2.py[INFO]: probing datasource=Ec2
+2026-11-22 08:00:00,130 - stages.py[INFO]: found datasource datasource="DataSourceNoCloud [seed=/dev/sr0]"
 `
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
