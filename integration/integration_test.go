@@ -36,6 +36,7 @@ func TestFirstBoot(t *testing.T) {
 	wantConsoleMatch(t, r, `cloudroot demo finished: \S+ at .+ via DataSourceNoCloud.*, up [0-9.]+s`)
 
 	d := v.image()
+	wantAnalyzableLog(t, d)
 	if h := d.hostname(); h != "demo" {
 		t.Errorf("/etc/hostname = %q, want demo", h)
 	}

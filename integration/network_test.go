@@ -122,8 +122,9 @@ func (d *disk) networkLogLine() string {
 	return ""
 }
 
-// logAttrs reads the key=value attributes of a log line (slog's text
-// format, as in /var/log/cloud-init.log, or the console's unquoted form).
+// logAttrs reads the key=value attributes of a log line (cloud-init's
+// format in /var/log/cloud-init.log, "... - file.py[LEVEL]: message k=v",
+// whose message is returned as "msg", or the console's unquoted form).
 func logAttrs(line string) map[string]string {
 	out := map[string]string{}
 	for _, m := range reLogAttr.FindAllStringSubmatch(line, -1) {
@@ -134,6 +135,13 @@ func logAttrs(line string) map[string]string {
 			}
 		}
 		out[m[1]] = v
+	}
+	if i := strings.Index(line, "]: "); i >= 0 && out["msg"] == "" {
+		msg := line[i+3:]
+		if loc := reLogAttr.FindStringIndex(msg); loc != nil {
+			msg = msg[:loc[0]]
+		}
+		out["msg"] = msg
 	}
 	return out
 }

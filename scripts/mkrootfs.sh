@@ -139,6 +139,7 @@ fi
 # --- the agent -----------------------------------------------------------
 install -m 0755 "$agent" "$r/usr/bin/cloudroot"
 ln -sfn cloudroot "$r/usr/bin/cloud-init"
+ln -sfn cloudroot "$r/usr/bin/cloud-id"
 if [[ -d $repo/templates/systemd ]]; then
 	shopt -s nullglob
 	units=("$repo"/templates/systemd/*.service)
@@ -193,10 +194,19 @@ echo "cloudroot-rootfs: final stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
 
 if grep -qw cloudroot.test.poweroff /proc/cmdline; then
 	# What a script waiting on cloud-init would see.
-	/usr/bin/cloud-init status --long >/tmp/status.txt 2>&1
+	/usr/bin/cloud-init status --wait --long >/tmp/status.txt 2>&1
 	rc=$?
 	sed 's/^/cloudroot-rootfs| /' /tmp/status.txt
 	echo "cloudroot-rootfs| cloud-init status rc=$rc"
+	# What an operator would run next (integration: TestOperateInGuest).
+	for c in "cloud-id --long" "cloud-init analyze blame"; do
+		$c >/tmp/out.txt 2>&1
+		rc=$?
+		sed 's/^/cloudroot-rootfs| /' /tmp/out.txt
+		echo "cloudroot-rootfs| $c rc=$rc"
+	done
+	/usr/bin/cloud-init analyze plot -o /var/log/cloudroot-boot.svg
+	echo "cloudroot-rootfs| cloud-init analyze plot rc=$?"
 	echo "cloudroot-rootfs: powering off (cloudroot.test.poweroff)"
 	# Leave the filesystem clean (journal checkpointed), so tools that read
 	# the image offline (debugfs) see what the guest wrote.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -34,10 +35,12 @@ func (h *consoleHandler) Handle(_ context.Context, r slog.Record) error {
 		b.WriteString(strings.ToUpper(r.Level.String()) + ": ")
 	}
 	b.WriteString(r.Message)
+	var seen []slog.Attr
 	write := func(a slog.Attr) bool {
-		if a.Key == "" {
-			return true
+		if a.Key == "" || slices.ContainsFunc(seen, a.Equal) {
+			return true // a module's logger names it; a line may repeat it
 		}
+		seen = append(seen, a)
 		v := a.Value.Resolve().String()
 		if strings.ContainsAny(v, " \t\"") {
 			v = fmt.Sprintf("%q", v)

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
@@ -45,6 +46,7 @@ type boot struct {
 	console io.Writer
 	logBuf  *lockedBuffer // becomes /var/log/cloud-init.log
 	outBuf  *lockedBuffer // becomes /var/log/cloud-init-output.log
+	localEv *cilog.Event  // init-local's reporting event (datasource searches)
 	cmdline bootenv.Cmdline
 	st      *state.State
 	status  *state.Status
@@ -79,7 +81,7 @@ func run() error {
 	}
 	b.log = slog.New(slog.NewMultiHandler(
 		newConsoleHandler(os.Stdout, slog.LevelInfo, uptime),
-		slog.NewTextHandler(b.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}),
+		cilog.NewHandler(b.logBuf, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 	))
 	b.log.Info("cloudroot-init starting", "version", Version, "pid", os.Getpid())
 	if os.Getpid() != 1 {
@@ -103,6 +105,7 @@ func run() error {
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
 	b.welcome("init-local", localStart)
+	b.localEv = cilog.StartStage(b.log, state.StageInitLocal, Version, time.Now, localStart)
 	var data *datasource.Data
 	enabled := true
 	b.step("detect", func() error {
@@ -136,6 +139,10 @@ func run() error {
 	}
 	localEnd := uptime()
 	b.status.Get(state.StageInitLocal).Finished = &localEnd
+	if len(b.status.Get(state.StageInitLocal).Errors) > 0 {
+		b.localEv.Fail()
+	}
+	b.localEv.Finish()
 
 	if data != nil {
 		b.status.Datasource = data.Description()

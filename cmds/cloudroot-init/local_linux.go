@@ -245,6 +245,7 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 	var tried []string
 	for _, src := range sel {
 		tried = append(tried, src.Name())
+		ev := b.localEv.StartSearch("local", src.Name())
 		d, err := src.Get(ctx, env)
 		if errors.Is(err, datasource.ErrNeedNetwork) {
 			if nerr := n.up(ctx); nerr != nil {
@@ -256,6 +257,13 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 			env.Lease = n.dsLease()
 			d, err = src.Get(ctx, env)
 		}
+		switch {
+		case err == nil:
+			ev.Found("local", src.Name())
+		case !errors.Is(err, datasource.ErrNotFound):
+			ev.Fail()
+		}
+		ev.Finish()
 		rep, reports := src.(datasource.Reporter)
 		switch {
 		case err == nil && reports && d.InstanceID() != prevIID:

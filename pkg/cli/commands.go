@@ -17,5 +17,10 @@ func Commands() []Command {
 		seedCommand(),
 		installCommand(),
 		generatorCommand(),
+		analyzeCommand(),
+		cloudIDCommand(),
+		featuresCommand(),
+		cleanCommand(),
+		collectLogsCommand(),
 	}
 }

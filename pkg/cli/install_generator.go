@@ -39,13 +39,17 @@ func generatorCommand() Command {
 }
 
 // Argv turns a process's os.Args into the arguments Run takes: invoked as
-// cloudroot-generator (the generator link), the agent runs `generator`.
+// cloudroot-generator (the generator link), the agent runs `generator`;
+// invoked as cloud-id, `cloud-id`.
 func Argv(osArgs []string) []string {
 	if len(osArgs) == 0 {
 		return nil
 	}
-	if filepath.Base(osArgs[0]) == GeneratorName {
+	switch filepath.Base(osArgs[0]) {
+	case GeneratorName:
 		return append([]string{"generator"}, osArgs[1:]...)
+	case "cloud-id":
+		return append([]string{"cloud-id"}, osArgs[1:]...)
 	}
 	return osArgs[1:]
 }

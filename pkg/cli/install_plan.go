@@ -30,6 +30,7 @@ const (
 const (
 	installAgentPath     = "/usr/bin/cloudroot"
 	installCloudInitPath = "/usr/bin/cloud-init"
+	installCloudIDPath   = "/usr/bin/cloud-id"
 	installCloudCfgPath  = "/etc/cloud/cloud.cfg"
 	systemdUnitDir       = "/usr/lib/systemd/system"
 	systemdEtcDir        = "/etc/systemd/system"
@@ -162,6 +163,7 @@ func buildPlan(initSys string, agent []byte, replace bool, cloudCfg []byte, vari
 	add := func(a action) { p.Actions = append(p.Actions, a) }
 	add(action{Kind: actWrite, Path: installAgentPath, Data: agent, Mode: 0o755, Why: "the agent"})
 	add(action{Kind: actLink, Path: installCloudInitPath, Target: "cloudroot", Why: "the cloud-init name, for tools that run `cloud-init status --wait`"})
+	add(action{Kind: actLink, Path: installCloudIDPath, Target: "cloudroot", Why: "the cloud-id name, as cloud-init's package installs it"})
 
 	switch initSys {
 	case InitSystemd:

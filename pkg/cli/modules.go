@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -74,7 +75,7 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	logw, outw, closeLogs := openLogs(env)
 	defer closeLogs()
 	log := slog.New(slog.NewMultiHandler(
-		slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelDebug}),
+		cilog.NewHandler(logw, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 		env.Log.Handler(),
 	)).With("stage", "modules-"+mode)
 	start := time.Now()

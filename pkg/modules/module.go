@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -92,6 +93,9 @@ type Context struct {
 	// Power is set by power_state_change for the caller to carry out after
 	// the stage has finished and its status is written.
 	Power *PowerAction
+	// Event is the stage's reporting event (cloud-init.log's start:/finish:
+	// lines); each module is reported as its child. Nil reports nothing.
+	Event *cilog.Event
 }
 
 // Script is a user-data script part.

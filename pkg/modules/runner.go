@@ -177,16 +177,22 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		if e.Frequency != "" {
 			freq = e.Frequency
 		}
+		// cloud-init reports every module it considers, one that already
+		// ran included ("config-NAME" under the stage's event).
+		ev := c.Event.StartModule(m.Name, string(freq))
 		sem := state.SemaphorePath(c.InstanceID, m.Name, freq)
 		if sem != "" && c.Root.Exists(sem) {
 			c.Log.Debug("module already ran", "module", m.Name, "frequency", string(freq), "path", sem)
 			rep.Skipped = append(rep.Skipped, m.Name)
+			ev.Finish()
 			continue
 		}
 		if sem != "" {
 			body := fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)
 			if err := c.Root.WriteFile(sem, []byte(body), 0o644); err != nil {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("Running module %s failed: semaphore %s: %v", m.Name, sem, err))
+				ev.Fail()
+				ev.Finish()
 				continue
 			}
 		}
@@ -195,7 +201,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			rep.Starts[m.Name] = c.Uptime()
 		}
 		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
-		err := runSafely(ctx, c, m)
+		err := runModule(ctx, c, m)
 		d := time.Since(start).Seconds()
 		rep.Durations[m.Name] = d
 		rep.Ran = append(rep.Ran, m.Name)
@@ -203,11 +209,25 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			msg := fmt.Sprintf("Running module %s (%s) failed: %v", m.Name, "cc_"+m.Name, err)
 			c.Log.Error(msg, "module", m.Name, "duration", d)
 			rep.Errors = append(rep.Errors, msg)
+			ev.Fail()
+			ev.Finish()
 			continue
 		}
 		c.Log.Info("finished module", "module", m.Name, "duration", d)
+		ev.Finish()
 	}
 	return rep
+}
+
+// runModule runs m with c.Log naming the module, so its lines are
+// attributed to it (cc_NAME.py in cloud-init.log).
+func runModule(ctx context.Context, c *Context, m Module) error {
+	base := c.Log
+	if base != nil {
+		c.Log = base.With("module", m.Name)
+		defer func() { c.Log = base }()
+	}
+	return runSafely(ctx, c, m)
 }
 
 // runSafely runs a module, turning a panic into an error so that one broken

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -58,6 +59,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 	}
 	stage := st.Get(stageName)
 	start := o.Uptime()
+	ev := cilog.StartStage(o.Log, stageName, o.Version, o.Now, start)
 	stage.Start = &start
 	stage.Finished = nil
 	stage.Errors = []string{}
@@ -67,6 +69,10 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		o.Log.Error("write status", "err", werr)
 	}
 	finish := func() {
+		if len(stage.Errors) > 0 {
+			ev.Fail()
+		}
+		ev.Finish()
 		end := o.Uptime()
 		stage.Finished = &end
 		st.Stage = ""
@@ -112,6 +118,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		Warn:       warn,
 		Deprecated: func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		Booted:     true,
+		Event:      ev,
 	}
 	rep := modules.RunStage(ctx, mc, mode)
 	stage.Errors = append(stage.Errors, rep.Errors...)

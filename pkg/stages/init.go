@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg/schema"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -82,6 +83,18 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		o.Log.Error(msg, "stage", "init")
 		stage.Errors = append(stage.Errors, msg)
 	}
+	// cloud-init's "init-network" reporting event; its modules are children.
+	var up float64
+	if o.Uptime != nil {
+		up = o.Uptime()
+	}
+	ev := cilog.StartStage(o.Log, "init-network", o.Version, o.Now, up)
+	defer func() {
+		if len(stage.Errors) > 0 {
+			ev.Fail()
+		}
+		ev.Finish()
+	}()
 
 	iid := d.InstanceID()
 	meta := moduleMeta(d)
@@ -288,6 +301,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Warn:            warn,
 		Deprecated:      func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		SetLiveHostname: o.SetLiveHostname,
+		Event:           ev,
 		DeferHostKeys: func(hd modules.HostKeyDeferral) error {
 			return deferHostKeys(o.Run, s, hd)
 		},
