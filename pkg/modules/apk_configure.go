@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -47,7 +48,7 @@ func decodeApk(cfg Config) apkConfig {
 		return a
 	}
 	repo, _ := sec["alpine_repo"].(map[string]any)
-	if len(repo) == 0 || !truthy(repo["version"]) {
+	if len(repo) == 0 || !pyval.Truthy(repo["version"]) {
 		return a
 	}
 	a.Write = true
@@ -63,27 +64,6 @@ func decodeApk(cfg Config) apkConfig {
 	return a
 }
 
-// truthy is Python's truth value of a YAML value.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case int:
-		return t != 0
-	case float64:
-		return t != 0
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
-}
-
 func runApkConfigure(ctx context.Context, c *Context) error {
 	a := decodeApk(c.Config)
 	if !a.Write {
@@ -97,8 +77,8 @@ func runApkConfigure(ctx context.Context, c *Context) error {
 	out, err := renderJinjaTemplate(string(tmpl), map[string]any{
 		"alpine_baseurl":    a.BaseURL,
 		"alpine_version":    a.Version,
-		"community_enabled": truthy(a.Community),
-		"testing_enabled":   truthy(a.Testing),
+		"community_enabled": pyval.Truthy(a.Community),
+		"testing_enabled":   pyval.Truthy(a.Testing),
 		"local_repo":        a.LocalRepo,
 	})
 	if err != nil {
