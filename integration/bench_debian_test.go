@@ -182,7 +182,7 @@ func benchTable(runs map[string][]benchRun, n int) string {
 	}
 	rows := []row{
 		{"QEMU start -> power-off", func(r benchRun) float64 { return r.total }},
-		{"kernel start -> sshd accepting (ssh.service active)", func(r benchRun) float64 { return r.sshd }},
+		{"kernel start -> sshd accepting (ssh.service up)", func(r benchRun) float64 { return r.sshd }},
 	}
 	for _, s := range harness.Stages {
 		rows = append(rows, row{"stage " + s, func(r benchRun) float64 { return r.stages[s] }})
