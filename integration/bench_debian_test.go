@@ -32,6 +32,7 @@ type benchRun struct {
 	sshd   float64            // kernel start to ssh.service active (guest's systemd)
 	stages map[string]float64 // status.json stage durations
 	mods   map[string]float64 // per-module durations from cloud-init.log
+	keyCPU float64            // cloudroot: CPU seconds of its background host-key generation; -1: none
 }
 
 // userCommandModules run what the user-data asks to run (bootcmd, the
@@ -42,6 +43,20 @@ var userCommandModules = []string{"bootcmd", "scripts_per_once", "scripts_per_bo
 // keygenModule generates the SSH host keys (and sets up sshd's keys and
 // authorized keys; key generation dominates it).
 const keygenModule = "ssh"
+
+// keygen is the host-key generation time inside the stages. cloud-init
+// runs ssh-keygen inside its ssh module: that module's duration.
+// cloudroot's initramfs generates the keys in the background from the
+// root mount on, alongside the stages, and its ssh module only waits for
+// what is left; on the bench's one vCPU the generation's CPU time is what
+// it took from the stages, so that is the figure (the ssh module's own
+// wait is part of it).
+func (r benchRun) keygen() float64 {
+	if r.keyCPU >= 0 {
+		return r.keyCPU
+	}
+	return r.mods[keygenModule]
+}
 
 // stagesSum is the four stages' total.
 func (r benchRun) stagesSum() float64 {
@@ -64,13 +79,13 @@ func (r benchRun) userCommands() float64 {
 }
 
 // overhead is the provisioning overhead issue 12 bounds: the four stages
-// minus the user's commands and host-key generation. Neither side records
+// minus the user's commands and host-key generation (keygen). Neither side records
 // a device or network wait inside its stages (devices, the root and the
 // entropy wait come before init-local — in cloudroot's initramfs, in the
 // twin's initramfs-tools — and both config stages start after
 // network-online.target), so there is nothing else to subtract.
 func (r benchRun) overhead() float64 {
-	return r.stagesSum() - r.userCommands() - r.mods[keygenModule]
+	return r.stagesSum() - r.userCommands() - r.keygen()
 }
 
 func TestBenchDebianVsCloudInit(t *testing.T) {
@@ -96,8 +111,8 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 		for _, im := range images {
 			r := benchBoot(t, a, im.name, im.disk, im.initrd, i)
 			runs[im.name] = append(runs[im.name], r)
-			t.Logf("%s run %d: power-off %.1fs, sshd %.1fs, stages %v, ssh module %.2fs, user commands %.2fs, overhead %.2fs, modules %v",
-				im.name, i+1, r.total, r.sshd, r.stages, r.mods[keygenModule], r.userCommands(), r.overhead(), r.mods)
+			t.Logf("%s run %d: power-off %.1fs, sshd %.1fs, stages %v, key generation %.2fs, user commands %.2fs, overhead %.2fs, modules %v",
+				im.name, i+1, r.total, r.sshd, r.stages, r.keygen(), r.userCommands(), r.overhead(), r.mods)
 		}
 	}
 	table := benchTable(runs, n)
@@ -130,7 +145,7 @@ func benchBoot(t *testing.T, a harness.Artifacts, name, disk, initrd string, i i
 		t.Fatalf("%s boot %d: %v", name, i+1, err)
 	}
 	wantPoweredOff(t, r)
-	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}, mods: map[string]float64{}}
+	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}, mods: map[string]float64{}, keyCPU: -1}
 	im, err := harness.OpenImage(v.disk)
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +160,9 @@ func benchBoot(t *testing.T, a harness.Artifacts, name, disk, initrd string, i i
 	}
 	if b, err := im.ReadFile(harness.CloudInitLogPath); err == nil {
 		br.mods = harness.ModuleTimes(b)
+		if v, ok := harness.HostKeyCPU(b); ok {
+			br.keyCPU = v
+		}
 	} else {
 		t.Errorf("%s boot %d: %v", name, i+1, err)
 	}
@@ -189,7 +207,8 @@ func benchTable(runs map[string][]benchRun, n int) string {
 	}
 	rows = append(rows,
 		row{"the four stages", benchRun.stagesSum},
-		row{"host keys (ssh module)", func(r benchRun) float64 { return r.mods[keygenModule] }},
+		row{"ssh module (cloud-init: incl. ssh-keygen)", func(r benchRun) float64 { return r.mods[keygenModule] }},
+		row{"host-key generation (cloudroot: background CPU)", benchRun.keygen},
 		row{"user commands (bootcmd, scripts_*)", benchRun.userCommands},
 		row{"provisioning overhead", benchRun.overhead},
 	)

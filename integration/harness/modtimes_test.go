@@ -54,3 +54,29 @@ func FuzzModuleTimes(f *testing.F) {
 		}
 	})
 }
+
+func TestHostKeyCPU(t *testing.T) {
+	for _, tc := range []struct {
+		log    string
+		want   float64
+		wantOK bool
+	}{
+		{log: "time=2026-11-25T16:01:13.640Z level=INFO msg=\"host key generation\" keys=3 cpu=2.345s\n", want: 2.345, wantOK: true},
+		{log: "time=x level=INFO msg=\"finished module\" module=ssh duration=0.1\n"},
+		{log: "2026-11-25 15:20:02,100 - handlers.py[DEBUG]: start: init-network/config-ssh: x\n"},
+	} {
+		got, ok := HostKeyCPU([]byte(tc.log))
+		if ok != tc.wantOK || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("HostKeyCPU(%q) = %v, %v; want %v, %v", tc.log, got, ok, tc.want, tc.wantOK)
+		}
+	}
+}
+
+func FuzzHostKeyCPU(f *testing.F) {
+	f.Add([]byte("msg=\"host key generation\" keys=3 cpu=2.345s\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if v, ok := HostKeyCPU(b); v < 0 || math.IsNaN(v) || (!ok && v != 0) {
+			t.Fatalf("HostKeyCPU = %v, %v", v, ok)
+		}
+	})
+}
