@@ -31,6 +31,61 @@ type benchRun struct {
 	total  float64            // QEMU start to exit (power-off)
 	sshd   float64            // kernel start to ssh.service active (guest's systemd)
 	stages map[string]float64 // status.json stage durations
+	mods   map[string]float64 // per-module durations from cloud-init.log
+	keyCPU float64            // cloudroot: CPU seconds of its background host-key generation; -1: none
+}
+
+// userCommandModules run what the user-data asks to run (bootcmd, the
+// runcmd script, part scripts): their time is the user's, not the
+// provisioning's.
+var userCommandModules = []string{"bootcmd", "scripts_per_once", "scripts_per_boot", "scripts_per_instance", "scripts_user", "scripts_vendor"}
+
+// keygenModule generates the SSH host keys (and sets up sshd's keys and
+// authorized keys; key generation dominates it).
+const keygenModule = "ssh"
+
+// keygen is the host-key generation time inside the stages. cloud-init
+// runs ssh-keygen inside its ssh module: that module's duration.
+// cloudroot's initramfs generates the keys in the background from the
+// root mount on, alongside the stages, and its ssh module only waits for
+// what is left; on the bench's one vCPU the generation's CPU time is what
+// it took from the stages, so that is the figure (the ssh module's own
+// wait is part of it).
+func (r benchRun) keygen() float64 {
+	if r.keyCPU >= 0 {
+		return r.keyCPU
+	}
+	return r.mods[keygenModule]
+}
+
+// stagesSum is the four stages' total.
+func (r benchRun) stagesSum() float64 {
+	sum := 0.0
+	for _, s := range harness.Stages {
+		if d := r.stages[s]; d > 0 {
+			sum += d
+		}
+	}
+	return sum
+}
+
+// userCommands is the time in userCommandModules.
+func (r benchRun) userCommands() float64 {
+	sum := 0.0
+	for _, m := range userCommandModules {
+		sum += r.mods[m]
+	}
+	return sum
+}
+
+// overhead is the provisioning overhead issue 12 bounds: the four stages
+// minus the user's commands and host-key generation (keygen). Neither side records
+// a device or network wait inside its stages (devices, the root and the
+// entropy wait come before init-local — in cloudroot's initramfs, in the
+// twin's initramfs-tools — and both config stages start after
+// network-online.target), so there is nothing else to subtract.
+func (r benchRun) overhead() float64 {
+	return r.stagesSum() - r.userCommands() - r.keygen()
 }
 
 func TestBenchDebianVsCloudInit(t *testing.T) {
@@ -56,7 +111,8 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 		for _, im := range images {
 			r := benchBoot(t, a, im.name, im.disk, im.initrd, i)
 			runs[im.name] = append(runs[im.name], r)
-			t.Logf("%s run %d: power-off %.1fs, sshd %.1fs, stages %v", im.name, i+1, r.total, r.sshd, r.stages)
+			t.Logf("%s run %d: power-off %.1fs, sshd %.1fs, stages %v, key generation %.2fs, user commands %.2fs, overhead %.2fs, modules %v",
+				im.name, i+1, r.total, r.sshd, r.stages, r.keygen(), r.userCommands(), r.overhead(), r.mods)
 		}
 	}
 	table := benchTable(runs, n)
@@ -89,7 +145,7 @@ func benchBoot(t *testing.T, a harness.Artifacts, name, disk, initrd string, i i
 		t.Fatalf("%s boot %d: %v", name, i+1, err)
 	}
 	wantPoweredOff(t, r)
-	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}}
+	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}, mods: map[string]float64{}, keyCPU: -1}
 	im, err := harness.OpenImage(v.disk)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +157,14 @@ func benchBoot(t *testing.T, a harness.Artifacts, name, disk, initrd string, i i
 		if us, err := strconv.ParseInt(parseSystemctlShow(string(b))["ssh.service"]["ActiveEnterTimestampMonotonic"], 10, 64); err == nil && us > 0 {
 			br.sshd = float64(us) / 1e6
 		}
+	}
+	if b, err := im.ReadFile(harness.CloudInitLogPath); err == nil {
+		br.mods = harness.ModuleTimes(b)
+		if v, ok := harness.HostKeyCPU(b); ok {
+			br.keyCPU = v
+		}
+	} else {
+		t.Errorf("%s boot %d: %v", name, i+1, err)
 	}
 	st, err := im.Status()
 	if err != nil {
@@ -136,31 +200,44 @@ func benchTable(runs map[string][]benchRun, n int) string {
 	}
 	rows := []row{
 		{"QEMU start -> power-off", func(r benchRun) float64 { return r.total }},
-		{"guest: kernel start -> ssh.service up", func(r benchRun) float64 { return r.sshd }},
+		{"kernel start -> sshd accepting (ssh.service up)", func(r benchRun) float64 { return r.sshd }},
 	}
 	for _, s := range harness.Stages {
 		rows = append(rows, row{"stage " + s, func(r benchRun) float64 { return r.stages[s] }})
 	}
-	rows = append(rows, row{"the four stages", func(r benchRun) float64 {
-		sum := 0.0
-		for _, s := range harness.Stages {
-			if d := r.stages[s]; d > 0 {
-				sum += d
-			}
-		}
-		return sum
-	}})
+	rows = append(rows,
+		row{"the four stages", benchRun.stagesSum},
+		row{"ssh module (cloud-init: incl. ssh-keygen)", func(r benchRun) float64 { return r.mods[keygenModule] }},
+		row{"host-key generation (cloudroot: background CPU)", benchRun.keygen},
+		row{"user commands (bootcmd, scripts_*)", benchRun.userCommands},
+		row{"provisioning overhead", benchRun.overhead},
+	)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Debian 12, TCG, medians of %d boot(s) each, %s\n", n, time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "| %-38s | %10s | %10s | %6s |\n", "seconds", "cloudroot", "cloud-init", "ratio")
-	fmt.Fprintf(&b, "|%s|%s|%s|%s|\n", strings.Repeat("-", 40), strings.Repeat("-", 12), strings.Repeat("-", 12), strings.Repeat("-", 8))
+	fmt.Fprintf(&b, "| %-50s | %10s | %10s | %6s |\n", "seconds", "cloudroot", "cloud-init", "ratio")
+	fmt.Fprintf(&b, "|%s|%s|%s|%s|\n", strings.Repeat("-", 52), strings.Repeat("-", 12), strings.Repeat("-", 12), strings.Repeat("-", 8))
 	for _, r := range rows {
 		cr, ci := pick("cloudroot", r.f), pick("cloud-init", r.f)
 		ratio := "—"
 		if cr >= 0 && ci > 0 {
 			ratio = fmt.Sprintf("%.2f", cr/ci)
 		}
-		fmt.Fprintf(&b, "| %-38s | %10.2f | %10.2f | %6s |\n", r.label, cr, ci, ratio)
+		fmt.Fprintf(&b, "| %-50s | %10.2f | %10.2f | %6s |\n", r.label, cr, ci, ratio)
 	}
+	// Issue 12's targets.
+	verdict := func(label string, f func(benchRun) float64, limit float64) {
+		cr, ci := pick("cloudroot", f), pick("cloud-init", f)
+		if cr < 0 || ci <= 0 {
+			fmt.Fprintf(&b, "%s: not measured\n", label)
+			return
+		}
+		met := "met"
+		if cr/ci > limit {
+			met = "NOT met"
+		}
+		fmt.Fprintf(&b, "%s: %.3f of cloud-init's (target at most %.2f): %s\n", label, cr/ci, limit, met)
+	}
+	verdict("QEMU start -> power-off", func(r benchRun) float64 { return r.total }, 0.4)
+	verdict("provisioning overhead", benchRun.overhead, 1.0/20)
 	return b.String()
 }

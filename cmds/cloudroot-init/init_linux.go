@@ -156,6 +156,7 @@ func run() error {
 	}
 	net.down(ctx)
 	b.recordEntropy()
+	b.recordHostKeys()
 	b.step("handoff", func() error { return b.handoff(t, run) })
 	b.switchRoot(t, spec)
 	return nil
@@ -358,6 +359,18 @@ func (b *boot) recordEntropy() {
 		b.log.Info("kernel random number generator was ready", "duration", fmt.Sprintf("%.3fs", d))
 	} else {
 		b.log.Warn("kernel random number generator still not ready at hand-off")
+	}
+}
+
+// recordHostKeys logs the CPU time the background host-key generation
+// used: it ran alongside the stages, so on a one-CPU machine that much of
+// their duration was key generation (bench-vs-cloud-init subtracts it).
+func (b *boot) recordHostKeys() {
+	if b.hostKeys == nil {
+		return
+	}
+	if cpu, n := b.hostKeys.GenerationCPU(); n > 0 {
+		b.log.Info("host key generation", "keys", n, "cpu", fmt.Sprintf("%.3fs", cpu.Seconds()))
 	}
 }
 

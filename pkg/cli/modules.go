@@ -67,7 +67,13 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "error: argument --mode/-m: invalid choice: '%s' (choose from 'init', 'config', 'final')\n", mode)
 		return 2
 	}
-	root, err := target.New(env.Root)
+	// Writes are atomic (temp file + rename) but not fsynced one by one:
+	// during the boot every fsync waits for an ext4 journal commit of
+	// everything else being written, and a stage makes dozens (semaphores,
+	// status.json, module files). One syncfs at the end of the stage makes
+	// them durable, before any power_state action. cloud-init does not
+	// fsync these writes at all.
+	root, err := target.New(env.Root, target.WithDeferredSync())
 	if err != nil {
 		fmt.Fprintln(env.Stderr, err)
 		return 1
@@ -84,6 +90,9 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	errs, power, err := stages.Modules(ctx, stages.AgentOptions{
 		Root: root, Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version,
 	}, stage)
+	if serr := root.Sync(); serr != nil {
+		log.Warn("sync the root after the stage", "err", serr)
+	}
 	if errors.Is(err, stages.ErrDisabled) {
 		log.Info("cloud-init is disabled for this boot; nothing to do")
 		fmt.Fprintf(env.Stdout, "cloud-init is disabled for this boot; modules --mode %s has nothing to do\n", mode)

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -208,6 +209,8 @@ type HostKeyPool struct {
 	gen     func(kind string) (crypto.Signer, error)
 	mu      sync.Mutex
 	keys    map[string]*pendingKey
+	cpu     time.Duration // CPU time the finished generations used
+	made    int           // keys generated
 }
 
 type pendingKey struct {
@@ -244,9 +247,29 @@ func (p *HostKeyPool) Start(kinds ...string) {
 					return
 				}
 			}
+			// The generation's own thread CPU time: on a one-CPU guest,
+			// what the background keys took from everything else.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0 := threadCPU()
 			pk.key, pk.err = p.gen(kind)
+			used := threadCPU() - c0
+			p.mu.Lock()
+			p.cpu += used
+			if pk.err == nil {
+				p.made++
+			}
+			p.mu.Unlock()
 		}()
 	}
+}
+
+// GenerationCPU is the CPU time the pool's finished key generations used
+// (0 where the platform does not measure it) and how many keys they made.
+func (p *HostKeyPool) GenerationCPU() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cpu, p.made
 }
 
 // HostKey implements HostKeySource. Each key is handed out once; asking

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -240,5 +241,43 @@ func TestKeygenReportMatchesSSHKeygen(t *testing.T) {
 				t.Errorf("report:\n%s", rep.String())
 			}
 		})
+	}
+}
+
+// TestHostKeyPoolGenerationCPU: the pool adds up the CPU time of the
+// generations that finished and counts the keys made (failures count
+// their CPU, not a key).
+func TestHostKeyPoolGenerationCPU(t *testing.T) {
+	gen := func(kind string) (crypto.Signer, error) {
+		if kind == "dsa" {
+			return nil, errors.New("unsupported")
+		}
+		// Burn some CPU on this thread, as a real generation does.
+		x := 0
+		for i := range 20_000_000 {
+			x ^= i * 31
+		}
+		_ = x
+		return generateHostKey("ed25519")
+	}
+	p := NewHostKeyPool(nil, gen)
+	if cpu, n := p.GenerationCPU(); cpu != 0 || n != 0 {
+		t.Fatalf("before any key: %v, %d", cpu, n)
+	}
+	p.Start("rsa", "ecdsa", "dsa")
+	for _, k := range []string{"rsa", "ecdsa"} {
+		if _, err := p.HostKey(context.Background(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.HostKey(context.Background(), "dsa"); err == nil {
+		t.Fatal("dsa: want the generator's error")
+	}
+	cpu, n := p.GenerationCPU()
+	if n != 2 {
+		t.Errorf("keys made = %d, want 2", n)
+	}
+	if runtime.GOOS == "linux" && cpu <= 0 {
+		t.Errorf("generation CPU = %v, want > 0 on Linux", cpu)
 	}
 }

@@ -294,6 +294,13 @@ func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system,
 		}
 		res.Files = append(res.Files, p)
 	}
+	if res.Renderer == netconfig.RendererENI {
+		if w, err := ifupdownPreWait(t, run, cfg, macs); err != nil {
+			res.Warnings = append(res.Warnings, err.Error())
+		} else if len(w) > 0 {
+			res.Warnings = append(res.Warnings, "ifupdown-pre waits for "+strings.Join(w, ", ")+" instead of the whole udev coldplug ("+IfupdownPreDropIn+")")
+		}
+	}
 	if j, err := json.MarshalIndent(rawForJSON(doc, cfg), "", " "); err == nil {
 		_ = t.WriteFile(filepath.Join(state.InstanceDir(iid), "network-config.json"), append(j, '\n'), 0o600)
 	}

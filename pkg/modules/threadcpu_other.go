@@ -1,0 +1,8 @@
+//go:build !linux
+
+package modules
+
+import "time"
+
+// threadCPU is not measured off Linux.
+func threadCPU() time.Duration { return 0 }
