@@ -13,42 +13,15 @@ import json
 import os
 import sys
 
-import yaml
-
+import goldenlib
 from cloudinit import distros, helpers, util
 from cloudinit.config import cc_timezone
 
 CASES, OSDIR = sys.argv[1:3]
-CLASS = {"debian": "debian", "ubuntu": "ubuntu", "rhel": "rhel", "fedora": "fedora", "opensuse-leap": "suse",
-         "sles": "suse", "alpine": "alpine", "arch": "arch", "photon": "photon"}
-
-
-def os_release(name):
-    kv = {}
-    with open(os.path.join(OSDIR, name)) as f:
-        for line in f:
-            if "=" in line:
-                k, v = line.strip().split("=", 1)
-                kv[k] = v.strip('"')
-    return kv
-
-
 real = (util.write_file, util.del_file, util.sym_link, util.copy, os.symlink, os.path.islink, os.path.exists,
         os.path.isfile, util.system_info, util.load_text_file)
 result = {}
-for case in sorted(os.listdir(CASES)):
-    cdir = os.path.join(CASES, case)
-    if not os.path.isdir(cdir):
-        continue
-    with open(os.path.join(cdir, "distro")) as f:
-        osr = os_release(f.read().strip())
-    name = CLASS[osr["ID"]]
-    with open(os.path.join(cdir, "config.yaml")) as f:
-        cfg = yaml.safe_load(f) or {}
-    systemd = False
-    if os.path.exists(os.path.join(cdir, "init")):
-        with open(os.path.join(cdir, "init")) as f:
-            systemd = f.read().strip() == "systemd"
+for case, cdir, osr, name, cfg, systemd in goldenlib.cases(CASES, OSDIR):
     root = os.path.join(cdir, "root")
     inroot = lambda p: os.path.join(root, str(p).lstrip("/"))
     ops = []
