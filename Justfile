@@ -84,6 +84,23 @@ seed dir="examples/demo" out=(build / "seed.iso"):
 bench-boot runs="5": deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab bench -example examples/demo -runs {{runs}}
 
+# Run every fuzz target of the repository for `time` each, one after the other
+# (targets are found with `go test -list`, so new ones join by themselves). A crash
+# stops the run; its input is in the package's testdata/fuzz/<Target>/ and becomes
+# a regression seed once committed. `pkg` narrows it: just fuzz 30s ./pkg/disk/...
+fuzz time="30s" pkg="./...":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    n=0
+    for p in $(go list -f '{{"{{"}}if or .TestGoFiles .XTestGoFiles{{"}}"}}{{"{{"}}.ImportPath{{"}}"}}{{"{{"}}end{{"}}"}}' {{pkg}}); do
+        for t in $(go test -list '^Fuzz' "$p" | grep '^Fuzz' || true); do
+            echo "== $p $t ({{time}})"
+            go test -run='^$' -fuzz="^$t\$" -fuzztime={{time}} "$p"
+            n=$((n+1))
+        done
+    done
+    echo "fuzz: $n targets, {{time}} each, no failure"
+
 # Go benchmarks of the hot paths.
 bench:
     go test -run '^$' -bench . -benchmem ./pkg/...

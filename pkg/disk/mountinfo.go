@@ -25,13 +25,16 @@ type Mount struct {
 	Options      string
 }
 
-// ParseMountInfo reads mountinfo lines; malformed lines are skipped.
+// ParseMountInfo reads mountinfo lines; malformed lines are skipped. Fields
+// are separated by single spaces only: the kernel escapes space, tab,
+// newline and backslash in paths, and leaves every other byte as it is (a
+// carriage return or a UTF-8 no-break space is part of a path).
 func ParseMountInfo(r io.Reader) ([]Mount, error) {
 	var out []Mount
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+		f := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == ' ' })
 		sep := -1
 		for i, s := range f {
 			if s == "-" && i >= 6 {
