@@ -24,7 +24,7 @@ func imdsCommand() Command {
 }
 
 func imdsUsage(w io.Writer) {
-	fmt.Fprintf(w, `usage: cloudroot imds serve --cloud {%s} --dir DIR --listen 127.0.0.1:PORT [--require-token]
+	fmt.Fprintf(w, `usage: cloudroot imds serve --cloud {%s} --dir DIR --listen 127.0.0.1:PORT [--require-token] [--per-client] [--faults SPEC]
 
 Serve DIR (a tree laid out like pkg/datasource/<cloud>/testdata/<case>/tree/)
 as the cloud's metadata service. The listen address must be a loopback IP
@@ -39,6 +39,11 @@ options:
   --dir DIR          the tree to serve
   --listen ADDR      loopback address:port (default 127.0.0.1:8169; port 0 picks one)
   --require-token    ec2: refuse GETs without an IMDSv2 token
+  --per-client       serve each client address its own tree, DIR/<client IP>/
+                     (a fleet: clients bound to 127.0.x.y each get an identity)
+  --faults SPEC      inject faults: errors=FRACTION (answered 500/502/503),
+                     spikes=FRACTION, spike=MAX-DELAY, seed=N, comma-separated,
+                     e.g. errors=0.1,spikes=0.05,spike=300ms,seed=1
 `, strings.Join(imdsserve.Clouds(), ","))
 }
 
@@ -82,12 +87,29 @@ func runIMDS(ctx context.Context, env *Env, args []string) int {
 		case "-h", "--help":
 			imdsUsage(env.Stdout)
 			return 0
-		case "--require-token":
+		case "--require-token", "--per-client":
 			if hasInline {
-				fmt.Fprintf(env.Stderr, "error: --require-token takes no value\n")
+				fmt.Fprintf(env.Stderr, "error: %s takes no value\n", name)
 				return 2
 			}
-			o.RequireToken = true
+			if name == "--per-client" {
+				o.PerClient = true
+			} else {
+				o.RequireToken = true
+			}
+			continue
+		case "--faults":
+			v, ok := val()
+			if !ok {
+				fmt.Fprintf(env.Stderr, "error: %s needs a value\n", name)
+				return 2
+			}
+			f, err := imdsserve.ParseFaults(v)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "error: --faults: %v\n", err)
+				return 2
+			}
+			o.Faults = f
 			continue
 		case "--cloud":
 			dst = &o.Cloud
@@ -132,6 +154,9 @@ func runIMDS(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "imds: serving %s (%s) on http://%s\n", o.Dir, o.Cloud, run.Addr())
+	if o.Faults.Enabled() {
+		fmt.Fprintf(stderr, "imds: injecting faults %s\n", o.Faults)
+	}
 	if imdsServeReady != nil {
 		imdsServeReady(run.Addr())
 	}

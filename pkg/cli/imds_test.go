@@ -38,6 +38,9 @@ func TestIMDSServeRefuses(t *testing.T) {
 		{[]string{"serve", "--cloud", "gce", "--dir", tree, "--require-token"}, "--require-token is for --cloud ec2"},
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--listen"}, "--listen needs a value"},
 		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--bogus"}, "unrecognized argument --bogus"},
+		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--faults", "errors=1.5"}, "not a fraction"},
+		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--faults", "storms=1"}, "unknown key"},
+		{[]string{"serve", "--cloud", "ec2", "--dir", tree, "--per-client=yes"}, "--per-client takes no value"},
 	} {
 		env, _, errb := imdsEnv()
 		if code := Run(context.Background(), env, append([]string{"imds"}, tc.args...)); code != 2 {

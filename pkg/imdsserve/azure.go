@@ -71,11 +71,20 @@ type HealthReport struct {
 	Body []byte
 }
 
-// HealthReports returns the health reports received so far.
+// HealthReports returns the health reports received so far (with
+// PerClient, every client's, in no particular order across clients).
 func (s *Server) HealthReports() []HealthReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.health)
+	out := slices.Clone(s.health)
+	for _, c := range s.children {
+		if c != nil {
+			c.mu.Lock()
+			out = append(out, c.health...)
+			c.mu.Unlock()
+		}
+	}
+	return out
 }
 
 func jsonError(w http.ResponseWriter, code int, v map[string]any) {

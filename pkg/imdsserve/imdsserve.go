@@ -40,6 +40,12 @@
 // health POST). Every request is
 // recorded (Requests) and logged to Options.Log as one line: method, path
 // with query, status.
+//
+// Fleets: with PerClient, each client address has its own tree,
+// Dir/<client IP>/ (e.g. Dir/127.0.3.7/), as a cloud tells each instance
+// its own identity by the address it asks from; a client without a tree
+// is answered 404, and EC2 tokens are per client. Faults (faults.go) make
+// the service flaky: a share of requests answered 5xx, a share delayed.
 package imdsserve
 
 import (
@@ -50,6 +56,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -61,6 +68,10 @@ import (
 	"sync"
 	"time"
 )
+
+// StatusClientClosed is the status recorded for a request whose client
+// went away before it was answered (nginx's 499).
+const StatusClientClosed = 499
 
 // Clouds the simulator knows.
 const (
@@ -100,6 +111,10 @@ type Options struct {
 	Log io.Writer
 	// Now is the clock token expiry is checked against; nil: time.Now.
 	Now func() time.Time
+	// PerClient serves each client address its own tree, Dir/<IP>/.
+	PerClient bool
+	// Faults are injected before requests are served (none when zero).
+	Faults Faults
 }
 
 // Request is one request the server answered.
@@ -108,8 +123,10 @@ type Request struct {
 	Method string
 	// Path is the URL path, Query the raw query.
 	Path, Query string
-	Header      http.Header
-	Status      int
+	// Client is the IP address the request came from.
+	Client string
+	Header http.Header
+	Status int
 }
 
 // Server is the simulator, an http.Handler.
@@ -118,10 +135,15 @@ type Server struct {
 	root *os.Root
 	fsys fs.FS
 
-	mu     sync.Mutex
-	tokens map[string]time.Time
-	reqs   []Request
-	health []HealthReport
+	// handler serves a request (dispatch, behind the faults if any).
+	handler http.Handler
+	faults  *FaultHandler
+
+	mu       sync.Mutex
+	tokens   map[string]time.Time
+	reqs     []Request
+	health   []HealthReport
+	children map[string]*Server // PerClient: a tree per client IP
 }
 
 // New opens the tree and returns a Server. Close releases the tree.
@@ -139,7 +161,53 @@ func New(o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Server{opts: o, root: r, fsys: r.FS(), tokens: map[string]time.Time{}}, nil
+	if err := o.Faults.Validate(); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("imdsserve: %w", err)
+	}
+	s := &Server{opts: o, root: r, fsys: r.FS(), tokens: map[string]time.Time{}, children: map[string]*Server{}}
+	s.handler = http.HandlerFunc(s.dispatch)
+	if o.Faults.Enabled() {
+		s.faults = WithFaults(s.handler, o.Faults)
+		s.handler = s.faults
+	}
+	return s, nil
+}
+
+// FaultStats is what the injected faults did so far (zero without Faults).
+func (s *Server) FaultStats() FaultStats {
+	if s.faults == nil {
+		return FaultStats{}
+	}
+	return s.faults.Stats()
+}
+
+// clientIP is the address a request came from, without the port.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// child is the server of one client's tree (PerClient), made on first use;
+// nil when the client has no tree.
+func (s *Server) child(ip string) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.children[ip]; ok {
+		return c
+	}
+	var c *Server
+	if fi, err := fs.Stat(s.fsys, ip); err == nil && fi.IsDir() && path.Base(ip) == ip && ip != "." && ip != ".." {
+		sub, err := fs.Sub(s.fsys, ip)
+		if err == nil {
+			c = &Server{opts: s.opts, fsys: sub, tokens: map[string]time.Time{}}
+		}
+	}
+	s.children[ip] = c
+	return c
 }
 
 // Close releases the tree.
@@ -203,6 +271,38 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
+	s.handler.ServeHTTP(sw, r)
+	switch {
+	case sw.status == 0 && r.Context().Err() != nil:
+		sw.status = StatusClientClosed
+	case sw.status == 0:
+		sw.status = http.StatusOK
+	}
+	req := Request{Time: s.opts.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Client: clientIP(r), Header: r.Header.Clone(), Status: sw.status}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.mu.Unlock()
+	if s.opts.Log != nil {
+		fmt.Fprintln(s.opts.Log, logLine(req))
+	}
+}
+
+// dispatch serves r from the tree (the client's own with PerClient).
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if s.opts.PerClient {
+		c := s.child(clientIP(r))
+		if c == nil {
+			notFound(w)
+			return
+		}
+		c.serve(w, r)
+		return
+	}
+	s.serve(w, r)
+}
+
+// serve answers r as the configured cloud does.
+func (s *Server) serve(sw http.ResponseWriter, r *http.Request) {
 	switch s.opts.Cloud {
 	case CloudEC2:
 		s.serveEC2(sw, r)
@@ -212,16 +312,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveGCE(sw, r)
 	case CloudAzure:
 		s.serveAzure(sw, r)
-	}
-	if sw.status == 0 {
-		sw.status = http.StatusOK
-	}
-	req := Request{Time: s.opts.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Status: sw.status}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	s.mu.Unlock()
-	if s.opts.Log != nil {
-		fmt.Fprintln(s.opts.Log, logLine(req))
 	}
 }
 
