@@ -52,7 +52,7 @@ func readURL(ctx context.Context, env datasource.Env, seedfrom string, ov Overri
 		err error
 	}
 	res := make(map[string]result, len(urls))
-	c, err := env.IMDS("NoCloud", datasource.IMDSDefaults{BaseURLs: []string{seedfrom}, Budget: DefaultBudget})
+	c, err := env.IMDS("NoCloud", datasource.IMDSDefaults{BaseURLs: []string{seedfrom}, Budget: DefaultBudget, Timeout: DefaultTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("nocloud: %w", err)
 	}

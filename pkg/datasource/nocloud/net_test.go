@@ -3,9 +3,12 @@ package nocloud
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -148,5 +151,42 @@ func TestMetaDataSeedfrom(t *testing.T) {
 	root["var/lib/cloud/seed/nocloud/meta-data"] = &fstest.MapFile{Data: []byte("instance-id: iid-local\nseedfrom: ftp://x/\n")}
 	if _, err := (&Source{}).Get(context.Background(), datasource.Env{Root: root}); err == nil || !strings.Contains(err.Error(), "ftp://x/") {
 		t.Errorf("unsupported seedfrom: %v", err)
+	}
+}
+
+// A slow seed server (every answer 1.5 s late, as under a boot storm) is
+// waited for, not asked again: each file is requested once. With imds'
+// 1 s default timeout every request was sent again while the server was
+// still serving it, until the budget ran out: the seed was never read.
+func TestNetworkSeedSlowServerNotRetried(t *testing.T) {
+	dir := seedTree(t, map[string]string{
+		"seed/meta-data": "instance-id: iid-slow\n",
+		"seed/user-data": "#cloud-config\n",
+	})
+	var mu sync.Mutex
+	count := map[string]int{}
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		count[r.URL.Path]++
+		mu.Unlock()
+		time.Sleep(1500 * time.Millisecond)
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	env := datasource.Env{NetworkUp: true, Cmdline: bootenv.ParseCmdline("ds=nocloud-net;s=" + srv.URL + "/seed/")}
+	d, err := (&Source{}).Get(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.InstanceID() != "iid-slow" {
+		t.Errorf("instance-id %q", d.InstanceID())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, f := range []string{"meta-data", "user-data", "vendor-data", "network-config"} {
+		if n := count["/seed/"+f]; n != 1 {
+			t.Errorf("%s requested %d times, want 1", f, n)
+		}
 	}
 }

@@ -22,6 +22,16 @@ func SeedDirs() []string {
 // DefaultBudget bounds one Get when Env.Budget is 0.
 const DefaultBudget = 10 * time.Second
 
+// DefaultTimeout bounds each request of a NoCloud-net seed unless the
+// configuration's `timeout` says otherwise: cloud-init's read_seeded
+// default (its NoCloud even passes none). A short one is a retry storm in
+// the making: a seed server slowed by a boot storm gets every slow request
+// again after the timeout while it is still serving the first. With imds'
+// 1 s, 1000 instances on a loaded host made 1.6× the requests of a calm
+// fleet (pkg/imdsserve's TestFleetNoCloudNet), and a server answering in
+// 1.5 s was never read at all (TestNetworkSeedSlowServerNotRetried).
+const DefaultTimeout = 5 * time.Second
+
 // Source is NoCloud behind datasource.Source: the search cloud-init's
 // DataSourceNoCloud makes, over Env. Order: a `ds=nocloud;s=<path>` seedfrom
 // (command line, then SMBIOS serial) read from Env.Root, the seed
