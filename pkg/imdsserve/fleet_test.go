@@ -89,17 +89,38 @@ func userData(i int) string {
 	return fmt.Sprintf("#cloud-config\nhostname: fleet-%04d\nwrite_files:\n- path: /etc/fleet-id\n  content: %s\n", i, instanceID(i))
 }
 
-// writeTreeAt writes files (path → content) under dir.
-func writeTreeAt(t *testing.T, dir string, files map[string]string) {
+// writeTrees writes n instances' trees, a few at a time.
+func writeTrees(t *testing.T, n int, tree func(i int) (string, map[string]string)) {
 	t.Helper()
-	for p, s := range files {
-		hp := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(hp, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	next := atomic.Int64{}
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				dir, files := tree(i)
+				for p, s := range files {
+					hp := filepath.Join(dir, p)
+					err := os.MkdirAll(filepath.Dir(hp), 0o755)
+					if err == nil {
+						err = os.WriteFile(hp, []byte(s), 0o644)
+					}
+					if err != nil {
+						select {
+						case errs <- err:
+						default:
+						}
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
 	}
 }
 
@@ -240,9 +261,9 @@ func attemptsWithin(budget time.Duration) int {
 func TestFleetEC2(t *testing.T) {
 	cfg := fleetSettings(t)
 	dir := t.TempDir()
-	for i := range cfg.instances + 1 {
-		writeTreeAt(t, filepath.Join(dir, instanceAddr(i)), ec2Tree(i))
-	}
+	writeTrees(t, cfg.instances+1, func(i int) (string, map[string]string) {
+		return filepath.Join(dir, instanceAddr(i)), ec2Tree(i)
+	})
 	get := func(srvURL string) func(ctx context.Context, i int) (*datasource.Data, error) {
 		return func(ctx context.Context, i int) (*datasource.Data, error) {
 			hc, done := instanceHTTP(instanceAddr(i))
@@ -299,13 +320,13 @@ func TestFleetEC2(t *testing.T) {
 func TestFleetNoCloudNet(t *testing.T) {
 	cfg := fleetSettings(t)
 	dir := t.TempDir()
-	for i := range cfg.instances + 1 {
-		writeTreeAt(t, filepath.Join(dir, instanceID(i)), map[string]string{
+	writeTrees(t, cfg.instances+1, func(i int) (string, map[string]string) {
+		return filepath.Join(dir, instanceID(i)), map[string]string{
 			"meta-data":      fmt.Sprintf("instance-id: %s\nlocal-hostname: fleet-%04d\n", instanceID(i), i),
 			"user-data":      userData(i),
 			"network-config": "version: 2\nethernets:\n  eth0:\n    dhcp4: true\n",
-		})
-	}
+		}
+	})
 	var mu sync.Mutex
 	per := map[string]int{}
 	var total atomic.Int64
