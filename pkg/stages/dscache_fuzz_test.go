@@ -18,7 +18,7 @@ import (
 // answer survives being written back and read again unchanged, and the
 // restore decisions can be taken on it.
 func FuzzReadDatasourceCache(f *testing.F) {
-	r, err := target.New(f.TempDir())
+	r, err := target.New(f.TempDir(), target.WithDeferredSync())
 	if err != nil {
 		f.Fatal(err)
 	}
