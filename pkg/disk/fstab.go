@@ -30,6 +30,10 @@ package disk
 //     options, the swap file's line too (cloud-init 24+ leaves it untagged
 //     and so duplicates it on the next run).
 //   - When nothing is generated the fstab is left alone.
+//   - Difference: an item with a line break in a field is dropped with a
+//     note (cloud-init writes it, and the rest of the field becomes a line
+//     of its own: an fstab entry nobody asked for, untagged, so kept and
+//     never removed by later runs).
 
 import (
 	"bytes"
@@ -250,11 +254,19 @@ func RenderFstab(fstab []byte, cfg MountsConfig, env DeviceEnv) FstabResult {
 		}
 		start := scalar(l[0])
 		e := make(entry, len(l))
+		broken := -1
 		for j, x := range l {
 			if x != nil {
 				s := scalar(x)
 				e[j] = &s
+				if strings.ContainsAny(s, "\n\r") && broken < 0 {
+					broken = j
+				}
 			}
+		}
+		if broken >= 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("mounts[%d]: field %d holds a line break, entry dropped", i, broken+1))
+			continue
 		}
 		dev, checked, ok := env.Sanitize(start)
 		switch {
