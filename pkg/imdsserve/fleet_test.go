@@ -311,7 +311,7 @@ func TestFleetEC2(t *testing.T) {
 	for i := range counts {
 		counts[i] = per[instanceAddr(i)]
 	}
-	checkFleet(t, "ec2", cfg, boots, wall, counts, baseline, 1+ec2.DefaultRetries, s.FaultStats())
+	checkFleet(t, "ec2", cfg, boots, wall, counts, baseline, 1+ec2.DefaultReadRetries, s.FaultStats())
 }
 
 // TestFleetNoCloudNet: instances run nocloud.Source with a

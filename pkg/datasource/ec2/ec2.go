@@ -54,14 +54,18 @@ const (
 // Defaults when neither the configuration (`max_wait`, `timeout`,
 // `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
 // DefaultTimeout each request, and a request failing for want of an answer
-// is retried DefaultRetries times. DefaultRetries is cloud-init's, from
-// helpers/ec2.py's crawl (get_instance_metadata, _userdata, _identity: retries=5): a boot reads ~30 paths, and with 3 attempts each a
-// service failing 10% of requests leaves ~3% of a fleet unprovisioned
-// (pkg/imdsserve's TestFleetEC2); with 6 it is ~3 in 100,000.
+// is retried DefaultRetries times while looking for the service, and
+// DefaultReadRetries times once it has answered. DefaultReadRetries is
+// cloud-init's, from helpers/ec2.py's crawl (get_instance_metadata, _userdata,
+// _identity: retries=5): a boot reads ~30 paths, and with 3 attempts each
+// a service failing 10% of requests leaves ~3% of a fleet unprovisioned
+// (pkg/imdsserve's TestFleetEC2); with 6 it is ~3 in 100,000. An absent
+// service is still given up on after DefaultRetries.
 const (
-	DefaultBudget  = 20 * time.Second
-	DefaultTimeout = 2 * time.Second
-	DefaultRetries = 5
+	DefaultBudget      = 20 * time.Second
+	DefaultTimeout     = 2 * time.Second
+	DefaultRetries     = 2
+	DefaultReadRetries = 5
 )
 
 // Source is the Ec2 datasource. The zero value uses the defaults.
@@ -142,6 +146,11 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 			return nil, fmt.Errorf("ec2: no metadata service answered (%w): %w", datasource.ErrNotFound, err)
 		}
 		return nil, fmt.Errorf("ec2: %w", err)
+	}
+	// The service is there: reads retry as cloud-init's crawl does,
+	// unless the configuration says otherwise.
+	if _, set := env.SourceConfig(s.Name())["retries"]; !set && c.Retries == DefaultRetries {
+		f.sess.Client.Retries = DefaultReadRetries
 	}
 	d, err := s.read(ctx, f.sess, f.ver, cloud)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -357,4 +358,44 @@ func TestConfig(t *testing.T) {
 			t.Errorf("err = %v, want the malformed key named", err)
 		}
 	})
+}
+
+// Once the service has answered, each read is retried DefaultReadRetries
+// times (cloud-init's crawl): a path failing 5 times in a row is still
+// read; a configured `retries` applies to reads too.
+func TestReadRetries(t *testing.T) {
+	flaky := func(fails int) func(w http.ResponseWriter, r *http.Request) bool {
+		var mu sync.Mutex
+		n := 0
+		v2 := imdsHook(t, "v2")
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if strings.HasSuffix(r.URL.Path, "/meta-data/instance-type") {
+				mu.Lock()
+				n++
+				fail := n <= fails
+				mu.Unlock()
+				if fail {
+					http.Error(w, "", http.StatusServiceUnavailable)
+					return true
+				}
+			}
+			return v2(w, r)
+		}
+	}
+	aws := bootenv.DMI{SysVendor: "Amazon EC2", ProductUUID: "EC2E1916-9099-7CAF-FD21-012345678ABC"}
+	srv := dstest.Serve(t, "testdata/aws-imdsv2/tree", flaky(DefaultReadRetries))
+	d, err := (&Source{}).Get(context.Background(), env(aws, srv.URL, nil))
+	if err != nil {
+		t.Fatalf("a path failing %d times: %v", DefaultReadRetries, err)
+	}
+	if got := srv.Count(http.MethodGet, "/2021-03-23/meta-data/instance-type"); got != 1+DefaultReadRetries {
+		t.Errorf("instance-type asked %d times, want %d", got, 1+DefaultReadRetries)
+	}
+	if d.InstanceID() == "" {
+		t.Error("no instance-id")
+	}
+	srv = dstest.Serve(t, "testdata/aws-imdsv2/tree", flaky(DefaultReadRetries))
+	if _, err := (&Source{}).Get(context.Background(), env(aws, srv.URL, map[string]any{"retries": 2})); err == nil || !strings.Contains(err.Error(), "instance-type") {
+		t.Errorf("retries: 2 and a path failing %d times: %v", DefaultReadRetries, err)
+	}
 }

@@ -42,14 +42,18 @@ const DefaultMetadataURL = "http://169.254.169.254"
 // Defaults when neither the configuration (`max_wait`, `timeout`,
 // `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
 // DefaultTimeout each request, and a request failing for want of an answer
-// is retried DefaultRetries times. DefaultRetries is cloud-init's, from
-// DataSource.url_retries (5), which DataSourceOpenStack's reads use: a boot reads ~30 paths, and with 3 attempts each a
-// service failing 10% of requests leaves ~3% of a fleet unprovisioned
-// (pkg/imdsserve's TestFleetEC2); with 6 it is ~3 in 100,000.
+// is retried DefaultRetries times while looking for the service, and
+// DefaultReadRetries times once it has answered. DefaultReadRetries is
+// cloud-init's, from DataSource.url_retries (5), which
+// DataSourceOpenStack's reads use: a boot reads ~30 paths, and with 3 attempts each
+// a service failing 10% of requests leaves ~3% of a fleet unprovisioned
+// (pkg/imdsserve's TestFleetEC2); with 6 it is ~3 in 100,000. An absent
+// service is still given up on after DefaultRetries.
 const (
-	DefaultBudget  = 20 * time.Second
-	DefaultTimeout = 2 * time.Second
-	DefaultRetries = 5
+	DefaultBudget      = 20 * time.Second
+	DefaultTimeout     = 2 * time.Second
+	DefaultRetries     = 2
+	DefaultReadRetries = 5
 )
 
 // Source is the OpenStack datasource. The zero value uses the defaults.
@@ -103,7 +107,13 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		}
 		return nil, fmt.Errorf("openstack: %w", err)
 	}
-	in, err := readHTTP(ctx, c.WithBaseURL(base), listing, log)
+	// The service is there: reads retry as cloud-init's do, unless the
+	// configuration says otherwise.
+	rc := c.WithBaseURL(base)
+	if _, set := env.SourceConfig(s.Name())["retries"]; !set && rc.Retries == DefaultRetries {
+		rc.Retries = DefaultReadRetries
+	}
+	in, err := readHTTP(ctx, rc, listing, log)
 	if err != nil {
 		return nil, fmt.Errorf("openstack: %s: %w", base, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -276,5 +277,39 @@ func TestParallelFiles(t *testing.T) {
 	}
 	if most := f.Most(); most < 2 {
 		t.Errorf("at most %d requests in flight for the version's files, want them in parallel", most)
+	}
+}
+
+// Once the service has answered, each read is retried DefaultReadRetries
+// times (cloud-init's url_retries); a configured `retries` applies to reads
+// too.
+func TestReadRetries(t *testing.T) {
+	flaky := func() func(w http.ResponseWriter, r *http.Request) bool {
+		var mu sync.Mutex
+		n := 0
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if !strings.HasSuffix(r.URL.Path, "/meta_data.json") {
+				return false
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if n++; n <= DefaultReadRetries {
+				http.Error(w, "", http.StatusServiceUnavailable)
+				return true
+			}
+			return false
+		}
+	}
+	srv := dstest.Serve(t, "testdata/rocky/tree", flaky())
+	d, err := (&Source{}).Get(context.Background(), env(srv.URL))
+	if err != nil {
+		t.Fatalf("meta_data.json failing %d times: %v", DefaultReadRetries, err)
+	}
+	if d.InstanceID() == "" {
+		t.Error("no instance-id")
+	}
+	srv = dstest.Serve(t, "testdata/rocky/tree", flaky())
+	if _, err := (&Source{}).Get(context.Background(), cfg(map[string]any{"retries": 2}, srv.URL)); err == nil || !strings.Contains(err.Error(), "meta_data.json") {
+		t.Errorf("retries: 2 and meta_data.json failing %d times: %v", DefaultReadRetries, err)
 	}
 }
