@@ -2,8 +2,9 @@ package imdsserve
 
 // The fleet test (issue 15, item 6): many instances boot at once against
 // one flaky metadata service. Each simulated instance runs the real
-// datasource code (ec2.Source through pkg/imds, with its real retry policy,
-// budget and timeouts; nocloud.Source for the NoCloud-net seed) over its
+// datasource code (ec2.Source and openstack.Source through pkg/imds, with
+// their real retry policy, budget and timeouts; nocloud.Source for the
+// NoCloud-net seed) over its
 // own HTTP client bound to its own loopback address, 127.0.x.y, which is
 // how the server tells instances apart (PerClient trees; the NoCloud seed
 // is per instance by URL). Faults: a share of requests answered 5xx and a
@@ -40,6 +41,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
+	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
@@ -255,14 +257,15 @@ func attemptsWithin(budget time.Duration) int {
 	}
 }
 
-// TestFleetEC2: instances run ec2.Source (AWS: IMDSv2 token, version
-// probe, meta-data crawl, user-data, identity document) against one
-// `imds serve --per-client --faults` server.
-func TestFleetEC2(t *testing.T) {
+// imdsFleet boots cfg.instances instances, each running src from its own
+// address, against one PerClient server of cloud serving tree(i) to
+// instance i, after one fault-free boot that gives the request count the
+// bound is made of. attempts is the source's attempts per request.
+func imdsFleet(t *testing.T, name, cloud string, src datasource.Source, dmi func(i int) bootenv.DMI, tree func(i int) map[string]string, attempts int) {
 	cfg := fleetSettings(t)
 	dir := t.TempDir()
 	writeTrees(t, cfg.instances+1, func(i int) (string, map[string]string) {
-		return filepath.Join(dir, instanceAddr(i)), ec2Tree(i)
+		return filepath.Join(dir, instanceAddr(i)), tree(i)
 	})
 	get := func(srvURL string) func(ctx context.Context, i int) (*datasource.Data, error) {
 		return func(ctx context.Context, i int) (*datasource.Data, error) {
@@ -271,14 +274,14 @@ func TestFleetEC2(t *testing.T) {
 			env := datasource.Env{
 				NetworkUp: true,
 				HTTP:      hc,
-				DMI:       bootenv.DMI{SysVendor: "Amazon EC2", ProductUUID: fmt.Sprintf("EC2E1916-9099-7CAF-FD21-%012X", i)},
-				Config:    map[string]any{"Ec2": map[string]any{"metadata_urls": []any{srvURL}}},
+				DMI:       dmi(i),
+				Config:    map[string]any{src.Name(): map[string]any{"metadata_urls": []any{srvURL}}},
 			}
-			return (&ec2.Source{}).Get(ctx, env)
+			return src.Get(ctx, env)
 		}
 	}
 	start := func(f Faults) (*Server, *Running) {
-		s, err := New(Options{Cloud: CloudEC2, Dir: dir, PerClient: true, RequireToken: true, Faults: f})
+		s, err := New(Options{Cloud: cloud, Dir: dir, PerClient: true, RequireToken: cloud == CloudEC2, Faults: f})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,8 +293,6 @@ func TestFleetEC2(t *testing.T) {
 		t.Cleanup(func() { run.Close() })
 		return s, run
 	}
-	// A fault-free boot (the extra instance) gives the request count the
-	// bound is made of.
 	calm, calmRun := start(Faults{})
 	b, _ := fleetRun(1, 1, func(ctx context.Context, _ int) (*datasource.Data, error) {
 		return get(calmRun.URL())(ctx, cfg.instances)
@@ -311,7 +312,49 @@ func TestFleetEC2(t *testing.T) {
 	for i := range counts {
 		counts[i] = per[instanceAddr(i)]
 	}
-	checkFleet(t, "ec2", cfg, boots, wall, counts, baseline, 1+ec2.DefaultReadRetries, s.FaultStats())
+	checkFleet(t, name, cfg, boots, wall, counts, baseline, attempts, s.FaultStats())
+}
+
+// TestFleetEC2: instances run ec2.Source (AWS: IMDSv2 token, version
+// probe, meta-data crawl, user-data, identity document) against one
+// `imds serve --per-client --require-token --faults` server.
+func TestFleetEC2(t *testing.T) {
+	imdsFleet(t, "ec2", CloudEC2, &ec2.Source{}, func(i int) bootenv.DMI {
+		return bootenv.DMI{SysVendor: "Amazon EC2", ProductUUID: fmt.Sprintf("EC2E1916-9099-7CAF-FD21-%012X", i)}
+	}, ec2Tree, 1+ec2.DefaultReadRetries)
+}
+
+// TestFleetOpenStack: instances run openstack.Source (version listing,
+// meta_data.json, user_data, vendor and network data) against one
+// `imds serve --cloud openstack --per-client --faults` server.
+func TestFleetOpenStack(t *testing.T) {
+	imdsFleet(t, "openstack", CloudOpenStack, &openstack.Source{}, func(int) bootenv.DMI {
+		return bootenv.DMI{SysVendor: "OpenStack Foundation", ProductName: "OpenStack Nova"}
+	}, openstackTree, 1+openstack.DefaultReadRetries)
+}
+
+// openstackTree is instance i's Nova metadata tree (one dated version).
+func openstackTree(i int) map[string]string {
+	md, _ := json.MarshalIndent(map[string]any{
+		"uuid": instanceID(i), "hostname": fmt.Sprintf("fleet-%04d.example.internal", i), "name": fmt.Sprintf("fleet-%04d", i),
+		"launch_index": 0, "availability_zone": "az-1", "project_id": "4b1c6e0f9a2d4e7b8c3f5a6d7e8f9a0b",
+		"public_keys": map[string]string{"fleet": fmt.Sprintf("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl fleet-%04d\n", i)},
+		"meta":        map[string]string{"role": "worker"},
+	}, "", "  ")
+	mac := fmt.Sprintf("fa:16:3e:%02x:%02x:%02x", i>>16&0xff, i>>8&0xff, i&0xff)
+	nd, _ := json.MarshalIndent(map[string]any{
+		"links":    []any{map[string]any{"id": "tap0", "type": "ovs", "mtu": 1450, "ethernet_mac_address": mac}},
+		"networks": []any{map[string]any{"id": "network0", "type": "ipv4_dhcp", "link": "tap0"}},
+		"services": []any{},
+	}, "", " ")
+	v := "openstack/2018-08-27/"
+	return map[string]string{
+		v + "meta_data.json":    string(md),
+		v + "user_data":         userData(i),
+		v + "network_data.json": string(nd),
+		v + "vendor_data.json":  "{}",
+		v + "vendor_data2.json": "{}",
+	}
 }
 
 // TestFleetNoCloudNet: instances run nocloud.Source with a
