@@ -153,3 +153,24 @@ type Lease struct {
 	// that have no field above, by option code (Azure's 245).
 	Options map[uint8][]byte
 }
+
+// Patient sets c up for a service that is probably there, when the
+// configuration gave no `retries` (c.Retries is still the source's
+// default, absent): a failure without an answer (refused, timed out) is
+// retried absent times, as before, so a machine without the service is not
+// held up; an answer that retrying may fix (5xx, 408, 429) up to read
+// times, as cloud-init's reads are. It reports whether it did; the caller
+// then drops the hook (Retry = nil) for the reads that follow the probe.
+func (e Env) Patient(name string, c *imds.Client, absent, read int) bool {
+	if _, set := e.SourceConfig(name)["retries"]; set || c.Retries != absent {
+		return false
+	}
+	c.Retries = read
+	c.Retry = func(err *imds.Error) bool {
+		if err.Status == 0 {
+			return imds.Retryable(err) && err.Attempts <= absent
+		}
+		return imds.Retryable(err)
+	}
+	return true
+}

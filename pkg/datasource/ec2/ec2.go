@@ -54,8 +54,9 @@ const (
 // Defaults when neither the configuration (`max_wait`, `timeout`,
 // `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
 // DefaultTimeout each request, and a request failing for want of an answer
-// is retried DefaultRetries times while looking for the service, and
-// DefaultReadRetries times once it has answered. DefaultReadRetries is
+// (refused, timed out) is retried DefaultRetries times, and one the
+// service answered (5xx) or any failure once it has answered
+// DefaultReadRetries times (datasource.Env.Patient). DefaultReadRetries is
 // cloud-init's, from helpers/ec2.py's crawl (get_instance_metadata, _userdata,
 // _identity: retries=5): a boot reads ~30 paths, and with 3 attempts each
 // a service failing 10% of requests leaves ~3% of a fleet unprovisioned
@@ -123,6 +124,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if err != nil {
 		return nil, fmt.Errorf("ec2: %w", err)
 	}
+	patient := env.Patient(s.Name(), c, DefaultRetries, DefaultReadRetries)
 	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
@@ -147,10 +149,10 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		}
 		return nil, fmt.Errorf("ec2: %w", err)
 	}
-	// The service is there: reads retry as cloud-init's crawl does,
-	// unless the configuration says otherwise.
-	if _, set := env.SourceConfig(s.Name())["retries"]; !set && c.Retries == DefaultRetries {
-		f.sess.Client.Retries = DefaultReadRetries
+	if patient {
+		// The service is there: any failure is retried
+		// DefaultReadRetries times, as cloud-init's crawl does.
+		f.sess.Client.Retry = nil
 	}
 	d, err := s.read(ctx, f.sess, f.ver, cloud)
 	if err != nil {

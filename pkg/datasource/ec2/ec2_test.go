@@ -331,7 +331,8 @@ func TestURLFailover(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Run("retries", func(t *testing.T) {
 		urlSource.Retries(t, dstest.Status(http.StatusServiceUnavailable), "status 503", tokenReq,
-			dstest.Attempts{KV: nil, N: 1 + DefaultRetries},
+			// A service answering 5xx is there: read retries.
+			dstest.Attempts{KV: nil, N: 1 + DefaultReadRetries},
 			dstest.Attempts{KV: map[string]any{"retries": 4}, N: 5},
 			dstest.Attempts{KV: map[string]any{"retries": 0}, N: 1},
 			dstest.Attempts{KV: map[string]any{"max_wait": 0}, N: 1}, // cloud-init: one try

@@ -42,8 +42,9 @@ const DefaultMetadataURL = "http://169.254.169.254"
 // Defaults when neither the configuration (`max_wait`, `timeout`,
 // `retries`) nor Env.Budget says otherwise: DefaultBudget bounds one Get,
 // DefaultTimeout each request, and a request failing for want of an answer
-// is retried DefaultRetries times while looking for the service, and
-// DefaultReadRetries times once it has answered. DefaultReadRetries is
+// (refused, timed out) is retried DefaultRetries times, and one the
+// service answered (5xx) or any failure once it has answered
+// DefaultReadRetries times (datasource.Env.Patient). DefaultReadRetries is
 // cloud-init's, from DataSource.url_retries (5), which
 // DataSourceOpenStack's reads use: a boot reads ~30 paths, and with 3 attempts each
 // a service failing 10% of requests leaves ~3% of a fleet unprovisioned
@@ -97,6 +98,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	if err != nil {
 		return nil, fmt.Errorf("openstack: %w", err)
 	}
+	patient := env.Patient(s.Name(), c, DefaultRetries, DefaultReadRetries)
 	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
 	start := time.Now()
@@ -107,11 +109,11 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 		}
 		return nil, fmt.Errorf("openstack: %w", err)
 	}
-	// The service is there: reads retry as cloud-init's do, unless the
-	// configuration says otherwise.
 	rc := c.WithBaseURL(base)
-	if _, set := env.SourceConfig(s.Name())["retries"]; !set && rc.Retries == DefaultRetries {
-		rc.Retries = DefaultReadRetries
+	if patient {
+		// The service is there: any failure is retried
+		// DefaultReadRetries times, as cloud-init's reads are.
+		rc.Retry = nil
 	}
 	in, err := readHTTP(ctx, rc, listing, log)
 	if err != nil {

@@ -243,7 +243,8 @@ func TestURLFailover(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Run("retries", func(t *testing.T) {
 		urlSource.Retries(t, dstest.Status(http.StatusBadGateway), "status 502", listing,
-			dstest.Attempts{KV: nil, N: 1 + DefaultRetries},
+			// A service answering 5xx is there: read retries.
+			dstest.Attempts{KV: nil, N: 1 + DefaultReadRetries},
 			dstest.Attempts{KV: map[string]any{"retries": 3}, N: 4},
 			dstest.Attempts{KV: map[string]any{"retries": -1}, N: 1},
 			dstest.Attempts{KV: map[string]any{"max_wait": -1}, N: 1},
