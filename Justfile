@@ -105,7 +105,7 @@ fuzz time="30s" pkg="./...":
 # Ec2 and NoCloud-net datasource code from their own 127.0.x.y against one faulty metadata
 # server (`imds serve --per-client --faults`, a FileServer for NoCloud); prints p50/p99
 # provisioning time and requests per instance (docs/performance.md, "Fleet scale").
-fleet instances="1000" concurrency="250" faults="errors=0.1,spikes=0.05,spike=300ms,seed=1":
+fleet instances="1000" concurrency="100" faults="errors=0.1,spikes=0.05,spike=300ms,seed=1":
     @echo "fleet on $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), load $(cut -d' ' -f1-3 /proc/loadavg)"
     CLOUDROOT_FLEET_INSTANCES={{instances}} CLOUDROOT_FLEET_CONCURRENCY={{concurrency}} CLOUDROOT_FLEET_FAULTS={{faults}} go test -count=1 -timeout 10m -run '^TestFleet' -v ./pkg/imdsserve/ | grep -E '^(--- |PASS|FAIL|ok)|fleet_test'
 

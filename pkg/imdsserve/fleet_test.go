@@ -19,7 +19,7 @@ package imdsserve
 //
 // Knobs (environment): CLOUDROOT_FLEET_INSTANCES (default 1000; 100 with
 // -short), CLOUDROOT_FLEET_CONCURRENCY (instances booting at once, default
-// 250), CLOUDROOT_FLEET_FAULTS (ParseFaults; default
+// 100), CLOUDROOT_FLEET_FAULTS (ParseFaults; default
 // errors=0.1,spikes=0.05,spike=300ms,seed=1). `just fleet` runs it.
 
 import (
@@ -52,7 +52,7 @@ type fleetConfig struct {
 
 func fleetSettings(t *testing.T) fleetConfig {
 	t.Helper()
-	c := fleetConfig{instances: 1000, concurrency: 250,
+	c := fleetConfig{instances: 1000, concurrency: 100,
 		faults: Faults{ErrorRate: 0.1, SpikeRate: 0.05, Spike: 300 * time.Millisecond, Seed: 1}}
 	if testing.Short() {
 		c.instances = 100
@@ -89,6 +89,20 @@ func instanceID(i int) string { return fmt.Sprintf("i-0f1ee7%011x", i) }
 
 func userData(i int) string {
 	return fmt.Sprintf("#cloud-config\nhostname: fleet-%04d\nwrite_files:\n- path: /etc/fleet-id\n  content: %s\n", i, instanceID(i))
+}
+
+// treeDir is where the fleet's trees go: memory (/dev/shm) when the host
+// has it, as tens of thousands of small files on a busy disk take longer
+// to write and remove than the fleet takes to boot; else t.TempDir.
+func treeDir(t *testing.T) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "cloudroot-fleet-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
 }
 
 // writeTrees writes n instances' trees, a few at a time.
@@ -263,7 +277,7 @@ func attemptsWithin(budget time.Duration) int {
 // bound is made of. attempts is the source's attempts per request.
 func imdsFleet(t *testing.T, name, cloud string, src datasource.Source, dmi func(i int) bootenv.DMI, tree func(i int) map[string]string, attempts int) {
 	cfg := fleetSettings(t)
-	dir := t.TempDir()
+	dir := treeDir(t)
 	writeTrees(t, cfg.instances+1, func(i int) (string, map[string]string) {
 		return filepath.Join(dir, instanceAddr(i)), tree(i)
 	})
@@ -362,7 +376,7 @@ func openstackTree(i int) map[string]string {
 // plain net/http FileServer behind the same fault injection.
 func TestFleetNoCloudNet(t *testing.T) {
 	cfg := fleetSettings(t)
-	dir := t.TempDir()
+	dir := treeDir(t)
 	writeTrees(t, cfg.instances+1, func(i int) (string, map[string]string) {
 		return filepath.Join(dir, instanceID(i)), map[string]string{
 			"meta-data":      fmt.Sprintf("instance-id: %s\nlocal-hostname: fleet-%04d\n", instanceID(i), i),
