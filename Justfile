@@ -102,7 +102,7 @@ fuzz time="30s" pkg="./...":
     echo "fuzz: $n targets, {{time}} each, no failure"
 
 # The fleet test: `instances` simulated instances, `concurrency` booting at once, run the real
-# Ec2 and NoCloud-net datasource code from their own 127.0.x.y against one faulty metadata
+# Ec2, OpenStack and NoCloud-net datasource code from their own 127.0.x.y against one faulty metadata
 # server (`imds serve --per-client --faults`, a FileServer for NoCloud); prints p50/p99
 # provisioning time and requests per instance (docs/performance.md, "Fleet scale").
 fleet instances="1000" concurrency="100" faults="errors=0.1,spikes=0.05,spike=300ms,seed=1":
