@@ -116,6 +116,9 @@ func (t *EC2Token) Token(ctx context.Context) (string, error) {
 	if tok == "" {
 		return "", fmt.Errorf("%w: empty token from %s", ErrTokenRequired, path)
 	}
+	if err := checkToken(tok); err != nil {
+		return "", &permanent{fmt.Errorf("token from %s: %w", path, err)}
+	}
 	t.token = secret(tok)
 	// Refresh a little early so a request never carries an expiring token.
 	t.expires = now.Add(ttl - min(ttl/10, time.Minute))

@@ -26,6 +26,9 @@ type processor struct {
 	count  int   // parts attached so far (part-NNN numbering)
 	budget int64 // bytes left for decompression and includes
 	urls   int   // include URLs followed
+	// includeCtx bounds every #include fetch (includeContext).
+	includeCtx    context.Context
+	includeCancel context.CancelFunc
 }
 
 // pending is an attached part before handling.
