@@ -1,0 +1,131 @@
+package secret
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		want       bool
+	}{
+		{"merged_cfg", "merged_cfg", true},
+		{"user-data", "ds/meta_data/user-data", true},
+		{"vendor_data", "ds/vendor_data", true},
+		{"vendor_data", "v1/vendor_data", false},
+		{"security-credentials", "ds/meta_data/iam/security-credentials", true},
+		{"admin_pass", "ds/meta_data/admin_pass", true},
+		{"Admin_Pass", "", true},
+		{"plain_text_passwd", "", true},
+		{"hashed_passwd", "", true},
+		{"password", "", true},
+		{"root_password", "", true},
+		{"client_secret", "", true},
+		{"token", "", true},
+		{"ssh_private_key", "", true},
+		{"instance-id", "ds/meta_data/instance-id", false},
+		{"public-keys", "ds/meta_data/public-keys", false},
+		{"sensitive_keys", "sensitive_keys", false},
+		{"hostname", "", false},
+	} {
+		if got := Key(tc.name, tc.path); got != tc.want {
+			t.Errorf("Key(%q, %q) = %v, want %v", tc.name, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestPath(t *testing.T) {
+	for _, tc := range []struct {
+		loc  string
+		want bool
+	}{
+		{"users.0.plain_text_passwd", true},
+		{"chpasswd.users.1.password", true},
+		{"chpasswd", false},
+		{"chpasswd.list", true},
+		{"chpasswd.expire", false},
+		{"users.0.name", false},
+		{"write_files.0.content", false},
+		{"", false},
+	} {
+		var elems []string
+		if tc.loc != "" {
+			elems = strings.Split(tc.loc, ".")
+		}
+		if got := Path(elems); got != tc.want {
+			t.Errorf("Path(%q) = %v, want %v", tc.loc, got, tc.want)
+		}
+	}
+}
+
+// TestMap: OpenStack's admin_pass and EC2's security-credentials are
+// redacted at any depth, inside lists too; the input is left alone.
+func TestMap(t *testing.T) {
+	in := map[string]any{
+		"ds": map[string]any{
+			"meta_data": map[string]any{
+				"admin_pass":  "s3cret-admin",
+				"instance-id": "i-1",
+				"iam":         map[string]any{"security-credentials": map[string]any{"role": map[string]any{"Token": "tok"}}},
+				"items":       []any{map[string]any{"password": "pw", "name": "x"}},
+			},
+			"vendor_data": "#cloud-config\n",
+		},
+		"sensitive_keys": []any{"merged_cfg"},
+		"userdata":       "#cloud-config\n",
+	}
+	want := map[string]any{
+		"ds": map[string]any{
+			"meta_data": map[string]any{
+				"admin_pass":  Redacted,
+				"instance-id": "i-1",
+				"iam":         map[string]any{"security-credentials": Redacted},
+				"items":       []any{map[string]any{"password": Redacted, "name": "x"}},
+			},
+			"vendor_data": Redacted,
+		},
+		"sensitive_keys": []any{"merged_cfg"},
+		"userdata":       Redacted,
+	}
+	if diff := cmp.Diff(want, Map(in)); diff != "" {
+		t.Errorf("Map (-want +got):\n%s", diff)
+	}
+	if in["ds"].(map[string]any)["meta_data"].(map[string]any)["admin_pass"] != "s3cret-admin" {
+		t.Error("Map changed its input")
+	}
+}
+
+func TestScrub(t *testing.T) {
+	cfg := map[string]any{
+		"users":     []any{map[string]any{"name": "ann", "plain_text_passwd": "hunter22"}},
+		"chpasswd":  map[string]any{"list": "root:rootpw1\nann:annpw12\n"},
+		"hostname":  "host1",
+		"user-data": "#cloud-config\n",
+	}
+	vals := Values(cfg)
+	got := Scrub("users.0.plain_text_passwd hunter22; chpasswd root:rootpw1; host host1; #cloud-config", vals)
+	want := "users.0.plain_text_passwd <redacted>; chpasswd <redacted>; host host1; #cloud-config"
+	if got != want {
+		t.Errorf("Scrub = %q, want %q (values %q)", got, want, vals)
+	}
+}
+
+func TestContains(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{
+		{map[string]any{"name": "a"}, false},
+		{map[string]any{"name": "a", "password": "x"}, true},
+		{[]any{map[string]any{"users": []any{map[string]any{"plain_text_passwd": "x"}}}}, true},
+		{map[string]any{"password": nil}, false},
+		{"password", false},
+	} {
+		if got := Contains(tc.v); got != tc.want {
+			t.Errorf("Contains(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
