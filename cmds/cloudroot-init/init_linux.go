@@ -627,7 +627,7 @@ func (b *boot) handoff(t, run *target.Root) error {
 		p string
 		b []byte
 	}{{state.LogFile, b.logBuf.Bytes()}, {state.OutputLogFile, b.outBuf.Bytes()}} {
-		if err := t.WriteFileOpts(f.p, f.b, target.WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true}); err != nil {
+		if err := t.WriteFileOpts(f.p, f.b, target.WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true, Keep: true}); err != nil {
 			errs = append(errs, err)
 		}
 	}
