@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -78,8 +79,12 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, err)
 		return 1
 	}
-	logw, outw, closeLogs := openLogs(env)
+	rawLog, rawOut, closeLogs := openLogs(env)
 	defer closeLogs()
+	// Credentials of the state (passwords, tokens) are scrubbed from the
+	// log, the output log and the console once the state is read.
+	logw, outw := &secret.Writer{W: rawLog}, &secret.Writer{W: rawOut}
+	var secrets []string
 	log := slog.New(slog.NewMultiHandler(
 		cilog.NewHandler(logw, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 		env.Log.Handler(),
@@ -89,6 +94,7 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	log.Info("cloudroot agent starting", "version", Version, "mode", mode)
 	errs, power, err := stages.Modules(ctx, stages.AgentOptions{
 		Root: root, Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version,
+		Secrets: func(v []string) { secrets = v; logw.Set(v); outw.Set(v) },
 	}, stage)
 	if serr := root.Sync(); serr != nil {
 		log.Warn("sync the root after the stage", "err", serr)
@@ -104,7 +110,7 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	for _, e := range errs {
-		fmt.Fprintf(env.Stderr, "cloudroot: %s\n", e)
+		fmt.Fprintf(env.Stderr, "cloudroot: %s\n", secret.Scrub(e, secrets))
 	}
 	if power != nil {
 		if perr := doPower(ctx, env, root, power, outw, log); perr != nil {

@@ -129,3 +129,16 @@ func TestContains(t *testing.T) {
 		}
 	}
 }
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := &Writer{W: &b}
+	w.Write([]byte("before hunter22\n"))
+	w.Set([]string{"hunter22"})
+	if n, err := w.Write([]byte("after hunter22\n")); err != nil || n != len("after hunter22\n") {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if got, want := b.String(), "before hunter22\nafter <redacted>\n"; got != want {
+		t.Errorf("written %q, want %q", got, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +76,52 @@ func TestStatusNeverQuotesPasswords(t *testing.T) {
 		if strings.Contains(logs.String(), sec) {
 			t.Errorf("log quotes %q", sec)
 		}
+	}
+}
+
+// TestStatusScrubsSecrets: a message that quotes a credential of the state
+// (a module echoing a password) reaches status.json and result.json
+// without it, and Init tells its caller the credentials (for the log and
+// console writers) once the config is merged.
+func TestStatusScrubsSecrets(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	d := seed(t, "instance-id: i-q\nadmin_pass: MetaAdminPass9\n", "#cloud-config\nusers:\n  - name: ann\n    plain_text_passwd: AnnPass12345\n")
+	var s state.State
+	st := state.NewStatus()
+	o := initOpts(tr, tr, d)
+	var told []string
+	o.Secrets = func(v []string) { told = v }
+	Init(context.Background(), o, st.Get(state.StageInit), &s)
+	for _, want := range []string{"AnnPass12345", "MetaAdminPass9"} {
+		if !slices.Contains(told, want) {
+			t.Errorf("Secrets told %q, want %q among them", told, want)
+		}
+	}
+	st.Secrets = told
+	st.Get(state.StageInit).Errors = append(st.Get(state.StageInit).Errors, "chpasswd failed for ann:AnnPass12345")
+	st.Get(state.StageInit).AddRecoverable("WARNING", "admin pass MetaAdminPass9 ignored")
+	if err := WriteStatus(tr, tr, st); err != nil {
+		t.Fatal(err)
+	}
+	res := &state.Result{Errors: []string{"AnnPass12345"}, RecoverableErrors: map[string][]string{"WARNING": {"MetaAdminPass9"}}, Secrets: told}
+	if err := WriteResult(tr, tr, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{state.StatusFile, state.ResultFile} {
+		b, err := tr.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sec := range []string{"AnnPass12345", "MetaAdminPass9"} {
+			if strings.Contains(string(b), sec) {
+				t.Errorf("%s holds %q:\n%s", f, sec, b)
+			}
+		}
+		if !strings.Contains(string(b), "redacted") {
+			t.Errorf("%s: the messages are gone instead of scrubbed:\n%s", f, b)
+		}
+	}
+	if st.Get(state.StageInit).Errors[0] != "chpasswd failed for ann:AnnPass12345" {
+		t.Error("WriteStatus changed the status it was given")
 	}
 }
