@@ -32,7 +32,9 @@
 //     request is also bounded by Timeout.
 //   - Bodies larger than MaxBytes fail with ErrTooLarge (not retried).
 //   - Token, when set, is called before every request; a non-empty result is
-//     sent in TokenHeader. EC2Token implements the IMDSv2 dance.
+//     sent in TokenHeader. Its context names the base the request goes to
+//     (Destination); EC2Token implements the IMDSv2 dance with one token
+//     per origin, fetched from and sent to that origin only.
 //   - Redirects stay on the origin they start from, loops fail at once,
 //     tokens are size-capped (policy.go), for every HTTP client.
 //   - Logging goes to Client.Logger with the attributes url, attempt,
@@ -323,6 +325,9 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 	if rnd == nil {
 		rnd = rand.Float64
 	}
+	// The Token hook learns where the request goes (Destination), so a
+	// token is only ever sent to the base that issued it.
+	ctx = context.WithValue(ctx, destKey{}, base)
 	url := Join(base, r.Path)
 	// answered is the last reply with an HTTP status: when the budget cuts
 	// a later attempt short, that reply (the service is there and failing,

@@ -1,6 +1,7 @@
 package imds
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -129,4 +130,24 @@ func isRedirect(s int) bool {
 		return true
 	}
 	return false
+}
+
+type destKey struct{}
+
+// Destination is the base URL the request a Token hook is called for
+// goes to ("" outside a request): a hook that holds tokens per service
+// returns only one issued by that base.
+func Destination(ctx context.Context) string {
+	s, _ := ctx.Value(destKey{}).(string)
+	return s
+}
+
+// originOf is scheme://host:port of a base URL, the key tokens are held
+// under.
+func originOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port(u)
 }

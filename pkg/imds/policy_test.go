@@ -202,3 +202,50 @@ func TestTokenCapped(t *testing.T) {
 		})
 	}
 }
+
+// tokenService issues its own token and records the tokens it is sent.
+type tokenService struct {
+	name    string
+	getCode int // answer to GETs when not 0
+	mu      sync.Mutex
+	seen    []string
+}
+
+func (s *tokenService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPut {
+		w.Write([]byte("token-of-" + s.name))
+		return
+	}
+	s.mu.Lock()
+	s.seen = append(s.seen, r.Header.Get(EC2TokenHeader))
+	s.mu.Unlock()
+	if s.getCode != 0 {
+		w.WriteHeader(s.getCode)
+		return
+	}
+	w.Write([]byte(s.name))
+}
+
+// TestTokenStaysWithItsIssuer: with several base URLs raced, each base
+// only ever receives a token it issued itself, even when the token hook
+// is bound to the multi-base client.
+func TestTokenStaysWithItsIssuer(t *testing.T) {
+	a := &tokenService{name: "a", getCode: http.StatusServiceUnavailable}
+	b := &tokenService{name: "b"}
+	ua, ub := serve(t, a), serve(t, b)
+	c := &Client{BaseURLs: []string{ua, ub}, Stagger: -1, Backoff: fastBackoff(), Budget: 5 * time.Second}
+	c.Token = (&EC2Token{Client: c}).Token
+	body, err := c.Get(t.Context(), "latest/meta-data/instance-id")
+	if err != nil || string(body) != "b" {
+		t.Fatalf("Get = %q, %v; want b's answer", body, err)
+	}
+	for _, s := range []*tokenService{a, b} {
+		s.mu.Lock()
+		for _, tok := range s.seen {
+			if tok != "token-of-"+s.name {
+				t.Errorf("base %s was sent %q", s.name, tok)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
