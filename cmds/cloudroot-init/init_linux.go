@@ -45,9 +45,9 @@ const (
 type boot struct {
 	log     *slog.Logger
 	console io.Writer
-	// scrub is the console: credentials are scrubbed from it once the
-	// merged config is known (InitOptions.Secrets).
-	scrub   *secret.Writer
+	// secrets are scrubbed from the console once the merged config is
+	// known (InitOptions.Secrets), and from the logs at hand-off.
+	secrets *secret.Known
 	logBuf  *lockedBuffer // becomes /var/log/cloud-init.log
 	outBuf  *lockedBuffer // becomes /var/log/cloud-init-output.log
 	localEv *cilog.Event  // init-local's reporting event (datasource searches)
@@ -76,10 +76,11 @@ func uptime() float64 {
 
 func run() error {
 	ctx := context.Background()
-	scrub := &secret.Writer{W: os.Stdout}
+	known := &secret.Known{}
+	scrub := secret.Writer{W: os.Stdout, Known: known}
 	b := &boot{
 		console: scrub,
-		scrub:   scrub,
+		secrets: known,
 		logBuf:  &lockedBuffer{},
 		outBuf:  &lockedBuffer{},
 		st:      &state.State{Created: time.Now().UTC()},
@@ -592,7 +593,7 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		Fetch:           net.fetch,
 		SystemFiles:     b.sysFiles,
 		Secrets: func(v []string) {
-			b.scrub.Set(v)
+			b.secrets.Set(v)
 			b.status.Secrets = v
 		},
 	}

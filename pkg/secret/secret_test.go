@@ -1,6 +1,8 @@
 package secret
 
 import (
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -132,13 +134,25 @@ func TestContains(t *testing.T) {
 
 func TestWriter(t *testing.T) {
 	var b strings.Builder
-	w := &Writer{W: &b}
+	k := &Known{}
+	w := Writer{W: &b, Known: k}
 	w.Write([]byte("before hunter22\n"))
-	w.Set([]string{"hunter22"})
+	k.Set([]string{"hunter22"})
 	if n, err := w.Write([]byte("after hunter22\n")); err != nil || n != len("after hunter22\n") {
 		t.Fatalf("Write = %d, %v", n, err)
 	}
 	if got, want := b.String(), "before hunter22\nafter <redacted>\n"; got != want {
 		t.Errorf("written %q, want %q", got, want)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	var b strings.Builder
+	k := &Known{}
+	log := slog.New(NewHandler(slog.NewTextHandler(&b, nil), k)).With("static", "x")
+	k.Set([]string{"hunter22"})
+	log.Info("password hunter22 set", "err", errors.New("chpasswd: hunter22"), "user", "ann", slog.Group("g", "pw", "hunter22"))
+	if strings.Contains(b.String(), "hunter22") || !strings.Contains(b.String(), "user=ann") {
+		t.Errorf("logged %q", b.String())
 	}
 }
