@@ -84,6 +84,9 @@ func credential(name, p string) bool {
 	if slices.Contains(containers, n) {
 		return false
 	}
+	if strings.HasSuffix(n, "_private") { // ssh_keys: rsa_private, ed25519_private...
+		return true
+	}
 	for _, f := range fragments {
 		if strings.Contains(n, f) {
 			return true

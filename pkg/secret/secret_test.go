@@ -28,6 +28,8 @@ func TestKey(t *testing.T) {
 		{"client_secret", "", true},
 		{"token", "", true},
 		{"ssh_private_key", "", true},
+		{"ed25519_private", "merged_cfg/ssh_keys/ed25519_private", true},
+		{"ed25519_public", "", false},
 		{"instance-id", "ds/meta_data/instance-id", false},
 		{"public-keys", "ds/meta_data/public-keys", false},
 		{"sensitive_keys", "sensitive_keys", false},
