@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -96,4 +97,67 @@ func portOf(t *testing.T, u string) int {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestSecretsStayPrivate: an OpenStack config drive whose meta_data.json
+// carries admin_pass, and a user-data with a mistyped password
+// (plain_text_passwd: [..]). Neither value reaches instance-data.json,
+// status.json, /var/log/cloud-init.log or the console; the log the image
+// ships (here made root:adm 0644 by bootcmd, before the initramfs writes
+// it) keeps its group and mode (issue 15, item 2).
+func TestSecretsStayPrivate(t *testing.T) {
+	v := newVM(t)
+	const (
+		uuid      = "5ec7e75a-0000-4000-8000-00000000000f"
+		adminPass = "OsAdminPass77"
+		userPass  = "AnnListPass88"
+	)
+	md, _ := json.Marshal(map[string]any{
+		"uuid":        uuid,
+		"hostname":    "sec-meta.novalocal",
+		"name":        "sec-meta",
+		"admin_pass":  adminPass,
+		"public_keys": map[string]string{"imds-key": dsKey + "\n"},
+	})
+	ud := `#cloud-config
+hostname: sec-sim
+users:
+  - default
+  - name: ann
+    plain_text_passwd: [` + userPass + `]
+bootcmd:
+  - touch /var/log/cloud-init.log && chgrp 4 /var/log/cloud-init.log && chmod 0644 /var/log/cloud-init.log
+runcmd:
+  - cp /run/cloud-init/instance-data.json /var/tmp/instance-data.json
+power_state:
+  mode: poweroff
+  delay: now
+`
+	seed := v.seed(map[string][]byte{
+		"openstack/2018-08-27/meta_data.json": md,
+		"openstack/2018-08-27/user_data":      []byte(ud),
+	}, harness.SeedConfigDrive)
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMAHCI})
+	wantPoweredOff(t, r)
+	d := v.image()
+	if h := d.hostname(); h != "sec-sim" {
+		t.Errorf("/etc/hostname = %q, want sec-sim (user-data)", h)
+	}
+	pub := d.read("/var/tmp/instance-data.json")
+	if !strings.Contains(pub, "redacted for non-root user") {
+		t.Errorf("instance-data.json was not copied or not redacted:\n%s", pub)
+	}
+	status := d.read("/var/lib/cloud/data/status.json")
+	if !strings.Contains(status, "plain_text_passwd") {
+		t.Errorf("status.json does not report the mistyped password field:\n%s", status)
+	}
+	logText := d.read("/var/log/cloud-init.log")
+	for _, sec := range []string{adminPass, userPass} {
+		for name, text := range map[string]string{"instance-data.json": pub, "status.json": status, "cloud-init.log": logText, "the console": r.Console} {
+			if strings.Contains(text, sec) {
+				t.Errorf("%s holds %q", name, sec)
+			}
+		}
+	}
+	d.wantMode("/var/log/cloud-init.log", 0o644, 0, 4)
 }
