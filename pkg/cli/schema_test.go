@@ -46,3 +46,30 @@ func TestSchemaNeverEchoesRawBytes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTermSafe: whatever the bytes, termSafe's output is UTF-8 without
+// control characters but tab, newline and carriage return, and readable
+// text passes unchanged.
+func FuzzTermSafe(f *testing.F) {
+	for _, s := range []string{"#cloud-config\nhostname: a\n", "a\x1b[2J\xff\x00", "caf\xc3\xa9\r\n", "\xc2\x85\xe2\x80\xa8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := termSafe(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("termSafe(%q) = %q: not UTF-8", s, got)
+		}
+		for _, r := range got {
+			if unsafeRune(r) {
+				t.Fatalf("termSafe(%q) = %q: holds %U", s, got, r)
+			}
+		}
+		clean := utf8.ValidString(s)
+		for _, r := range s {
+			clean = clean && !unsafeRune(r)
+		}
+		if clean && got != s {
+			t.Fatalf("termSafe changed readable text %q to %q", s, got)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -157,4 +158,48 @@ func TestHandler(t *testing.T) {
 	if strings.Contains(b.String(), "hunter22") || !strings.Contains(b.String(), "user=ann") {
 		t.Errorf("logged %q", b.String())
 	}
+}
+
+// FuzzMap: for any JSON document, Map never panics and leaves no string
+// under a credential key, and Scrub removes every value Values finds.
+func FuzzMap(f *testing.F) {
+	for _, s := range []string{
+		`{"ds": {"meta_data": {"admin_pass": "x1234", "items": [{"password": "p1234"}]}}}`,
+		`{"users": [{"name": "a", "plain_text_passwd": ["hunter22"]}], "chpasswd": {"list": "root:pw12\n"}}`,
+		`{"a": {"b": {"token": 5}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil {
+			return
+		}
+		var check func(v any, p string)
+		check = func(v any, p string) {
+			switch t2 := v.(type) {
+			case map[string]any:
+				for k, e := range t2 {
+					kp := k
+					if p != "" {
+						kp = p + "/" + k
+					}
+					if k != "sensitive_keys" && Key(k, kp) && e != Redacted {
+						t.Fatalf("%s kept %v", kp, e)
+					}
+					check(e, kp)
+				}
+			case []any:
+				for _, e := range t2 {
+					check(e, p)
+				}
+			}
+		}
+		check(Map(m), "")
+		for _, v := range Values(m) {
+			if strings.Contains(Scrub("x "+v+" y", Values(m)), v) {
+				t.Fatalf("Scrub left %q", v)
+			}
+		}
+	})
 }
