@@ -22,6 +22,7 @@
 package secret
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -200,6 +201,11 @@ func Values(ms ...map[string]any) []string {
 		case []any:
 			for _, e := range t {
 				walk(e, under, p)
+			}
+		case int, int64, uint64:
+			// password: 12345678 is read as a number.
+			if s := fmt.Sprint(t); under && len(s) >= minScrub {
+				seen[s] = true
 			}
 		case string:
 			if under {

@@ -109,10 +109,11 @@ func TestScrub(t *testing.T) {
 		"chpasswd":  map[string]any{"list": "root:rootpw1\nann:annpw12\n"},
 		"hostname":  "host1",
 		"user-data": "#cloud-config\n",
+		"password":  12345678,
 	}
 	vals := Values(cfg)
-	got := Scrub("users.0.plain_text_passwd hunter22; chpasswd root:rootpw1; host host1; #cloud-config", vals)
-	want := "users.0.plain_text_passwd <redacted>; chpasswd <redacted>; host host1; #cloud-config"
+	got := Scrub("users.0.plain_text_passwd hunter22; chpasswd root:rootpw1; host host1; #cloud-config; pw 12345678", vals)
+	want := "users.0.plain_text_passwd <redacted>; chpasswd <redacted>; host host1; #cloud-config; pw <redacted>"
 	if got != want {
 		t.Errorf("Scrub = %q, want %q (values %q)", got, want, vals)
 	}
