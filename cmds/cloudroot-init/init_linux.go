@@ -27,6 +27,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -44,6 +45,9 @@ const (
 type boot struct {
 	log     *slog.Logger
 	console io.Writer
+	// secrets are scrubbed from the console once the merged config is
+	// known (InitOptions.Secrets), and from the logs at hand-off.
+	secrets *secret.Known
 	logBuf  *lockedBuffer // becomes /var/log/cloud-init.log
 	outBuf  *lockedBuffer // becomes /var/log/cloud-init-output.log
 	localEv *cilog.Event  // init-local's reporting event (datasource searches)
@@ -72,15 +76,18 @@ func uptime() float64 {
 
 func run() error {
 	ctx := context.Background()
+	known := &secret.Known{}
+	scrub := secret.Writer{W: os.Stdout, Known: known}
 	b := &boot{
-		console: os.Stdout,
+		console: scrub,
+		secrets: known,
 		logBuf:  &lockedBuffer{},
 		outBuf:  &lockedBuffer{},
 		st:      &state.State{Created: time.Now().UTC()},
 		status:  state.NewStatus(),
 	}
 	b.log = slog.New(slog.NewMultiHandler(
-		newConsoleHandler(os.Stdout, slog.LevelInfo, uptime),
+		newConsoleHandler(scrub, slog.LevelInfo, uptime),
 		cilog.NewHandler(b.logBuf, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 	))
 	b.log.Info("cloudroot-init starting", "version", Version, "pid", os.Getpid())
@@ -585,6 +592,10 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		NetLinks:        links,
 		Fetch:           net.fetch,
 		SystemFiles:     b.sysFiles,
+		Secrets: func(v []string) {
+			b.secrets.Set(v)
+			b.status.Secrets = v
+		},
 	}
 	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
 }
@@ -627,7 +638,10 @@ func (b *boot) handoff(t, run *target.Root) error {
 		p string
 		b []byte
 	}{{state.LogFile, b.logBuf.Bytes()}, {state.OutputLogFile, b.outBuf.Bytes()}} {
-		if err := t.WriteFileOpts(f.p, f.b, target.WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true}); err != nil {
+		if len(b.status.Secrets) > 0 {
+			f.b = []byte(secret.Scrub(string(f.b), b.status.Secrets))
+		}
+		if err := t.WriteFileOpts(f.p, f.b, target.WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true, Keep: true}); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -143,6 +143,11 @@ type schemaNotDict struct{ msg string }
 func (e *schemaNotDict) Error() string { return e.msg }
 
 func runSchema(_ context.Context, env *Env, args []string) int {
+	// Files are echoed (a bad header line, --annotate): never raw bytes or
+	// escape sequences to the terminal.
+	safe := *env
+	safe.Stdout, safe.Stderr = termSafeWriter{env.Stdout}, termSafeWriter{env.Stderr}
+	env = &safe
 	a, rc, ok := schemaArgs.run(env, args)
 	if !ok {
 		return rc

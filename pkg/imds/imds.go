@@ -32,7 +32,11 @@
 //     request is also bounded by Timeout.
 //   - Bodies larger than MaxBytes fail with ErrTooLarge (not retried).
 //   - Token, when set, is called before every request; a non-empty result is
-//     sent in TokenHeader. EC2Token implements the IMDSv2 dance.
+//     sent in TokenHeader. Its context names the base the request goes to
+//     (Destination); EC2Token implements the IMDSv2 dance with one token
+//     per origin, fetched from and sent to that origin only.
+//   - Redirects stay on the origin they start from, loops fail at once,
+//     tokens are size-capped (policy.go), for every HTTP client.
 //   - Logging goes to Client.Logger with the attributes url, attempt,
 //     duration; tokens are never logged.
 package imds
@@ -159,8 +163,13 @@ type Client struct {
 	// (DefaultStagger); negative starts them all at once.
 	Stagger time.Duration
 	// HTTP is the transport; nil uses a client without proxies (a metadata
-	// service is never behind one) and without redirects to other hosts.
+	// service is never behind one). Whichever it is, its redirect rule is
+	// replaced by this package's policy (policy.go).
 	HTTP *http.Client
+	// FollowOffHost lets redirects lead to another http(s) host, with
+	// every header but User-Agent dropped on that hop: for fetches that
+	// carry no credentials (#include). Metadata clients leave it unset.
+	FollowOffHost bool
 	// UnixSocket, when set and HTTP is nil, is the unix socket every
 	// connection goes to, whatever the base URL's host (which still names
 	// the Host header and the redirect rule): LXD's /dev/lxd/sock.
@@ -211,10 +220,15 @@ func (c *Client) log() *slog.Logger {
 }
 
 func (c *Client) httpClient() *http.Client {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
 	c.once.Do(func() {
+		if c.HTTP != nil {
+			// The caller's transport, jar and timeout, under this
+			// package's redirect policy (see policy.go).
+			hc := *c.HTTP
+			hc.CheckRedirect = c.checkRedirect
+			c.defaultHTTP = &hc
+			return
+		}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = nil
 		if sock := c.UnixSocket; sock != "" {
@@ -223,15 +237,7 @@ func (c *Client) httpClient() *http.Client {
 				return d.DialContext(ctx, "unix", sock)
 			}
 		}
-		c.defaultHTTP = &http.Client{
-			Transport: tr,
-			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if len(via) >= 5 || req.URL.Host != via[0].URL.Host {
-					return http.ErrUseLastResponse
-				}
-				return nil
-			},
-		}
+		c.defaultHTTP = &http.Client{Transport: tr, CheckRedirect: c.checkRedirect}
 	})
 	return c.defaultHTTP
 }
@@ -319,6 +325,9 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 	if rnd == nil {
 		rnd = rand.Float64
 	}
+	// The Token hook learns where the request goes (Destination), so a
+	// token is only ever sent to the base that issued it.
+	ctx = context.WithValue(ctx, destKey{}, base)
 	url := Join(base, r.Path)
 	// answered is the last reply with an HTTP status: when the budget cuts
 	// a later attempt short, that reply (the service is there and failing,
@@ -388,6 +397,9 @@ func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) 
 			// The token request's own *Error (URL, status) is the evidence.
 			return nil, fmt.Errorf("getting token for %s %s: %w", r.Method, url, err)
 		}
+		if err := checkToken(tok); err != nil {
+			return nil, fail(0, &permanent{err})
+		}
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -421,9 +433,16 @@ func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) 
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
+		if errors.Is(err, ErrRedirectLoop) {
+			err = &permanent{err}
+		}
 		return nil, fail(0, err)
 	}
 	defer resp.Body.Close()
+	if resp.Header.Get("Location") != "" && isRedirect(resp.StatusCode) {
+		// checkRedirect stopped here: another origin.
+		return nil, fail(resp.StatusCode, redirectError(resp))
+	}
 	if c.Check != nil {
 		if err := c.Check(resp); err != nil {
 			return nil, fail(resp.StatusCode, &permanent{err})

@@ -45,8 +45,14 @@ type EC2Token struct {
 	TokenPath string
 	TTLHeader string
 
-	once    sync.Once
-	lock    chan struct{} // a 1-slot semaphore: one PUT at a time, ctx-aware
+	once   sync.Once
+	lock   chan struct{} // a 1-slot semaphore: one PUT at a time, ctx-aware
+	issued map[string]*issued
+}
+
+// issued is the session of one origin: a token is sent only to the
+// origin (scheme, host, port) that issued it.
+type issued struct {
 	token   secret
 	expires time.Time
 	v1      bool
@@ -68,18 +74,36 @@ func (t *EC2Token) acquire(ctx context.Context) error {
 	}
 }
 
-// Token returns the current token, fetching one when needed; "" means IMDSv1.
+// Token returns the current token for the base the request goes to
+// (Destination, else the Client's only base), fetching one from that very
+// base when needed; "" means IMDSv1. Each origin has its own token.
 func (t *EC2Token) Token(ctx context.Context) (string, error) {
+	base := Destination(ctx)
+	if base == "" {
+		if len(t.Client.BaseURLs) != 1 {
+			return "", &permanent{errors.New("imds: EC2Token outside a request needs a client with one base URL")}
+		}
+		base = t.Client.BaseURLs[0]
+	}
 	if err := t.acquire(ctx); err != nil {
 		return "", err
 	}
 	defer func() { <-t.lock }()
-	if t.v1 {
+	origin := originOf(base)
+	if t.issued == nil {
+		t.issued = map[string]*issued{}
+	}
+	is := t.issued[origin]
+	if is == nil {
+		is = &issued{}
+		t.issued[origin] = is
+	}
+	if is.v1 {
 		return "", nil
 	}
 	now := time.Now()
-	if t.token != "" && now.Before(t.expires) {
-		return string(t.token), nil
+	if is.token != "" && now.Before(is.expires) {
+		return string(is.token), nil
 	}
 	ttl := t.TTL
 	if ttl <= 0 {
@@ -92,7 +116,11 @@ func (t *EC2Token) Token(ctx context.Context) (string, error) {
 	if hdr == "" {
 		hdr = EC2TokenTTLHeader
 	}
-	body, err := t.Client.Do(ctx, Request{
+	c := t.Client
+	if len(c.BaseURLs) != 1 || originOf(c.BaseURLs[0]) != origin {
+		c = c.WithBaseURL(base)
+	}
+	body, err := c.Do(ctx, Request{
 		Method:  http.MethodPut,
 		Path:    path,
 		Header:  http.Header{http.CanonicalHeaderKey(hdr): {strconv.Itoa(int(ttl / time.Second))}},
@@ -102,7 +130,7 @@ func (t *EC2Token) Token(ctx context.Context) (string, error) {
 	if errors.As(err, &e) && e.Status >= 400 && e.Status < 500 {
 		if t.AllowV1 {
 			t.Client.log().Info("imds: token refused, using IMDSv1", "url", e.URL, "status", e.Status)
-			t.v1 = true
+			is.v1 = true
 			return "", nil
 		}
 		if e.Status == http.StatusForbidden || e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed {
@@ -116,8 +144,11 @@ func (t *EC2Token) Token(ctx context.Context) (string, error) {
 	if tok == "" {
 		return "", fmt.Errorf("%w: empty token from %s", ErrTokenRequired, path)
 	}
-	t.token = secret(tok)
+	if err := checkToken(tok); err != nil {
+		return "", &permanent{fmt.Errorf("token from %s: %w", path, err)}
+	}
+	is.token = secret(tok)
 	// Refresh a little early so a request never carries an expiring token.
-	t.expires = now.Add(ttl - min(ttl/10, time.Minute))
+	is.expires = now.Add(ttl - min(ttl/10, time.Minute))
 	return tok, nil
 }

@@ -25,6 +25,10 @@ type AgentOptions struct {
 	Now     func() time.Time
 	Uptime  func() float64
 	Version string
+	// Secrets, if set, is told the credentials of the handed-over state
+	// (SecretValues) before any module runs, for the caller's log and
+	// console writers.
+	Secrets func([]string)
 }
 
 // ErrDisabled means provisioning is disabled for this boot.
@@ -57,6 +61,12 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 	if lerr == nil && s.Disabled {
 		return nil, nil, ErrDisabled
 	}
+	if lerr == nil {
+		st.Secrets = SecretValues(s)
+		if o.Secrets != nil {
+			o.Secrets(st.Secrets)
+		}
+	}
 	stage := st.Get(stageName)
 	start := o.Uptime()
 	ev := cilog.StartStage(o.Log, stageName, o.Version, o.Now, start)
@@ -80,7 +90,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 			o.Log.Error("write status", "err", werr)
 		}
 		if mode == modules.StageFinal {
-			res := &state.Result{Datasource: st.Datasource, RecoverableErrors: map[string][]string{}}
+			res := &state.Result{Datasource: st.Datasource, RecoverableErrors: map[string][]string{}, Secrets: st.Secrets}
 			for _, n := range state.Stages {
 				ss := st.Get(n)
 				res.Errors = append(res.Errors, ss.Errors...)

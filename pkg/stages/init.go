@@ -64,6 +64,10 @@ type InitOptions struct {
 	// SystemFiles are the target's configuration files already read (nil:
 	// Init reads them once from Target and Run).
 	SystemFiles *cloudcfg.SystemFiles
+	// Secrets, if set, is told the credentials (SecretValues) as soon as
+	// the merged config is known, so the caller's log and console writers
+	// can scrub them from then on.
+	Secrets func([]string)
 }
 
 // Init provisions the target from o.Data and returns the state to hand
@@ -201,6 +205,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 	merged := m.Config
 	s.Config = merged
+	if o.Secrets != nil {
+		o.Secrets(SecretValues(s))
+	}
 	if o.HostKeys != nil && s.NewInstance {
 		o.HostKeys.Start(HostKeyTypes(merged)...)
 	}

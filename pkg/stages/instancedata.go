@@ -3,24 +3,20 @@ package stages
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // Redacted is the placeholder cloud-init puts in instance-data.json.
-const Redacted = "redacted for non-root user"
+const Redacted = secret.Redacted
 
-// SensitiveKeys are redacted from the world-readable instance-data.json.
-var SensitiveKeys = []string{
-	"merged_cfg", "merged_system_cfg", "security-credentials", "userdata", "user-data",
-	"user_data", "vendordata", "vendor-data", "ds/vendor_data",
-	// Vultr's startup-script is a script like user-data.
-	"startup-script",
-}
+// SensitiveKeys are cloud-init's sensitive_metadata_keys, listed in
+// instance-data's sensitive_keys; secret.Key adds cloudroot's own.
+var SensitiveKeys = secret.InstanceDataKeys
 
 // SysInfo is instance-data's sys_info and the v1 keys derived from the kernel.
 type SysInfo struct {
@@ -110,42 +106,10 @@ func InstanceData(d *datasource.Data, dist distro.Info, merged, system map[strin
 }
 
 // Redact returns a copy of an instance-data dict with every sensitive key
-// (by name at any depth, or by slash path) replaced by Redacted.
+// (secret.Key: by name at any depth, or by slash path) replaced by
+// Redacted.
 func Redact(data map[string]any) map[string]any {
-	return redactMap(data, "")
-}
-
-func redactMap(m map[string]any, prefix string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		p := k
-		if prefix != "" {
-			p = prefix + "/" + k
-		}
-		if isSensitive(k, p) && k != "sensitive_keys" {
-			out[k] = Redacted
-			continue
-		}
-		if sub, ok := v.(map[string]any); ok {
-			out[k] = redactMap(sub, p)
-			continue
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func isSensitive(k, p string) bool {
-	for _, s := range SensitiveKeys {
-		if strings.Contains(s, "/") {
-			if s == p {
-				return true
-			}
-		} else if s == k {
-			return true
-		}
-	}
-	return false
+	return secret.Map(data)
 }
 
 // WriteInstanceData writes instance-data-sensitive.json (0600),

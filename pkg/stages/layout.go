@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -76,6 +77,17 @@ func WriteInstanceLayout(t *target.Root, run *target.Root, iid, prev, dsDescript
 // /run/cloud-init/status.json to it (relative, so it resolves after
 // switch_root), as cloud-init does.
 func WriteStatus(t, run *target.Root, st *state.Status) error {
+	if len(st.Secrets) > 0 {
+		c := *st
+		c.Stages = make(map[string]*state.StageStatus, len(st.Stages))
+		for n, ss := range st.Stages {
+			cs := *ss
+			cs.Errors = scrubAll(ss.Errors, st.Secrets)
+			cs.RecoverableErrors = scrubLevels(ss.RecoverableErrors, st.Secrets)
+			c.Stages[n] = &cs
+		}
+		st = &c
+	}
 	b, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -93,6 +105,12 @@ func WriteStatus(t, run *target.Root, st *state.Status) error {
 
 // WriteResult writes result.json and its /run link.
 func WriteResult(t, run *target.Root, r *state.Result) error {
+	if len(r.Secrets) > 0 {
+		c := *r
+		c.Errors = scrubAll(r.Errors, r.Secrets)
+		c.RecoverableErrors = scrubLevels(r.RecoverableErrors, r.Secrets)
+		r = &c
+	}
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		return fmt.Errorf("result: %w", err)
@@ -121,3 +139,31 @@ func ReadStatus(t *target.Root) *state.Status {
 }
 
 func fsMode(m uint32) fs.FileMode { return fs.FileMode(m) }
+
+// SecretValues are the credentials of a boot's state (its merged config
+// and metadata) that status, result, logs and console must not show.
+func SecretValues(s *state.State) []string {
+	return secret.Values(s.Config, s.MetaData)
+}
+
+func scrubAll(msgs, vals []string) []string {
+	if msgs == nil {
+		return nil
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = secret.Scrub(m, vals)
+	}
+	return out
+}
+
+func scrubLevels(m map[string][]string, vals []string) map[string][]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string][]string, len(m))
+	for k, v := range m {
+		out[k] = scrubAll(v, vals)
+	}
+	return out
+}

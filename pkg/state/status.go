@@ -42,6 +42,9 @@ type Status struct {
 	// BootStatusCode is cloudroot's record of how it was enabled
 	// (enabled-by-generator, disabled-by-kernel-command-line, ...).
 	BootStatusCode string
+	// Secrets are scrubbed from every message when status.json is
+	// written (secret.Values of the config and metadata); never written.
+	Secrets []string
 }
 
 // NewStatus returns a status with every stage present and not started.
@@ -134,6 +137,9 @@ type Result struct {
 	Errors     []string `json:"errors"`
 	// RecoverableErrors merges every stage's recoverable errors.
 	RecoverableErrors map[string][]string `json:"recoverable_errors"`
+	// Secrets are scrubbed from every message when result.json is
+	// written; never written.
+	Secrets []string `json:"-"`
 }
 
 // MarshalJSON writes {"v1": {...}}.

@@ -236,6 +236,10 @@ func (r *Root) MkdirAll(p string, perm fs.FileMode) error {
 	return nil
 }
 
+// ErrNotRegular: a write was asked of something that exists and is not a
+// regular file (the root itself, a directory, a FIFO, a device, a socket).
+var ErrNotRegular = errors.New("not a regular file")
+
 // WriteOpts controls WriteFileOpts.
 type WriteOpts struct {
 	// Perm is the exact mode; the classic setuid/setgid/sticky octal bits
@@ -248,6 +252,10 @@ type WriteOpts struct {
 	Append bool
 	// DirPerm for parents that must be created (default 0755).
 	DirPerm fs.FileMode
+	// Keep gives an existing file back its own mode, owner and group
+	// (Perm, UID and GID apply only to a new file): logs the image
+	// ships as root:adm stay so.
+	Keep bool
 }
 
 // WriteFile atomically writes data to p with mode perm, creating parents 0755.
@@ -258,7 +266,9 @@ func (r *Root) WriteFile(p string, data []byte, perm fs.FileMode) error {
 // WriteFileOpts atomically writes p: a temp file in the same directory is
 // written, chmod/chowned, fsynced and renamed over p, then the directory is
 // fsynced. A symlink at p is resolved inside the root and its target replaced
-// (the target's directory is created when missing).
+// (the target's directory is created when missing). Something at p that is
+// not a regular file (the root itself, a directory, a FIFO, a device) is
+// refused with ErrNotRegular before anything is created.
 func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 	if !path.IsAbs(p) {
 		p = "/" + p
@@ -283,14 +293,33 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 			return err
 		}
 	}
-	if o.Append {
+	// Only a regular file is replaced: "/" (or a link to it) would put the
+	// temp file in the parent of the root, a FIFO would block the append's
+	// read, a directory or device is not a file to write.
+	if filepath.Clean(hp) == r.dir {
+		return fmt.Errorf("target: write %s: %w", p, ErrNotRegular)
+	}
+	existing, err := os.Lstat(hp)
+	switch {
+	case err == nil && !existing.Mode().IsRegular():
+		return fmt.Errorf("target: write %s: %w (%s)", p, ErrNotRegular, existing.Mode().Type())
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("target: write %s: %w", p, err)
+	case err != nil:
+		existing = nil
+	}
+	if o.Append && existing != nil {
 		old, err := os.ReadFile(hp)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
 			return fmt.Errorf("target: append %s: %w", p, err)
 		}
 		data = append(old, data...)
 	}
 	mode := unixMode(o.Perm)
+	if o.Keep && existing != nil {
+		mode = existing.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		o.UID, o.GID = fileOwner(existing)
+	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(hp)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("target: write %s: %w", p, err)

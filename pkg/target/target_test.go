@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -462,5 +463,123 @@ func TestRename(t *testing.T) {
 	}
 	if err := r.Rename("/missing", "/x"); err == nil {
 		t.Error("renaming a missing file succeeded")
+	}
+}
+
+// TestWriteFileToRootRefused: a write to "/" or through a symlink to "/"
+// fails without creating anything in the parent of the target root.
+func TestWriteFileToRootRefused(t *testing.T) {
+	r, outside := newRoot(t)
+	if err := os.Symlink("/", filepath.Join(r.Dir(), "etc", "toroot")); err != nil {
+		t.Fatal(err)
+	}
+	// A temp file created and removed in the parent would still change
+	// its mtime: set it in the past and compare.
+	parent := filepath.Dir(r.Dir())
+	past := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(parent, past, past); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/etc/toroot", "/etc/.."} {
+		for _, app := range []bool{false, true} {
+			if err := r.WriteFileOpts(p, []byte("x"), WriteOpts{Perm: 0o644, UID: -1, GID: -1, Append: app}); err == nil {
+				t.Errorf("write %s (append %v) succeeded", p, app)
+			}
+		}
+	}
+	if fi, err := os.Stat(parent); err != nil || !fi.ModTime().Equal(past) {
+		t.Errorf("the parent of the root was written to (mtime %v)", fi.ModTime())
+	}
+	// The parent of the root holds only root/ and outside/.
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != "root" && e.Name() != filepath.Base(outside) {
+			t.Errorf("left in the parent of the root: %s", e.Name())
+		}
+	}
+}
+
+// TestWriteFileRefusesNonRegular: appending to (or replacing) a FIFO, a
+// directory or a socket fails at once instead of blocking on the FIFO.
+func TestWriteFileRefusesNonRegular(t *testing.T) {
+	r, _ := newRoot(t)
+	fifo := filepath.Join(r.Dir(), "etc", "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		done <- r.WriteFileOpts("/etc/fifo", []byte("x"), WriteOpts{Perm: 0o644, UID: -1, GID: -1, Append: true})
+		done <- r.WriteFileOpts("/etc", []byte("x"), WriteOpts{Perm: 0o644, UID: -1, GID: -1})
+	}()
+	for _, what := range []string{"append to a FIFO", "write over a directory"} {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s succeeded", what)
+			}
+		case <-time.After(10 * time.Second):
+			// Not a speed assertion: without the check the write blocks
+			// forever on the FIFO; open it to release the goroutine.
+			w, _ := os.OpenFile(fifo, os.O_WRONLY, 0)
+			w.Close()
+			t.Fatalf("%s blocked", what)
+		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi, err)
+	}
+}
+
+// TestWriteFileKeepOwner: rewriting a log with Keep leaves the mode and
+// group the image gave it (root:adm 0644 stays so), and a new file gets
+// Perm.
+func TestWriteFileKeepOwner(t *testing.T) {
+	r, _ := newRoot(t)
+	hp := filepath.Join(r.Dir(), "etc", "x.log")
+	if err := os.WriteFile(hp, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(hp, 0o644)
+	gid := -1
+	if os.Getuid() == 0 {
+		gid = 4 // adm
+	} else if gs, _ := os.Getgroups(); len(gs) > 0 {
+		for _, g := range gs {
+			if g != os.Getgid() {
+				gid = g
+			}
+		}
+	}
+	if gid >= 0 {
+		if err := os.Chown(hp, -1, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true, Keep: true}
+	if err := r.WriteFileOpts("/etc/x.log", []byte("b\n"), o); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(hp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode = %v, want the image's 0644", fi.Mode())
+	}
+	if st := fi.Sys().(*syscall.Stat_t); gid >= 0 && int(st.Gid) != gid {
+		t.Errorf("group = %d, want the image's %d", st.Gid, gid)
+	}
+	if b, _ := os.ReadFile(hp); string(b) != "a\nb\n" {
+		t.Errorf("content = %q", b)
+	}
+	if err := r.WriteFileOpts("/etc/new.log", []byte("n\n"), o); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(r.Dir(), "etc", "new.log")); fi.Mode().Perm() != 0o640 {
+		t.Errorf("new log mode = %v, want 0640", fi.Mode())
 	}
 }

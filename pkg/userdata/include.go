@@ -6,21 +6,31 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
-// Include fetching defaults, cloud-init's (user_data.py: timeout=5, retries=10).
+// Include fetching defaults: cloud-init's per URL (user_data.py:
+// timeout=5, retries=10, 1 s apart; here the delay is the first of a
+// jittered exponential backoff), and one deadline for every #include of a
+// Process call, which cloud-init lacks (256 dead URLs × 11 attempts would
+// hold the boot for hours).
 const (
 	DefaultIncludeTimeout = 5 * time.Second
 	DefaultIncludeRetries = 10
 	DefaultIncludeDelay   = time.Second
+	DefaultIncludeBudget  = 2 * time.Minute
 )
+
+// ErrIncludeBudget: the overall #include deadline passed; the URLs left
+// were not fetched.
+var ErrIncludeBudget = errors.New("#include deadline passed")
 
 // HTTPError is an include URL answered with a non-2xx status.
 type HTTPError struct {
@@ -88,8 +98,15 @@ func (p *processor) fetchInclude(u string, once bool) ([]byte, error) {
 	if p.opts.Fetch == nil {
 		return nil, fmt.Errorf("fetching %s: %w", u, ErrNoFetcher)
 	}
-	b, err := p.opts.Fetch(p.ctx, u)
+	ctx := p.includeContext()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("not fetching %s: %w", redactURL(u), context.Cause(ctx))
+	}
+	b, err := p.opts.Fetch(ctx, u)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), ErrIncludeBudget) && !errors.Is(err, ErrIncludeBudget) {
+			err = fmt.Errorf("%w: %w", ErrIncludeBudget, err)
+		}
 		return nil, err
 	}
 	if once && p.opts.IncludeOnceCache != nil {
@@ -98,6 +115,23 @@ func (p *processor) fetchInclude(u string, once bool) ([]byte, error) {
 		}
 	}
 	return p.charge(u, b)
+}
+
+// includeContext is the context every #include fetch of this Process call
+// shares: the caller's, bounded by IncludeBudget from the first fetch on.
+func (p *processor) includeContext() context.Context {
+	if p.includeCtx == nil {
+		b := p.opts.IncludeBudget
+		if b == 0 {
+			b = DefaultIncludeBudget
+		}
+		if b < 0 {
+			p.includeCtx, p.includeCancel = context.WithCancel(p.ctx)
+		} else {
+			p.includeCtx, p.includeCancel = context.WithTimeoutCause(p.ctx, b, ErrIncludeBudget)
+		}
+	}
+	return p.includeCtx
 }
 
 // charge counts fetched bytes against the size budget.
@@ -129,22 +163,29 @@ func redactURL(u string) string {
 	return pu.String()
 }
 
-// Fetcher fetches #include URLs the way cloud-init does: each attempt
-// bounded by Timeout, Retries more attempts after a failure, only http and
-// https, bodies larger than MaxBytes refused. The zero value uses
-// http.DefaultClient and cloud-init's defaults.
+// Fetcher fetches #include URLs the way cloud-init does, through the
+// metadata client (pkg/imds) and so under its redirect policy: each attempt
+// bounded by Timeout, up to Retries more attempts after a network error,
+// 408, 429 or 5xx, with a jittered exponential backoff from Delay; only
+// http and https; bodies larger than MaxBytes refused. Redirects may lead
+// to another host (cloud-init follows them; an include carries no
+// credentials, and every header but User-Agent is dropped on that hop),
+// never from https down to http, and a loop fails at once. The zero value
+// uses http.DefaultClient's transport and cloud-init's defaults.
 type Fetcher struct {
 	Client   *http.Client
 	MaxBytes int64         // DefaultMaxSize if 0
 	Retries  int           // extra attempts; negative means none
 	Timeout  time.Duration // per attempt; DefaultIncludeTimeout if 0
-	Delay    time.Duration // between attempts; DefaultIncludeDelay if 0
+	Delay    time.Duration // first backoff; DefaultIncludeDelay if 0
+	// Rand returns numbers in [0,1) for the jitter; nil uses math/rand/v2.
+	Rand func() float64
 }
 
 // HTTPFetcher returns Options.Fetch for a client: timeout 5 s per attempt,
-// retries extra attempts 1 s apart on network errors, 408, 429 and 5xx.
-// Other 4xx answers fail at once (cloud-init retries them too; an absent
-// document does not appear by waiting).
+// retries extra attempts from 1 s apart on network errors, 408, 429 and
+// 5xx. Other 4xx answers fail at once (cloud-init retries them too; an
+// absent document does not appear by waiting).
 func HTTPFetcher(client *http.Client, maxBytes int64, retries int) func(ctx context.Context, url string) ([]byte, error) {
 	f := &Fetcher{Client: client, MaxBytes: maxBytes, Retries: retries}
 	if retries == 0 {
@@ -153,7 +194,7 @@ func HTTPFetcher(client *http.Client, maxBytes int64, retries int) func(ctx cont
 	return f.Fetch
 }
 
-// Fetch gets one URL.
+// Fetch gets one URL; ctx bounds it with its retries.
 func (f *Fetcher) Fetch(ctx context.Context, u string) ([]byte, error) {
 	if err := checkURL(u); err != nil {
 		return nil, err
@@ -162,64 +203,34 @@ func (f *Fetcher) Fetch(ctx context.Context, u string) ([]byte, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	timeout := cmpOr(f.Timeout, DefaultIncludeTimeout)
 	delay := cmpOr(f.Delay, DefaultIncludeDelay)
-	maxBytes := cmpOr(f.MaxBytes, DefaultMaxSize)
 	retries := f.Retries
 	if retries == 0 {
 		retries = DefaultIncludeRetries
 	}
-	var errs []error
-	for attempt := 0; ; attempt++ {
-		b, retry, err := f.once(ctx, client, u, timeout, maxBytes)
-		if err == nil {
-			return b, nil
-		}
-		errs = append(errs, fmt.Errorf("attempt %d: %w", attempt+1, err))
-		if !retry || attempt >= retries {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			errs = append(errs, ctx.Err())
-			return nil, fmt.Errorf("fetching %s: %w", redactURL(u), errors.Join(errs...))
-		case <-time.After(delay):
-		}
+	c := &imds.Client{
+		BaseURLs:      []string{u},
+		HTTP:          client,
+		FollowOffHost: true,
+		Timeout:       cmpOr(f.Timeout, DefaultIncludeTimeout),
+		Retries:       retries,
+		Backoff:       imds.Backoff{Initial: delay, Max: 8 * delay},
+		MaxBytes:      cmpOr(f.MaxBytes, DefaultMaxSize),
+		Budget:        -1,
+		Rand:          f.Rand,
 	}
-	if len(errs) == 1 {
-		return nil, fmt.Errorf("fetching %s: %w", redactURL(u), errors.Unwrap(errs[0]))
+	b, err := c.Get(ctx, "")
+	if err == nil {
+		return b, nil
 	}
-	return nil, fmt.Errorf("fetching %s: %w", redactURL(u), errors.Join(errs...))
-}
-
-func (f *Fetcher) once(ctx context.Context, client *http.Client, u string, timeout time.Duration, maxBytes int64) (b []byte, retry bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, false, err
+	var he *imds.Error
+	switch {
+	case errors.Is(err, imds.ErrTooLarge):
+		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case errors.As(err, &he) && he.Status >= 400:
+		err = fmt.Errorf("%w (attempt %d)", &HTTPError{URL: redactURL(u), Status: he.Status}, he.Attempts)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded), err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		s := resp.StatusCode
-		return nil, s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500, &HTTPError{URL: redactURL(u), Status: s}
-	}
-	if resp.ContentLength > maxBytes {
-		return nil, false, fmt.Errorf("body of %d bytes %w of %d bytes", resp.ContentLength, ErrTooLarge, maxBytes)
-	}
-	b, err = io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
-	if err != nil {
-		return nil, true, fmt.Errorf("reading body: %w", err)
-	}
-	if int64(len(b)) > maxBytes {
-		return nil, false, fmt.Errorf("body %w of %d bytes", ErrTooLarge, maxBytes)
-	}
-	return b, false, nil
+	return nil, fmt.Errorf("fetching %s: %w", redactURL(u), err)
 }
 
 func cmpOr[T comparable](v, def T) T {

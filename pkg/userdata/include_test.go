@@ -3,6 +3,7 @@ package userdata
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -178,5 +180,86 @@ func TestCacheKeyIsMD5(t *testing.T) {
 	// md5("http://example.com/") as cloud-init names the urlcache file.
 	if got := CacheKey("http://example.com/"); got != "a6bf1757fff057f266b697df9cf176fd" {
 		t.Errorf("CacheKey = %s", got)
+	}
+}
+
+// TestIncludeOverallDeadline: every #include URL shares one deadline
+// (Options.IncludeBudget), so 256 URLs of a black-holed host cost the
+// budget, not hours; URLs after it are reported, not fetched.
+func TestIncludeOverallDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		fetch := func(ctx context.Context, u string) ([]byte, error) {
+			calls.Add(1)
+			select {
+			case <-time.After(time.Minute):
+				return nil, errors.New("timed out")
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		var in strings.Builder
+		in.WriteString("#include\n")
+		for i := range MaxIncludeURLs {
+			fmt.Fprintf(&in, "http://127.0.0.1:9/%d\n", i)
+		}
+		res, err := Process(t.Context(), "user-data", []byte(in.String()), Options{Fetch: fetch, IncludeBudget: 2 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := calls.Load(); n > 3 {
+			t.Errorf("%d fetches under a 2 min budget of 1 min fetches, want at most 3", n)
+		}
+		if len(res.Errors) != MaxIncludeURLs {
+			t.Fatalf("%d errors, want one per URL (%d)", len(res.Errors), MaxIncludeURLs)
+		}
+		if last := res.Errors[len(res.Errors)-1]; !errors.Is(last, ErrIncludeBudget) {
+			t.Errorf("last URL: %v, want ErrIncludeBudget", last)
+		}
+	})
+}
+
+// TestIncludeRedirectLoop: an #include URL that redirects in a loop fails
+// at once, without the retries a transport error gets.
+func TestIncludeRedirectLoop(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/a" {
+			http.Redirect(w, r, "/b", http.StatusFound)
+			return
+		}
+		http.Redirect(w, r, "/a", http.StatusFound)
+	}))
+	defer srv.Close()
+	f := &Fetcher{Client: &http.Client{}, Retries: 5, Delay: time.Millisecond}
+	if _, err := f.Fetch(t.Context(), srv.URL+"/a"); err == nil {
+		t.Fatal("a redirect loop was fetched")
+	}
+	if n := hits.Load(); n > 6 {
+		t.Errorf("%d requests for a redirect loop, want it given up at once", n)
+	}
+}
+
+// TestIncludeRedirectOffHost: an #include may be redirected to another
+// host (cloud-init follows it), but nothing but User-Agent goes along.
+func TestIncludeRedirectOffHost(t *testing.T) {
+	var got atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization") + "|" + r.Header.Get("Metadata-Flavor"))
+		w.Write([]byte("#!/bin/sh\necho moved\n"))
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+	}))
+	defer srv.Close()
+	f := &Fetcher{Client: &http.Client{}}
+	b, err := f.Fetch(t.Context(), srv.URL+"/x")
+	if err != nil || !strings.Contains(string(b), "moved") {
+		t.Fatalf("off-host include redirect: %q, %v", b, err)
+	}
+	if got.Load() != "|" {
+		t.Errorf("headers carried off host: %v", got.Load())
 	}
 }

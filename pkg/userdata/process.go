@@ -26,6 +26,9 @@ type processor struct {
 	count  int   // parts attached so far (part-NNN numbering)
 	budget int64 // bytes left for decompression and includes
 	urls   int   // include URLs followed
+	// includeCtx bounds every #include fetch (includeContext).
+	includeCtx    context.Context
+	includeCancel context.CancelFunc
 }
 
 // pending is an attached part before handling.
@@ -126,7 +129,13 @@ func (p *processor) blob(data []byte, origin string, depth int) {
 // leaf classifies one part: decompress, sniff, expand includes and archives,
 // attach the rest.
 func (p *processor) leaf(l leaf, origin string, depth int) {
+	// A text part is decoded with surrogate escapes by cloud-init, so its
+	// header is sniffed even when it is not valid UTF-8 (a cloud-config
+	// with a Latin-1 byte is still a cloud-config); a decompressed payload
+	// is decoded strictly, and invalid UTF-8 keeps the default type.
+	sniff := typeFromText
 	if gzipTypes[l.ctype] {
+		sniff = typeFromStartsWith
 		out, err := p.gunzip(l.payload)
 		if err != nil {
 			p.addError(loc(l, origin, ""), 0, fmt.Errorf("failed decompressing payload from %s of length %d: %w", l.ctype, len(l.payload), err))
@@ -143,7 +152,7 @@ func (p *processor) leaf(l leaf, origin string, depth int) {
 	}
 	switch l.ctype {
 	case TypePlain, TypeNotMultipart, TypeShellScript:
-		l.ctype = typeFromStartsWith(l.payload, l.ctype)
+		l.ctype = sniff(l.payload, l.ctype)
 	}
 	switch l.ctype {
 	case TypeInclude, TypeIncludeOnce:

@@ -90,11 +90,18 @@ var sniffOrder = func() []Format {
 // typeFromStartsWith returns the type whose header starts b (leading
 // whitespace skipped, case-insensitive), or def.
 func typeFromStartsWith(b []byte, def string) string {
-	b = bytes.TrimLeft(b, " \t\r\n\v\f")
 	if !utf8.Valid(b) {
 		// cloud-init fails to decode binary content and keeps the default.
 		return def
 	}
+	return typeFromText(b, def)
+}
+
+// typeFromText is typeFromStartsWith for content cloud-init has already
+// decoded as text (with surrogate escapes): invalid UTF-8 after the header
+// does not matter.
+func typeFromText(b []byte, def string) string {
+	b = bytes.TrimLeft(b, " \t\r\n\v\f")
 	for _, f := range sniffOrder {
 		if len(b) >= len(f.Header) && strings.EqualFold(string(b[:len(f.Header)]), f.Header) {
 			return f.Type

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Limits and defaults.
@@ -84,6 +85,9 @@ type Options struct {
 	MaxSize int64
 	// LaunchIndex, when set, drops parts whose Launch-Index differs.
 	LaunchIndex *int
+	// IncludeBudget bounds every #include fetch of the call together,
+	// from the first one (DefaultIncludeBudget if 0; negative: only ctx).
+	IncludeBudget time.Duration
 }
 
 // Part is one piece of user-data after includes, archives and templates.
@@ -270,6 +274,11 @@ func Process(ctx context.Context, source string, raw []byte, opts Options) (res 
 	defer func() {
 		if r := recover(); r != nil {
 			res.Errors = append(res.Errors, &Error{Source: source, Err: fmt.Errorf("internal error processing %s: %v", source, r)})
+		}
+	}()
+	defer func() {
+		if p.includeCancel != nil {
+			p.includeCancel()
 		}
 	}()
 	p.blob(raw, "", 0)

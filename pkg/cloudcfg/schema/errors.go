@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -103,11 +104,11 @@ func alternatives(ve *jsonschema.ValidationError, inst any) []Finding {
 		}
 		return out
 	}
-	v := valueAt(inst, ve.InstanceLocation)
+	r := reprAt(inst, ve.InstanceLocation)
 	if onlyTypes {
-		return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not of type %s", pyRepr(v), quoteList(types))}}
+		return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not of type %s", r, quoteList(types))}}
 	}
-	return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not valid under any of the given schemas", pyRepr(v))}}
+	return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not valid under any of the given schemas", r)}}
 }
 
 // collectTyped is collect that remembers which findings are plain type
@@ -183,6 +184,21 @@ func valueAt(inst any, loc []string) any {
 	return v
 }
 
+// Redacted stands for a value at a sensitive location (secret.Path) in a
+// finding: a mistyped password is reported without being quoted, since
+// findings reach status.json, logs and the console.
+const Redacted = "<redacted>"
+
+// reprAt is the Python repr of the value at loc, or Redacted when loc is
+// a credential or the value holds one.
+func reprAt(inst any, loc []string) string {
+	v := valueAt(inst, loc)
+	if secret.Path(loc) || secret.Contains(v) {
+		return Redacted
+	}
+	return pyRepr(v)
+}
+
 func ratString(r *big.Rat) string {
 	if r == nil {
 		return "?"
@@ -198,8 +214,7 @@ var printer = message.NewPrinter(language.English)
 
 // leaf words one error as Python's jsonschema does.
 func leaf(ve *jsonschema.ValidationError, inst any) Finding {
-	v := valueAt(inst, ve.InstanceLocation)
-	r := pyRepr(v)
+	r := reprAt(inst, ve.InstanceLocation)
 	var msg string
 	switch k := ve.ErrorKind.(type) {
 	case *kind.Type:

@@ -273,3 +273,24 @@ func TestUpstreamErrorPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestSensitiveValuesNotQuoted: a mistyped password field is reported by
+// its path, never with its value (findings reach status.json, 0644).
+func TestSensitiveValuesNotQuoted(t *testing.T) {
+	for _, doc := range []string{
+		"#cloud-config\nusers:\n  - name: ann\n    plain_text_passwd: [Hunter2Secret]\n",
+		"#cloud-config\nusers:\n  - name: ann\n    hashed_passwd: {x: Hunter2Secret}\n",
+		"#cloud-config\nchpasswd:\n  users:\n    - {name: ann, password: [Hunter2Secret]}\n",
+		"#cloud-config\npassword: [Hunter2Secret]\n",
+	} {
+		r := Validate([]byte(doc), "x")
+		if len(r.Findings) == 0 {
+			t.Errorf("%q: no finding", doc)
+		}
+		for _, f := range r.Findings {
+			if strings.Contains(f.Message, "Hunter2Secret") {
+				t.Errorf("%q: finding %s quotes the secret: %s", doc, f.Path, f.Message)
+			}
+		}
+	}
+}

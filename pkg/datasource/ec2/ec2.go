@@ -86,7 +86,7 @@ func (*Source) Doc() datasource.Doc {
 		Network:       true,
 		Reads:         "IMDS at `metadata_urls` (default " + DefaultMetadataURL + ", " + DefaultMetadataURLv6 + "): IMDSv2 token (IMDSv1 fallback off AWS), API version probe 2021-03-23 → 2009-04-04, `meta-data/` crawl, `user-data`, AWS `dynamic/instance-identity/document`",
 		NetworkConfig: "`meta-data/network/interfaces/macs/` handed on raw (`ec2_macs`) for pkg/netconfig",
-		Tests:         "golden trees served by httptest (AWS IMDSv2, IMDSv1-only EC2-like, aws-china, 404 user-data); token and header checks; absent, slow and 500 services; a refused or black-holed first URL with the second answering, nothing answering (both URLs tried within the budget); `max_wait`, `timeout`, `retries` honoured; fuzzed listing and leaf parsers; QEMU boot against `imds serve --cloud ec2` (TestEc2IMDS, TestUnreachableIMDS)",
+		Tests:         "golden trees served by httptest (AWS IMDSv2, IMDSv1-only EC2-like, aws-china, 404 user-data); token and header checks; absent, slow and 500 services; a refused or black-holed first URL with the second answering, nothing answering (both URLs tried within the budget); `max_wait`, `timeout`, `retries` honoured; fuzzed listing and leaf parsers; QEMU boot against `imds serve --cloud ec2` (TestEc2IMDS, TestUnreachableIMDS); a user-data redirect to another host refused, in a QEMU boot too (TestEc2RedirectRefused, [security](security.md))",
 	}
 }
 

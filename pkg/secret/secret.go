@@ -1,0 +1,244 @@
+// Package secret is cloudroot's one list of sensitive keys and the
+// redaction built on it.
+//
+// # Contract
+//
+//   - A key is sensitive when its name (case-insensitively) is one of
+//     cloud-init's sensitive_metadata_keys (cloudinit/sources/__init__.py,
+//     with Vultr's startup-script) or one cloudroot adds (OpenStack's
+//     admin_pass, passwords, tokens, private keys, secrets), or when its
+//     slash path is one of the path entries (ds/vendor_data). Everything
+//     under a sensitive key is sensitive: user-data and vendor-data whole,
+//     merged_cfg whole, security-credentials whole.
+//   - Map returns a copy with each sensitive value replaced by Redacted;
+//     the original (instance-data-sensitive.json, 0600) keeps them.
+//   - Path reports whether a dotted or slashed location (a schema error's
+//     "users.0.plain_text_passwd") passes through a sensitive key, so
+//     messages about it never quote the value.
+//   - Values collects the strings held under sensitive keys, and Scrub
+//     replaces them in free text (error messages, log lines), for the places
+//     where a value escapes the structure (status.json, result.json, logs,
+//     console).
+package secret
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Redacted is the placeholder cloud-init puts in instance-data.json.
+const Redacted = "redacted for non-root user"
+
+// InstanceDataKeys are cloud-init's sensitive_metadata_keys (and Vultr's
+// startup-script), in its order: instance-data.json's sensitive_keys.
+var InstanceDataKeys = []string{
+	"combined_cloud_config", "merged_cfg", "merged_system_cfg", "security-credentials",
+	"userdata", "user-data", "user_data", "vendordata", "vendor-data", "ds/vendor_data",
+	"startup-script",
+}
+
+// extraNames are keys cloudroot redacts beyond cloud-init's list, by exact
+// (lower-case) name.
+var extraNames = []string{
+	"admin_pass", "adminpass", "token", "access_token", "auth_token", "api_key", "apikey",
+	"access_key", "secret_key", "ssh_private_key", "private_key", "privatekey",
+}
+
+// fragments mark a key as sensitive wherever they appear in its name
+// (passwd, plain_text_passwd, hashed_passwd, root_password, client_secret...).
+var fragments = []string{"passw", "secret", "private_key", "privatekey"}
+
+// Key reports whether a key named name, at slash path p ("" when unknown),
+// is sensitive by itself (not by a parent).
+func Key(name, p string) bool {
+	lp := strings.ToLower(p)
+	for _, k := range InstanceDataKeys {
+		if strings.Contains(k, "/") {
+			if k == lp {
+				return true
+			}
+		} else if k == strings.ToLower(name) {
+			return true
+		}
+	}
+	return credential(name, p)
+}
+
+// credentialPaths are credentials known by their slash path (list indices
+// left out): chpasswd's "user:password" lines.
+var credentialPaths = []string{"chpasswd/list"}
+
+// containers hold credentials without being one: their other keys
+// (chpasswd's expire) are plain settings.
+var containers = []string{"chpasswd"}
+
+// credential reports whether a key names a credential itself (a password,
+// a token, a key), as opposed to a document that may hold some.
+func credential(name, p string) bool {
+	n := strings.ToLower(name)
+	if slices.Contains(extraNames, n) || slices.Contains(credentialPaths, strings.ToLower(p)) {
+		return true
+	}
+	if slices.Contains(containers, n) {
+		return false
+	}
+	if strings.HasSuffix(n, "_private") { // ssh_keys: rsa_private, ed25519_private...
+		return true
+	}
+	for _, f := range fragments {
+		if strings.Contains(n, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Path reports whether a location given as its elements passes through a
+// sensitive key (list indices are skipped when building slash paths).
+func Path(elems []string) bool {
+	var p []string
+	for _, e := range elems {
+		if _, err := strconv.Atoi(e); err == nil {
+			continue
+		}
+		p = append(p, e)
+		if Key(e, strings.Join(p, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// Contains reports whether v (a decoded YAML or JSON value) holds a
+// credential key with a value anywhere inside it: a message quoting v would
+// quote the credential.
+func Contains(v any) bool {
+	var walk func(v any, p string) bool
+	walk = func(v any, p string) bool {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				kp := k
+				if p != "" {
+					kp = p + "/" + k
+				}
+				if e != nil && credential(k, kp) {
+					return true
+				}
+				if walk(e, kp) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range t {
+				if walk(e, p) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v, "")
+}
+
+// Map returns a copy of m with every sensitive key's value replaced by
+// Redacted, at any depth (lists of maps included); m is not changed.
+func Map(m map[string]any) map[string]any { return redactMap(m, "") }
+
+func redactMap(m map[string]any, prefix string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		p := k
+		if prefix != "" {
+			p = prefix + "/" + k
+		}
+		if k != "sensitive_keys" && Key(k, p) {
+			out[k] = Redacted
+			continue
+		}
+		out[k] = redactValue(v, p)
+	}
+	return out
+}
+
+func redactValue(v any, p string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return redactMap(t, p)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = redactValue(e, p)
+		}
+		return out
+	}
+	return v
+}
+
+// minScrub is the shortest value Scrub replaces: shorter ones ("1", "no")
+// would mangle unrelated text and reveal little.
+const minScrub = 4
+
+// Values returns the distinct strings held under credential keys
+// (passwords, tokens, keys; not whole documents such as user-data) of
+// each map, line by line, longest first, for Scrub.
+func Values(ms ...map[string]any) []string {
+	seen := map[string]bool{}
+	var walk func(v any, under bool, p string)
+	walk = func(v any, under bool, p string) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				kp := k
+				if p != "" {
+					kp = p + "/" + k
+				}
+				walk(e, under || credential(k, kp), kp)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e, under, p)
+			}
+		case int, int64, uint64:
+			// password: 12345678 is read as a number.
+			if s := fmt.Sprint(t); under && len(s) >= minScrub {
+				seen[s] = true
+			}
+		case string:
+			if under {
+				for _, line := range strings.Split(t, "\n") {
+					if line = strings.TrimSpace(line); len(line) >= minScrub {
+						seen[line] = true
+					}
+				}
+			}
+		}
+	}
+	for _, m := range ms {
+		walk(m, false, "")
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i]) != len(out[j]) {
+			return len(out[i]) > len(out[j])
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// Scrub replaces every occurrence of each value in s with "<redacted>".
+func Scrub(s string, values []string) string {
+	for _, v := range values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, "<redacted>")
+		}
+	}
+	return s
+}
