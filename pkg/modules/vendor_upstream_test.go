@@ -1,0 +1,185 @@
+package modules
+
+// TestVendorUpstream holds the vendor modules (vendor.go's list) to what
+// upstream cloud-init's handlers do on the same cases, as recorded by
+// scripts/vendor-goldens.py in testdata/vendor-upstream.json: the files
+// written (content and mode), files deleted, commands run in order (with
+// their input size), packages installed, whether warnings were logged and
+// whether the module failed.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+type upstreamVendor struct {
+	Files     map[string]string `json:"files"`
+	Modes     map[string]string `json:"modes"`
+	Deleted   []string          `json:"deleted"`
+	Commands  []string          `json:"commands"`
+	Installed []string          `json:"installed"`
+	Warnings  []string          `json:"warnings"`
+	Error     string            `json:"error"`
+}
+
+var packageTools = []string{"apt-get", "dnf", "yum", "tdnf", "zypper", "apk", "pacman"}
+
+// splitPackageCommands separates package-manager commands from the others:
+// install lines give the packages installed; an update right before an
+// install is part of it (upstream's install_packages is recorded as a
+// list), any other update is upstream's "<update package sources>".
+func splitPackageCommands(log []string) (cmds, installed []string) {
+	isPkg := func(l string) (bool, []string) {
+		f := strings.Fields(l)
+		for i, a := range f {
+			if slices.Contains(packageTools, a) {
+				return true, f[i+1:]
+			}
+		}
+		return false, nil
+	}
+	for i, l := range log {
+		ok, rest := isPkg(l)
+		if !ok {
+			cmds = append(cmds, l)
+			continue
+		}
+		switch {
+		case slices.Contains(rest, "install") || slices.Contains(rest, "add"):
+			after := false
+			for _, a := range rest {
+				if after && !strings.HasPrefix(a, "-") {
+					installed = append(installed, a)
+				}
+				if a == "install" || a == "add" {
+					after = true
+				}
+			}
+		case i+1 < len(log):
+			if next, nrest := isPkg(log[i+1]); next && (slices.Contains(nrest, "install") || slices.Contains(nrest, "add")) {
+				continue
+			}
+			fallthrough
+		default:
+			cmds = append(cmds, "<update package sources>")
+		}
+	}
+	return cmds, installed
+}
+
+// warningKey is the part of a warning both sides word alike: all of it,
+// or, when it quotes a failed command's error, the text before that.
+func warningKey(w string) string {
+	w, _, _ = strings.Cut(w, "\n")
+	if i := strings.Index(w, ": "); i >= 0 && (strings.Contains(w, "Unexpected error") || strings.Contains(w, "running ") || strings.Contains(w, "exited")) {
+		return w[:i]
+	}
+	return w
+}
+
+func TestVendorUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/vendor-upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]upstreamVendor
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Module{}
+	for _, m := range vendorModules() {
+		byName[m.Name] = m
+	}
+	for key, want := range up {
+		mod, _, _ := strings.Cut(key, "/")
+		m, ok := byName[mod]
+		if !ok {
+			t.Errorf("%s: no module %s", key, mod)
+			continue
+		}
+		t.Run(key, func(t *testing.T) {
+			g := goldenSetup(t, filepath.Join("testdata/modgolden", key))
+			g.c.Meta["local-hostname"] = "myhost.example.com"
+			g.c.Datasource = vendorDatasource(filepath.Join("testdata/modgolden", key))
+			runErr := m.Run(t.Context(), g.c)
+			if (runErr != nil) != (want.Error != "") {
+				t.Errorf("error %v, upstream %q", runErr, want.Error)
+			}
+			for p, content := range want.Files {
+				fi, err := g.c.Root.Stat(p)
+				if err != nil {
+					t.Errorf("%s not written: %v", p, err)
+					continue
+				}
+				if strings.HasPrefix(p, "/var/lib/cloud/sem/") {
+					continue // a semaphore: its content is pid and time
+				}
+				if got := readFile(t, g.c, p); got != content {
+					t.Errorf("%s (-upstream +cloudroot):\n%s", p, cmp.Diff(content, got))
+				}
+				if m := want.Modes[p]; m != "" {
+					if got := fmtMode(fi.Mode().Perm()); got != m {
+						t.Errorf("%s: mode %s, upstream %s", p, got, m)
+					}
+				}
+			}
+			for _, p := range want.Deleted {
+				if g.c.Root.Exists(p) {
+					t.Errorf("%s not deleted", p)
+				}
+			}
+			cmds, installed := splitPackageCommands(g.rr.log)
+			if diff := cmp.Diff(want.Commands, cmds, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
+			}
+			if diff := cmp.Diff(want.Installed, installed, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("installed (-upstream +cloudroot):\n%s", diff)
+			}
+			var wk, gk []string
+			for _, w := range want.Warnings {
+				wk = append(wk, warningKey(w))
+			}
+			for _, w := range *g.warnings {
+				gk = append(gk, warningKey(w))
+			}
+			if diff := cmp.Diff(wk, gk, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("warnings (-upstream +cloudroot):\n%s", diff)
+			}
+		})
+	}
+}
+
+func fmtMode(m os.FileMode) string { return fmt.Sprintf("%04o", m) }
+
+// vendorDatasource is the case's datasource (str(DataSource)) from its
+// `platform` file: "none" is DataSourceNone.
+func vendorDatasource(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "platform"))
+	if err != nil {
+		return "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"
+	}
+	switch p := strings.TrimSpace(string(b)); p {
+	case "none":
+		return "DataSourceNone"
+	case "ec2":
+		return "DataSourceEc2Local"
+	default:
+		return "DataSource" + p
+	}
+}
+
+// TestVendorGolden: cloudroot's own record of each vendor module case
+// (testdata/modgolden/<module>/<case>/want.txt; -update rewrites).
+func TestVendorGolden(t *testing.T) {
+	for _, m := range vendorModules() {
+		t.Run(m.Name, func(t *testing.T) { runGolden(t, m) })
+	}
+}
