@@ -11,7 +11,8 @@ pkg/modules' TestVendorUpstream.
 A case is laid out as scripts/goldenlib.py reads it, plus optional
 `outputs.yaml` (stdout of commands, by argv joined with spaces; a shell
 string as `sh -c STRING`) and `fail.yaml` (exit code of commands, same keys) and `platform` (the
-datasource's platform_type, default nocloud).
+datasource: None, NoCloud (the default), Ec2, OpenStack... whose class gives
+the update events).
 Nothing is run or changed on this machine: files are read from the case's
 root/ tree, writes and deletions are recorded (path -> content / mode),
 commands are recorded with their input size (and answered from the case),
@@ -32,6 +33,11 @@ from cloudinit import distros, helpers, subp, util
 MODGOLDEN, OSDIR = sys.argv[1:3]
 MODULES = sys.argv[3:]
 IID_DIR = "/var/lib/cloud/instances/iid-test"
+# PATH as cloudroot runs commands in a target; a module that changes it
+# (reset_rmc) has the change recorded with its commands.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+os.environ["PATH"] = DEFAULT_PATH
+os.environ["HOME"], os.environ["USER"] = "/root", "root"
 # The distro's default user (system_info.default_user.name of its cloud.cfg)
 # and the users the Go harness adds to every case's /etc/passwd.
 DEFAULT_USER = {"ubuntu": "ubuntu", "debian": "debian", "rhel": "cloud-user", "fedora": "fedora",
@@ -49,6 +55,7 @@ real = {
     "system_info": util.system_info,
     "kernel_version": util.kernel_version,
     "getpwnam": pwd.getpwnam,
+    "del_dir": util.del_dir,
 }
 
 
@@ -70,7 +77,7 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
         if os.path.exists(os.path.join(cdir, fn)):
             with open(os.path.join(cdir, fn)) as f:
                 d.update(yaml.safe_load(f) or {})
-    platform = "nocloud"
+    platform = "NoCloud"
     if os.path.exists(os.path.join(cdir, "platform")):
         with open(os.path.join(cdir, "platform")) as f:
             platform = f.read().strip()
@@ -93,7 +100,10 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
         if isinstance(args, (str, bytes)):
             args = ["sh", "-c", args.decode() if isinstance(args, bytes) else args]
         key = " ".join(str(x) for x in args)
-        env = ["%s=%s" % kv for kv in sorted((update_env or {}).items())]
+        env = dict(update_env or {})
+        if os.environ.get("PATH") != DEFAULT_PATH:
+            env["PATH"] = os.environ["PATH"]
+        env = ["%s=%s" % kv for kv in sorted(env.items())]
         line = " ".join(env + [key])
         if data is not None:
             line += " <stdin %d bytes>" % len(data if isinstance(data, (str, bytes)) else str(data))
@@ -141,14 +151,21 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
     cls = type("Distro", (distros.fetch(dname),), {"uses_systemd": classmethod(lambda c: systemd)})
     d = cls(dname, {"default_user": {"name": DEFAULT_USER[osr["ID"]]}}, paths)
     d.install_packages = lambda pkgs: rec["installed"].extend(pkgs)
-    d.update_package_sources = lambda *a, **kw: rec["commands"].append("<update package sources>")
+    # (cloud-init refreshes the sources once per instance, and the install
+    # that follows needs no second refresh; cloudroot's install refreshes.)
+    d.update_package_sources = lambda *a, **kw: None
 
     class Hostname:
         hostname = "myhost.example.com"
 
-    class DS:
-        platform_type = platform
-        extra_hotplug_udev_rules = None
+    # The real class's update events and udev rules, without probing.
+    base = getattr(__import__("cloudinit.sources.DataSource" + platform, fromlist=["x"]), "DataSource" + platform)
+
+    class DS(base):
+        platform_type = platform.lower()
+
+        def __init__(self):
+            self.paths = paths
 
         def get_hostname(self, fqdn=False, *a, **kw):
             return Hostname()
@@ -170,6 +187,31 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
             rec["modes"][sem] = "0644"
             functor(*args)
 
+    if modname == "ubuntu_drivers":
+        # python3-debconf's communicator runs `debconf-communicate
+        # -fnoninteractive cloud-init` and writes each command to it.
+        class Communicator:
+            def __init__(self, owner):
+                self.argv = ["debconf-communicate", "-fnoninteractive", owner]
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *a):
+                return False
+
+            def command(self, *args):
+                fake_subp(self.argv, data=" ".join(args) + "\n")
+
+        class Debconf:
+            DebconfCommunicator = Communicator
+
+        mod.HAS_DEBCONF, mod.debconf = True, Debconf
+        mod.temp_utils.mkdtemp = lambda *a, **kw: "/var/tmp/cloud-init/ubuntu-drivers"
+        d.get_tmp_exec_path = lambda: "/var/tmp/cloud-init"
+        util.del_dir = lambda p: rec["deleted"].append(str(p))
+        isdir = os.path.isdir
+        os.path.isdir = lambda p: str(p).startswith("/var/tmp/cloud-init/ubuntu-drivers") or isdir(p)
     if modname == "landscape":
         mod.LSC_CLIENT_CFG_FILE = inroot("/etc/landscape/client.conf")
     log = Recorder()
@@ -185,8 +227,9 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
         os.path.exists, os.path.isdir, os.path.isfile = real["exists"], real["isdir"], real["isfile"]
         subp.subp, subp.which = real["subp"], real["which"]
         util.system_info, util.kernel_version = real["system_info"], real["kernel_version"]
-        pwd.getpwnam = real["getpwnam"]
+        pwd.getpwnam, util.del_dir = real["getpwnam"], real["del_dir"]
     rec["warnings"] = log.lines
+    os.environ["PATH"] = DEFAULT_PATH
     return rec
 
 

@@ -22,6 +22,7 @@ import (
 func vendorModules() []Module {
 	return []Module{
 		DisableEC2Metadata, Byobu, UbuntuAutoinstall, Fan, GrubDpkg, Spacewalk, SSHImportID, Snap, Landscape,
+		LXD, Wireguard, ResetRMC, UbuntuDrivers, InstallHotplug,
 	}
 }
 
@@ -97,3 +98,4 @@ func pyListRepr(l []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
