@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
@@ -44,6 +45,9 @@ func runResetRMC(ctx context.Context, c *Context) error {
 		b, err := c.Root.ReadFile(RSCTNodeIDFile)
 		if err != nil {
 			logexc(c, "Failed to get node ID from file %s.", RSCTNodeIDFile)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = fs.ErrNotExist // (not the host path of the target)
+			}
 			return "", fmt.Errorf("reading %s: %w", RSCTNodeIDFile, err)
 		}
 		id, _, _ := strings.Cut(string(b), "\n")

@@ -98,4 +98,3 @@ func pyListRepr(l []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
-

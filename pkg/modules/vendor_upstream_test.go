@@ -187,6 +187,31 @@ func vendorDatasource(dir string) string {
 // (testdata/modgolden/<module>/<case>/want.txt; -update rewrites).
 func TestVendorGolden(t *testing.T) {
 	for _, m := range vendorModules() {
-		t.Run(m.Name, func(t *testing.T) { runGolden(t, m) })
+		dirs, _ := filepath.Glob(filepath.Join("testdata/modgolden", m.Name, "*"))
+		if len(dirs) == 0 {
+			t.Errorf("no golden cases for %s", m.Name)
+		}
+		for _, dir := range dirs {
+			t.Run(m.Name+"/"+filepath.Base(dir), func(t *testing.T) {
+				g := goldenSetup(t, dir)
+				g.c.Meta["local-hostname"] = "myhost.example.com"
+				g.c.Datasource = vendorDatasource(dir)
+				got := g.run(t, m)
+				wantFile := filepath.Join(dir, "want.txt")
+				if updateGolden() {
+					if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(wantFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(want), got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", wantFile, diff)
+				}
+			})
+		}
 	}
 }
