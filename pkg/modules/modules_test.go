@@ -101,6 +101,7 @@ write_files:
   - path: /etc/bad-owner
     owner: nobody-here:root
   - path: /etc/bad-enc
+    content: x
     encoding: rot13
   - path: /etc/bad-perm
     permissions: 'rwx'
