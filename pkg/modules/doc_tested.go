@@ -60,6 +60,7 @@ var howTested = map[string]string{
 	"reset_rmc":                      "upstream golden (TestVendorUpstream), golden cases",
 	"ubuntu_drivers":                 "upstream golden (TestVendorUpstream), golden cases",
 	"install_hotplug":                "upstream golden (TestVendorUpstream), golden cases",
+	"raspberry_pi":                   "upstream golden (TestVendorUpstream), golden cases",
 }
 
 // partial says what an implemented module leaves out.

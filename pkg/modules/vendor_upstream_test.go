@@ -149,7 +149,13 @@ func TestVendorUpstream(t *testing.T) {
 				}
 			}
 			cmds, installed := splitPackageCommands(g.rr.log)
-			if diff := cmp.Diff(want.Commands, cmds, cmpopts.EquateEmpty()); diff != "" {
+			wantCmds := want.Commands
+			if exists(filepath.Join("testdata/modgolden", key, "unordered")) {
+				// A mapping's order (cloudroot takes keys in name order).
+				wantCmds = slices.Sorted(slices.Values(wantCmds))
+				cmds = slices.Sorted(slices.Values(cmds))
+			}
+			if diff := cmp.Diff(wantCmds, cmds, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
 			}
 			if diff := cmp.Diff(want.Installed, installed, cmpopts.EquateEmpty()); diff != "" {
