@@ -212,6 +212,8 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
         util.del_dir = lambda p: rec["deleted"].append(str(p))
         isdir = os.path.isdir
         os.path.isdir = lambda p: str(p).startswith("/var/tmp/cloud-init/ubuntu-drivers") or isdir(p)
+    if modname == "ubuntu_pro":
+        install_fake_uaclient(fake_subp)
     if modname == "landscape":
         mod.LSC_CLIENT_CFG_FILE = inroot("/etc/landscape/client.conf")
     log = Recorder()
@@ -231,6 +233,65 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
     rec["warnings"] = log.lines
     os.environ["PATH"] = DEFAULT_PATH
     return rec
+
+
+def install_fake_uaclient(run):
+    """The pro client's Python API (uaclient), which cc_ubuntu_pro imports,
+    as the `pro api` calls cloudroot makes: each call is recorded as that
+    command, answered from the case's outputs.yaml, and its JSON answer read
+    as the client would report it."""
+    import types
+
+    class UserFacingError(Exception):
+        def __init__(self, msg):
+            super().__init__(msg)
+            self.msg = msg
+
+    class AlreadyAttachedError(UserFacingError):
+        pass
+
+    def api(endpoint, data=None):
+        argv = ["pro", "api", endpoint] + (["--data", data] if data is not None else [])
+        try:
+            out = run(argv).stdout
+        except subp.ProcessExecutionError as e:
+            out = e.stdout
+        try:
+            resp = json.loads(out)
+        except ValueError:
+            raise UserFacingError("pro api %s: answer is not JSON" % endpoint)
+        if resp.get("result") != "success" or resp.get("errors"):
+            err = (resp.get("errors") or [{}])[0]
+            cls = AlreadyAttachedError if err.get("code") == "already-attached" else UserFacingError
+            raise cls(err.get("title") or err.get("message") or "failure")
+        return resp["data"]["attributes"]
+
+    class Options:
+        def __init__(self, enable=None, enable_beta=None):
+            self.enable, self.enable_beta = enable, enable_beta
+
+    def should_auto_attach():
+        return types.SimpleNamespace(**api("u.pro.attach.auto.should_auto_attach.v1"))
+
+    def full_auto_attach(options):
+        data = {k: v for k, v in (("enable", options.enable), ("enable_beta", options.enable_beta)) if v is not None}
+        api("u.pro.attach.auto.full_auto_attach.v1", json.dumps(data, sort_keys=True, separators=(",", ":")))
+
+    mods = {
+        "uaclient": {}, "uaclient.api": {},
+        "uaclient.api.exceptions": {"UserFacingError": UserFacingError, "AlreadyAttachedError": AlreadyAttachedError},
+        "uaclient.api.u": {}, "uaclient.api.u.pro": {}, "uaclient.api.u.pro.attach": {},
+        "uaclient.api.u.pro.attach.auto": {},
+        "uaclient.api.u.pro.attach.auto.should_auto_attach": {},
+        "uaclient.api.u.pro.attach.auto.should_auto_attach.v1": {"should_auto_attach": should_auto_attach},
+        "uaclient.api.u.pro.attach.auto.full_auto_attach": {},
+        "uaclient.api.u.pro.attach.auto.full_auto_attach.v1": {"FullAutoAttachOptions": Options,
+                                                               "full_auto_attach": full_auto_attach},
+    }
+    for name, attrs in mods.items():
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        sys.modules[name] = m
 
 
 result = {}
