@@ -126,8 +126,15 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
     def del_file(p, *a, **kw):
         rec["deleted"].append(str(p))
 
+    def del_dir(p):
+        # shutil.rmtree's failure on a missing tree, else recorded.
+        if not os.path.isdir(p):
+            raise FileNotFoundError(2, "No such file or directory", str(p))
+        rec["deleted"].append(str(p))
+
     util.write_file = write
     util.del_file = del_file
+    util.del_dir = del_dir
     util.load_text_file = load
     os.path.exists = lambda p: str(p) in rec["files"] or os.access(inroot(p), os.F_OK)
     os.path.isdir = lambda p: real["isdir"](inroot(p))
@@ -209,7 +216,6 @@ def run_case(modname, case, cdir, osr, dname, cfg, systemd):
         mod.HAS_DEBCONF, mod.debconf = True, Debconf
         mod.temp_utils.mkdtemp = lambda *a, **kw: "/var/tmp/cloud-init/ubuntu-drivers"
         d.get_tmp_exec_path = lambda: "/var/tmp/cloud-init"
-        util.del_dir = lambda p: rec["deleted"].append(str(p))
         isdir = os.path.isdir
         os.path.isdir = lambda p: str(p).startswith("/var/tmp/cloud-init/ubuntu-drivers") or isdir(p)
     if modname == "ubuntu_pro":

@@ -61,6 +61,7 @@ var howTested = map[string]string{
 	"ubuntu_drivers":                 "upstream golden (TestVendorUpstream), golden cases",
 	"install_hotplug":                "upstream golden (TestVendorUpstream), golden cases",
 	"raspberry_pi":                   "upstream golden (TestVendorUpstream), golden cases",
+	"rh_subscription":                "upstream golden (TestVendorUpstream), golden cases",
 	"ubuntu_pro":                     "upstream golden (TestVendorUpstream; the pro client's Python API faked as the `pro api` calls cloudroot makes), golden cases",
 }
 

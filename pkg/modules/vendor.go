@@ -22,7 +22,7 @@ import (
 func vendorModules() []Module {
 	return []Module{
 		DisableEC2Metadata, Byobu, UbuntuAutoinstall, Fan, GrubDpkg, Spacewalk, SSHImportID, Snap, Landscape,
-		LXD, Wireguard, ResetRMC, UbuntuDrivers, InstallHotplug, RaspberryPi, UbuntuPro,
+		LXD, Wireguard, ResetRMC, UbuntuDrivers, InstallHotplug, RaspberryPi, UbuntuPro, RHSubscription,
 	}
 }
 
