@@ -10,8 +10,9 @@ package modules
 //
 // cloudroot has no hotplug handler (cloud-init's hook-hotplug and
 // cloud-init-hotplugd): where cloud-init would install the rule, cloudroot
-// says so once, as a recoverable warning, and installs nothing, so udev
-// never runs a hook that is not there.
+// says so once and installs nothing, so udev never runs a hook that is not
+// there. The warning is recorded (status degraded) when the config asked
+// for hotplug; enabled only by the datasource's defaults, it is logged.
 
 import (
 	"context"
@@ -75,6 +76,13 @@ func runInstallHotplug(ctx context.Context, c *Context) error {
 		c.Log.Debug("Skipping hotplug install, udevadm not found")
 		return nil
 	}
-	c.warn("cloudroot: network hotplug is enabled for datasource %s, but cloudroot has no hotplug handler (cloud-init's hook-hotplug); udev rules will NOT be installed", dsName(c.Datasource))
+	msg := fmt.Sprintf("cloudroot: network hotplug is enabled for datasource %s, but cloudroot has no hotplug handler (cloud-init's hook-hotplug); udev rules will NOT be installed", dsName(c.Datasource))
+	if !listed {
+		// Enabled only by the datasource's defaults (every EC2 boot): said
+		// in the log, not recorded as a problem the user should fix.
+		c.Log.Warn(msg)
+		return nil
+	}
+	c.warn("%s", msg)
 	return nil
 }
