@@ -8,8 +8,11 @@ package modules
 // whether the module failed.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +21,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 type upstreamVendor struct {
@@ -219,5 +224,42 @@ func TestVendorGolden(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// nodeIDRunner is a runner whose recfgct writes a new RSCT node id.
+type nodeIDRunner struct{ goldenRunner }
+
+func (r *nodeIDRunner) Run(ctx context.Context, root string, cmd target.Cmd) error {
+	if cmd.Argv[0] == "recfgct" {
+		if err := os.WriteFile(filepath.Join(root, RSCTNodeIDFile), []byte("new-id\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return r.goldenRunner.Run(ctx, root, cmd)
+}
+
+// TestResetRMCNewNodeID: when recfgct makes a new node id the module
+// succeeds (upstream's cases only see it unchanged: the fake cannot
+// rewrite the file), with RSCT's directory first in PATH.
+func TestResetRMCNewNodeID(t *testing.T) {
+	dir := t.TempDir()
+	for p, s := range map[string]string{"etc/os-release": "ID=rhel\n", RSCTNodeIDFile: "old-id\nx\n", RSCTPath + "/.keep": ""} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
+	}
+	rr := &nodeIDRunner{goldenRunner{base: 3}}
+	root, err := target.New(dir, target.WithRunner(rr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Context{Root: root, Config: Config{}, Datasource: "DataSourceOpenStack", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Out: io.Discard, Warn: func(m string) { t.Errorf("warning %q", m) }}
+	if err := ResetRMC.Run(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + RSCTPath + ":" + target.DefaultPath + " "
+	if diff := cmp.Diff([]string{path + "rmcctrl -z", path + "recfgct"}, rr.log); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }
