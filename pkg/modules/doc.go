@@ -7,38 +7,57 @@ import (
 )
 
 // MarkdownTable renders the module compatibility table of docs/modules.md
-// from the registry and cloud-init's default stage lists, so the document
-// never drifts from the code (a test compares them).
+// from the registry, cloud-init's default stage lists and doc_tested.go,
+// so the document never drifts from the code (a test compares them).
 func MarkdownTable() string {
 	impl := map[string]Module{}
 	for _, m := range Registry() {
 		impl[m.Name] = m
 	}
 	var b strings.Builder
-	b.WriteString("| stage | module | cloudroot | frequency | config keys | distros |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| stage | module | cloudroot | frequency | config keys | distros | tested by |\n|---|---|---|---|---|---|---|\n")
 	seen := map[string]bool{}
+	row := func(stage, n string) {
+		seen[n] = true
+		m, ok := impl[n]
+		status := "not yet (keys reported as unsupported)"
+		if why, ok := missing[n]; ok {
+			status = "no: " + why
+		}
+		freq, distros, tested := "—", "—", "—"
+		keys := knownKeys[n]
+		if ok {
+			status, freq, keys, distros = "yes", string(m.Frequency), m.Keys, "all"
+			if len(m.Distros) > 0 {
+				distros = strings.Join(m.Distros, ", ")
+			}
+			if p, ok := partial[n]; ok {
+				status = p
+			}
+			tested = howTested[n]
+			if tested == "" {
+				status, tested = "implemented, untested", "—"
+			}
+		}
+		ks := make([]string, 0, len(keys))
+		for _, k := range keys {
+			ks = append(ks, "`"+k+"`")
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", stage, n, status, freq, strings.Join(ks, ", "), distros, tested)
+	}
 	for _, st := range []Stage{StageInit, StageConfig, StageFinal} {
 		for _, n := range DefaultStageLists[st] {
-			seen[n] = true
-			m, ok := impl[n]
-			status := "not yet (keys reported as unsupported)"
-			freq := "—"
-			keys := knownKeys[n]
-			distros := "—"
-			if ok {
-				status = "yes"
-				freq = string(m.Frequency)
-				keys = m.Keys
-				distros = "all"
-				if len(m.Distros) > 0 {
-					distros = strings.Join(m.Distros, ", ")
-				}
+			row(string(st), n)
+		}
+		var others []string
+		for n, s := range otherStages {
+			if s == st {
+				others = append(others, n)
 			}
-			ks := make([]string, 0, len(keys))
-			for _, k := range keys {
-				ks = append(ks, "`"+k+"`")
-			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", st, n, status, freq, strings.Join(ks, ", "), distros)
+		}
+		sort.Strings(others)
+		for _, n := range others {
+			row(string(st)+" (other images' lists)", n)
 		}
 	}
 	var extra []string
@@ -49,16 +68,7 @@ func MarkdownTable() string {
 	}
 	sort.Strings(extra)
 	for _, n := range extra {
-		m := impl[n]
-		ks := make([]string, 0, len(m.Keys))
-		for _, k := range m.Keys {
-			ks = append(ks, "`"+k+"`")
-		}
-		distros := "all"
-		if len(m.Distros) > 0 {
-			distros = strings.Join(m.Distros, ", ")
-		}
-		fmt.Fprintf(&b, "| (not in default lists) | `%s` | yes | %s | %s | %s |\n", n, m.Frequency, strings.Join(ks, ", "), distros)
+		row("(not in default lists)", n)
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ package modules
 //	booted        present: the target is the running system (Context.Booted)
 //	init          optional: the init system (systemd, openrc, sysvinit)
 //	outputs.yaml  optional: stdout of commands, by argv joined with spaces
+//	fail.yaml     optional: exit code of commands, by the same keys
 //	want.txt      what the module did: commands (argv, extra environment),
 //	              console output, deprecations, warnings, error, and every file created,
 //	              changed or removed with its mode and content
@@ -45,7 +46,9 @@ type goldenRunner struct {
 	base    int
 	log     []string
 	outputs map[string]string
-	fail    map[string]bool
+	// fail are exit codes of commands, by argv joined with spaces
+	// (fail.yaml).
+	fail map[string]int
 }
 
 func (r *goldenRunner) Run(_ context.Context, root string, cmd target.Cmd) error {
@@ -61,8 +64,8 @@ func (r *goldenRunner) Run(_ context.Context, root string, cmd target.Cmd) error
 	if out, ok := r.outputs[strings.Join(cmd.Argv, " ")]; ok && cmd.Stdout != nil {
 		io.WriteString(cmd.Stdout, out)
 	}
-	if r.fail[strings.Join(cmd.Argv, " ")] {
-		return &target.ExitError{Argv: cmd.Argv, Code: 1}
+	if code := r.fail[strings.Join(cmd.Argv, " ")]; code != 0 {
+		return &target.ExitError{Argv: cmd.Argv, Code: code}
 	}
 	return nil
 }
@@ -142,6 +145,11 @@ func goldenSetup(t *testing.T, dir string) *goldenRun {
 	rr := &goldenRunner{base: 3, outputs: map[string]string{}}
 	if b, err := os.ReadFile(filepath.Join(dir, "outputs.yaml")); err == nil {
 		if err := yaml.Unmarshal(b, &rr.outputs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "fail.yaml")); err == nil {
+		if err := yaml.Unmarshal(b, &rr.fail); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -226,10 +234,12 @@ func (g *goldenRun) run(t *testing.T, m Module) string {
 var (
 	generatedHash = regexp.MustCompile(`\$6\$[./0-9A-Za-z]{16}\$[./0-9A-Za-z]{86}`)
 	randomLine    = regexp.MustCompile(`(?m)^([a-z0-9_]+):\S{20}$`)
+	semaphore     = regexp.MustCompile(`(?m)^\d+: \d+\.\d+$`)
 )
 
 // maskRandom hides generated salts and hashes.
 func maskRandom(s string) string {
+	s = semaphore.ReplaceAllString(s, "<pid>: <time>")
 	return generatedHash.ReplaceAllString(s, "$$6$$<salt>$$<sha512crypt>")
 }
 

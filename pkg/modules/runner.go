@@ -14,14 +14,14 @@ import (
 // Registry is every module cloudroot implements, in no particular order.
 // Stage order comes from the cloud_*_modules lists.
 func Registry() []Module {
-	return []Module{
+	return append([]Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
 		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
-	}
+	}, vendorModules()...)
 }
 
 // DefaultStageLists are cloud-init's Debian lists (config/cloud.cfg.tmpl,

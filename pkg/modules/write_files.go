@@ -20,22 +20,32 @@ import (
 const MaxDecodedFile = 256 << 20
 
 // WriteFiles is cc_write_files (init stage): every entry without `defer: true`.
-var WriteFiles = Module{
-	Name:      "write_files",
-	Frequency: state.PerInstance,
-	Keys:      []string{"write_files"},
-	Run:       func(ctx context.Context, c *Context) error { return writeFiles(c, false) },
-}
+var WriteFiles = NewWriteFiles(WriteFilesOptions{})
 
 // WriteFilesDeferred is cc_write_files_deferred (final stage): the entries
 // with `defer: true`, written after users exist.
-var WriteFilesDeferred = Module{
-	Name:      "write_files_deferred",
-	Frequency: state.PerInstance,
-	Run:       func(ctx context.Context, c *Context) error { return writeFiles(c, true) },
+var WriteFilesDeferred = NewWriteFilesDeferred(WriteFilesOptions{})
+
+// NewWriteFiles builds write_files with opts (for `source:` downloads).
+func NewWriteFiles(opts WriteFilesOptions) Module {
+	return Module{
+		Name:      "write_files",
+		Frequency: state.PerInstance,
+		Keys:      []string{"write_files"},
+		Run:       func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, false, opts) },
+	}
 }
 
-func writeFiles(c *Context, deferred bool) error {
+// NewWriteFilesDeferred builds write_files_deferred with opts.
+func NewWriteFilesDeferred(opts WriteFilesOptions) Module {
+	return Module{
+		Name:      "write_files_deferred",
+		Frequency: state.PerInstance,
+		Run:       func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, true, opts) },
+	}
+}
+
+func writeFiles(ctx context.Context, c *Context, deferred bool, opts WriteFilesOptions) error {
 	name := "write_files"
 	if deferred {
 		name = "write_files_deferred"
@@ -59,14 +69,14 @@ func writeFiles(c *Context, deferred bool) error {
 		if TranslateBool(ent["defer"], false) != deferred {
 			continue
 		}
-		if err := writeOne(c, ent); err != nil {
+		if err := writeOne(ctx, c, ent, i, name, opts); err != nil {
 			errs = append(errs, fmt.Errorf("%s: write_files[%d]: %w", name, i, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func writeOne(c *Context, ent map[string]any) error {
+func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module string, opts WriteFilesOptions) error {
 	p := scalarString(ent["path"])
 	if p == "" {
 		return errors.New("no path provided")
@@ -74,15 +84,13 @@ func writeOne(c *Context, ent map[string]any) error {
 	if !strings.HasPrefix(p, "/") {
 		return fmt.Errorf("path %q is not absolute", p)
 	}
-	if _, ok := ent["source"]; ok {
-		if _, hasContent := ent["content"]; !hasContent {
-			return fmt.Errorf("%s: source.uri downloads are not supported yet (needs network in the config stage)", p)
-		}
-	}
-	content := []byte(scalarString(ent["content"]))
-	data, err := DecodeContent(content, scalarString(ent["encoding"]))
+	data, ok, err := writeFileContent(ctx, c, ent, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
+	}
+	if !ok {
+		c.warn("No content could be loaded for entry %d in module %s; skipping", i+1, module)
+		return nil
 	}
 	perm, err := DecodePerms(ent["permissions"], 0o644)
 	if err != nil {

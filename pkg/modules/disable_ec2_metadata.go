@@ -1,0 +1,40 @@
+package modules
+
+// disable_ec2_metadata, as cloud-init 26.x's cc_disable_ec2_metadata:
+// every boot, when `disable_ec2_metadata` is true, a reject route to the
+// metadata address (`ip route add prohibit`, or `route add -host ...
+// reject` without ip); neither tool is an error logged, not a failure.
+
+import (
+	"context"
+
+	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// DisableEC2Metadata is cc_disable_ec2_metadata.
+var DisableEC2Metadata = Module{
+	Name:       "disable_ec2_metadata",
+	Frequency:  state.PerAlways,
+	Keys:       []string{"disable_ec2_metadata"},
+	ActivateBy: []string{"disable_ec2_metadata"},
+	Run:        runDisableEC2Metadata,
+}
+
+func runDisableEC2Metadata(ctx context.Context, c *Context) error {
+	if !c.Config.Bool("disable_ec2_metadata", false) {
+		c.Log.Debug("Skipping module named disable_ec2_metadata, disabling the ec2 route not enabled")
+		return nil
+	}
+	var argv []string
+	switch {
+	case c.which("ip"):
+		argv = []string{"ip", "route", "add", "prohibit", imds.DefaultAddr}
+	case c.which("ifconfig"):
+		argv = []string{"route", "add", "-host", imds.DefaultAddr, "reject"}
+	default:
+		c.warn(`Neither "route" nor "ip" command found, unable to manipulate routing table`)
+		return nil
+	}
+	return runCmd(ctx, c, distroCmd(argv...))
+}

@@ -1,0 +1,77 @@
+package modules
+
+// fan, as cloud-init 26.x's cc_fan: `fan.config` is written to
+// `fan.config_path` (default /etc/network/fan), ubuntu-fan installed when
+// fanctl is missing, then the service is stopped, the file rewritten
+// (ending in a newline), started and enabled. Stop and start failures are
+// warnings; enable's is the module's error.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// DefaultFanConfigPath is fan.config_path's default.
+const DefaultFanConfigPath = "/etc/network/fan"
+
+// Fan is cc_fan.
+var Fan = Module{
+	Name:       "fan",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"fan"},
+	Distros:    []string{"ubuntu"},
+	ActivateBy: []string{"fan"},
+	Run:        runFan,
+}
+
+type fanConfig struct {
+	Config     string `yaml:"config"`
+	ConfigPath string `yaml:"config_path"`
+}
+
+func runFan(ctx context.Context, c *Context) error {
+	var fc fanConfig
+	if m := c.Config.Map("fan"); m != nil {
+		if err := DecodeValue(m, &fc); err != nil {
+			return fmt.Errorf("fan: %w", err)
+		}
+	}
+	if fc.ConfigPath == "" {
+		fc.ConfigPath = DefaultFanConfigPath
+	}
+	if fc.Config == "" {
+		c.Log.Debug("fan: no 'fan' config entry. disabling")
+		return nil
+	}
+	if err := c.Root.WriteFile(fc.ConfigPath, []byte(fc.Config), 0o644); err != nil {
+		return fmt.Errorf("fan: %w", err)
+	}
+	f := c.facts()
+	if !c.which("fanctl") {
+		if err := installPackages(ctx, c, f, []string{"ubuntu-fan"}); err != nil {
+			return err
+		}
+	}
+	const svc = "ubuntu-fan"
+	stopFailed := false
+	if err := manageService(ctx, c, f, "stop", svc); err != nil {
+		stopFailed = true
+		c.warn("failed to stop %s: %v", svc, err)
+	}
+	content := fc.Config
+	if !strings.HasSuffix(content, "\n") {
+		content += "\n"
+	}
+	if err := c.Root.WriteFile(fc.ConfigPath, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("fan: %w", err)
+	}
+	if err := manageService(ctx, c, f, "start", svc); err != nil {
+		c.warn("failed to start %s: %v", svc, err)
+	} else if stopFailed {
+		c.warn("success: %s started", svc)
+	}
+	return manageService(ctx, c, f, "enable", svc)
+}

@@ -1,0 +1,133 @@
+package modules
+
+// grub_dpkg, as cloud-init 26.x's cc_grub_dpkg: when `grub_dpkg.enabled`
+// (default false; `grub-dpkg` is the older spelling) it feeds grub-pc's
+// install device to debconf-set-selections: grub-efi/install_devices on an
+// EFI-booted machine, else grub-pc/install_devices and
+// install_devices_empty. A device not given is probed: grub-probe finds the
+// disk (or, on EFI, the partition) holding /boot (/boot/efi), and udevadm's
+// first /dev/disk/by-id link names it. A debconf failure is a warning.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// GrubDpkg is cc_grub_dpkg.
+var GrubDpkg = Module{
+	Name:       "grub_dpkg",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"grub_dpkg", "grub-dpkg"},
+	Distros:    []string{"ubuntu", "debian"},
+	ActivateBy: []string{"grub_dpkg", "grub-dpkg"},
+	Run:        runGrubDpkg,
+}
+
+func runGrubDpkg(ctx context.Context, c *Context) error {
+	var mycfg map[string]any
+	if v, ok := c.Config["grub_dpkg"]; ok {
+		mycfg, _ = v.(map[string]any)
+	} else {
+		mycfg, _ = c.Config["grub-dpkg"].(map[string]any)
+	}
+	enabled, ok := mycfg["enabled"]
+	if !ok {
+		enabled = false
+	}
+	if isFalse(enabled) {
+		c.Log.Debug(fmt.Sprintf("grub_dpkg disabled by config grub_dpkg/enabled=%s", pyStr(enabled)))
+		return nil
+	}
+	sel, err := grubDebconf(ctx, c, mycfg)
+	if err != nil {
+		return err
+	}
+	if err := runCmdInput(ctx, c, []string{"debconf-set-selections"}, []byte(sel)); err != nil {
+		logexc(c, "Failed to run debconf-set-selections for grub_dpkg: %v", err)
+	}
+	return nil
+}
+
+func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string, error) {
+	opt := func(k string) (string, bool) {
+		v, ok := mycfg[k]
+		if !ok {
+			return "", false
+		}
+		return pyStr(v), true
+	}
+	efi := c.Root.Exists("/sys/firmware/efi")
+	if efi {
+		idevs, ok := opt("grub-efi/install_devices")
+		if !ok {
+			var err error
+			if idevs, err = grubIdevs(ctx, c, efi); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("grub-pc grub-efi/install_devices string %s\n", idevs), nil
+	}
+	idevs, ok := opt("grub-pc/install_devices")
+	if !ok {
+		var err error
+		if idevs, err = grubIdevs(ctx, c, efi); err != nil {
+			return "", err
+		}
+	}
+	var empty bool
+	switch v := mycfg["grub-pc/install_devices_empty"].(type) {
+	case nil:
+		empty = idevs == ""
+	case bool:
+		empty = v
+	default:
+		empty = TranslateBool(v, false)
+	}
+	return fmt.Sprintf("grub-pc grub-pc/install_devices string %s\ngrub-pc grub-pc/install_devices_empty boolean %t\n", idevs, empty), nil
+}
+
+// grubIdevs is fetch_idevs: the /dev/disk/by-id name of the device grub is
+// installed to, else its plain name, else "".
+func grubIdevs(ctx context.Context, c *Context, efi bool) (string, error) {
+	target, mount := "disk", "/boot"
+	if efi {
+		target, mount = "device", "/boot/efi"
+	}
+	disk := ""
+	r, err := runCapture(ctx, c, "grub-probe", "-t", target, mount)
+	switch {
+	case err == nil:
+		disk = strings.TrimSpace(r.Stdout)
+	case r.Code == -1 || r.Code == 127:
+		// grub-common may not be installed (containers).
+		c.Log.Debug("'grub-probe' not found in $PATH")
+	case strings.Contains(r.Stderr, "failed to get canonical path"):
+		c.Log.Debug("grub-probe 'failed to get canonical path'")
+	default:
+		return "", err
+	}
+	if disk == "" || !c.Root.Exists(disk) {
+		return "", nil
+	}
+	var devices []string
+	if r, err := runCapture(ctx, c, "udevadm", "info", "--root", "--query=symlink", disk); err != nil {
+		logexc(c, "udevadm DEVLINKS symlink query failed for disk='%s'", disk)
+	} else {
+		devices = strings.Fields(r.Stdout)
+	}
+	var byID []string
+	for _, d := range devices {
+		if strings.Contains(d, "disk/by-id") {
+			byID = append(byID, d)
+		}
+	}
+	if len(byID) == 0 {
+		return disk, nil
+	}
+	sort.Strings(byID)
+	return byID[0], nil
+}

@@ -1,0 +1,128 @@
+package modules
+
+// landscape, as cloud-init 26.x's cc_landscape: a non-empty `landscape`
+// mapping installs landscape-client, merges cloud-init's built-in client
+// settings, the target's /etc/landscape/client.conf and the config's
+// `landscape.client` (later wins), and hands the [client] keys, sorted, to
+// `landscape-config --silent --KEY VALUE...` (underscores become dashes),
+// which writes client.conf and registers. It asks `landscape-config
+// --silent --is-registered` first: exit 5 means not registered; exit 0 is
+// "already registered" (a warning, nothing done); anything else fails.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// LandscapeClientConf is landscape-client's configuration file.
+const LandscapeClientConf = "/etc/landscape/client.conf"
+
+// landscapeBuiltin is cloud-init's LSC_BUILTIN_CFG client section.
+var landscapeBuiltin = map[string]string{
+	"log_level": "info",
+	"url":       "https://landscape.canonical.com/message-system",
+	"ping_url":  "http://landscape.canonical.com/ping",
+	"data_path": "/var/lib/landscape/client",
+}
+
+// Landscape is cc_landscape.
+var Landscape = Module{
+	Name:       "landscape",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"landscape"},
+	Distros:    []string{"ubuntu"},
+	ActivateBy: []string{"landscape"},
+	Run:        runLandscape,
+}
+
+// parseConfigObjSection reads section's key = value pairs from a ConfigObj
+// (INI-like) file; quotes around values are removed.
+func parseConfigObjSection(b []byte, section string) map[string]string {
+	out := map[string]string{}
+	cur := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
+			cur = strings.TrimSpace(strings.Trim(l, "[]"))
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || cur != section {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		out[strings.TrimSpace(k)] = v
+	}
+	return out
+}
+
+func runLandscape(ctx context.Context, c *Context) error {
+	raw, ok := c.Config["landscape"]
+	if !ok {
+		return nil
+	}
+	ls, isMap := raw.(map[string]any)
+	if !isMap && raw != nil {
+		return fmt.Errorf("'landscape' key existed in config, but not a dictionary type, is a %s instead", typeName(raw))
+	}
+	if len(ls) == 0 {
+		return nil
+	}
+	if err := installPackages(ctx, c, c.facts(), []string{"landscape-client"}); err != nil {
+		return err
+	}
+	client := map[string]string{}
+	for k, v := range landscapeBuiltin {
+		client[k] = v
+	}
+	if b, err := c.Root.ReadFile(LandscapeClientConf); err == nil {
+		for k, v := range parseConfigObjSection(b, "client") {
+			client[k] = v
+		}
+	}
+	if m, ok := ls["client"].(map[string]any); ok {
+		for k, v := range m {
+			client[k] = scalarString(v)
+		}
+	}
+	keys := make([]string, 0, len(client))
+	for k := range client {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	argv := []string{"landscape-config", "--silent"}
+	for _, k := range keys {
+		argv = append(argv, "--"+strings.ReplaceAll(k, "_", "-"), client[k])
+	}
+	_, err := runCapture(ctx, c, "landscape-config", "--silent", "--is-registered")
+	var xe *target.ExitError
+	switch {
+	case err == nil:
+		c.warn("Client already registered to Landscape")
+		return nil
+	case errors.As(err, &xe) && xe.Code == 5:
+	default:
+		return fmt.Errorf("Failure registering client:\n%w", err)
+	}
+	if _, err := runCapture(ctx, c, argv...); err != nil {
+		err = fmt.Errorf("Failure registering client:\n%w", err)
+		logexc(c, "%v", err)
+		return err
+	}
+	return nil
+}

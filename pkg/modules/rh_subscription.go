@@ -1,0 +1,280 @@
+package modules
+
+// rh_subscription, as cloud-init 26.x's cc_rh_subscription: with
+// `username`+`password` or `activation_key` (+`org`), a system that
+// `subscription-manager identity` does not know is registered, then
+// attached (`auto_attach`, with `service_level`), given `add_pool` pools
+// that are available and not consumed, `enable_repo`/`disable_repo` repos
+// toggled, and `release_version` set (the dnf and yum caches deleted).
+// Every hyphenated spelling cloud-init still reads (`activation-key`,
+// `auto-attach`, `rhsm-baseurl`...) is read when the underscored one is
+// absent. A failing step is cloud-init's two warnings, not a module error.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// RHSubscription is cc_rh_subscription.
+var RHSubscription = Module{
+	Name:       "rh_subscription",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"rh_subscription"},
+	Distros:    []string{"fedora", "rhel"},
+	ActivateBy: []string{"rh_subscription"},
+	Run:        runRHSubscription,
+}
+
+// rhsm is the rh_subscription mapping; a nil field was not given.
+type rhsm struct {
+	org, user, password, release, baseURL, server, activationKey any
+	pools, autoAttach, enableRepo, disableRepo, serviceLevel     any
+}
+
+func decodeRHSM(m map[string]any) rhsm {
+	get := func(k string) any {
+		if v, ok := m[k]; ok {
+			return v
+		}
+		return m[strings.ReplaceAll(k, "_", "-")]
+	}
+	return rhsm{
+		org: m["org"], user: m["username"], password: m["password"], release: m["release_version"],
+		baseURL: get("rhsm_baseurl"), server: get("server_hostname"), pools: get("add_pool"),
+		activationKey: get("activation_key"), autoAttach: get("auto_attach"), enableRepo: get("enable_repo"),
+		disableRepo: get("disable_repo"), serviceLevel: get("service_level"),
+	}
+}
+
+// errSubscription is cloud-init's SubscriptionError: a warning, not a failure.
+type errSubscription struct{ msg string }
+
+func (e errSubscription) Error() string { return e.msg }
+
+func subErr(format string, args ...any) error { return errSubscription{fmt.Sprintf(format, args...)} }
+
+// isTrueStr is util.is_true: true, or "true", "1", "on", "yes" in any case.
+func isTrueStr(v any) bool {
+	if b, ok := v.(bool); ok {
+		return b
+	}
+	s, ok := v.(string)
+	return ok && slices.Contains([]string{"true", "1", "on", "yes"}, strings.ToLower(strings.TrimSpace(s)))
+}
+
+func runRHSubscription(ctx context.Context, c *Context) error {
+	raw, ok := c.Config["rh_subscription"]
+	if !ok {
+		raw = map[string]any{}
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("rh_subscription: expected a mapping, got %s", pyTypeName(raw))
+	}
+	s := decodeRHSM(m)
+	if !((pyval.Truthy(s.user) && pyval.Truthy(s.password)) || pyval.Truthy(s.activationKey)) {
+		return nil
+	}
+	sm := func(args ...string) (cmdResult, error) {
+		return runCapture(ctx, c, append([]string{"subscription-manager"}, args...)...)
+	}
+	if _, err := sm("identity"); err == nil {
+		c.Log.Info("System is already registered")
+		return nil
+	}
+	err := rhsmRegister(ctx, c, s, sm)
+	var se errSubscription
+	if errors.As(err, &se) {
+		c.warn("%s", se.msg)
+		c.warn("rh_subscription plugin did not complete successfully")
+		return nil
+	}
+	if err == nil {
+		c.Log.Info("rh_subscription plugin completed successfully")
+	}
+	return err
+}
+
+func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (cmdResult, error)) error {
+	if s.autoAttach != nil && !(isTrueStr(s.autoAttach) || isFalse(s.autoAttach)) {
+		return subErr("The key auto_attach must be a boolean value (True/False)")
+	}
+	autoOn := pyval.Truthy(s.autoAttach)
+	if s.serviceLevel != nil && (!autoOn || isFalse(pyStr(s.autoAttach))) {
+		return subErr("The service_level key must be used in conjunction with the auto_attach key.  Please re-run with auto_attach: True")
+	}
+	var args []string
+	switch {
+	case s.activationKey != nil && s.org != nil:
+		args = []string{"register", "--activationkey=" + pyStr(s.activationKey), "--org=" + pyStr(s.org)}
+	case s.user != nil && s.password != nil:
+		args = []string{"register", "--username=" + pyStr(s.user), "--password=" + pyStr(s.password)}
+	default:
+		c.warn("Unable to register system due to incomplete information.")
+		c.warn("Use either activationkey and org *or* userid and password")
+		return subErr("Registration failed or did not run completely")
+	}
+	if s.baseURL != nil {
+		args = append(args, "--baseurl="+pyStr(s.baseURL))
+	}
+	if s.server != nil {
+		args = append(args, "--serverurl="+pyStr(s.server))
+	}
+	r, err := sm(args...)
+	if err != nil {
+		if r.Stdout == "" {
+			c.warn("Registration failed due to: %s", r.Stderr)
+		}
+		return subErr("Registration failed or did not run completely")
+	}
+	if _, id, ok := strings.Cut(r.Stdout, "ID: "); !ok {
+		return fmt.Errorf("rh_subscription: no ID in the output of subscription-manager register")
+	} else {
+		c.Log.Debug("Registered successfully with ID " + strings.TrimRight(id, " \t\r\n"))
+	}
+	switch {
+	case autoOn && s.serviceLevel != nil:
+		r, err := sm("attach", "--auto", "--servicelevel="+pyStr(s.serviceLevel))
+		if err != nil {
+			if strings.TrimRight(r.Stdout, " \t\r\n") != "" {
+				for _, l := range strings.Split(r.Stdout, "\n") {
+					if l != "" {
+						c.warn("%s", l)
+					}
+				}
+			} else {
+				c.warn("Setting the service level failed with: %s", strings.TrimSpace(r.Stderr))
+			}
+			return subErr("Setting of service_level failed")
+		}
+	case autoOn:
+		if _, err := sm("attach", "--auto"); err != nil {
+			c.warn("auto_attach failed with: %v", err)
+			return subErr("Setting auto_attach failed")
+		}
+	}
+	if s.pools != nil {
+		pools, ok := s.pools.([]any)
+		if !ok {
+			return subErr("Pools must in the format of a list")
+		}
+		if !rhsmPools(c, pools, sm) {
+			return subErr("Unable to attach pools %s", pyListRepr(anyStrings(pools)))
+		}
+	}
+	if !rhsmRepos(c, s, sm) {
+		return subErr("Unable to add or remove repos")
+	}
+	if pyval.Truthy(s.release) {
+		if _, err := sm("release", "--set="+pyStr(s.release)); err != nil {
+			return subErr("Unable to set release_version using: %s", pyListRepr([]string{"release", "--set=" + pyStr(s.release)}))
+		}
+		for _, d := range []string{"/var/cache/dnf", "/var/cache/yum"} {
+			if fi, err := c.Root.Stat(d); err != nil || !fi.IsDir() {
+				return subErr("Unable to delete the package manager cache")
+			}
+			if err := c.Root.RemoveAll(d); err != nil {
+				return subErr("Unable to delete the package manager cache")
+			}
+		}
+	}
+	return nil
+}
+
+func anyStrings(l []any) []string {
+	out := make([]string, len(l))
+	for i, v := range l {
+		out[i] = pyStr(v)
+	}
+	return out
+}
+
+func lines(s string) []string { return strings.Split(strings.TrimRight(s, " \t\r\n"), "\n") }
+
+func rhsmPools(c *Context, pools []any, sm func(...string) (cmdResult, error)) bool {
+	if len(pools) == 0 {
+		return true
+	}
+	avail, err := sm("list", "--available", "--pool-only")
+	if err != nil {
+		return false
+	}
+	consumed, err := sm("list", "--consumed", "--pool-only")
+	if err != nil {
+		return false
+	}
+	a, cons := lines(avail.Stdout), lines(consumed.Stdout)
+	args := []string{"attach"}
+	for _, p := range anyStrings(pools) {
+		if !slices.Contains(cons, p) && slices.Contains(a, p) {
+			args = append(args, "--pool="+p)
+		} else {
+			c.warn("Pool %s is not available", p)
+		}
+	}
+	if len(args) == 1 {
+		return false
+	}
+	if _, err := sm(args...); err != nil {
+		c.warn("Unable to attach pool %s due to %v", pyStr(pools[len(pools)-1]), err)
+		return false
+	}
+	return true
+}
+
+func rhsmRepos(c *Context, s rhsm, sm func(...string) (cmdResult, error)) bool {
+	list := func(v any) ([]string, bool) {
+		if v == nil {
+			return nil, true
+		}
+		l, ok := v.([]any)
+		return anyStrings(l), ok
+	}
+	erepos, ok1 := list(s.enableRepo)
+	drepos, ok2 := list(s.disableRepo)
+	if !ok1 || !ok2 {
+		c.warn("Repo IDs must in the format of a list.")
+		return false
+	}
+	if len(erepos) == 0 && len(drepos) == 0 {
+		return true
+	}
+	repoIDs := func(args ...string) []string {
+		r, _ := sm(args...)
+		var ids []string
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			if strings.Contains(l, "Repo ID:") {
+				ids = append(ids, strings.TrimSpace(strings.Split(l, ":")[1]))
+			}
+		}
+		return ids
+	}
+	active := repoIDs("repos", "--list-enabled")
+	inactive := repoIDs("repos", "--list-disabled")
+	var enable, disable []string
+	for _, r := range erepos {
+		switch {
+		case slices.Contains(inactive, r):
+			enable = append(enable, "--enable="+r)
+		case !slices.Contains(active, r):
+			c.warn("Repo %s does not appear to exist", r)
+		}
+	}
+	for _, r := range drepos {
+		if slices.Contains(active, r) {
+			disable = append(disable, "--disable="+r)
+		}
+	}
+	args := append(append([]string{"repos"}, disable...), enable...)
+	if _, err := sm(args...); err != nil {
+		c.warn("Unable to alter repos due to %v", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package modules
+
+// spacewalk, as cloud-init 26.x's cc_spacewalk: with `spacewalk.server`,
+// rhn-setup is installed and, unless `rhn-profile-sync --verbose` says the
+// machine is registered (exit 0; 1 means not), rhnreg_ks registers it
+// under the datasource's fqdn with the optional proxy and activation key.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// SpacewalkCACert is the CA certificate rhnreg_ks is given.
+const SpacewalkCACert = "/usr/share/rhn/RHN-ORG-TRUSTED-SSL-CERT"
+
+// Spacewalk is cc_spacewalk.
+var Spacewalk = Module{
+	Name:       "spacewalk",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"spacewalk"},
+	Distros:    []string{"rhel", "fedora", "openeuler"},
+	ActivateBy: []string{"spacewalk"},
+	Run:        runSpacewalk,
+}
+
+type spacewalkConfig struct {
+	Server        string `yaml:"server"`
+	Proxy         string `yaml:"proxy"`
+	ActivationKey string `yaml:"activation_key"`
+}
+
+func runSpacewalk(ctx context.Context, c *Context) error {
+	if !c.Config.Has("spacewalk") {
+		return nil
+	}
+	var sc spacewalkConfig
+	if err := c.Config.Decode("spacewalk", &sc); err != nil {
+		return fmt.Errorf("spacewalk: %w", err)
+	}
+	if sc.Server == "" {
+		c.Log.Debug("Skipping module named spacewalk, 'spacewalk/server' key was not found in configuration")
+		return nil
+	}
+	if err := installPackages(ctx, c, c.facts(), []string{"rhn-setup"}); err != nil {
+		return err
+	}
+	err := runCmd(ctx, c, distroCmd("rhn-profile-sync", "--verbose"))
+	var xe *target.ExitError
+	switch {
+	case err == nil:
+		return nil // already registered
+	case errors.As(err, &xe) && xe.Code == 1:
+	default:
+		return err
+	}
+	profile, _ := dsHostname(c, true)
+	c.Log.Info(fmt.Sprintf("Registering using `rhnreg_ks` profile '%s' into server '%s'", profile, sc.Server))
+	argv := []string{"rhnreg_ks", "--serverUrl", "https://" + sc.Server + "/XMLRPC", "--profilename", profile}
+	if sc.Proxy != "" {
+		argv = append(argv, "--proxy", sc.Proxy)
+	}
+	argv = append(argv, "--sslCACert", SpacewalkCACert)
+	if sc.ActivationKey != "" {
+		argv = append(argv, "--activationkey", sc.ActivationKey)
+	}
+	return runCmd(ctx, c, distroCmd(argv...))
+}

@@ -1,0 +1,124 @@
+package modules
+
+// ssh_import_id, as cloud-init 26.x's cc_ssh_import_id: when any
+// `ssh_import_id` key is in the config (top level, or in a users: entry),
+// the target's ssh-import-id imports the ids for each user: the top-level
+// list for the default user, each entry's own list for the others. It runs
+// as the user through sudo (keeping https_proxy) or doas, and is retried
+// once after half a second. A missing ssh-import-id is a warning; a
+// failing user is logged, the others go on, and the first failure is the
+// module's error.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// SSHImportID is cc_ssh_import_id.
+var SSHImportID = Module{
+	Name:      "ssh_import_id",
+	Frequency: state.PerInstance,
+	Keys:      []string{"ssh_import_id"},
+	Distros:   []string{"alpine", "cos", "debian", "raspberry-pi-os", "ubuntu"},
+	Run:       runSSHImportID,
+}
+
+// sshImportRetryDelay is how long a failed import waits before its retry.
+const sshImportRetryDelay = 500 * time.Millisecond
+
+// keyInNested is is_key_in_nested_dict: key at any depth of dicts, or in a
+// dict directly inside a list.
+func keyInNested(m map[string]any, key string) bool {
+	for k, v := range m {
+		if k == key {
+			return true
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			if keyInNested(t, key) {
+				return true
+			}
+		case []any:
+			for _, e := range t {
+				if d, ok := e.(map[string]any); ok && keyInNested(d, key) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func runSSHImportID(ctx context.Context, c *Context) error {
+	if !keyInNested(c.Config, "ssh_import_id") {
+		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
+		return nil
+	}
+	if !c.which("ssh-import-id") {
+		c.warn("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
+		return nil
+	}
+	users, _, _, _ := normalizeUsers(c, func(string, ...any) {})
+	var first error
+	for _, u := range users {
+		var ids []string
+		if u.Default {
+			ids = uniqMerge(getCfgOptionList(c.Config["ssh_import_id"]))
+		} else {
+			ids = uniqMerge(u.SSHImportID)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		if err := importSSHIDs(ctx, c, ids, u.Name); err != nil {
+			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyListRepr(ids))
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// getCfgOptionList is util.get_cfg_option_list's value handling: a list as
+// is, a string as a one-element list, nothing otherwise.
+func getCfgOptionList(v any) []any {
+	switch t := v.(type) {
+	case []any:
+		return t
+	case nil:
+		return nil
+	case string:
+		return []any{t}
+	}
+	return []any{scalarString(v)}
+}
+
+func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) error {
+	if _, err := c.Root.LookupUser(user); err != nil {
+		return fmt.Errorf("getpwnam(): name not found: '%s': %w", user, err)
+	}
+	var argv []string
+	switch {
+	case c.which("sudo"):
+		argv = []string{"sudo", "--preserve-env=https_proxy", "-Hu", user, "ssh-import-id"}
+	case c.which("doas"):
+		argv = []string{"doas", "-u", user, "ssh-import-id"}
+	default:
+		c.warn("Neither sudo nor doas available! Unable to import SSH ids.")
+		return nil
+	}
+	argv = append(argv, ids...)
+	if runCmd(ctx, c, distroCmd(argv...)) == nil {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(sshImportRetryDelay):
+	}
+	return runCmd(ctx, c, distroCmd(argv...))
+}

@@ -1,0 +1,89 @@
+package modules
+
+// ubuntu_drivers, as cloud-init 26.x's cc_ubuntu_drivers: with
+// `drivers.nvidia.license-accepted` true, ubuntu-drivers-common is
+// installed when ubuntu-drivers is missing, debconf learns the
+// linux/nvidia/latelink template (cloud-init loads it through
+// python3-debconf's communicator; cloudroot runs the target's
+// debconf-communicate with the same X_LOADTEMPLATEFILE command), and
+// `ubuntu-drivers install --gpgpu nvidia[:VERSION]` installs the driver.
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// nvidiaDebconfTemplate is cloud-init's NVIDIA_DEBCONF_CONTENT.
+const nvidiaDebconfTemplate = `Template: linux/nvidia/latelink
+Type: boolean
+Default: true
+Description: Late-link NVIDIA kernel modules?
+ Enable this to link the NVIDIA kernel modules in cloud-init and
+ make them available for use.
+`
+
+// nvidiaDebconfDir is where the template is written for debconf to load.
+const nvidiaDebconfDir = "/var/tmp/cloud-init/ubuntu-drivers"
+
+// UbuntuDrivers is cc_ubuntu_drivers.
+var UbuntuDrivers = Module{
+	Name:       "ubuntu_drivers",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"drivers"},
+	Distros:    []string{"ubuntu"},
+	ActivateBy: []string{"drivers"},
+	Run:        runUbuntuDrivers,
+}
+
+func runUbuntuDrivers(ctx context.Context, c *Context) error {
+	raw, ok := c.Config["drivers"]
+	if !ok {
+		return nil
+	}
+	cfg, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyTypeName(raw), pyStr(raw))
+	}
+	nv, _ := cfg["nvidia"].(map[string]any)
+	if !TranslateBool(nv["license-accepted"], false) {
+		c.Log.Debug("Not installing NVIDIA drivers. nvidia/license-accepted=False")
+		return nil
+	}
+	if !c.which("ubuntu-drivers") {
+		if err := installPackages(ctx, c, c.facts(), []string{"ubuntu-drivers-common"}); err != nil {
+			return err
+		}
+	}
+	arg := "nvidia"
+	if v := nv["version"]; pyval.Truthy(v) {
+		arg += ":" + pyStr(v)
+	}
+	tmpl := path.Join(nvidiaDebconfDir, "nvidia.template")
+	if err := c.Root.WriteFile(tmpl, []byte(nvidiaDebconfTemplate), 0o644); err != nil {
+		return fmt.Errorf("ubuntu_drivers: %w", err)
+	}
+	err := runCmdInput(ctx, c, []string{"debconf-communicate", "-fnoninteractive", "cloud-init"}, []byte("X_LOADTEMPLATEFILE "+tmpl+"\n"))
+	if rerr := c.Root.RemoveAll(nvidiaDebconfDir); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		logexc(c, "Failed to register NVIDIA debconf template: %v", err)
+		return err
+	}
+	r, err := runCapture(ctx, c, "ubuntu-drivers", "install", "--gpgpu", arg)
+	if err != nil {
+		switch {
+		case strings.Contains(r.Stderr, "ubuntu-drivers: error: argument <command>: invalid choice: 'install'"):
+			c.warn("the available version of ubuntu-drivers is too old to perform requested driver installation")
+		case strings.Contains(r.Stdout, "No drivers found for installation."):
+			c.warn("ubuntu-drivers found no drivers for installation")
+		}
+		return err
+	}
+	return nil
+}

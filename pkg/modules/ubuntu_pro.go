@@ -1,0 +1,335 @@
+package modules
+
+// ubuntu_pro, as cloud-init 26.x's cc_ubuntu_pro: `ubuntu_pro` (or one of
+// the deprecated `ubuntu_advantage`/`ubuntu-advantage`, with cloud-init's
+// warning; both deprecated keys are an error) installs
+// ubuntu-advantage-tools when `pro` is missing, applies `config` (`pro
+// config set KEY=VALUE` / `unset KEY` for null; proxy keys must be http(s)
+// URLs), then attaches: automatically on an Ubuntu Pro image (unless
+// `features.disable_auto_attach`), else with `token` (`pro attach`, then
+// `pro enable --format json` for `enable`).
+//
+// cloud-init asks the pro client's Python API whether to auto-attach and
+// to auto-attach; cloudroot asks the same endpoints through the target's
+// client: `pro api u.pro.attach.auto.should_auto_attach.v1` and `pro api
+// u.pro.attach.auto.full_auto_attach.v1 --data JSON`.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
+)
+
+// UbuntuPro is cc_ubuntu_pro.
+var UbuntuPro = Module{
+	Name:       "ubuntu_pro",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"ubuntu_pro", "ubuntu_advantage", "ubuntu-advantage"},
+	Distros:    []string{"ubuntu"},
+	ActivateBy: []string{"ubuntu_pro", "ubuntu_advantage", "ubuntu-advantage"},
+	Run:        runUbuntuPro,
+}
+
+var proConfigProps = []string{"http_proxy", "https_proxy", "global_apt_http_proxy", "global_apt_https_proxy",
+	"ua_apt_http_proxy", "ua_apt_https_proxy"}
+
+// failf records msg as cloud-init's LOG.error before raising, and returns it.
+func failf(c *Context, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	c.warn("%s", msg)
+	return errors.New(msg)
+}
+
+func runUbuntuPro(ctx context.Context, c *Context) error {
+	var section any
+	found := false
+	var deprecated []string
+	for _, k := range []string{"ubuntu-advantage", "ubuntu_advantage"} {
+		if c.Config.Has(k) {
+			deprecated = append(deprecated, k)
+		}
+	}
+	if len(deprecated) > 1 {
+		return fmt.Errorf("Unable to configure Ubuntu Pro. Multiple deprecated config keys provided: %s", strings.Join(deprecated, ", "))
+	}
+	if len(deprecated) == 1 {
+		c.warn("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
+		section, found = c.Config[deprecated[0]], true
+	}
+	if c.Config.Has("ubuntu_pro") {
+		if len(deprecated) == 1 {
+			c.warn("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
+		}
+		section, found = c.Config["ubuntu_pro"], true
+	}
+	if !found || section == nil {
+		c.Log.Debug("Skipping module named ubuntu_pro, no 'ubuntu_pro' configuration found")
+		return nil
+	}
+	pro, ok := section.(map[string]any)
+	if !ok {
+		return failf(c, "'ubuntu_pro' should be a dict, not a %s", pyTypeName(section))
+	}
+	if _, ok := pro["commands"]; ok {
+		return failf(c, `Deprecated configuration "ubuntu-advantage: commands" provided. Expected "token"`)
+	}
+	if !c.which("pro") {
+		if err := installPackages(ctx, c, c.facts(), []string{"ubuntu-advantage-tools"}); err != nil {
+			logexc(c, "Failed to install ubuntu-advantage-tools")
+			return err
+		}
+	}
+	if err := proConfig(ctx, c, pro["config"]); err != nil {
+		return err
+	}
+	disable := false
+	if f, ok := pro["features"]; ok {
+		fm, ok := f.(map[string]any)
+		if !ok {
+			return failf(c, "'ubuntu_pro.features' should be a dict, not a %s", pyTypeName(f))
+		}
+		if d, ok := fm["disable_auto_attach"]; ok {
+			b, ok := d.(bool)
+			if !ok {
+				return failf(c, "'ubuntu_pro.features.disable_auto_attach' should be a bool, not a %s", pyTypeName(d))
+			}
+			disable = b
+		}
+	}
+	if !disable && proShouldAutoAttach(ctx, c) {
+		return proAutoAttach(ctx, c, pro)
+	}
+	for k := range pro {
+		if k != "features" {
+			return proAttach(ctx, c, pro)
+		}
+	}
+	return nil
+}
+
+// proAPI runs `pro api ENDPOINT [--data JSON]` and returns its answer's
+// data attributes, or the first error's code and message.
+func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (map[string]any, string, error) {
+	argv := []string{"pro", "api", endpoint}
+	if data != nil {
+		argv = append(argv, "--data", string(data))
+	}
+	r, runErr := runCapture(ctx, c, argv...)
+	var resp struct {
+		Result string `json:"result"`
+		Data   struct {
+			Attributes map[string]any `json:"attributes"`
+		} `json:"data"`
+		Errors []struct {
+			Code    string `json:"code"`
+			Title   string `json:"title"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &resp); err != nil {
+		return nil, "", errors.Join(runErr, fmt.Errorf("pro api %s: answer is not JSON: %w", endpoint, err))
+	}
+	if resp.Result != "success" || len(resp.Errors) > 0 {
+		code, msg := "", "failure"
+		if len(resp.Errors) > 0 {
+			code, msg = resp.Errors[0].Code, resp.Errors[0].Title
+			if msg == "" {
+				msg = resp.Errors[0].Message
+			}
+		}
+		return nil, code, errors.New(msg)
+	}
+	return resp.Data.Attributes, "", nil
+}
+
+func proShouldAutoAttach(ctx context.Context, c *Context) bool {
+	attrs, _, err := proAPI(ctx, c, "u.pro.attach.auto.should_auto_attach.v1", nil)
+	if err != nil {
+		c.Log.Debug(fmt.Sprintf("Error during `should_auto_attach`: %v", err))
+		c.warn("Unable to determine if this is an Ubuntu Pro instance. Fallback to normal Pro attach.")
+		return false
+	}
+	b, _ := attrs["should_auto_attach"].(bool)
+	return b
+}
+
+func proAutoAttach(ctx context.Context, c *Context, pro map[string]any) error {
+	opts := map[string]any{}
+	for _, k := range []string{"enable", "enable_beta"} {
+		if v, ok := pro[k]; ok && v != nil {
+			opts[k] = v
+		}
+	}
+	data, err := json.Marshal(opts)
+	if err != nil {
+		return fmt.Errorf("ubuntu_pro: %w", err)
+	}
+	_, code, err := proAPI(ctx, c, "u.pro.attach.auto.full_auto_attach.v1", data)
+	switch {
+	case err == nil:
+	case code == "already-attached":
+		if len(opts) > 0 {
+			c.warn("The instance is already attached to Pro. Leaving enabled services untouched. Ignoring config directives ubuntu_pro: enable and enable_beta")
+		}
+	default:
+		return failf(c, "Error during `full_auto_attach`: %v", err)
+	}
+	return nil
+}
+
+// pyReEscape is Python's re.escape (3.7+).
+func pyReEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("()[]{}?*+-|^$\\.&~# \t\n\r\v\f", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var (
+	whitespace = regexp.MustCompile(`\s`)
+	schemeRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
+)
+
+// urlScheme is urllib.parse.urlparse(s).scheme, lowercased: lenient,
+// unlike net/url, about what follows it.
+func urlScheme(s string) string {
+	if m := schemeRE.FindStringSubmatch(s); m != nil {
+		return strings.ToLower(m[1])
+	}
+	return ""
+}
+
+func proConfig(ctx context.Context, c *Context, v any) error {
+	if v == nil {
+		return nil
+	}
+	cfg, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("ubuntu_pro: config should be a dict, not a %s; skipping enabling config parameters", pyTypeName(v))
+	}
+	keys := sortedKeys(cfg)
+	var bad []string
+	for _, k := range keys {
+		val := cfg[k]
+		switch {
+		case !slices.Contains(proConfigProps, k):
+			c.warn("Not validating unknown ubuntu_pro.config.%s property", k)
+			continue
+		case val == nil:
+			continue
+		}
+		s, isStr := val.(string)
+		if !isStr {
+			bad = append(bad, "Expected a URL for ua:config:"+k)
+			continue
+		}
+		if sch := urlScheme(s); sch != "http" && sch != "https" {
+			bad = append(bad, "Expected URL scheme http/https for ua:config:"+k)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("Invalid ubuntu_pro configuration:\n%s", strings.Join(bad, "\n"))
+	}
+	var failed []string
+	for _, k := range keys {
+		val := cfg[k]
+		argv := []string{"pro", "config", "unset", k}
+		if val != nil {
+			s := pyStr(val)
+			if whitespace.MatchString(s) {
+				s = pyReEscape(s)
+			}
+			argv = []string{"pro", "config", "set", k + "=" + s}
+		}
+		if _, err := runCapture(ctx, c, argv...); err != nil {
+			msg := err.Error()
+			if val != nil {
+				msg = strings.ReplaceAll(msg, pyStr(val), "REDACTED")
+			}
+			c.warn("Failure enabling/disabling \"%s\":\n%s", k, msg)
+			failed = append(failed, `"`+k+`"`)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("Failure enabling/disabling Ubuntu Pro config(s): %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
+	token := pyStr(pro["token"])
+	if !pyval.Truthy(pro["token"]) {
+		return failf(c, "`ubuntu_pro.token` required in non-Pro Ubuntu instances.")
+	}
+	var enable []string
+	switch t := pro["enable"].(type) {
+	case nil:
+	case string:
+		c.warn("ubuntu_pro: enable should be a list, not a string; treating as a single enable")
+		enable = []string{t}
+	case []any:
+		for _, e := range t {
+			enable = append(enable, pyStr(e))
+		}
+	default:
+		c.warn("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyTypeName(t))
+	}
+	argv := []string{"pro", "attach", token}
+	if len(enable) > 0 {
+		argv = []string{"pro", "attach", "--no-auto-enable", token}
+	}
+	if _, err := runCapture(ctx, c, argv...); err != nil {
+		var xe *target.ExitError
+		if !errors.As(err, &xe) || xe.Code != 2 {
+			msg := "Failure attaching Ubuntu Pro:\n" + strings.ReplaceAll(err.Error(), token, "REDACTED")
+			logexc(c, "%s", msg)
+			return errors.New(msg)
+		}
+	}
+	if len(enable) == 0 {
+		return nil
+	}
+	r, err := runCapture(ctx, c, append([]string{"pro", "enable", "--assume-yes", "--format", "json"}, enable...)...)
+	if err != nil {
+		var xe *target.ExitError
+		if !errors.As(err, &xe) || xe.Code != 1 {
+			return fmt.Errorf("Error while enabling service(s): %s: %w", strings.Join(enable, ", "), err)
+		}
+	}
+	var resp struct {
+		Errors []map[string]any `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &resp); err != nil {
+		return fmt.Errorf("Pro response was not json: %s", r.Stdout)
+	}
+	var services []string
+	failed := false
+	for _, e := range resp.Errors {
+		if e["message_code"] == "service-already-enabled" {
+			continue
+		}
+		failed = true
+		if svc, ok := e["service"]; ok && svc != nil {
+			services = append(services, pyStr(svc))
+			logexc(c, "Failure enabling `%s`: %s", pyStr(svc), pyStr(e["message"]))
+		} else {
+			logexc(c, "Failure of type `%s`: %s", pyStr(e["type"]), pyStr(e["message"]))
+		}
+	}
+	if failed {
+		return fmt.Errorf("Failure enabling Ubuntu Pro service(s): %s", strings.Join(services, ", "))
+	}
+	return nil
+}

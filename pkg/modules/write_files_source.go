@@ -1,0 +1,118 @@
+package modules
+
+// write_files' `source`, as cloud-init 26.x's read_url_or_decode: an entry
+// with `source.uri` takes its content from there (http/https through
+// pkg/imds' client with `source.headers`, three retries three seconds
+// apart, whatever the failure (cloud-init waits out a 503 past its retries,
+// for ever if it keeps coming; cloudroot stops after the three); file:// or an absolute path read from the target), as is (no
+// `encoding`). When the fetch fails the failure is a warning and the
+// inline `content` (decoded per `encoding`) is used instead; without one
+// the entry is skipped with cloud-init's warning. An entry with neither
+// writes an empty file.
+//
+// The init stage runs in the initramfs: the network is up there only when
+// the datasource needed it, so an http(s) source of a local-seed boot falls
+// back to `content` (or is skipped) — put such entries under `defer: true`
+// to fetch them in the final stage, from the booted system.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/imds"
+)
+
+// write_files source defaults (cloud-init's).
+const (
+	DefaultWriteFilesRetries = 3
+	DefaultWriteFilesDelay   = 3 * time.Second
+	// DefaultWriteFilesTimeout bounds one attempt (cloud-init sets none).
+	DefaultWriteFilesTimeout = 30 * time.Second
+)
+
+// WriteFilesOptions tune source downloads; the zero value is cloud-init's
+// behaviour over a client that honours the proxy environment.
+type WriteFilesOptions struct {
+	HTTP  *http.Client
+	Delay time.Duration // between attempts; DefaultWriteFilesDelay if 0
+}
+
+// writeFileContent is the entry's content: fetched from source.uri, else
+// decoded from content; ok is false when there is none to write.
+func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts WriteFilesOptions) (data []byte, ok bool, err error) {
+	src, _ := ent["source"].(map[string]any)
+	uri := strings.TrimLeft(scalarString(src["uri"]), " \t\r\n")
+	content, hasContent := ent["content"]
+	if content == nil {
+		hasContent = false
+	}
+	if !hasContent && uri == "" {
+		return []byte{}, true, nil
+	}
+	if uri != "" {
+		data, err := fetchSource(ctx, c, uri, src["headers"], opts)
+		if err == nil {
+			return data, true, nil
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil, false, err
+		}
+		logexc(c, "Failed to retrieve contents from source \"%s\"; falling back to data from \"contents\" key: %v", uri, err)
+	}
+	if !hasContent {
+		return nil, false, nil
+	}
+	d, err := DecodeContent([]byte(scalarString(content)), scalarString(ent["encoding"]))
+	if err != nil {
+		return nil, false, err
+	}
+	return d, true, nil
+}
+
+// fetchSource is url_helper.read_file_or_url for write_files.
+func fetchSource(ctx context.Context, c *Context, uri string, headers any, opts WriteFilesOptions) ([]byte, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", uri, err)
+	}
+	if u.Scheme == "file" || strings.HasPrefix(uri, "/") {
+		return c.Root.ReadFile(u.Path)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		c.warn("Attempting unknown protocol %s", u.Scheme)
+		return nil, fmt.Errorf("%s: unsupported protocol %q", uri, u.Scheme)
+	}
+	h := http.Header{"User-Agent": {"Cloud-Init/" + c.Version}}
+	if m, ok := headers.(map[string]any); ok {
+		for k, v := range m {
+			h.Set(k, scalarString(v))
+		}
+	}
+	delay := opts.Delay
+	if delay <= 0 {
+		delay = DefaultWriteFilesDelay
+	}
+	hc := opts.HTTP
+	if hc == nil {
+		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+	}
+	client := &imds.Client{
+		BaseURLs: []string{uri},
+		HTTP:     hc,
+		Timeout:  DefaultWriteFilesTimeout,
+		Retries:  DefaultWriteFilesRetries,
+		// cloud-init retries any failure, a 404 included.
+		Retry:    func(*imds.Error) bool { return true },
+		Backoff:  imds.Backoff{Initial: delay, Max: delay, Jitter: 1e-9},
+		Budget:   -1,
+		Headers:  h,
+		Logger:   c.Log,
+		MaxBytes: MaxDecodedFile,
+	}
+	return client.Get(ctx, "")
+}
