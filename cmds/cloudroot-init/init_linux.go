@@ -91,8 +91,20 @@ func run() error {
 	b.step("early", b.early)
 	b.step("drivers", b.loadDrivers)
 	b.startEntropy()
-	spec, rootDev := b.findRoot(ctx)
-	b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
+	// The ephemeral network exists from here: network boot (a live root,
+	// an image to write) may need it before the root is mounted.
+	net := &ephemeralNet{b: b}
+	var spec bootenv.RootSpec
+	if live, ok, lerr := b.cmdline.LiveRoot(); ok {
+		spec = b.liveRoot(ctx, net, live, lerr)
+	} else {
+		if b.cmdline.Has("cloudroot.image") {
+			b.step("image", func() error { return b.installImage(ctx, net) })
+		}
+		var rootDev *bootenv.Device
+		spec, rootDev = b.findRoot(ctx)
+		b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
+	}
 
 	t, err := target.New(sysroot, target.WithDeferredSync())
 	if err != nil {
@@ -101,7 +113,6 @@ func run() error {
 	b.startHostKeys(t)
 	run, _ := target.New("/", target.WithDeferredSync())
 
-	net := &ephemeralNet{b: b}
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
 	b.welcome("init-local", localStart)
@@ -113,6 +124,9 @@ func run() error {
 		return nil
 	})
 	if enabled {
+		if _, _, ok := b.cmdline.CloudConfigURL(); ok {
+			b.step("cloud-config-url", func() error { return b.cmdlineURL(ctx, t, net) })
+		}
 		b.sysFiles = cloudcfg.ReadSystemFiles(t, run)
 		b.step("local", func() error {
 			d, err := b.findDatasource(ctx, t, b.st.DatasourceList, net)
