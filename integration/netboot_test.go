@@ -1,0 +1,369 @@
+package integration
+
+// Network boot (issue #16): the VM has no kernel given to QEMU and no root
+// disk. SeaBIOS runs the virtio NIC's iPXE ROM (Debian's ipxe-qemu), which
+// gets DHCP from QEMU's user network and the boot file (an iPXE script)
+// from its TFTP server; the script loads the kernel and the initramfs over
+// HTTP from a server on 127.0.0.1 reached through guestfwd, as a lab's
+// iPXE would from its provisioning server. The seed and the images come
+// from that server too.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/cloudroot/cloudroot/integration/harness"
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
+)
+
+// netbootIP is the provisioning server's address inside the VM's user
+// network (the harness puts it on 169.254.0.0/16 when guestfwd is used).
+const netbootIP = "169.254.0.100"
+
+// netbootTimeout bounds one network boot: the ROM, two HTTP downloads
+// through slirp and a boot under TCG on a loaded host.
+const netbootTimeout = 420 * time.Second
+
+// netbootUserData is applied in every network-boot test: a user, a file
+// and a command whose output says what the booted system sees.
+const netbootUserData = `#cloud-config
+users:
+  - name: pxeuser
+    uid: 4242
+    shell: /bin/sh
+write_files:
+  - path: /etc/pxe-marker
+    content: "provisioned over the network\n"
+runcmd:
+  - echo "PXE-RUNCMD uid=$(id -u pxeuser) marker=$(cat /etc/pxe-marker) rootfs=$(awk '$2=="/"{t=$3} END{print t}' /proc/mounts)" | tee /dev/console
+`
+
+// pxeLab is one network-boot setup: a TFTP directory with the iPXE script
+// and an HTTP server with everything else.
+type pxeLab struct {
+	t   *testing.T
+	a   harness.Artifacts
+	dir string
+	srv *harness.FileServer
+}
+
+// newPXELab serves files (paths under /) plus the kernel and initramfs,
+// and writes an iPXE script booting them with cmdline.
+func newPXELab(t *testing.T, files map[string][]byte, cmdline []string) *pxeLab {
+	t.Helper()
+	a := artifacts(t)
+	if miss := harness.HaveTools("mksquashfs", "debugfs"); miss != nil {
+		msg := fmt.Sprintf("netboot tools missing: %v (scripts/deps.sh)", miss)
+		if os.Getenv(EnvIntegration) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if _, err := harness.PXEROM(harness.NICVirtio); err != nil {
+		t.Skip(err)
+	}
+	l := &pxeLab{t: t, a: a, dir: t.TempDir()}
+	kernel, err := os.ReadFile(a.Vmlinuz) // iPXE boots a bzImage
+	if err != nil {
+		t.Fatal(err)
+	}
+	initrd, err := os.ReadFile(a.Initramfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string][]byte{"/vmlinuz": kernel, "/initramfs.cpio.gz": initrd}
+	for p, b := range files {
+		all[p] = b
+	}
+	l.srv, err = harness.ServeFiles(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.srv.Close() })
+	base := "http://" + netbootIP
+	args := append([]string{"console=ttyS0", "panic=-1", "cloudroot.onfail=poweroff", "cloudroot.test.poweroff",
+		"BOOTIF=01-${net0/mac:hexhyp}", "ip=dhcp"}, cmdline...)
+	script := "#!ipxe\n" +
+		"echo cloudroot lab: booting ${net0/mac} from " + base + "\n" +
+		"kernel " + base + "/vmlinuz " + strings.Join(args, " ") + "\n" +
+		"initrd " + base + "/initramfs.cpio.gz\n" +
+		"boot\n"
+	if err := os.WriteFile(filepath.Join(l.dir, "boot.ipxe"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// boot runs one network boot with disk (may be "") attached.
+func (l *pxeLab) boot(name, disk string) *harness.Run {
+	l.t.Helper()
+	o := harness.BootOptions{
+		PXE:      &harness.PXE{TFTPDir: l.dir, BootFile: "boot.ipxe"},
+		Disk:     disk,
+		GuestFwd: []harness.GuestFwd{{GuestIP: netbootIP, GuestPort: 80, HostPort: l.srv.Port()}},
+		Timeout:  netbootTimeout,
+		Memory:   1024,
+	}
+	return runBoot(l.t, l.a, name, o)
+}
+
+// runBoot boots o, logging the console to the test and to
+// build/integration/<name>.log.
+func runBoot(t *testing.T, a harness.Artifacts, name string, o harness.BootOptions) *harness.Run {
+	t.Helper()
+	logDir := filepath.Join(a.Dir, "integration")
+	if err := os.MkdirAll(logDir, 0o755); err == nil {
+		o.ConsoleLog = filepath.Join(logDir, name+".log")
+	}
+	lw := harness.NewLineWriter(func(s string) { t.Logf("%s", s) })
+	o.Output = lw
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := harness.Boot(ctx, o)
+	lw.Flush()
+	if err != nil {
+		t.Fatalf("boot: %v", err)
+	}
+	t.Logf("%s: %s; console log %s", name, r.Summary(), o.ConsoleLog)
+	return r
+}
+
+// seedFiles is a NoCloud seed served at /seed/.
+func seedFiles(iid string) map[string][]byte {
+	return map[string][]byte{
+		"/seed/meta-data": []byte("instance-id: " + iid + "\nlocal-hostname: pxe-node\n"),
+		"/seed/user-data": []byte(netbootUserData),
+	}
+}
+
+func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// squashRootfs turns the suite's root image into a squashfs: debugfs
+// copies the ext4 partition's tree out (as root: owners kept), mksquashfs
+// packs it.
+func squashRootfs(t *testing.T, a harness.Artifacts) []byte {
+	t.Helper()
+	im, err := harness.OpenImage(a.Rootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	if err := os.Mkdir(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := im.Path
+	if im.Offset != 0 {
+		spec = fmt.Sprintf("%s?offset=%d", im.Path, im.Offset)
+	}
+	if out, err := exec.Command("debugfs", "-R", "rdump / "+tree, spec).CombinedOutput(); err != nil {
+		t.Fatalf("debugfs rdump: %v\n%s", err, out)
+	}
+	// rdump of / lands in tree/ itself or in a subdirectory, by version.
+	src := tree
+	if ents, _ := os.ReadDir(tree); len(ents) == 1 && ents[0].IsDir() {
+		src = filepath.Join(tree, ents[0].Name())
+	}
+	if _, err := os.Stat(filepath.Join(src, "sbin")); err != nil {
+		t.Fatalf("rdump gave no /sbin under %s: %v", src, err)
+	}
+	out := filepath.Join(dir, "rootfs.squashfs")
+	if b, err := exec.Command("mksquashfs", src, out, "-noappend", "-quiet", "-comp", "gzip").CombinedOutput(); err != nil {
+		t.Fatalf("mksquashfs: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNetbootLiveSquashfs (issue #16 a): PXE → iPXE → cloudroot → the
+// suite's root as a squashfs over HTTP, verified against its .sha256,
+// under an overlayfs in RAM → user-data applied → power-off.
+func TestNetbootLiveSquashfs(t *testing.T) {
+	a := artifacts(t)
+	sq := squashRootfs(t, a)
+	files := seedFiles("iid-pxe-live")
+	files["/rootfs.squashfs"] = sq
+	files["/rootfs.squashfs.sha256"] = []byte(sha256Hex(sq) + "  rootfs.squashfs\n")
+	l := newPXELab(t, files, []string{
+		"root=live:http://" + netbootIP + "/rootfs.squashfs",
+		"ds=nocloud;s=http://" + netbootIP + "/seed/",
+	})
+	r := l.boot("TestNetbootLiveSquashfs", "")
+	wantPoweredOff(t, r)
+	wantConsole(t, r,
+		"boot interface from BOOTIF=",
+		"downloaded http://"+netbootIP+"/rootfs.squashfs",
+		"live root checksum ok (sha256 "+sha256Hex(sq)+")",
+		"PXE-RUNCMD uid=4242 marker=provisioned over the network rootfs=overlay",
+	)
+	if n := l.srv.Count("/rootfs.squashfs.sha256"); n != 1 {
+		t.Errorf("the .sha256 was fetched %d times, want 1", n)
+	}
+	t.Logf("squashfs %d MiB; requests %v", len(sq)>>20, l.srv.Counts())
+}
+
+func zstdBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// netbootDiskSize is the empty disk image-to-disk writes on: twice the
+// suite's 256 MiB root image, so growpart has room.
+const netbootDiskSize = 512 << 20
+
+// TestNetbootImageToDisk (issue #16 b): PXE → cloudroot writes the suite's
+// root image (zstd, .sha256 next to it) onto an empty virtio disk → the
+// root partition is grown and provisioned in the same boot → a second
+// boot from that disk alone (kernel and initramfs given to QEMU as in the
+// suite's other tests, no network, no seed) comes up provisioned.
+func TestNetbootImageToDisk(t *testing.T) {
+	a := artifacts(t)
+	raw, err := os.ReadFile(a.Rootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := zstdBytes(t, raw)
+	files := seedFiles("iid-pxe-disk")
+	files["/rootfs.img.zst"] = img
+	files["/rootfs.img.zst.sha256"] = []byte(sha256Hex(img) + "  rootfs.img.zst\n")
+	l := newPXELab(t, files, []string{
+		"root=LABEL=cloudimg-rootfs",
+		"cloudroot.image=http://" + netbootIP + "/rootfs.img.zst",
+		"cloudroot.image-target=/dev/vda",
+		"ds=nocloud;s=http://" + netbootIP + "/seed/",
+	})
+	disk := emptyDisk(t, filepath.Join(t.TempDir(), "empty.img"), netbootDiskSize)
+	r := l.boot("TestNetbootImageToDisk", disk)
+	wantPoweredOff(t, r)
+	wantConsole(t, r,
+		"image checksum ok (sha256 "+sha256Hex(img)+")",
+		"image written: 256 MiB to /dev/vda",
+		"PXE-RUNCMD uid=4242 marker=provisioned over the network rootfs=ext4",
+	)
+	d := diskOf(t, disk)
+	d.wantContent("/etc/pxe-marker", "provisioned over the network\n")
+	d.wantContains("/etc/passwd", "pxeuser:x:4242:")
+	if part := partition1(t, disk); part.Size < 400<<20 {
+		t.Errorf("root partition is %d MiB after the first boot, want it grown to the %d MiB disk", part.Size>>20, netbootDiskSize>>20)
+	}
+
+	// Second boot: the disk alone.
+	r2 := runBoot(t, a, "TestNetbootImageToDisk-boot2", harness.BootOptions{
+		Kernel: a.Kernel, Initramfs: a.Initramfs, Disk: disk,
+		Append:  []string{"cloudroot.test.poweroff"},
+		Timeout: bootTimeout * 2,
+	})
+	wantPoweredOff(t, r2)
+	wantConsole(t, r2, "cloudroot-rootfs: final stage rc=0")
+	if strings.Contains(r2.Console, "PXE-RUNCMD") {
+		t.Error("runcmd ran again on the second boot (per-instance)")
+	}
+	d = diskOf(t, disk)
+	d.wantContent("/etc/pxe-marker", "provisioned over the network\n")
+	d.wantContains("/var/lib/cloud/data/instance-id", "iid-pxe-disk")
+}
+
+// TestNetbootImageBadChecksum (issue #16 c): an image whose .sha256 does
+// not match leaves the empty disk untouched and the console says why.
+func TestNetbootImageBadChecksum(t *testing.T) {
+	a := artifacts(t)
+	raw, err := os.ReadFile(a.Rootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := zstdBytes(t, raw)
+	bad := sha256Hex([]byte("not the image"))
+	files := seedFiles("iid-pxe-bad")
+	files["/rootfs.img.zst"] = img
+	files["/rootfs.img.zst.sha256"] = []byte(bad + "  rootfs.img.zst\n")
+	l := newPXELab(t, files, []string{
+		"root=LABEL=cloudimg-rootfs", "cloudroot.rootwait=2",
+		"cloudroot.image=http://" + netbootIP + "/rootfs.img.zst",
+		"cloudroot.image-target=/dev/vda",
+	})
+	disk := emptyDisk(t, filepath.Join(t.TempDir(), "empty.img"), netbootDiskSize)
+	r := l.boot("TestNetbootImageBadChecksum", disk)
+	wantExited(t, r)
+	wantConsole(t, r, "IMAGE NOT WRITTEN", "expected "+bad, "the disk was not touched")
+	f, err := os.Open(disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	empty, why, err := emptyAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !empty {
+		t.Errorf("the disk was written to: %s", why)
+	}
+}
+
+// emptyAll reads the whole disk and reports the first non-zero byte.
+func emptyAll(f *os.File) (bool, string, error) {
+	buf := make([]byte, 4<<20)
+	var off int64
+	for {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.IndexFunc(buf[:n], func(r rune) bool { return r != 0 }); i >= 0 {
+			return false, fmt.Sprintf("data at byte %d", off+int64(i)), nil
+		}
+		off += int64(n)
+		if err != nil {
+			return true, "", nil
+		}
+	}
+}
+
+func diskOf(t *testing.T, p string) *disk {
+	t.Helper()
+	im, err := harness.OpenImage(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &disk{t: t, im: im}
+}
+
+func partition1(t *testing.T, p string) bootenv.Partition {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	tab, err := bootenv.ProbeTable(f, fi.Size(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, ok := tab.Partition(1)
+	if !ok {
+		t.Fatal("no partition 1")
+	}
+	return part
+}
