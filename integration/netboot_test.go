@@ -268,6 +268,8 @@ func TestNetbootImageToDisk(t *testing.T) {
 	d := diskOf(t, disk)
 	d.wantContent("/etc/pxe-marker", "provisioned over the network\n")
 	d.wantContains("/etc/passwd", "pxeuser:x:4242:")
+	d.wantContains("/var/lib/cloud/seed/nocloud/meta-data", `"instance-id":"iid-pxe-disk"`)
+	d.wantMode("/var/lib/cloud/seed/nocloud/user-data", 0o600, 0, 0)
 	if part := partition1(t, disk); part.Size < 400<<20 {
 		t.Errorf("root partition is %d MiB after the first boot, want it grown to the %d MiB disk", part.Size>>20, netbootDiskSize>>20)
 	}
@@ -279,7 +281,9 @@ func TestNetbootImageToDisk(t *testing.T) {
 		Timeout: bootTimeout * 2,
 	})
 	wantPoweredOff(t, r2)
-	wantConsole(t, r2, "cloudroot-rootfs: final stage rc=0")
+	// The seed was kept in the written root (/var/lib/cloud/seed/nocloud):
+	// the same instance is found without the network.
+	wantConsole(t, r2, "cloudroot-rootfs: final stage rc=0", "cloudroot-rootfs| status: done", "cloudroot-rootfs| detail: DataSourceNoCloud [seed=/var/lib/cloud/seed/nocloud]")
 	if strings.Contains(r2.Console, "PXE-RUNCMD") {
 		t.Error("runcmd ran again on the second boot (per-instance)")
 	}

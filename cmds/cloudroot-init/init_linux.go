@@ -60,6 +60,10 @@ type boot struct {
 	// config, read once after detection for the datasource step and the
 	// init stage.
 	sysFiles *cloudcfg.SystemFiles
+	// imageWritten: cloudroot.image= was written to the disk this boot;
+	// imageErr: why it was not (said again if the root is then missing).
+	imageWritten bool
+	imageErr     error
 }
 
 func uptime() float64 {
@@ -165,6 +169,9 @@ func run() error {
 		b.status.Get(state.StageInit).Start = &initStart
 		b.welcome("init", initStart)
 		b.step("init", func() error { return b.provision(ctx, t, run, data, net) })
+		if b.imageWritten {
+			b.step("keep-seed", func() error { return b.keepSeed(t, data) })
+		}
 		initEnd := uptime()
 		b.status.Get(state.StageInit).Finished = &initEnd
 	}
@@ -493,6 +500,9 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 		}
 	}
 	sb.WriteString(containerHint(b.cmdline.Get, b.devs))
+	if b.imageErr != nil {
+		fmt.Fprintf(&sb, "cloudroot-init: cloudroot.image= was not written to the disk: %v\n", b.imageErr)
+	}
 	msg := sb.String()
 	fmt.Fprint(b.console, msg)
 	action, _ := b.cmdline.Get("cloudroot.onfail")

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/netboot"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -322,6 +324,7 @@ func (b *boot) writeImage(ctx context.Context, n *ephemeralNet, img bootenv.Imag
 	}
 	fmt.Fprintf(b.console, "cloudroot-init: image written: %d MiB to %s (downloaded %d MiB, sha256 %s, verified before writing: %v)\n",
 		res.Bytes>>20, img.Target, res.Download>>20, res.SHA256, res.Staged)
+	b.imageWritten = true
 	// The kernel re-reads the new partition table; devtmpfs makes the
 	// partition nodes the root is then found on.
 	if err := unix.IoctlSetInt(int(disk.Fd()), unix.BLKRRPART, 0); err != nil {
@@ -331,6 +334,7 @@ func (b *boot) writeImage(ctx context.Context, n *ephemeralNet, img bootenv.Imag
 }
 
 func (b *boot) imageFailed(err error) error {
+	b.imageErr = err
 	fmt.Fprintf(b.console, "cloudroot-init: IMAGE NOT WRITTEN: %v\n", err)
 	b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, "image: "+err.Error())
 	return fmt.Errorf("image: %w", err)
@@ -409,4 +413,49 @@ func (b *boot) cmdlineSourceConfig(dsCfg map[string]any) map[string]any {
 	out[key] = merged
 	b.log.Info("datasource configuration from the kernel command line", "datasource", key, "keys", len(extra))
 	return out
+}
+
+// installedSeedDir is where an installed machine keeps the NoCloud seed it
+// was provisioned from (cloud-init's local seed directory for NoCloud).
+const installedSeedDir = "/var/lib/cloud/seed/nocloud"
+
+// keepSeed copies a network NoCloud seed into the root just written by
+// cloudroot.image=, so that later boots from the disk alone (no network
+// boot, no ds= on their command line) find the same instance locally
+// instead of ds-identify disabling cloud-init. Files are 0600: user-data
+// may hold secrets. Other datasources are found again as on any cloud.
+func (b *boot) keepSeed(t *target.Root, d *datasource.Data) error {
+	if d == nil || d.Name != "NoCloud" || d.Mode != "net" {
+		return nil
+	}
+	// Without seedfrom and dsmode the kept seed is a local one: found in
+	// the initramfs, with no network and no redirection back to the server.
+	meta := map[string]any{}
+	for k, v := range d.MetaData {
+		if k != "seedfrom" && k != "dsmode" {
+			meta[k] = v
+		}
+	}
+	md, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("meta-data: %w", err)
+	}
+	files := map[string][]byte{"meta-data": md, "user-data": d.UserData}
+	if d.VendorData != nil {
+		files["vendor-data"] = d.VendorData
+	}
+	if d.NetworkConfig != nil {
+		nc, err := json.Marshal(d.NetworkConfig)
+		if err != nil {
+			return fmt.Errorf("network-config: %w", err)
+		}
+		files["network-config"] = nc
+	}
+	for name, data := range files {
+		if err := t.WriteFile(installedSeedDir+"/"+name, data, 0o600); err != nil {
+			return err
+		}
+	}
+	b.log.Info("kept the NoCloud seed in the installed root", "path", installedSeedDir)
+	return nil
 }
