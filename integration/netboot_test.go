@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,9 +26,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 )
 
-// netbootIP is the provisioning server's address inside the VM's user
-// network (the harness puts it on 169.254.0.0/16 when guestfwd is used).
-const netbootIP = "169.254.0.100"
+const netbootIP = harness.NetbootIP
 
 // netbootTimeout bounds one network boot: the ROM, two HTTP downloads
 // through slirp and a boot under TCG on a loaded host.
@@ -49,72 +46,35 @@ runcmd:
   - echo "PXE-RUNCMD uid=$(id -u pxeuser) marker=$(cat /etc/pxe-marker) rootfs=$(awk '$2=="/"{t=$3} END{print t}' /proc/mounts)" | tee /dev/console
 `
 
-// pxeLab is one network-boot setup: a TFTP directory with the iPXE script
-// and an HTTP server with everything else.
+// pxeLab is a harness.PXELab for one test.
 type pxeLab struct {
 	t   *testing.T
 	a   harness.Artifacts
-	dir string
+	lab *harness.PXELab
 	srv *harness.FileServer
 }
 
-// newPXELab serves files (paths under /) plus the kernel and initramfs,
-// and writes an iPXE script booting them with cmdline.
+// newPXELab serves files plus the kernel and initramfs and writes the iPXE
+// script booting them with cmdline (and cloudroot.test.poweroff).
 func newPXELab(t *testing.T, files map[string][]byte, cmdline []string) *pxeLab {
 	t.Helper()
 	a := artifacts(t)
-	if miss := harness.HaveTools("mksquashfs", "debugfs"); miss != nil {
-		msg := fmt.Sprintf("netboot tools missing: %v (scripts/deps.sh)", miss)
-		if os.Getenv(EnvIntegration) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
 	if _, err := harness.PXEROM(harness.NICVirtio); err != nil {
 		t.Skip(err)
 	}
-	l := &pxeLab{t: t, a: a, dir: t.TempDir()}
-	kernel, err := os.ReadFile(a.Vmlinuz) // iPXE boots a bzImage
+	lab, err := harness.NewPXELab(t.TempDir(), a.Vmlinuz, a.Initramfs, files, append([]string{"cloudroot.test.poweroff"}, cmdline...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	initrd, err := os.ReadFile(a.Initramfs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := map[string][]byte{"/vmlinuz": kernel, "/initramfs.cpio.gz": initrd}
-	for p, b := range files {
-		all[p] = b
-	}
-	l.srv, err = harness.ServeFiles(all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.srv.Close() })
-	base := "http://" + netbootIP
-	args := append([]string{"console=ttyS0", "panic=-1", "cloudroot.onfail=poweroff", "cloudroot.test.poweroff",
-		"BOOTIF=01-${net0/mac:hexhyp}", "ip=dhcp"}, cmdline...)
-	script := "#!ipxe\n" +
-		"echo cloudroot lab: booting ${net0/mac} from " + base + "\n" +
-		"kernel " + base + "/vmlinuz " + strings.Join(args, " ") + "\n" +
-		"initrd " + base + "/initramfs.cpio.gz\n" +
-		"boot\n"
-	if err := os.WriteFile(filepath.Join(l.dir, "boot.ipxe"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return l
+	t.Cleanup(func() { lab.Close() })
+	return &pxeLab{t: t, a: a, lab: lab, srv: lab.Server}
 }
 
 // boot runs one network boot with disk (may be "") attached.
 func (l *pxeLab) boot(name, disk string) *harness.Run {
 	l.t.Helper()
-	o := harness.BootOptions{
-		PXE:      &harness.PXE{TFTPDir: l.dir, BootFile: "boot.ipxe"},
-		Disk:     disk,
-		GuestFwd: []harness.GuestFwd{{GuestIP: netbootIP, GuestPort: 80, HostPort: l.srv.Port()}},
-		Timeout:  netbootTimeout,
-		Memory:   1024,
-	}
+	o := l.lab.Options()
+	o.Disk, o.Timeout, o.Memory = disk, netbootTimeout, 1024
 	return runBoot(l.t, l.a, name, o)
 }
 
@@ -149,40 +109,21 @@ func seedFiles(iid string) map[string][]byte {
 
 func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
-// squashRootfs turns the suite's root image into a squashfs: debugfs
-// copies the ext4 partition's tree out (as root: owners kept), mksquashfs
-// packs it.
+// squashRootfs is the suite's root image as a squashfs.
 func squashRootfs(t *testing.T, a harness.Artifacts) []byte {
 	t.Helper()
-	im, err := harness.OpenImage(a.Rootfs)
+	if miss := harness.HaveTools("mksquashfs", "debugfs"); miss != nil {
+		msg := fmt.Sprintf("netboot tools missing: %v (scripts/deps.sh)", miss)
+		if os.Getenv(EnvIntegration) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	p, err := harness.SquashRootfs(a.Rootfs, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	tree := filepath.Join(dir, "tree")
-	if err := os.Mkdir(tree, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	spec := im.Path
-	if im.Offset != 0 {
-		spec = fmt.Sprintf("%s?offset=%d", im.Path, im.Offset)
-	}
-	if out, err := exec.Command("debugfs", "-R", "rdump / "+tree, spec).CombinedOutput(); err != nil {
-		t.Fatalf("debugfs rdump: %v\n%s", err, out)
-	}
-	// rdump of / lands in tree/ itself or in a subdirectory, by version.
-	src := tree
-	if ents, _ := os.ReadDir(tree); len(ents) == 1 && ents[0].IsDir() {
-		src = filepath.Join(tree, ents[0].Name())
-	}
-	if _, err := os.Stat(filepath.Join(src, "sbin")); err != nil {
-		t.Fatalf("rdump gave no /sbin under %s: %v", src, err)
-	}
-	out := filepath.Join(dir, "rootfs.squashfs")
-	if b, err := exec.Command("mksquashfs", src, out, "-noappend", "-quiet", "-comp", "gzip").CombinedOutput(); err != nil {
-		t.Fatalf("mksquashfs: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
+	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +224,9 @@ func TestNetbootImageToDisk(t *testing.T) {
 	wantPoweredOff(t, r2)
 	// The seed was kept in the written root (/var/lib/cloud/seed/nocloud):
 	// the same instance is found without the network.
-	wantConsole(t, r2, "cloudroot-rootfs: final stage rc=0", "cloudroot-rootfs| status: done", "cloudroot-rootfs| detail: DataSourceNoCloud [seed=/var/lib/cloud/seed/nocloud]")
+	// ds-identify finds it, and the instance is the cached one.
+	wantConsole(t, r2, `detect decision=enabled reason="found NoCloud"`, "restored from checked cache: DataSourceNoCloud",
+		"cloudroot-rootfs: final stage rc=0", "cloudroot-rootfs| status: done")
 	if strings.Contains(r2.Console, "PXE-RUNCMD") {
 		t.Error("runcmd ran again on the second boot (per-instance)")
 	}
