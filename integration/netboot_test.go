@@ -235,6 +235,41 @@ func TestNetbootImageToDisk(t *testing.T) {
 	d.wantContains("/var/lib/cloud/data/instance-id", "iid-pxe-disk")
 }
 
+// TestNetbootInstallFromSeed: the installer flow: the command line says
+// only cloudroot.image=seed and where the seed is; the image and its
+// target come from the seed's cloud-config (`cloudroot: {image:,
+// image-target:}`), are written, and the same boot provisions the root.
+func TestNetbootInstallFromSeed(t *testing.T) {
+	a := artifacts(t)
+	raw, err := os.ReadFile(a.Rootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := zstdBytes(t, raw)
+	files := seedFiles("iid-pxe-installer")
+	files["/seed/user-data"] = []byte(netbootUserData + "cloudroot:\n  image: http://" + netbootIP + "/rootfs.img.zst\n  image-target: /dev/vda\n  image-sha256: " + sha256Hex(img) + "\n")
+	files["/rootfs.img.zst"] = img
+	l := newPXELab(t, files, []string{
+		"root=LABEL=cloudimg-rootfs",
+		"cloudroot.image=seed",
+		"ds=nocloud;s=http://" + netbootIP + "/seed/",
+	})
+	disk := emptyDisk(t, filepath.Join(t.TempDir(), "empty.img"), netbootDiskSize)
+	r := l.boot("TestNetbootInstallFromSeed", disk)
+	wantPoweredOff(t, r)
+	wantConsole(t, r,
+		"writing image http://"+netbootIP+"/rootfs.img.zst to /dev/vda",
+		"image written: 256 MiB to /dev/vda",
+		"PXE-RUNCMD uid=4242 marker=provisioned over the network rootfs=ext4",
+		"cloudroot-rootfs| status: done",
+	)
+	if n := l.srv.Count("/rootfs.img.zst.sha256"); n != 0 {
+		t.Errorf("the .sha256 was fetched although the cloud-config gave the checksum")
+	}
+	d := diskOf(t, disk)
+	d.wantContains("/etc/passwd", "pxeuser:x:4242:")
+}
+
 // TestNetbootImageBadChecksum (issue #16 c): an image whose .sha256 does
 // not match leaves the empty disk untouched and the console says why.
 func TestNetbootImageBadChecksum(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/netboot"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -268,6 +269,13 @@ const imageStageReserve = 256 << 20
 // failure is recorded and the boot goes on (the root will then not be
 // found, which says so).
 func (b *boot) installImage(ctx context.Context, n *ephemeralNet) error {
+	if v, _ := b.cmdline.Get("cloudroot.image"); v == imageFromSeed {
+		img, err := b.seedImage(ctx, n)
+		if err != nil {
+			return b.imageFailed(err)
+		}
+		return b.writeImage(ctx, n, img)
+	}
 	img, ok, err := b.cmdline.Image()
 	if !ok {
 		return nil
@@ -458,4 +466,51 @@ func (b *boot) keepSeed(t *target.Root, d *datasource.Data) error {
 	}
 	b.log.Info("kept the NoCloud seed in the installed root", "path", installedSeedDir)
 	return nil
+}
+
+// imageFromSeed as cloudroot.image= says the image request is in the
+// seed's cloud-config (netboot.ConfigKey): an installer flow.
+const imageFromSeed = "seed"
+
+// seedImage reads the datasource named by ds= before any root exists and
+// returns the image request in its user-data. The normal datasource
+// search runs again later, on the written root, as on any boot.
+func (b *boot) seedImage(ctx context.Context, n *ephemeralNet) (bootenv.Image, error) {
+	var img bootenv.Image
+	arg, ok := b.cmdline.DS()
+	if !ok {
+		return img, errors.New("cloudroot.image=seed needs the datasource on the command line (ds=nocloud;s=http://…/ or ds=ec2;metadata_urls=…)")
+	}
+	name := identify.NormalizeName(arg.Name)
+	srcs, _ := builtin.Registry().Select([]string{name})
+	if len(srcs) == 0 {
+		return img, fmt.Errorf("cloudroot.image=seed: datasource %q is not in this build", arg.Name)
+	}
+	env := datasource.Env{
+		Cmdline: b.cmdline,
+		DMI:     bootenv.ReadDMI(""),
+		Config:  b.cmdlineSourceConfig(nil),
+		Budget:  datasourceBudget,
+		Log:     b.log,
+	}
+	d, err := srcs[0].Get(ctx, env)
+	if errors.Is(err, datasource.ErrNeedNetwork) {
+		if nerr := n.up(ctx); nerr != nil {
+			return img, nerr
+		}
+		env.NetworkUp, env.HTTP, env.Lease = true, n.client, n.dsLease()
+		d, err = srcs[0].Get(ctx, env)
+	}
+	if err != nil {
+		return img, fmt.Errorf("reading %s for the image to install: %w", name, err)
+	}
+	res, err := userdata.Process(ctx, "user-data", d.UserData, userdata.Options{Fetch: n.fetch})
+	if err != nil {
+		return img, err
+	}
+	img, ok, err = netboot.ImageFromConfigs(res.Configs())
+	if !ok && err == nil {
+		err = fmt.Errorf("cloudroot.image=seed: the user-data of %s has no %s.image", d.Description(), netboot.ConfigKey)
+	}
+	return img, err
 }

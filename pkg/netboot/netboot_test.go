@@ -339,3 +339,42 @@ func TestFetchLocalAndSizeCheck(t *testing.T) {
 }
 
 var time0 = func() (t0 time.Time) { return }()
+
+func TestImageFromConfigs(t *testing.T) {
+	sum := strings.Repeat("c", 64)
+	for _, tc := range []struct {
+		name string
+		cfgs []map[string]any
+		want bootenv.Image
+		none bool
+		bad  string
+	}{
+		{name: "absent", cfgs: []map[string]any{{"runcmd": []any{"x"}}}, none: true},
+		{name: "dashes", cfgs: []map[string]any{{"cloudroot": map[string]any{"image": "http://h/d.img.gz", "image-target": "/dev/sda", "image-sha256": sum, "image-overwrite": true}}},
+			want: bootenv.Image{URL: "http://h/d.img.gz", Target: "/dev/sda", Compression: bootenv.CompressGzip, Overwrite: true, Checksum: bootenv.Checksum{SHA256: sum}}},
+		{name: "underscores, later part wins", cfgs: []map[string]any{
+			{"cloudroot": map[string]any{"image": "http://h/a.img", "image_target": "/dev/sda"}},
+			{"cloudroot": map[string]any{"image": "http://h/b.img.xz", "image_overwrite": "no"}}},
+			want: bootenv.Image{URL: "http://h/b.img.xz", Target: "/dev/sda", Compression: bootenv.CompressXz, Checksum: bootenv.Checksum{SumURL: "http://h/b.img.xz.sha256"}}},
+		{name: "not a map", cfgs: []map[string]any{{"cloudroot": "x"}}, bad: "mapping"},
+		{name: "no target", cfgs: []map[string]any{{"cloudroot": map[string]any{"image": "http://h/a.img"}}}, bad: "/dev/"},
+		{name: "bad overwrite", cfgs: []map[string]any{{"cloudroot": map[string]any{"image": "http://h/a.img", "image-target": "/dev/sda", "image-overwrite": 3}}}, bad: "boolean"},
+		{name: "bad url type", cfgs: []map[string]any{{"cloudroot": map[string]any{"image": 5}}}, bad: "string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, err := ImageFromConfigs(tc.cfgs)
+			if ok == tc.none {
+				t.Fatalf("ok = %v", ok)
+			}
+			if tc.bad != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.bad) {
+					t.Fatalf("err = %v, want %q", err, tc.bad)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v\nwant %+v", got, err, tc.want)
+			}
+		})
+	}
+}
