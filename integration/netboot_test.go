@@ -24,6 +24,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/imdsserve"
 )
 
 const netbootIP = harness.NetbootIP
@@ -70,11 +71,13 @@ func newPXELab(t *testing.T, files map[string][]byte, cmdline []string) *pxeLab 
 	return &pxeLab{t: t, a: a, lab: lab, srv: lab.Server}
 }
 
-// boot runs one network boot with disk (may be "") attached.
-func (l *pxeLab) boot(name, disk string) *harness.Run {
+// boot runs one network boot with disk (may be "") attached and fwd
+// forwarded besides the lab's server.
+func (l *pxeLab) boot(name, disk string, fwd ...harness.GuestFwd) *harness.Run {
 	l.t.Helper()
 	o := l.lab.Options()
 	o.Disk, o.Timeout, o.Memory = disk, netbootTimeout, 1024
+	o.GuestFwd = append(o.GuestFwd, fwd...)
 	return runBoot(l.t, l.a, name, o)
 }
 
@@ -303,6 +306,47 @@ func TestNetbootImageBadChecksum(t *testing.T) {
 	}
 	if !empty {
 		t.Errorf("the disk was written to: %s", why)
+	}
+}
+
+// TestNetbootLiveEc2Metadata: the metadata comes from an EC2-compatible
+// service at an address given on the command line, as Tinkerbell's Hegel
+// serves it (API 2009-04-04 on port 50061, no IMDSv2 token, no AWS DMI):
+// `ds=ec2;metadata_urls=http://…:50061`; the root is a live squashfs.
+func TestNetbootLiveEc2Metadata(t *testing.T) {
+	a := artifacts(t)
+	sq := squashRootfs(t, a)
+	const (
+		hegelIP = "169.254.0.101"
+		ver     = "2009-04-04"
+		iid     = "hegel-node-7"
+	)
+	tree := writeTree(t, map[string]string{
+		ver + "/meta-data/instance-id":    iid,
+		ver + "/meta-data/local-hostname": "bm-node-7",
+		ver + "/meta-data/hostname":       "bm-node-7",
+		ver + "/user-data":                netbootUserData,
+	})
+	srv, run := startIMDS(t, imdsserve.CloudEC2, tree, false)
+	files := map[string][]byte{
+		"/rootfs.squashfs":        sq,
+		"/rootfs.squashfs.sha256": []byte(sha256Hex(sq) + "\n"),
+	}
+	l := newPXELab(t, files, []string{
+		"root=live:http://" + netbootIP + "/rootfs.squashfs",
+		"ds=ec2;metadata_urls=http://" + hegelIP + ":50061",
+	})
+	r := l.boot("TestNetbootLiveEc2Metadata", "", harness.GuestFwd{GuestIP: hegelIP, GuestPort: 50061, HostPort: run.Port()})
+	t.Logf("metadata requests:\n%s", srv.Log())
+	wantPoweredOff(t, r)
+	wantConsole(t, r,
+		"datasource configuration from the kernel command line",
+		"PXE-RUNCMD uid=4242 marker=provisioned over the network rootfs=overlay",
+		"cloudroot-rootfs| status: done",
+	)
+	wantConsoleMatch(t, r, `found datasource datasource="?DataSourceEc2.* instance_id=`+iid)
+	if srv.Count("GET", "/"+ver+"/meta-data/instance-id") == 0 {
+		t.Errorf("the metadata service was not asked for the instance-id")
 	}
 }
 
