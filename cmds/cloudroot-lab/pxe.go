@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 )
@@ -50,6 +53,23 @@ func runPXE(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// zstdBytes compresses a disk image the way one is published for
+// cloudroot.image= (disk.img.zst).
+func zstdBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
 
 // pxe network-boots the VM: SeaBIOS → iPXE ROM → TFTP boot.ipxe → kernel
 // and initramfs over HTTP → cloudroot with a live root or an image to
@@ -94,12 +114,16 @@ func pxe(ctx context.Context, cfg pxeConfig, stdout io.Writer) error {
 		args = append(args, "root=live:http://"+harness.NetbootIP+"/rootfs.squashfs")
 		fmt.Fprintf(stdout, "live root: %s (%.1f MiB squashfs of %s)\n", rel(p), float64(len(b))/(1<<20), rel(a.Rootfs))
 	case pxeDisk:
-		b, err := os.ReadFile(a.Rootfs)
+		raw, err := os.ReadFile(a.Rootfs)
 		if err != nil {
 			return err
 		}
-		files["/rootfs.img"] = b
-		files["/rootfs.img.sha256"] = []byte(sha256Hex(b) + "  rootfs.img\n")
+		b, err := zstdBytes(raw)
+		if err != nil {
+			return err
+		}
+		files["/rootfs.img.zst"] = b
+		files["/rootfs.img.zst.sha256"] = []byte(sha256Hex(b) + "  rootfs.img.zst\n")
 		disk = filepath.Join(dir, "disk.img")
 		if err := os.WriteFile(disk, nil, 0o644); err != nil {
 			return err
@@ -107,8 +131,8 @@ func pxe(ctx context.Context, cfg pxeConfig, stdout io.Writer) error {
 		if err := os.Truncate(disk, cfg.diskSize); err != nil {
 			return err
 		}
-		args = append(args, "root=LABEL=cloudimg-rootfs", "cloudroot.image=http://"+harness.NetbootIP+"/rootfs.img", "cloudroot.image-target=/dev/vda")
-		fmt.Fprintf(stdout, "image %s onto an empty %d MiB disk %s\n", rel(a.Rootfs), cfg.diskSize>>20, rel(disk))
+		args = append(args, "root=LABEL=cloudimg-rootfs", "cloudroot.image=http://"+harness.NetbootIP+"/rootfs.img.zst", "cloudroot.image-target=/dev/vda")
+		fmt.Fprintf(stdout, "image %s (%.1f MiB as zstd) onto an empty %d MiB disk %s\n", rel(a.Rootfs), float64(len(b))/(1<<20), cfg.diskSize>>20, rel(disk))
 	}
 	if cfg.append != "" {
 		args = append(args, strings.Fields(cfg.append)...)
