@@ -10,6 +10,7 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -53,6 +54,7 @@ type pxeLab struct {
 	a   harness.Artifacts
 	lab *harness.PXELab
 	srv *harness.FileServer
+	mem int // MiB; 0: 1024
 }
 
 // newPXELab serves files plus the kernel and initramfs and writes the iPXE
@@ -76,7 +78,7 @@ func newPXELab(t *testing.T, files map[string][]byte, cmdline []string) *pxeLab 
 func (l *pxeLab) boot(name, disk string, fwd ...harness.GuestFwd) *harness.Run {
 	l.t.Helper()
 	o := l.lab.Options()
-	o.Disk, o.Timeout, o.Memory = disk, netbootTimeout, 1024
+	o.Disk, o.Timeout, o.Memory = disk, netbootTimeout, cmp.Or(l.mem, 1024)
 	o.GuestFwd = append(o.GuestFwd, fwd...)
 	return runBoot(l.t, l.a, name, o)
 }
@@ -347,6 +349,25 @@ func TestNetbootLiveEc2Metadata(t *testing.T) {
 	wantConsoleMatch(t, r, `found datasource datasource="?DataSourceEc2.* instance_id=`+iid)
 	if srv.Count("GET", "/"+ver+"/meta-data/instance-id") == 0 {
 		t.Errorf("the metadata service was not asked for the instance-id")
+	}
+}
+
+// TestNetbootLiveTooLittleRAM: a live root that would not leave enough
+// RAM free is refused before it is stored, with a console message saying
+// how much is missing, and the machine powers off (cloudroot.onfail).
+func TestNetbootLiveTooLittleRAM(t *testing.T) {
+	a := artifacts(t)
+	sq := squashRootfs(t, a)
+	files := map[string][]byte{"/rootfs.squashfs": sq}
+	l := newPXELab(t, files, []string{
+		"root=live:http://" + netbootIP + "/rootfs.squashfs", "cloudroot.live-sha256=" + sha256Hex(sq),
+	})
+	l.mem = 192
+	r := l.boot("TestNetbootLiveTooLittleRAM", "")
+	wantPoweredOff(t, r)
+	wantConsoleMatch(t, r, `FATAL: cannot mount the root filesystem: live root http://`+netbootIP+`/rootfs.squashfs: the live root is \d+ MiB but only \d+ MiB of RAM is available \(192 MiB must stay free\): give the machine at least \d+ MiB more RAM`)
+	if strings.Contains(r.Console, "downloaded http://"+netbootIP+"/rootfs.squashfs") {
+		t.Error("the image was downloaded although it did not fit")
 	}
 }
 
