@@ -238,6 +238,20 @@ func TestNetbootImageToDisk(t *testing.T) {
 	d = diskOf(t, disk)
 	d.wantContent("/etc/pxe-marker", "provisioned over the network\n")
 	d.wantContains("/var/lib/cloud/data/instance-id", "iid-pxe-disk")
+
+	// Third boot: PXE again with the same command line, as a machine whose
+	// firmware tries the network first does: the disk is not empty, so it
+	// is left alone and the installed root boots.
+	before := l.srv.Count("/rootfs.img.zst")
+	r3 := l.boot("TestNetbootImageToDisk-boot3", disk)
+	wantPoweredOff(t, r3)
+	wantConsole(t, r3, "not writing the image: /dev/vda (data at byte", "cloudroot-rootfs| status: done")
+	if strings.Contains(r3.Console, "PXE-RUNCMD") {
+		t.Error("runcmd ran again on the third boot (same instance)")
+	}
+	if n := l.srv.Count("/rootfs.img.zst") - before; n != 0 {
+		t.Errorf("the image was downloaded %d time(s) for a disk that is not empty", n)
+	}
 }
 
 // TestNetbootInstallFromSeed: the installer flow: the command line says

@@ -327,6 +327,14 @@ func (b *boot) writeImage(ctx context.Context, n *ephemeralNet, img bootenv.Imag
 	start := uptime()
 	res, err := in.Run(ctx)
 	b.st.Timings = append(b.st.Timings, state.Timing{Stage: "image-write", Start: start, Duration: uptime() - start})
+	if errors.Is(err, netboot.ErrNotEmpty) {
+		// The usual case of a machine that PXE-boots every time with the
+		// same command line: the image was installed on an earlier boot.
+		// The disk is left alone and the boot goes on from its root.
+		fmt.Fprintf(b.console, "cloudroot-init: not writing the image: %v\n", err)
+		b.log.Warn("image not written: the target is not empty", "device", img.Target)
+		return nil
+	}
 	if err != nil {
 		return b.imageFailed(err)
 	}

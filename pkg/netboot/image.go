@@ -151,16 +151,16 @@ var errTooBigToStage = errors.New("too big to stage in RAM")
 // Run checks the target, fetches, verifies and writes.
 func (in *Install) Run(ctx context.Context) (Result, error) {
 	var res Result
-	want, err := in.Fetcher.Expected(ctx, in.Image.URL, in.Image.Checksum)
-	if err != nil {
-		return res, err
-	}
 	empty, why, err := Empty(in.Disk, in.Size)
 	if err != nil {
 		return res, err
 	}
 	if !empty && !in.Image.Overwrite {
 		return res, fmt.Errorf("%s (%s): %w; set cloudroot.image-overwrite to replace it", in.Image.Target, why, ErrNotEmpty)
+	}
+	want, err := in.Fetcher.Expected(ctx, in.Image.URL, in.Image.Checksum)
+	if err != nil {
+		return res, err
 	}
 	if in.StageDir != "" {
 		res, err = in.staged(ctx, want, !empty)
