@@ -328,7 +328,8 @@ func TestNetbootImageBadChecksum(t *testing.T) {
 // TestNetbootLiveEc2Metadata: the metadata comes from an EC2-compatible
 // service at an address given on the command line, as Tinkerbell's Hegel
 // serves it (API 2009-04-04 on port 50061, no IMDSv2 token, no AWS DMI):
-// `ds=ec2;metadata_urls=http://…:50061`; the root is a live squashfs.
+// `ds=ec2;metadata_urls=http://…:50061`; the root is a live squashfs; a
+// site configuration comes from cloud-config-url=.
 func TestNetbootLiveEc2Metadata(t *testing.T) {
 	a := artifacts(t)
 	sq := squashRootfs(t, a)
@@ -347,10 +348,14 @@ func TestNetbootLiveEc2Metadata(t *testing.T) {
 	files := map[string][]byte{
 		"/rootfs.squashfs":        sq,
 		"/rootfs.squashfs.sha256": []byte(sha256Hex(sq) + "\n"),
+		// System configuration from cloud-config-url= (cloud-init's
+		// 91_kernel_cmdline_url.cfg): the final message says it was used.
+		"/site.cfg": []byte("#cloud-config\nfinal_message: \"PXE-SITE-CFG final message from the site configuration\"\n"),
 	}
 	l := newPXELab(t, files, []string{
 		"root=live:http://" + netbootIP + "/rootfs.squashfs",
 		"ds=ec2;metadata_urls=http://" + hegelIP + ":50061",
+		"cloud-config-url=http://" + netbootIP + "/site.cfg",
 	})
 	r := l.boot("TestNetbootLiveEc2Metadata", "", harness.GuestFwd{GuestIP: hegelIP, GuestPort: 50061, HostPort: run.Port()})
 	t.Logf("metadata requests:\n%s", srv.Log())
@@ -359,6 +364,8 @@ func TestNetbootLiveEc2Metadata(t *testing.T) {
 		"datasource configuration from the kernel command line",
 		"PXE-RUNCMD uid=4242 marker=provisioned over the network rootfs=overlay",
 		"cloudroot-rootfs| status: done",
+		"wrote cloud-config data from cloud-config-url='http://"+netbootIP+"/site.cfg' to /etc/cloud/cloud.cfg.d/91_kernel_cmdline_url.cfg",
+		"PXE-SITE-CFG final message from the site configuration",
 	)
 	wantConsoleMatch(t, r, `found datasource datasource="?DataSourceEc2.* instance_id=`+iid)
 	if srv.Count("GET", "/"+ver+"/meta-data/instance-id") == 0 {
