@@ -80,6 +80,10 @@ bench-vs-cloud-init runs="3": deps agent kernel initramfs debian-image
 seed dir="examples/demo" out=(build / "seed.iso"):
     bash scripts/mkseed.sh {{dir}} {{out}} iso
 
+# Network-boot the demo seed: live (squashfs root in RAM) or disk (image to an empty disk).
+demo-pxe mode="live": deps agent kernel initramfs rootfs
+    go run ./cmds/cloudroot-lab pxe -example examples/demo -mode {{mode}}
+
 # Boot the demo VM several times and print the median of every stage.
 bench-boot runs="5": deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab bench -example examples/demo -runs {{runs}}

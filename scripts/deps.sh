@@ -28,6 +28,7 @@ packages=(
 	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
 	lvm2            # lvm packed into the non-minimal initramfs profiles (roots on LVM)
 	debootstrap     # the Debian 12 test image (scripts/debian-image.sh)
+	squashfs-tools  # mksquashfs: the live root of the netboot tests (integration/netboot_test.go)
 )
 
 installed() {

@@ -64,6 +64,10 @@ type boot struct {
 	// config, read once after detection for the datasource step and the
 	// init stage.
 	sysFiles *cloudcfg.SystemFiles
+	// imageWritten: cloudroot.image= was written to the disk this boot;
+	// imageErr: why it was not (said again if the root is then missing).
+	imageWritten bool
+	imageErr     error
 }
 
 func uptime() float64 {
@@ -98,8 +102,20 @@ func run() error {
 	b.step("early", b.early)
 	b.step("drivers", b.loadDrivers)
 	b.startEntropy()
-	spec, rootDev := b.findRoot(ctx)
-	b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
+	// The ephemeral network exists from here: network boot (a live root,
+	// an image to write) may need it before the root is mounted.
+	net := &ephemeralNet{b: b}
+	var spec bootenv.RootSpec
+	if live, ok, lerr := b.cmdline.LiveRoot(); ok {
+		spec = b.liveRoot(ctx, net, live, lerr)
+	} else {
+		if b.cmdline.Has("cloudroot.image") {
+			b.step("image", func() error { return b.installImage(ctx, net) })
+		}
+		var rootDev *bootenv.Device
+		spec, rootDev = b.findRoot(ctx)
+		b.step("mount-root", func() error { return b.mountRoot(spec, rootDev) })
+	}
 
 	t, err := target.New(sysroot, target.WithDeferredSync())
 	if err != nil {
@@ -108,7 +124,6 @@ func run() error {
 	b.startHostKeys(t)
 	run, _ := target.New("/", target.WithDeferredSync())
 
-	net := &ephemeralNet{b: b}
 	localStart := uptime()
 	b.status.Get(state.StageInitLocal).Start = &localStart
 	b.welcome("init-local", localStart)
@@ -120,6 +135,9 @@ func run() error {
 		return nil
 	})
 	if enabled {
+		if _, _, ok := b.cmdline.CloudConfigURL(); ok {
+			b.step("cloud-config-url", func() error { return b.cmdlineURL(ctx, t, net) })
+		}
 		b.sysFiles = cloudcfg.ReadSystemFiles(t, run)
 		b.step("local", func() error {
 			d, err := b.findDatasource(ctx, t, b.st.DatasourceList, net)
@@ -158,6 +176,9 @@ func run() error {
 		b.status.Get(state.StageInit).Start = &initStart
 		b.welcome("init", initStart)
 		b.step("init", func() error { return b.provision(ctx, t, run, data, net) })
+		if b.imageWritten {
+			b.step("keep-seed", func() error { return b.keepSeed(t, data) })
+		}
 		initEnd := uptime()
 		b.status.Get(state.StageInit).Finished = &initEnd
 	}
@@ -486,6 +507,9 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 		}
 	}
 	sb.WriteString(containerHint(b.cmdline.Get, b.devs))
+	if b.imageErr != nil {
+		fmt.Fprintf(&sb, "cloudroot-init: cloudroot.image= was not written to the disk: %v\n", b.imageErr)
+	}
 	msg := sb.String()
 	fmt.Fprint(b.console, msg)
 	action, _ := b.cmdline.Get("cloudroot.onfail")

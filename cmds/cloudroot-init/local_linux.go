@@ -60,6 +60,11 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 		ResolvConf:      "/etc/resolv.conf",
 		Logger:          n.b.log,
 	}
+	// BOOTIF= (pxelinux, iPXE) names the NIC the machine booted from: it
+	// is the one brought up, unless ip= names a device itself.
+	if iface, ok := n.b.bootIface(ctx); ok {
+		opts.Interfaces = []string{iface}
+	}
 	var lease *netup.Lease
 	var err error
 	if v, ok := n.b.cmdline.Get("ip"); ok {
@@ -67,9 +72,9 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 		switch {
 		case perr != nil:
 			err = fmt.Errorf("ip=%s: %w", v, perr)
-		case cfg.DHCP():
-			lease, err = netup.Up(ctx, opts)
 		default:
+			// Static applies a static address and hands the DHCP forms
+			// (with their device and hostname) to Up.
 			lease, err = netup.Static(ctx, cfg, opts)
 		}
 		if err == nil {
@@ -131,6 +136,10 @@ func (n *ephemeralNet) dsLease() *datasource.Lease {
 		Router:   n.lease.Router,
 		ServerID: n.lease.ServerID,
 		Options:  n.lease.Options,
+		Hostname: n.lease.Hostname,
+		Domain:   n.lease.Domain,
+		DNS:      n.lease.DNS,
+		NTP:      n.lease.NTP,
 	}
 }
 
@@ -171,6 +180,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	sel, _ := reg.Select(list)
 	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.sysFiles, Cmdline: b.cmdline.String()})
 	dsCfg, _ := base.Config["datasource"].(map[string]any)
+	dsCfg = b.cmdlineSourceConfig(dsCfg)
 	env := datasource.Env{
 		Devices: b.devs,
 		Cmdline: b.cmdline,

@@ -19,6 +19,10 @@ commands:
   demo   -example DIR     boot the seed in DIR once, print what it provisioned
   bench  -example DIR -runs N [-kernel vmlinux|vmlinuz|vmlinuz-only]
                           boot it N times, print median stage timings
+  pxe    -example DIR [-mode live|disk] [-disk-size MiB] [-append ARGS]
+                          network-boot it: SeaBIOS → iPXE ROM → TFTP script →
+                          kernel+initramfs over HTTP; live: squashfs root in
+                          RAM; disk: the root image written to an empty disk
 
 Artifacts come from $CLOUDROOT_BUILD (default <repo>/build); build them with
 ` + "`just agent kernel initramfs rootfs`" + `.
@@ -37,6 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
+	case "pxe":
+		return runPXE(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

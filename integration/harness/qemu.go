@@ -101,6 +101,47 @@ type BootOptions struct {
 	// Machine is QEMU's machine type ("": q35; "pc" is i440fx with ACPI
 	// hotplug slots, which systemd names NICs after: ens3).
 	Machine string
+	// PXE, when set, boots the VM from the network as firmware does on
+	// bare metal: no -kernel; SeaBIOS runs the first NIC's iPXE ROM, which
+	// gets DHCP from QEMU's user network and loads PXE.BootFile from its
+	// TFTP server (PXE.TFTPDir). Kernel, Initramfs and Disk are then
+	// optional (Disk, if set, is attached but booted after the network).
+	PXE *PXE
+}
+
+// PXE is a network boot through QEMU's user-network TFTP server.
+type PXE struct {
+	// TFTPDir is served read-only over TFTP at the user network's host
+	// address; BootFile is the DHCP boot file name inside it (an iPXE
+	// script starting "#!ipxe", or any image iPXE can boot).
+	TFTPDir  string
+	BootFile string
+	// ROM is the NIC's option ROM ("": PXEROM(the NIC model)).
+	ROM string
+}
+
+// iPXEROMDirs are where Debian's ipxe-qemu puts QEMU's NIC ROMs.
+var iPXEROMDirs = []string{"/usr/lib/ipxe/qemu", "/usr/share/qemu"}
+
+// PXEROM finds the iPXE option ROM of a NIC model (NICVirtio when "").
+func PXEROM(model string) (string, error) {
+	name := "virtio"
+	switch model {
+	case NICVirtio:
+	case NICVMXNET3, NICE1000E, NICRTL8139, "e1000":
+		name = model
+	default:
+		return "", fmt.Errorf("no PXE ROM known for NIC model %q", model)
+	}
+	for _, d := range iPXEROMDirs {
+		for _, f := range []string{"efi-" + name + ".rom", "pxe-" + name + ".rom"} {
+			p := d + "/" + f
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no iPXE ROM for %s in %s (install ipxe-qemu)", name, strings.Join(iPXEROMDirs, ", "))
 }
 
 // GuestFwd is one guest address:port served by a host port on 127.0.0.1.
@@ -172,7 +213,11 @@ func KernelCmdline(extra []string) string {
 
 // Args builds QEMU's argv.
 func (o BootOptions) Args() ([]string, error) {
-	if o.Kernel == "" || o.Initramfs == "" || o.Disk == "" {
+	pxe := o.PXE != nil
+	switch {
+	case pxe && (o.PXE.TFTPDir == "" || o.PXE.BootFile == ""):
+		return nil, errors.New("boot options: PXE needs TFTPDir and BootFile")
+	case !pxe && (o.Kernel == "" || o.Initramfs == "" || o.Disk == ""):
 		return nil, errors.New("boot options: Kernel, Initramfs and Disk are required")
 	}
 	mem := o.Memory
@@ -182,17 +227,37 @@ func (o BootOptions) Args() ([]string, error) {
 	args := []string{QEMU,
 		"-machine", "q35", "-cpu", "max", "-m", strconv.Itoa(mem),
 		"-nographic", "-no-reboot",
-		"-kernel", o.Kernel, "-initrd", o.Initramfs,
-		"-append", KernelCmdline(o.Append),
 	}
-	root, err := rootDiskArgs(o.RootBus, driveFile(o.Disk))
-	if err != nil {
-		return nil, err
+	if pxe {
+		args = append(args, "-boot", "order=n")
+	} else {
+		args = append(args, "-kernel", o.Kernel, "-initrd", o.Initramfs, "-append", KernelCmdline(o.Append))
 	}
-	args = append(args, root...)
+	if o.Disk != "" {
+		root, err := rootDiskArgs(o.RootBus, driveFile(o.Disk))
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, root...)
+	}
 	nic, err := nicDevice(o.NICModel)
 	if err != nil {
 		return nil, err
+	}
+	if pxe {
+		rom := o.PXE.ROM
+		if rom == "" {
+			if rom, err = PXEROM(o.NICModel); err != nil {
+				return nil, fmt.Errorf("boot options: %w", err)
+			}
+		}
+		nic += ",romfile=" + driveFile(rom)
+		if o.NICModel == NICVirtio {
+			// Debian's virtio ROM (iPXE 2019) matches only the modern
+			// device id (1af4:1041): a transitional virtio-net on q35
+			// (1af4:1000) gets no ROM and SeaBIOS no network boot entry.
+			nic += ",disable-legacy=on"
+		}
 	}
 	for _, d := range o.ExtraDisks {
 		args = append(args, "-drive", "file="+driveFile(d)+",if=virtio,format=raw")
@@ -206,6 +271,9 @@ func (o BootOptions) Args() ([]string, error) {
 			}
 			netdev += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:nc 127.0.0.1 %d", f.GuestIP, f.GuestPort, f.HostPort)
 		}
+	}
+	if pxe {
+		netdev += ",tftp=" + driveFile(o.PXE.TFTPDir) + ",bootfile=" + driveFile(o.PXE.BootFile)
 	}
 	firstMAC, extraNICs, err := nicArgs(o.ExtraNICs)
 	if err != nil {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -170,5 +171,27 @@ func TestArgsHardware(t *testing.T) {
 		if _, err := o.Args(); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
+	}
+}
+
+func TestPXEArgs(t *testing.T) {
+	dir := t.TempDir()
+	rom := filepath.Join(dir, "virtio.rom")
+	o := BootOptions{PXE: &PXE{TFTPDir: dir, BootFile: "boot.ipxe", ROM: rom}, Disk: "/tmp/empty.img"}
+	args, err := o.Args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(args, " ")
+	for _, want := range []string{"-boot order=n", ",tftp=" + dir + ",bootfile=boot.ipxe", "virtio-net-pci,romfile=" + rom + ",disable-legacy=on,netdev=n0", "file=/tmp/empty.img"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("args lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "-kernel") {
+		t.Errorf("PXE boot has -kernel:\n%s", got)
+	}
+	if _, err := (BootOptions{PXE: &PXE{TFTPDir: dir}}).Args(); err == nil {
+		t.Error("PXE without BootFile: no error")
 	}
 }

@@ -152,6 +152,13 @@ type Lease struct {
 	// Options holds the raw bytes of the DHCPv4 options the lease carried
 	// that have no field above, by option code (Azure's 245).
 	Options map[uint8][]byte
+	// Hostname, Domain, DNS and NTP are DHCP options 12, 15, 6 and 42, as
+	// a network-booted machine's DHCP server (dnsmasq, MAAS, Tinkerbell)
+	// hands them out.
+	Hostname string
+	Domain   string
+	DNS      []netip.Addr
+	NTP      []netip.Addr
 }
 
 // Patient sets c up for a service that is probably there, when the
