@@ -127,7 +127,7 @@ func TestValidateFindings(t *testing.T) {
 			[]Finding{{Path: "write_files.0.encoding", Line: 2, Column: 14, Severity: Error,
 				Message: "'zip' is not one of ['gz', 'gzip', 'gz+base64', 'gzip+base64', 'gz+b64', 'gzip+b64', 'b64', 'base64', 'text/plain']"}}},
 		{"deprecated user key in dict form", "users:\n  bob:\n    lock-passwd: true\n",
-			[]Finding{{Path: "users.bob.lock-passwd", Line: 3, Column: 5, Severity: Deprecation, Message: "Deprecated in version 22.3. Use ``lock_passwd`` instead."}}},
+			[]Finding{{Path: "users.bob.lock-passwd", Line: 3, Column: 5, Severity: Deprecation, Message: " Deprecated in version 22.3. Use **lock_passwd** instead."}}},
 		{"item type", "bootcmd:\n  - [ls, 1]\n",
 			[]Finding{{Path: "bootcmd.0.1", Line: 2, Column: 10, Severity: Error, Message: "1 is not of type 'string'"}}},
 		{"alias bomb bounded", "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n",
