@@ -4,11 +4,12 @@ upstream cloud-init 26.x's schema judges each document.
     CLOUDINIT_SRC=<checkout> scripts/upstream-cloudinit.sh --python \
         scripts/schema-corpus-goldens.py > pkg/cloudcfg/testdata/schema-corpus/upstream.json
 
-For every property of upstream's cloud-config schema (top-level keys, and
-the keys of each top-level object, one level down), the first value of
-CANDIDATES that upstream rejects is used as a document {key: value} (or
-{key: {sub: value}}); a property that accepts every candidate is left
-out. Each entry records the document, upstream's verdict and the sorted
+For every property of upstream's cloud-config schema, down to three levels
+(top-level keys, the keys of their objects, the keys of the objects in
+those, through $refs and into the objects of lists: users[0].sudo), the
+first value of CANDIDATES that upstream rejects is used as a document
+({key: value}, {key: {sub: value}}, {key: [{sub: value}]}...); a property
+that accepts every candidate is left out. Each entry records the document, upstream's verdict and the sorted
 set of error paths (validate_cloudconfig_schema, strict). TestSchemaCorpus
 (pkg/cloudcfg/schema) requires cloudroot to reject the same documents at
 the same paths. Deterministic: no randomness, schema key order.
@@ -67,11 +68,34 @@ def add(key, wrap):
             return
 
 
-for name, node in top_properties().items():
-    add(name, lambda v, n=name: {n: v})
+def object_schema(node):
+    """The properties of node (an object schema, or a list of them)."""
     node = resolve(node)
-    for sname in (node.get("properties") or {}):
-        add(name + "." + sname, lambda v, n=name, s=sname: {n: {s: v}})
+    if not isinstance(node, dict):
+        return None, False
+    if node.get("properties"):
+        return node["properties"], False
+    items = resolve(node.get("items", {}))
+    if isinstance(items, dict) and items.get("properties"):
+        return items["properties"], True
+    return None, False
+
+
+def visit(key, node, wrap, depth):
+    add(key, wrap)
+    if depth >= 3:
+        return
+    props, in_list = object_schema(node)
+    for sname, snode in (props or {}).items():
+        if in_list:
+            inner = lambda v, s=sname, w=wrap: w([{s: v}])
+        else:
+            inner = lambda v, s=sname, w=wrap: w({s: v})
+        visit(key + "." + sname, snode, inner, depth + 1)
+
+
+for name, node in top_properties().items():
+    visit(name, node, lambda v, n=name: {n: v}, 1)
 
 json.dump(out, sys.stdout, indent=1, sort_keys=True)
 sys.stdout.write("\n")
