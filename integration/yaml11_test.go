@@ -58,7 +58,8 @@ runcmd:
 // system user without a home; append: on appends; defer: yes writes the
 // file in the final stage, after the user that owns it exists;
 // permissions: 0640 is mode 0640. Nothing of it is a problem in
-// status.json (cloud-init is silent about repeated keys).
+// status.json (cloud-init is silent about repeated keys) but the integer
+// mode, which cloud-init 26.x's schema wants as a string: one warning.
 func TestYAML11UserData(t *testing.T) {
 	v := newVM(t)
 	seed := v.seed(map[string][]byte{"meta-data": meta(y11IID, "y11-meta"), "user-data": []byte(y11UserData)}, harness.SeedISO)
@@ -121,11 +122,19 @@ func TestYAML11UserData(t *testing.T) {
 			t.Errorf("/var/log/cloud-init.log lacks %q", want)
 		}
 	}
-	// ... and no problem is recorded: no error, no recoverable error.
+	// ... and no problem is recorded but the schema's warning about the
+	// integer mode (26.x: "Invalid cloud-config provided: ... 416 is not
+	// of type 'string'").
 	s := d.status()
 	d.wantStagesDone(s, true)
-	if e := s.AllErrors(); len(e) > 0 {
-		t.Errorf("status.json records problems, cloud-init would record none:\n  %s", strings.Join(e, "\n  "))
+	var others []string
+	for _, e := range s.AllErrors() {
+		if !strings.Contains(e, "permissions: 416 is not of type 'string'") {
+			others = append(others, e)
+		}
+	}
+	if len(others) > 0 {
+		t.Errorf("status.json records problems, cloud-init would record none:\n  %s", strings.Join(others, "\n  "))
 	}
 }
 

@@ -34,6 +34,13 @@ type analyzeOptions struct {
 	sub, in, out, format, plotFormat string
 }
 
+const analyzeHelp = "\nSubcommands:\n" +
+	"    blame   Print list of executed stages ordered by time to init\n" +
+	"    show    Print list of in-order events during execution\n" +
+	"    dump    Dump cloud-init events in JSON format\n" +
+	"    boot    Print list of boot times for kernel and cloud-init\n" +
+	"    plot    Draw the last boot as a timeline: -o boot.svg [--format svg|html] (cloudroot)\n"
+
 func parseAnalyzeArgs(env *Env, args []string) (analyzeOptions, int, bool) {
 	o := analyzeOptions{in: state.LogFile, out: "-", format: "%I%D @%Es +%ds", plotFormat: "svg"}
 	if len(args) == 0 {
@@ -44,12 +51,7 @@ func parseAnalyzeArgs(env *Env, args []string) (analyzeOptions, int, bool) {
 	switch o.sub {
 	case "show", "blame", "dump", "boot", "plot":
 	case "-h", "--help":
-		fmt.Fprint(env.Stdout, analyzeUsage+"\nSubcommands:\n"+
-			"    blame   Print list of executed stages ordered by time to init\n"+
-			"    show    Print list of in-order events during execution\n"+
-			"    dump    Dump cloud-init events in JSON format\n"+
-			"    boot    Print list of boot times for kernel and cloud-init\n"+
-			"    plot    Draw the last boot as a timeline: -o boot.svg [--format svg|html] (cloudroot)\n")
+		fmt.Fprint(env.Stdout, analyzeUsage+analyzeHelp)
 		return o, 0, false
 	default:
 		fmt.Fprintf(env.Stderr, analyzeUsage+"cloud-init analyze: error: argument subcommand: invalid choice: '%s' (choose from 'blame', 'show', 'dump', 'boot', 'plot')\n", o.sub)

@@ -50,8 +50,8 @@ func TestAnalyzeErrors(t *testing.T) {
 	}{
 		{name: "missing", args: []string{"analyze", "show", "-i", "/nonexistent/x.log"}, code: 1, err: "Cannot open file /nonexistent/x.log\n"},
 		{name: "empty", args: []string{"analyze", "blame", "-i", empty}, code: 1, err: "Empty file " + empty + "\n"},
-		{name: "no subcommand", args: []string{"analyze"}, code: 2, err: analyzeUsage + "cloud-init analyze: error: the following arguments are required: subcommand\n"},
-		{name: "bad subcommand", args: []string{"analyze", "nope"}, code: 2, err: analyzeUsage + "cloud-init analyze: error: argument subcommand: invalid choice: 'nope' (choose from 'blame', 'show', 'dump', 'boot', 'plot')\n"},
+		{name: "no subcommand", args: []string{"analyze"}, code: 2, err: "error: the following arguments are required: subcommand\n\n" + analyzeUsage + analyzeHelp},
+		{name: "bad subcommand", args: []string{"analyze", "nope"}, code: 2, err: "error: argument subcommand: invalid choice: 'nope' (choose from 'blame', 'show', 'dump', 'boot', 'plot')\n\n" + analyzeUsage + analyzeHelp},
 		{name: "boot without kernel timestamps", args: []string{"analyze", "boot", "-i", "testdata/analyze/two-boots/cloud-init.log"}, code: 1, out: analyzeFailureMsg, err: "Skipping invalid entry\n"},
 		{name: "outfile", args: []string{"analyze", "blame", "-i", "testdata/analyze/two-boots/cloud-init.log", "-o", outFile}, code: 0, err: "Skipping invalid entry\n", fileSuffix: "2 boot records analyzed\n"},
 	} {

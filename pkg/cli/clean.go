@@ -104,7 +104,7 @@ func parseCleanArgs(env *Env, args []string) (cleanOptions, int, bool) {
 				return o, 2, false
 			}
 		case "-h", "--help":
-			fmt.Fprint(env.Stdout, cleanUsage+"\nRemove logs, configs and artifacts so cloud-init re-runs on a clean system\n")
+			fmt.Fprint(env.Stdout, cleanUsage+cleanHelp)
 			return o, 0, false
 		default:
 			fmt.Fprintf(env.Stderr, "%scloud-init clean: error: unrecognized arguments: %s\n", cleanUsage, a)
@@ -333,3 +333,6 @@ func multiLog(env *Env, text string) {
 	}
 	fmt.Fprint(env.Stdout, text)
 }
+
+// cleanHelp is 26.x's help after the usage.
+const cleanHelp = "\noptions:\n  -h, --help            show this help message and exit\n  -l, --logs            Remove cloud-init logs.\n  --machine-id          Set /etc/machine-id to 'uninitialized\\n' for golden\n                        image creation. On next boot, systemd generates a new\n                        machine-id. Remove /etc/machine-id on non-systemd\n                        environments.\n  -r, --reboot          Reboot system after logs are cleaned so cloud-init re-\n                        runs.\n  -s, --seed            Remove cloud-init seed directory /var/lib/cloud/seed.\n  -c {all,ssh_config,network,datasource,fstab} [{all,ssh_config,network,datasource,fstab} ...], --configs {all,ssh_config,network,datasource,fstab} [{all,ssh_config,network,datasource,fstab} ...]\n                        Remove cloud-init generated config files of a certain\n                        type. Config types: all, ssh_config, network\n"

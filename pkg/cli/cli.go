@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 )
 
@@ -33,6 +31,15 @@ type Env struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// IsRoot reports whether the caller is uid 0 (query redaction).
 	IsRoot bool
+	// Prog is the name the program was called by (argv[0]), which
+	// --version and the help print; "" means cloud-init.
+	Prog string
+	// Force is the global --force.
+	Force bool
+	// StdinTTY is whether stdin is a terminal (--all-stages skips its
+	// socket protocol then); NotifySocket is $NOTIFY_SOCKET.
+	StdinTTY     bool
+	NotifySocket string
 }
 
 // Path returns p under Env.Root.
@@ -58,6 +65,10 @@ func DefaultEnv() *Env {
 			}
 		},
 		IsRoot: os.Geteuid() == 0,
+		Prog:   progFromArgs(os.Args),
+
+		StdinTTY:     stdinIsTerminal(),
+		NotifySocket: os.Getenv("NOTIFY_SOCKET"),
 	}
 }
 
@@ -80,46 +91,34 @@ func lookup(name string) (Command, bool) {
 
 // Run runs the command line args (without argv[0]) and returns the exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
-	// Global flags cloud-init accepts before the subcommand.
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		switch args[0] {
-		case "--version", "-v":
-			fmt.Fprintf(env.Stdout, "/usr/bin/cloud-init %s\n", Version)
-			return 0
-		case "--debug", "-d":
-			env.Log = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		case "--force":
-		case "-h", "--help":
-			usage(env.Stdout)
-			return 0
-		default:
-			fmt.Fprintf(env.Stderr, "error: unrecognized argument %s\n", args[0])
-			usage(env.Stderr)
-			return 2
-		}
-		args = args[1:]
-	}
 	if len(args) == 0 {
-		usage(env.Stderr)
-		return 2
+		return topError(ctx, env, nil, "a subcommand is required")
 	}
-	c, ok := lookup(args[0])
-	if !ok {
-		fmt.Fprintf(env.Stderr, "error: invalid choice: %q\n", args[0])
-		usage(env.Stderr)
-		return 2
+	o, rest, rc, done := parseTop(ctx, env, args)
+	if done {
+		return rc
 	}
-	return c.Run(ctx, env, args[1:])
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: cloud-init [-h] [--version] [--debug] [--force] {subcommand} ...")
-	fmt.Fprintln(w, "\nsubcommands:")
-	cs := Commands()
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-	for _, c := range cs {
-		fmt.Fprintf(w, "  %-14s %s\n", c.Name, c.Short)
+	if o.debug {
+		env.Log = debugLogger(env.Stderr)
 	}
+	if env.Log == nil {
+		env.Log = slog.New(slog.DiscardHandler)
+	}
+	env.Force = o.force
+	if len(rest) == 0 {
+		if o.allStages {
+			return runAllStages(ctx, env)
+		}
+		io.WriteString(env.Stdout, topUsage(env.progName()))
+		io.WriteString(env.Stderr, "\nNo Subcommand specified. Please specify a subcommand in addition to the option")
+		return 1
+	}
+	c, _ := lookup(rest[0])
+	if o.allStages {
+		// 26.x parses the subcommand and then ignores it for --all-stages.
+		return runAllStages(ctx, env)
+	}
+	return runSubcommand(ctx, env, c, rest)
 }
 
 // ReadUptime returns seconds since boot: CLOCK_BOOTTIME where available
@@ -135,4 +134,11 @@ func ReadUptime() float64 {
 	var up float64
 	fmt.Sscanf(string(b), "%f", &up)
 	return up
+}
+
+func progFromArgs(a []string) string {
+	if len(a) == 0 {
+		return "cloud-init"
+	}
+	return a[0]
 }

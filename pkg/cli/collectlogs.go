@@ -124,7 +124,7 @@ func parseCollectArgs(env *Env, args []string) (collectOptions, int, bool) {
 			i++
 			o.tarfile = args[i]
 		case "-h", "--help":
-			fmt.Fprint(env.Stdout, collectLogsUsage+"\nCollect and tar all cloud-init debug info\n")
+			fmt.Fprint(env.Stdout, collectLogsUsage+collectLogsHelp)
 			return o, 0, false
 		default:
 			fmt.Fprintf(env.Stderr, "%scloud-init collect-logs: error: unrecognized arguments: %s\n", collectLogsUsage, a)
@@ -312,3 +312,6 @@ func rootRel(env *Env, hp string) string {
 	}
 	return "/" + filepath.ToSlash(rel)
 }
+
+// collectLogsHelp is 26.x's help after the usage.
+const collectLogsHelp = "\noptions:\n  -h, --help            show this help message and exit\n  --verbose, -v         Be more verbose.\n  --tarfile TARFILE, -t TARFILE\n                        The tarfile to create containing all collected logs.\n                        Default: cloud-init.tar.gz\n  --include-userdata, -u\n                        DEPRECATED: This is default behavior and this flag\n                        does nothing\n  --redact-sensitive, -r\n                        Redact potentially sensitive data from logs. Sensitive\n                        data may include passwords or keys in user data and\n                        root read-only files.\n"

@@ -3,8 +3,10 @@ package cli
 // Commands is every subcommand, in help order. Add new ones here.
 func Commands() []Command {
 	return []Command{
+		initCommand(),
 		statusCommand(),
 		modulesCommand(),
+		singleCommand(),
 		hostkeysCommand(),
 		identifyCommand(),
 		growpartCommand(),

@@ -7,8 +7,8 @@ package cli
 // make_mime}.py:
 //
 //   - devel without a subcommand, or with one it does not know, prints the
-//     usage and an argparse error on stderr and exits 2. hotplug-hook is not
-//     offered (cloudroot has no hotplug daemon).
+//     usage and an argparse error on stderr and exits 2. hotplug-hook is
+//     hotplug.go's documented refusal (cloudroot has no hotplug handler).
 //   - render USER_DATA [-i FILE] [-d]: the instance data is -i, else
 //     instance-data-sensitive.json for root (instance-data.json, with a
 //     warning, when that is missing) and instance-data.json for others. A
@@ -58,10 +58,14 @@ type argOpt struct {
 	metavar     string
 	choices     []string
 	repeat      bool // action="append"
+	longFirst   bool // declared as ("--long", "-s"): errors say --long/-s
+	required    bool // required=True
 }
 
 func (o argOpt) display() string {
 	switch {
+	case o.short != "" && o.long != "" && o.longFirst:
+		return o.long + "/" + o.short
 	case o.short != "" && o.long != "":
 		return o.short + "/" + o.long
 	case o.long != "":
@@ -82,6 +86,8 @@ type argParser struct {
 	// of them must be given (the rest are nargs="?").
 	positionals []string
 	required    int
+	// variadic makes the last positional nargs="*" (it takes the rest).
+	variadic bool
 }
 
 type parsedArgs struct {
@@ -150,7 +156,7 @@ func (p *argParser) parse(args []string) (*parsedArgs, error) {
 	var extra []string
 	store := func(o argOpt, v string) error {
 		if o.choices != nil && !slices.Contains(o.choices, v) {
-			return fmt.Errorf("argument %s: invalid choice: '%s' (choose from %s)", o.display(), v, strings.Join(o.choices, ", "))
+			return fmt.Errorf("argument %s: invalid choice: '%s' (choose from %s)", o.display(), v, pyChoices(o.choices))
 		}
 		if o.repeat {
 			r.values[o.dest] = append(r.values[o.dest], v)
@@ -242,17 +248,36 @@ func (p *argParser) parse(args []string) (*parsedArgs, error) {
 			r.pos = append(r.pos, a)
 		}
 	}
-	if len(r.pos) > len(p.positionals) {
+	if len(r.pos) > len(p.positionals) && !p.variadic {
 		extra = append(extra, r.pos[len(p.positionals):]...)
 		r.pos = r.pos[:len(p.positionals)]
 	}
+	var missing []string
+	for _, o := range p.opts {
+		if o.required && !r.set[o.dest] {
+			missing = append(missing, o.display())
+		}
+	}
 	if len(r.pos) < p.required {
-		return nil, fmt.Errorf("the following arguments are required: %s", strings.Join(p.positionals[len(r.pos):p.required], ", "))
+		missing = append(missing, p.positionals[len(r.pos):p.required]...)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the following arguments are required: %s", strings.Join(missing, ", "))
 	}
 	if len(extra) > 0 {
 		return nil, fmt.Errorf("unrecognized arguments: %s", strings.Join(extra, " "))
 	}
 	return r, nil
+}
+
+// pyChoices lists choices as the argparse of Debian 12's Python 3.11 (the
+// one upstream's goldens are made with) does: repr'd, comma-separated.
+func pyChoices(cs []string) string {
+	q := make([]string, len(cs))
+	for i, c := range cs {
+		q[i] = "'" + c + "'"
+	}
+	return strings.Join(q, ", ")
 }
 
 // run parses args; on -h it prints the help (exit 0), on a bad argument the
@@ -474,17 +499,18 @@ func pyJSONQuote(s string) string {
 // ---------------------------------------------------------------------------
 // devel
 
-var develSubcommands = []string{"net-convert", "render", "make-mime"}
+var develSubcommands = []string{"hotplug-hook", "net-convert", "render", "make-mime"}
 
-const develUsage = "usage: cloud-init devel [-h] {net-convert,render,make-mime} ...\n"
+const develUsage = "usage: cloud-init devel [-h] {hotplug-hook,net-convert,render,make-mime} ...\n"
 
 const develHelp = `
 options:
   -h, --help            show this help message and exit
 
 Subcommands:
-  {net-convert,render,make-mime}
-    net-convert         Convert network config between formats.
+  {hotplug-hook,net-convert,render,make-mime}
+    hotplug-hook        Handle reconfiguration on hotplug events.
+    net-convert         Debug network config format conversions.
     render              Debug jinja template rendering of user-data.
     make-mime           Generate multi-part mime messages for user-data.
 `
@@ -519,6 +545,8 @@ sub:
 		return usageErr("the following arguments are required: subcommand")
 	}
 	switch args[0] {
+	case "hotplug-hook":
+		return runHotplug(ctx, env, args[1:])
 	case "net-convert":
 		return netConvertCommand().Run(ctx, env, args[1:])
 	case "render":
@@ -526,7 +554,7 @@ sub:
 	case "make-mime":
 		return runMakeMIME(ctx, env, args[1:])
 	}
-	return usageErr(fmt.Sprintf("argument subcommand: invalid choice: '%s' (choose from %s)", args[0], strings.Join(develSubcommands, ", ")))
+	return usageErr(fmt.Sprintf("argument subcommand: invalid choice: '%s' (choose from %s)", args[0], pyChoices(develSubcommands)))
 }
 
 // ---------------------------------------------------------------------------
@@ -536,8 +564,6 @@ var renderArgs = &argParser{
 	prog:  "cloud-init devel render",
 	usage: "usage: cloud-init devel render [-h] [-i INSTANCE_DATA] [-d] user_data\n",
 	help: `
-Debug jinja template rendering of user-data.
-
 positional arguments:
   user_data             Path to the user-data file to render
 
@@ -545,7 +571,7 @@ options:
   -h, --help            show this help message and exit
   -i INSTANCE_DATA, --instance-data INSTANCE_DATA
                         Optional path to instance-data.json file. Defaults to
-                        /run/cloud-init/instance-data.json
+                        /run/cloud-init
   -d, --debug           Add verbose messages during template render
 `,
 	opts: []argOpt{
@@ -702,7 +728,7 @@ func runMakeMIME(_ context.Context, env *Env, args []string) int {
 	for _, spec := range a.values["files"] {
 		name, typ, found := strings.Cut(spec, ":")
 		if !found {
-			fmt.Fprintf(env.Stderr, "%scloud-init devel make-mime: error: argument -a/--attach: Invalid value for '%s'\n", makeMIMEArgs.usage, spec)
+			fmt.Fprintf(env.Stderr, "%scloud-init devel make-mime: error: Invalid value for '%s'\n", makeMIMEArgs.usage, spec)
 			return 2
 		}
 		b, err := os.ReadFile(name)

@@ -18,6 +18,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 func modulesCommand() Command {
@@ -28,33 +29,71 @@ func modulesCommand() Command {
 	}
 }
 
-func runModules(ctx context.Context, env *Env, args []string) int {
-	mode := "config"
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--mode" || a == "-m":
-			if i+1 >= len(args) {
-				fmt.Fprintln(env.Stderr, "error: argument --mode/-m: expected one argument")
-				return 2
-			}
-			mode = args[i+1]
-			i++
-		case strings.HasPrefix(a, "--mode="):
-			mode = strings.TrimPrefix(a, "--mode=")
-		case strings.HasPrefix(a, "-m") && len(a) > 2:
-			mode = a[2:]
-		case a == "--file" || a == "-f":
-			fmt.Fprintln(env.Stderr, "error: --file is not supported by cloudroot yet")
-			return 2
-		case a == "-h" || a == "--help":
-			fmt.Fprintln(env.Stdout, "usage: cloud-init modules [-h] [--mode {init,config,final}]")
-			return 0
-		default:
-			fmt.Fprintf(env.Stderr, "error: unrecognized arguments: %s\n", a)
-			return 2
+var modulesArgs = &argParser{
+	prog:  "cloud-init modules",
+	usage: "usage: cloud-init modules [-h] [--mode {init,config,final}] [--file FILES]\n",
+	help: `
+options:
+  -h, --help            show this help message and exit
+  --mode {init,config,final}, -m {init,config,final}
+                        Module configuration name to use (default: config).
+                        ` + "`init`" + ` is deprecated in 24.1 and scheduled to be
+                        removed in 29.1. Use ` + "`cloud-init init`" + ` instead.
+  --file FILES, -f FILES
+                        Use additional yaml configuration files.
+`,
+	opts: []argOpt{
+		{short: "-m", long: "--mode", dest: "mode", metavar: "MODE", choices: []string{"init", "config", "final"}, longFirst: true},
+		{short: "-f", long: "--file", dest: "files", metavar: "FILES", repeat: true, longFirst: true},
+	},
+}
+
+// readConfigFiles reads --file configs as cloud-init's read_conf does: a
+// file that cannot be read or parsed is logged and left out; a document
+// that is not a mapping counts as empty.
+func readConfigFiles(env *Env, log *slog.Logger, files []string) []map[string]any {
+	var out []map[string]any
+	for _, f := range files {
+		p := f
+		if abs, err := filepath.Abs(f); err == nil {
+			p = abs
 		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			log.Warn(fmt.Sprintf("Failed loading of configuration from %s", p), "err", err)
+			continue
+		}
+		v, _, err := yaml11.Load(p, b)
+		if err != nil {
+			log.Warn(fmt.Sprintf("Failed loading of configuration from %s", p), "err", err)
+			continue
+		}
+		m, _ := v.(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		out = append(out, m)
 	}
+	return out
+}
+
+func runModules(ctx context.Context, env *Env, args []string) int {
+	a, rc, ok := modulesArgs.run(env, args)
+	if !ok {
+		return rc
+	}
+	mode := a.value("mode")
+	if mode == "" {
+		mode = "config"
+	}
+	return runStage(ctx, env, mode, a.values["files"], false)
+}
+
+// runStage runs one of the agent's stages: config or final (what the boot
+// runs), or init (the init stage's modules again, from the hand-off; asInit
+// is `cloud-init init`, which records the stage in status.json, where
+// 26.x's deprecated `modules --mode init` does not).
+func runStage(ctx context.Context, env *Env, mode string, files []string, asInit bool) int {
 	var stage modules.Stage
 	switch mode {
 	case "config":
@@ -62,11 +101,7 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	case "final":
 		stage = modules.StageFinal
 	case "init":
-		fmt.Fprintln(env.Stderr, "error: modules --mode init runs inside the initramfs (cloudroot-init); nothing to do here")
-		return 1
-	default:
-		fmt.Fprintf(env.Stderr, "error: argument --mode/-m: invalid choice: '%s' (choose from 'init', 'config', 'final')\n", mode)
-		return 2
+		stage = modules.StageInit
 	}
 	// Writes are atomic (temp file + rename) but not fsynced one by one:
 	// during the boot every fsync waits for an ext4 journal commit of
@@ -81,6 +116,10 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	}
 	rawLog, rawOut, closeLogs := openLogs(env)
 	defer closeLogs()
+	stageName, action := "modules-"+mode, "modules:"+mode
+	if asInit {
+		stageName, action = "init", "init"
+	}
 	// Credentials of the state (passwords, tokens) are scrubbed from the
 	// log, the output log and the console once the state is read.
 	known := &secret.Known{}
@@ -88,13 +127,17 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 	log := slog.New(slog.NewMultiHandler(
 		cilog.NewHandler(logw, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 		secret.NewHandler(env.Log.Handler(), known),
-	)).With("stage", "modules-"+mode)
+	)).With("stage", stageName)
 	start := time.Now()
-	_, _ = io.WriteString(outw, stages.Welcome(Version, "modules:"+mode, env.Now(), env.Uptime()))
+	_, _ = io.WriteString(outw, stages.Welcome(Version, action, env.Now(), env.Uptime()))
 	log.Info("cloudroot agent starting", "version", Version, "mode", mode)
+	if stage == modules.StageInit && !asInit {
+		log.Warn("`--mode init` is deprecated in 24.1 and scheduled to be removed in 29.1. Use `cloud-init init` instead.")
+	}
 	errs, power, err := stages.Modules(ctx, stages.AgentOptions{
 		Root: root, Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version,
 		Secrets: known.Set,
+		Files:   readConfigFiles(env, log, files), NoStatus: stage == modules.StageInit && !asInit,
 	}, stage)
 	if serr := root.Sync(); serr != nil {
 		log.Warn("sync the root after the stage", "err", serr)

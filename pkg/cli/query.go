@@ -62,7 +62,9 @@ func queryCommand() Command {
 	}
 }
 
-const queryOptionsHelp = `
+// queryDescription is the bare parser's description (cloud-init prints it
+// only from a parser of its own, not under `cloud-init query --help`).
+const queryDescription = `
 Query standardized instance metadata provided to machine, returning a JSON
 structure. Some instance-data values may be binary on some platforms, such as
 userdata and vendordata. Attempt to decompress and decode UTF-8 any binary
@@ -71,7 +73,9 @@ prefixed with "ci-b64:" in the output. userdata and, where applicable,
 vendordata may be provided to the machine gzip-compressed (and therefore as
 binary data). query will attempt to decompress these to a string before
 emitting the JSON output; if this fails, they are treated as binary.
+`
 
+const queryOptionsHelp = `
 positional arguments:
   varname               A dot-delimited specific variable to query from
                         instance-data. For example: v1.local_hostname. If the
@@ -138,7 +142,7 @@ func runQuery(_ context.Context, env *Env, args []string) int {
 	format := a.value("format")
 	if !a.flag("list_keys") && varname == "" && format == "" && !a.flag("dump_all") {
 		cliLog(env, queryLog, "ERROR", "Expected one of the options: --all, --format, --list-keys or varname")
-		io.WriteString(env.Stdout, queryBareUsage+queryOptionsHelp)
+		io.WriteString(env.Stdout, queryBareUsage+queryDescription+queryOptionsHelp)
 		return 1
 	}
 	data, ok := readQueryData(env, a.value("instance_data"), a.value("user_data"), a.value("vendor_data"))

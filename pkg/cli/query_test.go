@@ -74,6 +74,9 @@ func runCLICase(t *testing.T, dir string) {
 	}
 	var args []string
 	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if len(b) == 0 {
+			break
+		}
 		l = strings.ReplaceAll(l, "$ROOT", root)
 		args = append(args, strings.ReplaceAll(l, "$CASE", caseDir))
 	}
@@ -86,6 +89,7 @@ func runCLICase(t *testing.T, dir string) {
 	mask := func(s string) string {
 		s = strings.ReplaceAll(s, caseDir, "$CASE")
 		s = strings.ReplaceAll(s, root, "$ROOT")
+		s = strings.ReplaceAll(s, "cloud-init "+Version+"\n", "cloud-init $VERSION\n")
 		return mimeBoundaryRE.ReplaceAllString(s, "===============BOUNDARY==")
 	}
 	golden(t, filepath.Join(dir, "want.stdout"), []byte(mask(out.String())))
@@ -262,7 +266,7 @@ func TestArgParser(t *testing.T) {
 	if _, err := schemaArgs.parse([]string{"--s"}); err == nil || !strings.Contains(err.Error(), "ambiguous option: --s could match --schema-type, --system") {
 		t.Errorf("ambiguous: %v", err)
 	}
-	if _, err := schemaArgs.parse([]string{"-t", "bogus"}); err == nil || err.Error() != "argument -t/--schema-type: invalid choice: 'bogus' (choose from cloud-config, network-config)" {
+	if _, err := schemaArgs.parse([]string{"-t", "bogus"}); err == nil || err.Error() != "argument -t/--schema-type: invalid choice: 'bogus' (choose from 'cloud-config', 'network-config')" {
 		t.Errorf("choices: %v", err)
 	}
 	if _, err := renderArgs.parse(nil); err == nil || err.Error() != "the following arguments are required: user_data" {
@@ -321,3 +325,7 @@ func FuzzQueryPath(f *testing.F) {
 		}
 	})
 }
+
+// TestArgsGolden: argument errors, help and version of every subcommand
+// against upstream's answers (scripts/cli-args-goldens.sh).
+func TestArgsGolden(t *testing.T) { runCLIGolden(t, "args") }

@@ -71,9 +71,6 @@ var schemaArgs = &argParser{
 		"                         [-t {cloud-config,network-config}] [-i INSTANCE_DATA]\n" +
 		"                         [--system] [--annotate]\n",
 	help: `
-Schema validation and documentation of instance-data configuration provided
-to cloud-init. This includes: user-data, vendor-data and network-config
-
 options:
   -h, --help            show this help message and exit
   -c CONFIG_FILE, --config-file CONFIG_FILE
@@ -81,11 +78,12 @@ options:
                         to validate
   -t {cloud-config,network-config}, --schema-type {cloud-config,network-config}
                         When providing --config-file, the schema type to
-                        validate config against. Default: cloud-config
+                        validate config against. Default:
+                        SchemaType.CLOUD_CONFIG
   -i INSTANCE_DATA, --instance-data INSTANCE_DATA
                         Path to instance-data.json file for variable expansion
-                        of '##template: jinja' user-data. Default:
-                        /run/cloud-init/instance-data.json
+                        of '##template: jinja' user-data. Default: /run/cloud-
+                        init/instance-data.json
   --system              Validate the system instance-data provided as vendor-
                         data user-data and network-config
   --annotate            Annotate existing instance-data files any discovered

@@ -8,10 +8,14 @@ package cli
 //     to <root>/var/lib/cloud/data/status.json when that copy was written
 //     during this boot (mtime at or after Now-Uptime). result.json is read
 //     beside whichever status.json was used.
-//   - boot_status_code follows cloud-init's order: cloud-init=enabled on the
+//   - boot_status_code follows cloud-init's order: no /run/systemd/system
+//     directory (not booted by systemd) gives enabled-by-sysvinit before
+//     anything else is looked at; then cloud-init=enabled on the
 //     kernel command line, /etc/cloud/cloud-init.disabled, cloud-init=disabled
-//     on the command line, /run/cloud-init/disabled, then the code cloudroot
-//     recorded in status.json, then /run/cloud-init/enabled, else "unknown".
+//     on the command line, /run/cloud-init/disabled, /run/cloud-init/enabled,
+//     else "unknown"; that code decides "disabled". The code printed is the
+//     one status.json records, if any (26.x merges status.json's v1 over
+//     its own keys), else that one.
 //   - running status: disabled (a disabled-* code), running (status.json with
 //     a started stage, and no result.json or a stage started but unfinished),
 //     done (any start/finished time), else not started.
@@ -23,7 +27,8 @@ package cli
 //     safe_dump, indent=4, explicit ---/...), byte for byte as cloud-init
 //     prints them.
 //   - --wait polls every 0.25s while not started or running, printing "."
-//     per poll in tabular mode; tabular output then starts with a newline.
+//     per poll in tabular mode; the status line follows the dots directly
+//     (26.x dropped the newline older releases printed first).
 //   - exit: 1 on error, 2 when degraded, else 0; 2 for bad arguments.
 //
 // status.json is decoded preserving key order because cloud-init's tabular
@@ -147,7 +152,7 @@ func parseStatusArgs(args []string) (statusOptions, error) {
 				case "json", "tabular", "yaml":
 					o.format = val
 				default:
-					return o, fmt.Errorf("argument --format: invalid choice: '%s' (choose from json, tabular, yaml)", val)
+					return o, fmt.Errorf("argument --format: invalid choice: '%s' (choose from 'json', 'tabular', 'yaml')", val)
 				}
 			default:
 				if hasVal {
@@ -292,7 +297,8 @@ func runStatus(ctx context.Context, env *Env, args []string) int {
 type statusDetails struct {
 	running     string
 	condition   string
-	bootCode    string
+	bootCode    string // get_bootstatus's code: decides "disabled"
+	shownCode   string // what is printed: status.json's record wins, as in 26.x's dict merge
 	description string
 	errors      []any
 	// recoverable maps level to a list of messages, in first-seen order.
@@ -355,7 +361,15 @@ func readStatusDetails(env *Env) (*statusDetails, error) {
 	}
 
 	var bootReason string
-	d.bootCode, bootReason = bootStatus(env, v1)
+	d.bootCode, bootReason = bootStatus(env)
+	d.shownCode = d.bootCode
+	if recorded, _ := v1.get("boot_status_code").(string); recorded != "" {
+		// cloudroot's own spelling of the kernel command line codes.
+		if r, ok := strings.CutSuffix(recorded, "-kernel-command-line"); ok {
+			recorded = r + "-kernel-cmdline"
+		}
+		d.shownCode = recorded
+	}
 	switch {
 	case truthy(dsRaw):
 		d.description = pyStr(dsRaw)
@@ -412,17 +426,17 @@ func readStatusDetails(env *Env) (*statusDetails, error) {
 }
 
 // bootStatus returns the boot status code and its description.
-func bootStatus(env *Env, v1 *jsonObject) (code, reason string) {
+func bootStatus(env *Env) (code, reason string) {
 	cmdline := ""
 	if b, err := os.ReadFile(env.Path("/proc/cmdline")); err == nil {
 		cmdline = " " + strings.Join(strings.Fields(string(b)), " ") + " "
 	}
-	recorded, _ := v1.get("boot_status_code").(string)
-	// cloudroot's own spelling of the kernel command line codes.
-	if r, ok := strings.CutSuffix(recorded, "-kernel-command-line"); ok {
-		recorded = r + "-kernel-cmdline"
-	}
 	switch {
+	case !isDir(env.Path("/run/systemd/system")):
+		// 26.x's uses_systemd(): without systemd every boot is
+		// "enabled-by-sysvinit", whatever else is found (OpenRC,
+		// busybox init and sysvinit alike).
+		code = bootEnabledBySysvinit
 	case strings.Contains(cmdline, " cloud-init=enabled "):
 		code = bootEnabledByCmdline
 	case fileExists(env.Path(markerDisabledFile)):
@@ -431,8 +445,6 @@ func bootStatus(env *Env, v1 *jsonObject) (code, reason string) {
 		code = bootDisabledByCmdline
 	case fileExists(env.Path(state.DisabledMarker)):
 		code = bootDisabledByGenerator
-	case recorded != "":
-		code = recorded
 	case fileExists(env.Path(state.EnabledMarker)):
 		code = bootEnabledByGenerator
 	default:
@@ -489,7 +501,7 @@ func (d *statusDetails) dict() *jsonObject {
 	status, extended := d.translate()
 	m := newJSONObject()
 	m.set("datasource", d.datasource)
-	m.set("boot_status_code", d.bootCode)
+	m.set("boot_status_code", d.shownCode)
 	m.set("status", status)
 	m.set("extended_status", extended)
 	m.set("detail", d.description)
@@ -498,7 +510,7 @@ func (d *statusDetails) dict() *jsonObject {
 	m.set("last_update", d.lastUpdate)
 	for _, k := range d.v1.keys {
 		// datasource is popped by cloud-init; boot_status_code is cloudroot's
-		// record, already resolved into d.bootCode.
+		// record, already in d.shownCode.
 		if k == "datasource" || k == "boot_status_code" {
 			continue
 		}
@@ -517,15 +529,12 @@ func (d *statusDetails) print(w *bytes.Buffer, opts statusOptions) {
 		w.WriteString("\n")
 	default:
 		status, extended := d.translate()
-		if opts.wait {
-			w.WriteString("\n")
-		}
 		fmt.Fprintf(w, "status: %s\n", status)
 		if !opts.long {
 			return
 		}
 		fmt.Fprintf(w, "extended_status: %s\n", extended)
-		fmt.Fprintf(w, "boot_status_code: %s\n", d.bootCode)
+		fmt.Fprintf(w, "boot_status_code: %s\n", d.shownCode)
 		if d.lastUpdate != "" {
 			fmt.Fprintf(w, "last_update: %s\n", d.lastUpdate)
 		}

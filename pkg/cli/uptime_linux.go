@@ -9,3 +9,8 @@ func bootTime() (float64, bool) {
 	}
 	return float64(ts.Sec) + float64(ts.Nsec)/1e9, true
 }
+
+func stdinIsTerminal() bool {
+	_, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	return err == nil
+}

@@ -3,3 +3,4 @@
 package cli
 
 func bootTime() (float64, bool) { return 0, false }
+func stdinIsTerminal() bool     { return false }

@@ -294,3 +294,59 @@ func noopValue(key string, v any) bool {
 	b, ok := m["preserve_sources_list"].(bool)
 	return ok && b
 }
+
+// SingleResult is what RunSingle did.
+type SingleResult struct {
+	Found   bool // a module of that name is registered
+	Ran     bool // its handler ran (false: its semaphore said it already had)
+	Skipped bool // it ran but found none of its keys (cloud-init's handler returns)
+}
+
+// RunSingle runs one module by hand as `cloud-init single --name` does
+// (Modules.run_single): by any spelling of its name, with freq (if not
+// empty) in place of its default frequency, under the semaphore of that
+// frequency ("config_NAME"), regardless of the stage lists, distro and
+// activation (a module whose keys are absent returns at once, as
+// cloud-init's handlers do). The error is the module's failure.
+func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequency) (SingleResult, error) {
+	var m Module
+	var res SingleResult
+	for _, r := range Registry() {
+		if r.Name == CanonicalName(name) {
+			m, res.Found = r, true
+			break
+		}
+	}
+	if !res.Found {
+		return res, nil
+	}
+	if freq == "" {
+		freq = m.Frequency
+	}
+	ev := c.Event.StartModule(m.Name, string(freq))
+	defer ev.Finish()
+	if sem := state.SemaphorePath(c.InstanceID, m.Name, freq); sem != "" {
+		if c.Root.Exists(sem) {
+			c.Log.Debug(fmt.Sprintf("config-%s already ran (freq=%s)", m.Name, freq), "module", m.Name)
+			ev.SetMessage(fmt.Sprintf("config-%s previously ran", m.Name))
+			return res, nil
+		}
+		body := fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)
+		if err := c.Root.WriteFile(sem, []byte(body), 0o644); err != nil {
+			ev.Fail()
+			return res, fmt.Errorf("semaphore %s: %w", sem, err)
+		}
+	}
+	res.Ran = true
+	if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
+		c.Log.Debug(fmt.Sprintf("Skipping module named %s, no '%s' key in configuration", m.Name, m.ActivateBy[0]), "module", m.Name)
+		res.Skipped = true
+		return res, nil
+	}
+	c.Log.Info("running module", "stage", "single", "module", m.Name, "frequency", string(freq))
+	if err := runModule(ctx, c, m); err != nil {
+		ev.Fail()
+		return res, err
+	}
+	return res, nil
+}

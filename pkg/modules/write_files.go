@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -131,20 +131,11 @@ func DecodeContent(b []byte, enc string) ([]byte, error) {
 	return nil, fmt.Errorf("unknown encoding %q (want b64, base64, gz, gzip, gz+b64, gzip+base64, text/plain)", enc)
 }
 
+// b64 is Python's base64.b64decode, as cloud-init's write_files applies it.
 func b64(b []byte) ([]byte, error) {
-	s := strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
-			return -1
-		}
-		return r
-	}, string(b))
-	d, err := base64.StdEncoding.DecodeString(s)
+	d, err := pyval.B64Decode(b)
 	if err != nil {
-		d2, err2 := base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
-		if err2 != nil {
-			return nil, fmt.Errorf("base64 decode: %w", err)
-		}
-		return d2, nil
+		return nil, fmt.Errorf("base64 decode: %w", err)
 	}
 	return d, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -29,6 +30,24 @@ type AgentOptions struct {
 	// (SecretValues) before any module runs, for the caller's log and
 	// console writers.
 	Secrets func([]string)
+	// Files are configs given with --file, highest priority first: they
+	// override the handed-over merged config (cloud-init's extract_fns).
+	Files []map[string]any
+	// NoStatus leaves status.json alone (`modules --mode init` is not a
+	// boot stage in cloud-init and is not recorded).
+	NoStatus bool
+}
+
+// config is the handed-over merged config with the --file configs on top.
+func (o AgentOptions) config(base map[string]any) map[string]any {
+	if len(o.Files) == 0 {
+		return base
+	}
+	srcs := []map[string]any{base}
+	for i := len(o.Files) - 1; i >= 0; i-- {
+		srcs = append(srcs, o.Files[i])
+	}
+	return cloudcfg.MergeSources(srcs...)
 }
 
 // ErrDisabled means provisioning is disabled for this boot.
@@ -51,11 +70,17 @@ func LoadState(r *target.Root) (*state.State, error) {
 // errors and the pending power action, if any. A missing or unreadable state
 // is recorded in status.json as the stage's error.
 func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []string, power *modules.PowerAction, err error) {
-	stageName := map[modules.Stage]string{modules.StageConfig: state.StageModulesConfig, modules.StageFinal: state.StageModulesFinal}[mode]
-	if stageName == "" {
-		return nil, nil, fmt.Errorf("unknown mode %q (want config or final)", mode)
-	}
 	r := o.Root
+	stageName := map[modules.Stage]string{modules.StageInit: state.StageInit, modules.StageConfig: state.StageModulesConfig, modules.StageFinal: state.StageModulesFinal}[mode]
+	if stageName == "" {
+		return nil, nil, fmt.Errorf("unknown mode %q (want init, config or final)", mode)
+	}
+	writeStatus := func(st *state.Status) error {
+		if o.NoStatus {
+			return nil
+		}
+		return WriteStatus(r, r, st)
+	}
 	st := ReadStatus(r)
 	s, lerr := LoadState(r)
 	if lerr == nil && s.Disabled {
@@ -75,7 +100,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 	stage.Errors = []string{}
 	stage.RecoverableErrors = map[string][]string{}
 	st.Stage = stageName
-	if werr := WriteStatus(r, r, st); werr != nil {
+	if werr := writeStatus(st); werr != nil {
 		o.Log.Error("write status", "err", werr)
 	}
 	finish := func() {
@@ -86,10 +111,10 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		end := o.Uptime()
 		stage.Finished = &end
 		st.Stage = ""
-		if werr := WriteStatus(r, r, st); werr != nil {
+		if werr := writeStatus(st); werr != nil {
 			o.Log.Error("write status", "err", werr)
 		}
-		if mode == modules.StageFinal {
+		if mode == modules.StageFinal && !o.NoStatus {
 			res := &state.Result{Datasource: st.Datasource, RecoverableErrors: map[string][]string{}, Secrets: st.Secrets}
 			for _, n := range state.Stages {
 				ss := st.Get(n)
@@ -115,7 +140,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 	}
 	mc := &modules.Context{
 		Root:       r,
-		Config:     modules.Config(s.Config),
+		Config:     modules.Config(o.config(s.Config)),
 		Meta:       s.MetaData,
 		InstanceID: s.InstanceID,
 		Distro:     distro.Detect(r.ReadFile),
@@ -142,4 +167,39 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 	}
 	finish()
 	return stage.Errors, mc.Power, nil
+}
+
+// Single runs one module by hand from the handed-over state (`cloud-init
+// single`); see modules.RunSingle. status.json is not touched, as in
+// cloud-init. A missing state is an error: there is no datasource to trust.
+func Single(ctx context.Context, o AgentOptions, name string, freq state.Frequency) (modules.SingleResult, *modules.PowerAction, error) {
+	r := o.Root
+	s, err := LoadState(r)
+	if err != nil {
+		return modules.SingleResult{}, nil, err
+	}
+	ev := cilog.StartStage(o.Log, "single", o.Version, o.Now, o.Uptime())
+	defer ev.Finish()
+	mc := &modules.Context{
+		Root:       r,
+		Config:     modules.Config(o.config(s.Config)),
+		Meta:       s.MetaData,
+		InstanceID: s.InstanceID,
+		Distro:     distro.Detect(r.ReadFile),
+		Datasource: s.Datasource.Description,
+		Log:        o.Log,
+		Out:        o.Out,
+		Now:        o.Now,
+		Uptime:     o.Uptime,
+		Version:    o.Version,
+		Warn:       func(m string) { o.Log.Warn(m) },
+		Deprecated: func(m string) { o.Log.Warn(m) },
+		Booted:     true,
+		Event:      ev,
+	}
+	res, err := modules.RunSingle(ctx, mc, name, freq)
+	if err != nil {
+		ev.Fail()
+	}
+	return res, mc.Power, err
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -503,7 +504,8 @@ func TestInitFileOps(t *testing.T) {
 // A user-data part read as cloud-init's PyYAML reads it: the repeated key
 // keeps its last value (the part is not dropped), `yes` is a boolean, 0640
 // an octal mode; the repeat is logged with its line, and is no recoverable
-// error (cloud-init is silent about it).
+// error (cloud-init is silent about it). The integer mode is a schema
+// warning, as in cloud-init 26.x (its schema wants a string).
 func TestInitUserDataYAML11(t *testing.T) {
 	fr := &fakeRunner{}
 	tr := newRoot(t, fr)
@@ -522,7 +524,8 @@ func TestInitUserDataYAML11(t *testing.T) {
 		t.Fatal(err)
 	}
 	stage := st.Get(state.StageInit)
-	if len(stage.Errors) > 0 || len(stage.RecoverableErrors) > 0 {
+	wantWarn := []string{"Invalid cloud-config provided: user-data: line 5: write_files.0.permissions: 416 is not of type 'string'"}
+	if len(stage.Errors) > 0 || len(stage.RecoverableErrors) != 1 || !slices.Equal(stage.RecoverableErrors["WARNING"], wantWarn) {
 		t.Fatalf("init errors %v, recoverable %v", stage.Errors, stage.RecoverableErrors)
 	}
 	for p, want := range map[string]string{"/etc/hostname": "last\n", "/etc/secret": "s", "/etc/appended": "a\nb\n"} {

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // ErrUnknownType marks a MakeMIME attachment whose type cloud-init does not
@@ -26,8 +25,9 @@ type Attachment struct {
 }
 
 // MakeMIME builds a multipart/mixed message the way `cloud-init devel
-// make-mime -a file:type` prints it. ASCII content is sent 7bit with
-// charset="us-ascii"; other content as base64 with charset="utf-8".
+// make-mime -a file:type` prints it. Every part is MIMEText(content, type,
+// "utf-8") as in cloud-init 26.x: charset="utf-8", base64 in 76-column
+// lines, ASCII content included.
 // Attachments of an unknown type are still included, and the returned error
 // (wrapping ErrUnknownType) names each one, so a caller can honour --force.
 func MakeMIME(parts []Attachment) ([]byte, error) {
@@ -46,11 +46,7 @@ func MakeMIME(parts []Attachment) ([]byte, error) {
 			errs = append(errs, fmt.Errorf("content type 'text/%s' for attachment %d may be incorrect!: %w", sub, i+1, ErrUnknownType))
 		}
 		var b bytes.Buffer
-		charset, cte, body := "us-ascii", "7bit", a.Content
-		if !isASCII(a.Content) {
-			charset, cte = "utf-8", "base64"
-			body = base64Lines(a.Content)
-		}
+		charset, cte, body := "utf-8", "base64", base64Lines(a.Content)
 		fmt.Fprintf(&b, "Content-Type: text/%s; charset=%q\n", sub, charset)
 		b.WriteString("MIME-Version: 1.0\n")
 		fmt.Fprintf(&b, "Content-Transfer-Encoding: %s\n", cte)
@@ -90,15 +86,6 @@ func makeBoundary(bodies [][]byte) string {
 		}
 		b = fmt.Sprintf("%s.%d", base, n)
 	}
-}
-
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 func base64Lines(b []byte) []byte {

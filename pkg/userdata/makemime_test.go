@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// TestMakeMIMEShape: every part utf-8 and base64, ASCII included, as
+// cloud-init 26.x's MIMEText(content, type, "utf-8") writes it.
 func TestMakeMIMEShape(t *testing.T) {
 	b, err := MakeMIME([]Attachment{
 		{"config.yaml", "cloud-config", []byte("#cloud-config\nhostname: h\n")},
@@ -28,22 +30,20 @@ func TestMakeMIMEShape(t *testing.T) {
 MIME-Version: 1.0
 
 --BOUNDARY
-Content-Type: text/cloud-config; charset="us-ascii"
+Content-Type: text/cloud-config; charset="utf-8"
 MIME-Version: 1.0
-Content-Transfer-Encoding: 7bit
+Content-Transfer-Encoding: base64
 Content-Disposition: attachment; filename="config.yaml"
 
-#cloud-config
-hostname: h
+I2Nsb3VkLWNvbmZpZwpob3N0bmFtZTogaAo=
 
 --BOUNDARY
-Content-Type: text/x-shellscript; charset="us-ascii"
+Content-Type: text/x-shellscript; charset="utf-8"
 MIME-Version: 1.0
-Content-Transfer-Encoding: 7bit
+Content-Transfer-Encoding: base64
 Content-Disposition: attachment; filename="script.sh"
 
-#!/bin/sh
-echo hi
+IyEvYmluL3NoCmVjaG8gaGkK
 
 --BOUNDARY--
 `

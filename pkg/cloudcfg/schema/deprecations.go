@@ -20,10 +20,12 @@ type Deprecated struct {
 }
 
 // Deprecations lists the deprecated keys and values cloudroot reports, in
-// cloud-init's words ("Deprecated in version X. Use Y instead.").
+// cloud-init 26.x's words: its schema's description of the key (empty for
+// all of these) + " Deprecated in version X. Use **Y** instead." — hence
+// the leading space, which makes "key:  Deprecated..." in its output.
 func Deprecations() []Deprecated {
 	key := func(path, version, use string) Deprecated {
-		return Deprecated{Path: path, Message: "Deprecated in version " + version + ". Use ``" + use + "`` instead."}
+		return Deprecated{Path: path, Message: " Deprecated in version " + version + ". Use **" + use + "** instead."}
 	}
 	isString := func(v any) bool { _, ok := v.(string); return ok }
 	out := []Deprecated{
@@ -38,25 +40,29 @@ func Deprecations() []Deprecated {
 		key("chpasswd.list", "22.2", "users"),
 		key("users.*.lock-passwd", "22.3", "lock_passwd"),
 		{Path: "users.*.sudo", When: func(v any) bool { return v == false },
-			Message: "Changed in version 22.2. The value ``false`` is deprecated for this key, use ``null`` instead."},
+			Message: " Changed in version 22.2. The value ``false`` is deprecated for this key, use ``null`` instead."},
 		{Path: "users.*.uid", When: isString,
-			Message: "Changed in version 22.3. The use of ``string`` type is deprecated. Use an ``integer`` instead."},
+			Message: " Changed in version 22.3. The use of ``string`` type is deprecated. Use an ``integer`` instead."},
 		{Path: "manage_etc_hosts", When: func(v any) bool { return v == "template" },
-			Message: "Changed in version 22.3. Use of ``template`` is deprecated, use ``true`` instead."},
+			Message: " Changed in version 22.3. Use of **template** is deprecated, use ``true`` instead."},
 		{Path: "ssh_pwauth", When: isString,
-			Message: "Changed in version 22.3. Use of non-boolean values for this field is deprecated."},
+			Message: " Changed in version 22.3. Use of non-boolean values for this field is deprecated."},
 		{Path: "power_state.delay", When: func(v any) bool { s, ok := v.(string); return ok && delayRE.MatchString(s) },
-			Message: "Changed in version 22.3. Use of type string for this value is deprecated. Use ``now`` or integer type."},
+			Message: " Changed in version 22.3. Use of type string for this value is deprecated. Use ``now`` or integer type."},
 		{Path: "growpart.mode", When: func(v any) bool { return v == false },
-			Message: "Changed in version 22.3. Specifying a boolean ``false`` value for ``mode`` is deprecated. Use the string ``'off'`` instead."},
+			Message: " Changed in version 22.3. Specifying a boolean ``false`` value for **mode** is deprecated. Use the string ``'off'`` instead."},
 		{Path: "apt_pipelining", When: func(v any) bool { return v == "none" || v == "unchanged" },
-			Message: "Deprecated in version 22.4. Use ``os`` instead."},
+			Message: " Deprecated in version 22.4. Use **os** instead."},
 		{Path: "vendor_data.enabled", When: isString,
-			Message: "Deprecated in version 22.3. Use of type string for this value is deprecated. Use a boolean instead."},
+			Message: " Deprecated in version 22.3. Use of type string for this value is deprecated. Use a boolean instead."},
 	}
 	for _, k := range []string{"no-create-home", "no-log-init", "no-user-group", "primary-group", "selinux-user",
 		"ssh-authorized-keys", "ssh-import-id", "ssh-redirect-user"} {
-		out = append(out, key("users.*."+k, "24.2", strings.ReplaceAll(k, "-", "_")))
+		version := "24.2"
+		if k == "ssh-authorized-keys" {
+			version = "18.3"
+		}
+		out = append(out, key("users.*."+k, version, strings.ReplaceAll(k, "-", "_")))
 	}
 	return out
 }

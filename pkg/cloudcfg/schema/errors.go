@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,12 +35,10 @@ func collect(ve *jsonschema.ValidationError, inst any) []Finding {
 		}
 		return alternatives(ve, inst)
 	case *kind.AdditionalProperties:
-		var out []Finding
-		for _, p := range k.Properties {
-			out = append(out, Finding{Path: joinPath(pathOf(ve.InstanceLocation), p), Severity: Warning,
-				Message: fmt.Sprintf("Additional properties are not allowed (%s was unexpected)", pyStr(p))})
-		}
-		return out
+		// One error for the mapping, as Python's jsonschema reports it; the
+		// message is built once the keys' document order is known
+		// (unexpectedMessage).
+		return []Finding{{Path: pathOf(ve.InstanceLocation), Severity: Error, Message: unexpectedMark + strings.Join(k.Properties, "\x00")}}
 	case *kind.Required:
 		var out []Finding
 		for _, m := range k.Missing {
@@ -66,11 +65,12 @@ type typeFinding struct {
 func alternatives(ve *jsonschema.ValidationError, inst any) []Finding {
 	here := pathOf(ve.InstanceLocation)
 	var branches [][]Finding
-	var types []string
+	var branchTypes [][]string
 	onlyTypes, found := true, false
 	deepest := depth(here)
 	for _, c := range ve.Causes {
 		var b []Finding
+		var types []string
 		for _, f := range collectTyped(c, inst) {
 			b = append(b, f.Finding)
 			found = true
@@ -85,13 +85,27 @@ func alternatives(ve *jsonschema.ValidationError, inst any) []Finding {
 			}
 		}
 		branches = append(branches, b)
+		branchTypes = append(branchTypes, types)
 	}
 	if !found {
 		return []Finding{leaf(ve, inst)}
 	}
-	if deepest > depth(here) {
+	r := reprAt(inst, ve.InstanceLocation)
+	if onlyTypes {
+		// One finding per alternative, each with its own types, as
+		// cloud-init lists them.
+		var out []Finding
+		for _, ts := range branchTypes {
+			if len(ts) > 0 {
+				out = append(out, Finding{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not of type %s", r, quoteList(ts))})
+			}
+		}
+		return out
+	}
+	{
 		// The alternatives that got furthest into the value are the ones
-		// the author meant: report all they found.
+		// the author meant: report all they found (cloud-init's
+		// cloud_init_deepest_matches over the anyOf's errors).
 		var out []Finding
 		for _, b := range branches {
 			bd := -1
@@ -102,11 +116,9 @@ func alternatives(ve *jsonschema.ValidationError, inst any) []Finding {
 				out = append(out, b...)
 			}
 		}
-		return out
-	}
-	r := reprAt(inst, ve.InstanceLocation)
-	if onlyTypes {
-		return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not of type %s", r, quoteList(types))}}
+		if len(out) > 0 {
+			return out
+		}
 	}
 	return []Finding{{Path: here, Severity: Error, Message: fmt.Sprintf("%s is not valid under any of the given schemas", r)}}
 }
@@ -235,6 +247,16 @@ func leaf(ve *jsonschema.ValidationError, inst any) Finding {
 		}
 	case *kind.MaxItems:
 		msg = fmt.Sprintf("%s is too long", r)
+	case *kind.MinProperties:
+		// Python jsonschema 4.21+ (as for minItems above); older ones
+		// say "does not have enough properties" for any minimum.
+		if k.Want == 1 {
+			msg = fmt.Sprintf("%s should be non-empty", r)
+		} else {
+			msg = fmt.Sprintf("%s does not have enough properties", r)
+		}
+	case *kind.MaxProperties:
+		msg = fmt.Sprintf("%s has too many properties", r)
 	case *kind.MinLength:
 		if k.Want == 1 {
 			msg = fmt.Sprintf("%s should be non-empty", r)
@@ -261,4 +283,35 @@ func leaf(ve *jsonschema.ValidationError, inst any) Finding {
 		msg = ve.ErrorKind.LocalizedString(printer)
 	}
 	return Finding{Path: pathOf(ve.InstanceLocation), Severity: Error, Message: msg}
+}
+
+// unexpectedMark starts the Message of an additionalProperties finding
+// between collect and Validate: the keys follow, NUL-separated, until
+// unexpectedMessage writes the real message.
+const unexpectedMark = "\x00unexpected\x00"
+
+// unexpectedMessage completes an additionalProperties finding the way
+// cloud-init 26.x reports it: an error on the mapping, "Additional
+// properties are not allowed ('a' was unexpected)" or "('a', 'b' were
+// unexpected)" with the keys in document order; at the top level a single
+// unknown key becomes the path itself (validate_cloudconfig_schema's
+// special case), several leave the path empty.
+func unexpectedMessage(f Finding, line func(path string) int) Finding {
+	keys := strings.Split(strings.TrimPrefix(f.Message, unexpectedMark), "\x00")
+	slices.SortStableFunc(keys, func(a, b string) int {
+		return line(joinPath(f.Path, a)) - line(joinPath(f.Path, b))
+	})
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = pyStr(k)
+	}
+	verb := "was"
+	if len(keys) > 1 {
+		verb = "were"
+	}
+	f.Message = fmt.Sprintf("Additional properties are not allowed (%s %s unexpected)", strings.Join(q, ", "), verb)
+	if f.Path == "" && len(keys) == 1 {
+		f.Path = keys[0]
+	}
+	return f
 }

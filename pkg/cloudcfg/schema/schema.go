@@ -145,6 +145,9 @@ func Validate(doc []byte, source string) Report {
 	if err := sch.Validate(cfg); err != nil {
 		if ve, ok := err.(*jsonschema.ValidationError); ok {
 			for _, f := range collect(ve, cfg) {
+				if strings.HasPrefix(f.Message, unexpectedMark) {
+					f = unexpectedMessage(f, func(p string) int { l, _ := c.position(p); return l })
+				}
 				f.Line, f.Column = c.position(f.Path)
 				r.Findings = append(r.Findings, f)
 			}

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+)
+
+// writeState puts a hand-off state with cfg into root.
+func writeState(t *testing.T, root string, cfg map[string]any) {
+	t.Helper()
+	s := &state.State{InstanceID: "iid-test", Config: cfg}
+	s.Datasource.Description = "DataSourceNoCloud [seed=/dev/vdb]"
+	b, err := state.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, state.StateFile)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(root, "etc"), 0o755)
+	os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\n"), 0o644)
+}
+
+func TestSingle(t *testing.T) {
+	root := t.TempDir()
+	writeState(t, root, map[string]any{"write_files": []any{map[string]any{"path": "/etc/hello", "content": "hi\n"}}})
+	run := func(args ...string) (int, string) {
+		env, _, errb := newTestEnv(root)
+		return Run(context.Background(), env, append([]string{"single"}, args...)), errb.String()
+	}
+	sem := filepath.Join(root, "var/lib/cloud/instances/iid-test/sem/config_write_files")
+
+	if rc, errs := run("--name", "write-files"); rc != 0 {
+		t.Fatalf("single write-files: exit %d: %s", rc, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "etc/hello")); string(b) != "hi\n" {
+		t.Errorf("/etc/hello = %q", b)
+	}
+	if _, err := os.Stat(sem); err != nil {
+		t.Errorf("per-instance semaphore: %v", err)
+	}
+	// Already ran: not again, and that is success.
+	os.Remove(filepath.Join(root, "etc/hello"))
+	if rc, _ := run("--name", "write_files"); rc != 0 {
+		t.Errorf("second run: exit %d", rc)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/hello")); err == nil {
+		t.Error("ran again despite its semaphore")
+	}
+	// --frequency always: runs, no semaphore needed.
+	if rc, _ := run("-n", "cc_write_files", "--frequency", "always"); rc != 0 {
+		t.Errorf("--frequency always: exit %d", rc)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/hello")); err != nil {
+		t.Error("--frequency always did not run the module")
+	}
+	// --file config on top of the hand-off.
+	extra := filepath.Join(t.TempDir(), "extra.yaml")
+	os.WriteFile(extra, []byte("write_files: [{path: /etc/other, content: x}]\n"), 0o644)
+	if rc, errs := run("--name", "write_files", "--frequency", "always", "--file", extra); rc != 0 {
+		t.Errorf("--file: exit %d: %s", rc, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "etc/other")); string(b) != "x" {
+		t.Errorf("--file config not used: /etc/other = %q", b)
+	}
+	// Unknown module.
+	rc, errs := run("--name", "nosuch")
+	if rc != 1 || !strings.Contains(errs, "Did not run nosuch, does it exist?") || !strings.Contains(errs, "Could not find module named cc_nosuch") {
+		t.Errorf("unknown module: exit %d, stderr %q", rc, errs)
+	}
+	// No hand-off state.
+	env, _, errb := newTestEnv(t.TempDir())
+	if rc := Run(context.Background(), env, []string{"single", "--name", "write_files"}); rc != 1 || !strings.Contains(errb.String(), "Failed to fetch your datasource") {
+		t.Errorf("no state: exit %d, stderr %q", rc, errb)
+	}
+}
+
+func TestInitLocal(t *testing.T) {
+	root := t.TempDir()
+	writeState(t, root, map[string]any{})
+	env, out, _ := newTestEnv(root)
+	if rc := Run(context.Background(), env, []string{"init", "--local"}); rc != 0 {
+		t.Fatalf("exit %d", rc)
+	}
+	if !strings.Contains(out.String(), "ran in the initramfs") || !strings.Contains(out.String(), "iid-test") {
+		t.Errorf("stdout %q", out)
+	}
+	env, _, _ = newTestEnv(t.TempDir())
+	if rc := Run(context.Background(), env, []string{"init", "-l"}); rc != 1 {
+		t.Errorf("no state: exit %d, want 1", rc)
+	}
+}
+
+// TestAllStagesProtocol plays the four stage units of 26.x: each connects
+// to its socket, sends "start" and runs the answer.
+func TestAllStagesProtocol(t *testing.T) {
+	root := t.TempDir()
+	writeState(t, root, map[string]any{"cloud_config_modules": []any{}, "cloud_final_modules": []any{}})
+	env, _, errb := newTestEnv(root)
+	done := make(chan int)
+	go func() { done <- Run(context.Background(), env, []string{"--all-stages"}) }()
+	for _, st := range syncStages {
+		p := filepath.Join(root, ShareDir, st+".sock")
+		var c net.Conn
+		var err error
+		for range 500 {
+			if c, err = net.Dial("unix", p); err == nil {
+				break
+			}
+			waitABit()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		c.Write([]byte("start"))
+		b := make([]byte, 200)
+		n, _ := readAll(c, b)
+		c.Close()
+		want := "echo 'Completed socket interaction for boot stage " + st + "'; exit 0;"
+		if string(b[:n]) != want {
+			t.Errorf("%s answered %q, want %q (stderr %s)", st, b[:n], want, errb)
+		}
+	}
+	if rc := <-done; rc != 0 {
+		t.Errorf("--all-stages exit %d: %s", rc, errb)
+	}
+}
+
+func readAll(c net.Conn, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := c.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func waitABit() { <-time.After(10 * time.Millisecond) }
