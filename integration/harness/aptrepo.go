@@ -312,21 +312,31 @@ func (r *AptRepo) populate(ctx context.Context, debDir string, now time.Time) er
 	return nil
 }
 
-// writeSuite writes dists/SUITE: Packages, Packages.gz, Release, InRelease
-// and Release.gpg.
+// writeSuite writes dists/SUITE: Packages(.gz), an empty Sources(.gz),
+// Release, InRelease and Release.gpg.
 func (r *AptRepo) writeSuite(ctx context.Context, key *repoKey, suite string, packages []byte, now time.Time) error {
 	dist := filepath.Join(r.Dir, "dists", suite)
-	rel := AptRepoComponent + "/binary-amd64/"
-	if err := os.MkdirAll(filepath.Join(dist, rel), 0o755); err != nil {
-		return fmt.Errorf("apt repository: %w", err)
+	// An empty Sources index too: the deb-src lines of a sources.list
+	// rendered from a distro template then update cleanly.
+	files := map[string][]byte{}
+	for _, idx := range []struct {
+		name string
+		data []byte
+	}{
+		{AptRepoComponent + "/binary-amd64/Packages", packages},
+		{AptRepoComponent + "/source/Sources", nil},
+	} {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write(idx.data)
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("apt repository: %w", err)
+		}
+		files[idx.name], files[idx.name+".gz"] = idx.data, gz.Bytes()
+		if err := os.MkdirAll(filepath.Join(dist, filepath.Dir(idx.name)), 0o755); err != nil {
+			return fmt.Errorf("apt repository: %w", err)
+		}
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write(packages)
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("apt repository: %w", err)
-	}
-	files := map[string][]byte{rel + "Packages": packages, rel + "Packages.gz": gz.Bytes()}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dist, name), b, 0o644); err != nil {
 			return fmt.Errorf("apt repository: %w", err)

@@ -138,6 +138,9 @@ func TestAptRepoIndexes(t *testing.T) {
 	if unz, _ := io.ReadAll(zr); !bytes.Equal(unz, pk) {
 		t.Error("Packages.gz is not Packages compressed")
 	}
+	if got := read("dists/bookworm/main/source/Sources"); len(got) != 0 {
+		t.Errorf("Sources is not empty:\n%s", got)
+	}
 	if got := read("dists/bookworm-updates/main/binary-amd64/Packages"); len(got) != 0 {
 		t.Errorf("the empty suite lists packages:\n%s", got)
 	}
