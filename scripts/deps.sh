@@ -29,6 +29,9 @@ packages=(
 	lvm2            # lvm packed into the non-minimal initramfs profiles (roots on LVM)
 	debootstrap     # the Debian 12 test image (scripts/debian-image.sh)
 	squashfs-tools  # mksquashfs: the live root of the netboot tests (integration/netboot_test.go)
+	dpkg-dev        # dpkg-scanpackages: the local apt repository (integration/harness/aptrepo.go)
+	gnupg           # gpg: signing that repository with a throwaway key
+	gpgv            # gpgv: its unit test verifies the signatures as apt does
 )
 
 installed() {

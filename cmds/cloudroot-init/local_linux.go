@@ -208,6 +208,21 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	}
 	restored := stages.RestoreDatasource(cached, mode, reg, env)
 	b.log.Info(restored.Description)
+	if src, ok := stages.RefreshSource(restored, mode, reg); ok {
+		// The platform may have changed this instance's metadata since
+		// the last boot: ask again, keep the cache if it does not answer.
+		iid := restored.Data.InstanceID()
+		d, err := b.searchDatasources(ctx, datasource.Registry{src}, list, env, n, iid)
+		switch {
+		case err != nil:
+			b.log.Warn("refreshing the restored datasource failed: using the cache", "datasource", src.Name(), "err", err)
+		case d.InstanceID() != iid:
+			b.log.Warn("the refreshed datasource names another instance: using the cache", "datasource", src.Name(), "cached", iid, "answered", d.InstanceID())
+		default:
+			b.log.Info("refreshed the restored datasource on boot", "datasource", d.Description())
+			return d, nil
+		}
+	}
 	if restored.Data != nil {
 		b.st.Restored = restored.Description
 		return restored.Data, nil

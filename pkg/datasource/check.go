@@ -22,6 +22,20 @@ type FallbackAllower interface {
 	FallbackAllowed(cached *Data) bool
 }
 
+// BootRefresher is implemented by sources whose platform changes the
+// metadata of the same instance between boots — OpenStack's
+// meta.admin_pass after `nova set-password` or a rebuild — so that a boot
+// whose cache the instance check restored asks the source again (over the
+// ephemeral network if it needs it) and uses the fresh answer when it is
+// for the same instance; always-frequency modules (`[set-passwords,
+// always]`) then see this boot's metadata without any cache deletion. When
+// the source does not answer, the cache is used as before. cloud-init
+// keeps the restored cache (obj.pkl) instead; manual_cache_clean keeps it
+// here too.
+type BootRefresher interface {
+	RefreshesOnBoot()
+}
+
 // InstanceIDMatches is cloud-init's instance_id_matches_system_uuid: the
 // instance-id equals the DMI value (product_uuid, or product_serial for the
 // sources that say so), ignoring case. Either one empty is no match.

@@ -144,6 +144,23 @@ func RestoreDatasource(cached *datasource.Data, mode CacheMode, reg datasource.R
 	return Restored{Description: "cache invalid in datasource: " + desc}
 }
 
+// RefreshSource is the source a boot asks again although its cache was
+// restored: only in check mode (manual_cache_clean trusts the cache), and
+// only for a datasource.BootRefresher. ok is false otherwise.
+func RefreshSource(restored Restored, mode CacheMode, reg datasource.Registry) (src datasource.Source, ok bool) {
+	if restored.Data == nil || mode != CacheCheck {
+		return nil, false
+	}
+	src, found := reg.Lookup(restored.Data.Name)
+	if !found {
+		return nil, false
+	}
+	if _, refreshes := src.(datasource.BootRefresher); !refreshes {
+		return nil, false
+	}
+	return src, true
+}
+
 // FallbackToCache is cloud-init's last resort when a check-mode search
 // found nothing: the cached answer is reused if its source allows it
 // (datasource.FallbackAllower).

@@ -163,3 +163,42 @@ func TestRestoreDatasource(t *testing.T) {
 		t.Error("fallback in trust mode (trust restores before searching)")
 	}
 }
+
+// refreshingSource is a checked source whose platform changes metadata
+// between boots.
+type refreshingSource struct{ checkingSource }
+
+func (*refreshingSource) RefreshesOnBoot() {}
+
+func TestRefreshSource(t *testing.T) {
+	reg := datasource.Registry{
+		&checkingSource{fakeSource{name: "Checked", check: true}},
+		&refreshingSource{checkingSource{fakeSource{name: "OpenStack", check: true}}},
+	}
+	restored := func(name string) Restored {
+		return Restored{Data: &datasource.Data{Name: name, MetaData: map[string]any{"instance-id": "uuid-1"}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		restored Restored
+		mode     CacheMode
+		want     string
+	}{
+		{"refreshing source, checked cache", restored("OpenStack"), CacheCheck, "OpenStack"},
+		{"manual_cache_clean trusts the cache", restored("OpenStack"), CacheTrust, ""},
+		{"source without refresh", restored("Checked"), CacheCheck, ""},
+		{"nothing restored", Restored{}, CacheCheck, ""},
+		{"source not in this build", restored("Gone"), CacheCheck, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, ok := RefreshSource(tc.restored, tc.mode, reg)
+			got := ""
+			if ok {
+				got = src.Name()
+			}
+			if got != tc.want {
+				t.Errorf("RefreshSource = %q (%v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
