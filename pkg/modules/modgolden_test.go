@@ -10,6 +10,7 @@ package modules
 //	booted        present: the target is the running system (Context.Booted)
 //	init          optional: the init system (systemd, openrc, sysvinit)
 //	outputs.yaml  optional: stdout of commands, by argv joined with spaces
+//	fail          optional: commands (argv joined with spaces) that fail, one a line
 //	want.txt      what the module did: commands (argv, extra environment),
 //	              console output, deprecations, warnings, error, and every file created,
 //	              changed or removed with its mode and content
@@ -56,6 +57,9 @@ func (r *goldenRunner) Run(_ context.Context, root string, cmd target.Cmd) error
 	if cmd.Stdin != nil {
 		b, _ := io.ReadAll(cmd.Stdin)
 		line += fmt.Sprintf(" <stdin %d bytes>", len(b))
+	}
+	if cmd.Dir != "" {
+		line += " (in " + cmd.Dir + ")"
 	}
 	r.log = append(r.log, line)
 	if out, ok := r.outputs[strings.Join(cmd.Argv, " ")]; ok && cmd.Stdout != nil {
@@ -139,7 +143,14 @@ func goldenSetup(t *testing.T, dir string) *goldenRun {
 		t.Fatal(err)
 	}
 	cfg := Config(m0)
-	rr := &goldenRunner{base: 3, outputs: map[string]string{}}
+	rr := &goldenRunner{base: 3, outputs: map[string]string{}, fail: map[string]bool{}}
+	if b, err := os.ReadFile(filepath.Join(dir, "fail")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				rr.fail[l] = true
+			}
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "outputs.yaml")); err == nil {
 		if err := yaml.Unmarshal(b, &rr.outputs); err != nil {
 			t.Fatal(err)
@@ -346,7 +357,7 @@ func runGolden(t *testing.T, m Module) {
 }
 
 func TestModuleGolden(t *testing.T) {
-	for _, m := range []Module{SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog} {
+	for _, m := range append([]Module{SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog}, cmModules...) {
 		t.Run(m.Name, func(t *testing.T) { runGolden(t, m) })
 	}
 }

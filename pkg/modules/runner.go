@@ -21,6 +21,7 @@ func Registry() []Module {
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
+		Ansible,
 	}
 }
 
@@ -56,7 +57,6 @@ var knownKeys = map[string][]string{
 	"lxd":                      {"lxd"},
 	"puppet":                   {"puppet"},
 	"chef":                     {"chef"},
-	"ansible":                  {"ansible"},
 	"mcollective":              {"mcollective"},
 	"salt_minion":              {"salt_minion"},
 	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},

@@ -1,0 +1,141 @@
+package modules
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+)
+
+// upstreamCM is one case of testdata/<module>-upstream.json
+// (scripts/cm-goldens.py: upstream's handler on the same golden cases).
+type upstreamCM struct {
+	Events []struct {
+		Subp    []string `json:"subp"`
+		Env     []string `json:"env"`
+		Cwd     string   `json:"cwd"`
+		Install []string `json:"install"`
+		Service []string `json:"service"`
+		Readurl string   `json:"readurl"`
+	} `json:"events"`
+	Files map[string]string `json:"files"`
+	Chown [][]string        `json:"chown"`
+	Error string            `json:"error"`
+}
+
+// cmModules are the configuration-management modules compared with
+// upstream by TestCMUpstream.
+var cmModules = []Module{Ansible}
+
+// TestCMUpstream runs each configuration-management module on every golden
+// case and requires upstream's commands in order (its install_packages and
+// manage_service calls as this distro's commands), the files and
+// directories it left (content and mode), and its error message.
+func TestCMUpstream(t *testing.T) {
+	for _, m := range cmModules {
+		t.Run(m.Name, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/" + m.Name + "-upstream.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var up map[string]upstreamCM
+			if err := json.Unmarshal(b, &up); err != nil {
+				t.Fatal(err)
+			}
+			dirs, _ := filepath.Glob(filepath.Join("testdata/modgolden", m.Name, "*"))
+			if len(dirs) != len(up) {
+				t.Errorf("%d cases, %d in upstream's goldens: run scripts/cm-goldens.py", len(dirs), len(up))
+			}
+			for name, want := range up {
+				t.Run(name, func(t *testing.T) { compareCM(t, m, name, want) })
+			}
+		})
+	}
+}
+
+func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
+	g := goldenSetup(t, filepath.Join("testdata/modgolden", m.Name, name))
+	runErr := m.Run(t.Context(), g.c)
+	got := ""
+	if runErr != nil {
+		got = runErr.Error()
+	}
+	if !strings.HasSuffix(got, want.Error) || (want.Error == "") != (got == "") {
+		t.Errorf("error %q, upstream %q", got, want.Error)
+	}
+	f := g.c.facts()
+	var wantCmds []string
+	line := func(env, argv []string, dir string) string {
+		s := strings.Join(append(slices.Clone(env), argv...), " ")
+		if dir != "" {
+			s += " (in " + dir + ")"
+		}
+		return s
+	}
+	for _, ev := range want.Events {
+		switch {
+		case ev.Subp != nil:
+			wantCmds = append(wantCmds, line(ev.Env, ev.Subp, ev.Cwd))
+		case ev.Install != nil:
+			var pk []distro.Package
+			for _, p := range ev.Install {
+				n, v, _ := strings.Cut(p, "=")
+				pk = append(pk, distro.Package{Name: n, Version: v})
+			}
+			for _, c := range f.Packages().Install(pk) {
+				wantCmds = append(wantCmds, line(c.Env, c.Argv, ""))
+			}
+		case ev.Service != nil:
+			c, err := f.Services().Command(ev.Service[0], ev.Service[1], ev.Service[2:]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCmds = append(wantCmds, line(c.Env, c.Argv, ""))
+		}
+	}
+	gotCmds := slices.Clone(g.rr.log)
+	for i, l := range gotCmds {
+		gotCmds[i] = tmpPath.ReplaceAllString(l, "<tmp>/")
+	}
+	if diff := cmp.Diff(wantCmds, gotCmds); diff != "" {
+		t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
+	}
+	after := snapshot(t, g.root)
+	for p, content := range want.Files {
+		gp := p
+		if strings.HasSuffix(p, "/") {
+			content = strings.Replace(content, "dir ", "directory ", 1) + "\n"
+		} else if _, body, _ := strings.Cut(content, "\n"); body != "" && !strings.HasSuffix(body, "\n") {
+			content += "\n<no newline at end>\n"
+		}
+		if a, ok := after[gp]; !ok {
+			t.Errorf("%s: upstream wrote it, cloudroot did not", p)
+		} else if a != content {
+			t.Errorf("%s (-upstream +cloudroot):\n%s", p, cmp.Diff(content, a))
+		}
+	}
+	var extra []string
+	for p, a := range after {
+		if _, ok := want.Files[p]; !ok && g.before[p] != a {
+			extra = append(extra, p)
+		}
+	}
+	sort.Strings(extra)
+	for _, p := range extra {
+		if strings.HasPrefix(p, "/var/lib/cloud/") {
+			continue
+		}
+		t.Errorf("%s: cloudroot wrote it, upstream did not", p)
+	}
+}
+
+// tmpPath is a temporary directory in a command line.
+var tmpPath = regexp.MustCompile(`/tmp/[^/ ]+/`)
