@@ -33,7 +33,7 @@ type upstreamCM struct {
 
 // cmModules are the configuration-management modules compared with
 // upstream by TestCMUpstream.
-var cmModules = []Module{Ansible, SaltMinion}
+var cmModules = []Module{Ansible, SaltMinion, Mcollective}
 
 // TestCMUpstream runs each configuration-management module on every golden
 // case and requires upstream's commands in order (its install_packages and
@@ -143,3 +143,33 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 
 // tmpPath is a temporary directory in a command line.
 var tmpPath = regexp.MustCompile(`/tmp/[^/ ]+/`)
+
+// FuzzConfigObj: whatever server.cfg holds, parsing never panics, and once
+// written (indentation and quoting normalised) the file reads back and
+// writes to the same text.
+func FuzzConfigObj(f *testing.F) {
+	for _, p := range []string{"testdata/modgolden/mcollective/existing-cfg-ubuntu/root/etc/mcollective/server.cfg"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("a = 'x' # c\n[s]\n  k = ,\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		out, err := parseConfigObj(text).String()
+		if err != nil {
+			return
+		}
+		if out, err = parseConfigObj(out).String(); err != nil {
+			return
+		}
+		again, err := parseConfigObj(out).String()
+		if err != nil {
+			return
+		}
+		if again != out {
+			t.Fatalf("%q → %q → %q", text, out, again)
+		}
+	})
+}
