@@ -191,7 +191,7 @@ def run_case(cdir, osr, dname, cfg):
     try:
         cc.handle(MODULE, cfg, Cloud(), [])
     except Exception as e:
-        rec["error"] = str(e)
+        rec["error"] = str(e).replace(tmp + "/", "/")
     finally:
         for name, val in saved.items():
             setattr(cc, name, val)

@@ -200,7 +200,11 @@ func (g *goldenRun) run(t *testing.T, m Module) string {
 		}
 	}
 	section("schema", findings)
-	section("commands", rr.log)
+	cmds := make([]string, len(rr.log))
+	for i, l := range rr.log {
+		cmds[i] = tmpPath.ReplaceAllString(l, "<tmp>/")
+	}
+	section("commands", cmds)
 	if console.Len() > 0 {
 		con := randomLine.ReplaceAllString(console.String(), "$1:<random 20 characters>")
 		section("console", strings.Split(strings.TrimRight(maskRandom(con), "\n"), "\n"))
