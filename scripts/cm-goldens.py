@@ -9,7 +9,7 @@ pkg/modules' TestCMUpstream.
 Nothing is run or changed on this machine. The module sees a temporary
 root holding the case's root/ tree: its `os`, `os.path`, `shutil` and the
 path-taking `util` functions it calls are redirected into that root, and
-`subp.which`/`is_exe` answer from it. subp.subp records each command (argv,
+`subp.which`/`is_exe` answer from it; templates render into it. subp.subp records each command (argv,
 the extra environment, the working directory) and answers with the case's
 outputs.yaml (stdout by argv joined with spaces); a command listed in the
 case's `fail` file fails. The distro's install_packages and manage_service
@@ -152,6 +152,11 @@ def run_case(cdir, osr, dname, cfg):
         if hasattr(cc, name):
             saved[name] = getattr(cc, name)
             setattr(cc, name, val)
+    if hasattr(cc, "templater"):
+        saved["templater"] = cc.templater
+        real_render = cc.templater.render_to_file
+        cc.templater = types.SimpleNamespace(
+            render_to_file=lambda fn, outfn, params, mode=0o644: real_render(fn, futil._p(outfn), params, mode))
     if hasattr(cc, "url_helper"):
         saved["url_helper"] = cc.url_helper
         cc.url_helper = types.SimpleNamespace(readurl=readurl)
@@ -204,6 +209,9 @@ def run_case(cdir, osr, dname, cfg):
             files["/" + os.path.relpath(os.path.join(dp, n), tmp) + "/"] = "dir %04o" % (os.stat(os.path.join(dp, n)).st_mode & 0o7777)
         for n in fns:
             p = os.path.join(dp, n)
+            if os.path.islink(p):
+                files["/" + os.path.relpath(p, tmp)] = "symlink -> %s\n" % os.readlink(p)
+                continue
             with open(p, "rb") as f:
                 content = f.read().decode()
             files["/" + os.path.relpath(p, tmp)] = "mode %04o\n%s" % (os.lstat(p).st_mode & 0o7777, content)

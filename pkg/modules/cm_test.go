@@ -34,7 +34,7 @@ type upstreamCM struct {
 
 // cmModules are the configuration-management modules compared with
 // upstream by TestCMUpstream, their downloads answered by a recorder.
-var cmModules = []Module{Ansible, SaltMinion, Mcollective, cmModule("puppet", nil)}
+var cmModules = []Module{Ansible, SaltMinion, Mcollective, cmModule("puppet", nil), cmModule("chef", nil)}
 
 // cmModule is the module called name with its installer downloads
 // recorded in *fetched and answered with a shell script.
@@ -48,6 +48,8 @@ func cmModule(name string, fetched *[]string) Module {
 	switch name {
 	case "puppet":
 		return NewPuppet(fetch)
+	case "chef":
+		return NewChef(fetch)
 	}
 	for _, m := range Registry() {
 		if m.Name == name {
@@ -148,8 +150,12 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 		} else if _, body, _ := strings.Cut(content, "\n"); body != "" && !strings.HasSuffix(body, "\n") {
 			content += "\n<no newline at end>\n"
 		}
-		if m.Name == "salt_minion" && strings.HasSuffix(p, "/minion.pem") {
-			// Deliberate: the private key is 0600 (cloud-init: 0644).
+		content = createdHeader.ReplaceAllString(content, "# Created by cloud-init v. <version> on <date>")
+		if a, ok := after[gp]; ok {
+			after[gp] = createdHeader.ReplaceAllString(a, "# Created by cloud-init v. <version> on <date>")
+		}
+		if (m.Name == "salt_minion" && strings.HasSuffix(p, "/minion.pem")) || (m.Name == "chef" && strings.HasSuffix(p, ".pem")) {
+			// Deliberate: private keys are 0600 (cloud-init: 0644).
 			content = strings.Replace(content, "mode 0644", "mode 0600", 1)
 		}
 		if a, ok := after[gp]; !ok {
@@ -173,6 +179,9 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 		t.Errorf("%s: cloudroot wrote it, upstream did not", p)
 	}
 }
+
+// createdHeader is util.make_header's line (version and time differ).
+var createdHeader = regexp.MustCompile(`(?m)^# Created by cloud-init v\. \S+ on .*$`)
 
 // tmpPath is a temporary directory in a command line.
 var tmpPath = regexp.MustCompile(`(/var/tmp/cloud-init|/tmp)/[^/ ]+/`)

@@ -21,7 +21,7 @@ func Registry() []Module {
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
-		Ansible, SaltMinion, Mcollective, Puppet,
+		Ansible, SaltMinion, Mcollective, Puppet, Chef,
 	}
 }
 
@@ -55,7 +55,6 @@ var knownKeys = map[string][]string{
 	"fan":                      {"fan"},
 	"landscape":                {"landscape"},
 	"lxd":                      {"lxd"},
-	"chef":                     {"chef"},
 	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
 	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
 }
