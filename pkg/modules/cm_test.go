@@ -240,3 +240,56 @@ func FuzzRawConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestCMDocsExamples: every example of cloud-init's docs for the
+// configuration-management modules (testdata/docs/<module>/) runs on a
+// Debian target where the tools are installed, without error.
+func TestCMDocsExamples(t *testing.T) {
+	outputs := map[string]string{
+		"ansible-pull --version": "ansible-pull [core 2.14.3]\n",
+		"su - ubuntu -c env PATH=$PATH ansible-pull --version": "ansible-pull [core 2.14.3]\n",
+		"/usr/bin/python3 -m pip list":                         "ansible-core 2.14.3\n",
+		"puppet config print config":                           "/etc/puppet/puppet.conf\n",
+		"puppet config print ssldir":                           "/var/lib/puppet/ssl\n",
+		"puppet config print csr_attributes":                   "/etc/puppet/csr_attributes.yaml\n",
+	}
+	for _, m := range cmModules {
+		files, _ := filepath.Glob("testdata/docs/" + m.Name + "/example*.yaml")
+		if len(files) == 0 {
+			t.Errorf("%s: no examples", m.Name)
+		}
+		for _, f := range files {
+			t.Run(m.Name+"/"+filepath.Base(f), func(t *testing.T) {
+				dir := t.TempDir()
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, "config.yaml"), b, 0o644)
+				os.WriteFile(filepath.Join(dir, "distro"), []byte("debian\n"), 0o644)
+				for _, p := range []string{"usr/bin/ansible", "usr/bin/chef-client"} {
+					os.MkdirAll(filepath.Join(dir, "root", filepath.Dir(p)), 0o755)
+					os.WriteFile(filepath.Join(dir, "root", p), []byte("#!/bin/sh\n"), 0o755)
+				}
+				os.MkdirAll(filepath.Join(dir, "root/etc/puppet"), 0o755)
+				os.WriteFile(filepath.Join(dir, "root/etc/puppet/puppet.conf"), []byte("[main]\n"), 0o644)
+				g := goldenSetup(t, dir)
+				for k, v := range outputs {
+					g.rr.outputs[k] = v
+				}
+				if err := cmModule(m.Name, nil).Run(t.Context(), g.c); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				changed := 0
+				for p, a := range snapshot(t, g.root) {
+					if g.before[p] != a {
+						changed++
+					}
+				}
+				if len(g.rr.log) == 0 && changed == 0 {
+					t.Errorf("%s ran no command and wrote nothing", f)
+				}
+			})
+		}
+	}
+}
