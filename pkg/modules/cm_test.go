@@ -246,7 +246,7 @@ func FuzzRawConfig(f *testing.F) {
 // Debian target where the tools are installed, without error.
 func TestCMDocsExamples(t *testing.T) {
 	outputs := map[string]string{
-		"ansible-pull --version": "ansible-pull [core 2.14.3]\n",
+		"ansible-pull --version":                               "ansible-pull [core 2.14.3]\n",
 		"su - ubuntu -c env PATH=$PATH ansible-pull --version": "ansible-pull [core 2.14.3]\n",
 		"/usr/bin/python3 -m pip list":                         "ansible-core 2.14.3\n",
 		"puppet config print config":                           "/etc/puppet/puppet.conf\n",
