@@ -28,6 +28,9 @@ packages=(
 	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
 	lvm2            # lvm packed into the non-minimal initramfs profiles (roots on LVM)
 	debootstrap     # the Debian 12 test image (scripts/debian-image.sh)
+	dpkg-dev        # dpkg-scanpackages: the local apt repository (integration/harness/aptrepo.go)
+	gnupg           # gpg: signing that repository with a throwaway key
+	gpgv            # gpgv: its unit test verifies the signatures as apt does
 )
 
 installed() {

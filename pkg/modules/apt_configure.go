@@ -326,7 +326,10 @@ type aptRun struct {
 	c       *Context
 	cfg     aptConfig
 	gpgUsed bool
-	lookup  func(ctx context.Context, host string) ([]string, error)
+	// nativeDearmor is set when gnupg was needed for inline keys only and
+	// could not be installed: addKey then dearmors them itself.
+	nativeDearmor bool
+	lookup        func(ctx context.Context, host string) ([]string, error)
 	// badIPs are what the resolver answers for names that cannot exist
 	// (a DNS-redirecting resolver); nil until needed.
 	badIPs map[string]bool
@@ -523,18 +526,27 @@ func (r *aptRun) installedPackages(ctx context.Context) map[string]bool {
 // ensureDependencies installs gnupg / software-properties-common when a
 // key or an add-apt-repository source needs the command and the target
 // lacks it.
+//
+// Where cloud-init stops the module when that install fails, cloudroot
+// goes on when gnupg was the only package and every key is given inline
+// (`key:`, no keyid to fetch): those keys are dearmored without gpg
+// (dearmorKey, the same bytes), so an image without gnupg whose sources
+// point at a mirror it cannot reach yet still gets its keyed sources.
 func (r *aptRun) ensureDependencies(ctx context.Context, matcher *regexp.Regexp) error {
 	need := map[string]bool{}
+	keyidOnly := false
 	if !r.cfg.PreserveSourcesList {
 		for _, m := range append(slices.Clone(r.cfg.Primary), r.cfg.Security...) {
 			if m.Key != "" || m.Keyid != "" {
 				need["gpg"] = true
+				keyidOnly = keyidOnly || m.Key == ""
 			}
 		}
 	}
 	for _, s := range r.cfg.Sources {
 		if s.Key != "" || s.Keyid != "" {
 			need["gpg"] = true
+			keyidOnly = keyidOnly || s.Key == ""
 		}
 		if matcher != nil && matcher.MatchString(s.Source) {
 			need["add-apt-repository"] = true
@@ -563,7 +575,13 @@ func (r *aptRun) ensureDependencies(ctx context.Context, matcher *regexp.Regexp)
 		pm = aptFromConfig(r.c, a)
 	}
 	pr := &pkgRun{c: r.c, pm: pm}
-	return pr.installCmds(ctx, pkgs)
+	err := pr.installCmds(ctx, pkgs)
+	if err != nil && !keyidOnly && slices.Equal(missing, []string{"gnupg"}) {
+		r.c.warn("Installing gnupg failed (%v); dearmoring the inline apt keys without gpg", err)
+		r.nativeDearmor = true
+		return nil
+	}
+	return err
 }
 
 // applyAptConfig writes (or removes) the proxy and conf snippets.

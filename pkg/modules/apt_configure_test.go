@@ -3,6 +3,7 @@ package modules
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +233,70 @@ func fakeLookup(ctx context.Context, host string) ([]string, error) {
 		return []string{ip}, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// failInstall is aptFake whose `apt-get ... install` fails, as on an image
+// whose mirrors are out of reach.
+type failInstall struct{ aptFake }
+
+func (f *failInstall) Run(ctx context.Context, root string, cmd target.Cmd) error {
+	err := f.aptFake.Run(ctx, root, cmd)
+	if cmd.Argv[0] == "apt-get" && slices.Contains(cmd.Argv, "install") {
+		return errors.New("exit status 100")
+	}
+	return err
+}
+
+// TestAptConfigureKeyWithoutGnupg: the target has no gpg and gnupg cannot
+// be installed. Inline keys are dearmored natively and the sources are
+// written (cloud-init would stop the module); a keyid, which needs gpg to
+// fetch, still fails the module as cloud-init's does.
+func TestAptConfigureKeyWithoutGnupg(t *testing.T) {
+	key := []byte("\x99\x01\x0dfake OpenPGP key packet bytes")
+	armored := armorFor(key, "")
+	for _, tc := range []struct {
+		name    string
+		source  map[string]any
+		wantErr bool
+	}{
+		{"inline key", map[string]any{"source": "deb http://repo.example/ stable main", "key": armored}, false},
+		{"keyid", map[string]any{"source": "deb http://repo.example/ stable main", "keyid": "0x1234ABCD"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{"apt": map[string]any{"sources": map[string]any{"local.list": tc.source}}}
+			c, _, warns := aptTarget(t, aptFamilies[0].osRelease, cfg)
+			if err := os.Remove(filepath.Join(c.Root.Dir(), "usr/bin/gpg")); err != nil {
+				t.Fatal(err)
+			}
+			f := &failInstall{}
+			root, err := target.New(c.Root.Dir(), target.WithRunner(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Root = root
+			err = aptTestModule.Run(context.Background(), c)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v; commands:\n%s", err, tc.wantErr, f.log.String())
+			}
+			if !strings.Contains(f.log.String(), " install gnupg") {
+				t.Errorf("gnupg was not tried first:\n%s", f.log.String())
+			}
+			if tc.wantErr {
+				return
+			}
+			if strings.Contains(f.log.String(), "gpg --dearmor") {
+				t.Errorf("gpg ran although the target has none:\n%s", f.log.String())
+			}
+			got, err := c.Root.ReadFile(AptTrustedGPGDir + "local.gpg")
+			if err != nil || !bytes.Equal(got, key) {
+				t.Errorf("trusted.gpg.d/local.gpg = %q, %v; want the dearmored key", got, err)
+			}
+			if b, _ := c.Root.ReadFile(AptSourceParts + "local.list"); !strings.Contains(string(b), "deb http://repo.example/ stable main") {
+				t.Errorf("local.list = %q", b)
+			}
+			if !slices.ContainsFunc(*warns, func(w string) bool { return strings.Contains(w, "Installing gnupg failed") }) {
+				t.Errorf("warnings %q lack the gnupg one", *warns)
+			}
+		})
+	}
 }

@@ -266,7 +266,13 @@ func (r *aptRun) addKey(ctx context.Context, key, keyid, keyserver, fileName str
 	if ext := path.Ext(name); ext != "" && name != ext {
 		name = strings.TrimSuffix(name, ext)
 	}
-	bin, err := r.output(ctx, []string{"gpg", "--dearmor"}, []byte(key), r.gpgEnv())
+	var bin []byte
+	var err error
+	if r.nativeDearmor {
+		bin, err = dearmorKey(key)
+	} else {
+		bin, err = r.output(ctx, []string{"gpg", "--dearmor"}, []byte(key), r.gpgEnv())
+	}
 	if err != nil {
 		r.c.warn("Gpg error, failed to add key: %v", err)
 		return "/dev/null", nil
