@@ -6,8 +6,9 @@ package integration
 //   - install_method: distro — ansible-core comes from a local signed apt
 //     repository (harness.BuildAptRepo, with git for ansible-pull) that
 //     apt_configure makes the image's only source;
-//   - pull — ansible-pull clones a git repository served over git's dumb
-//     HTTP protocol (a bare repository after `git update-server-info`,
+//   - pull — ansible-pull clones (full: true, since the dumb protocol
+//     cannot make the default shallow clone) a git repository served over
+//     git's dumb HTTP protocol (a bare repository after `git update-server-info`,
 //     served as static files on the host's 127.0.0.1 behind a guestfwd)
 //     and runs its playbook, which writes a marker file.
 //
@@ -76,6 +77,7 @@ ansible:
     url: http://` + ansibleGitGuestIP + `/playbooks.git
     playbook_name: site.yml
     checkout: main
+    full: true
 runcmd:
   - [sh, -c, "mkdir -p /var/lib/cloudroot-test"]
 power_state:
