@@ -192,22 +192,14 @@ func (c *Context) fqdn() string {
 	return host
 }
 
-// cfgBool is util.get_cfg_option_bool: a missing key is def; true, 1,
-// "true", "on", "yes", "1" are true.
+// cfgBool is util.get_cfg_option_bool: a missing key is def, a present
+// one goes through translate_bool (None and unknown values are false).
 func cfgBool(m map[string]any, key string, def bool) bool {
 	v, ok := m[key]
 	if !ok {
 		return def
 	}
-	switch t := v.(type) {
-	case bool:
-		return t
-	case int:
-		return t == 1
-	case string:
-		return slices.Contains([]string{"true", "1", "on", "yes"}, strings.ToLower(strings.TrimSpace(t)))
-	}
-	return false
+	return TranslateBool(v, false)
 }
 
 // cfgStr is util.get_cfg_option_str: a missing key is def, a value str().
