@@ -46,6 +46,11 @@ const ansiblePlaybook = `- hosts: localhost
   connection: local
   gather_facts: false
   tasks:
+    - name: the marker's directory (runcmd runs after ansible in the final stage)
+      ansible.builtin.file:
+        path: ` + "` + path.Dir(ansibleMarker) + `" + `
+        state: directory
+        mode: "0755"
     - name: the marker cloudroot's test looks for
       ansible.builtin.copy:
         dest: ` + ansibleMarker + `
@@ -78,8 +83,6 @@ ansible:
     playbook_name: site.yml
     checkout: main
     full: true
-runcmd:
-  - [sh, -c, "mkdir -p /var/lib/cloudroot-test"]
 power_state:
   mode: poweroff
   delay: now
