@@ -48,7 +48,7 @@ const ansiblePlaybook = `- hosts: localhost
   tasks:
     - name: the marker's directory (runcmd runs after ansible in the final stage)
       ansible.builtin.file:
-        path: ` + "` + path.Dir(ansibleMarker) + `" + `
+        path: /var/lib/cloudroot-test
         state: directory
         mode: "0755"
     - name: the marker cloudroot's test looks for
