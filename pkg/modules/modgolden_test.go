@@ -11,6 +11,7 @@ package modules
 //	init          optional: the init system (systemd, openrc, sysvinit)
 //	outputs.yaml  optional: stdout of commands, by argv joined with spaces
 //	fail.yaml     optional: exit code of commands, by the same keys
+//	fail          optional: commands (argv joined with spaces) that fail with exit code 1, one a line
 //	want.txt      what the module did: commands (argv, extra environment),
 //	              console output, deprecations, warnings, error, and every file created,
 //	              changed or removed with its mode and content
@@ -59,6 +60,9 @@ func (r *goldenRunner) Run(_ context.Context, root string, cmd target.Cmd) error
 	if cmd.Stdin != nil {
 		b, _ := io.ReadAll(cmd.Stdin)
 		line += fmt.Sprintf(" <stdin %d bytes>", len(b))
+	}
+	if cmd.Dir != "" {
+		line += " (in " + cmd.Dir + ")"
 	}
 	r.log = append(r.log, line)
 	if out, ok := r.outputs[strings.Join(cmd.Argv, " ")]; ok && cmd.Stdout != nil {
@@ -142,7 +146,14 @@ func goldenSetup(t *testing.T, dir string) *goldenRun {
 		t.Fatal(err)
 	}
 	cfg := Config(m0)
-	rr := &goldenRunner{base: 3, outputs: map[string]string{}}
+	rr := &goldenRunner{base: 3, outputs: map[string]string{}, fail: map[string]int{}}
+	if b, err := os.ReadFile(filepath.Join(dir, "fail")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				rr.fail[l] = 1
+			}
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "outputs.yaml")); err == nil {
 		if err := yaml.Unmarshal(b, &rr.outputs); err != nil {
 			t.Fatal(err)
@@ -197,7 +208,11 @@ func (g *goldenRun) run(t *testing.T, m Module) string {
 		}
 	}
 	section("schema", findings)
-	section("commands", rr.log)
+	cmds := make([]string, len(rr.log))
+	for i, l := range rr.log {
+		cmds[i] = tmpPath.ReplaceAllString(l, "<tmp>/")
+	}
+	section("commands", cmds)
 	if console.Len() > 0 {
 		con := randomLine.ReplaceAllString(console.String(), "$1:<random 20 characters>")
 		section("console", strings.Split(strings.TrimRight(maskRandom(con), "\n"), "\n"))
@@ -356,7 +371,7 @@ func runGolden(t *testing.T, m Module) {
 }
 
 func TestModuleGolden(t *testing.T) {
-	for _, m := range []Module{SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog} {
+	for _, m := range append([]Module{SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog}, cmModules...) {
 		t.Run(m.Name, func(t *testing.T) { runGolden(t, m) })
 	}
 }

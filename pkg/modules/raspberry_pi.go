@@ -47,17 +47,6 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// pyRepr is str() of a decoded value as cloud-init's messages print it.
-func pyRepr(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case []any, map[string]any:
-		return fmt.Sprint(t)
-	}
-	return pyStr(v)
-}
-
 func runRaspberryPi(ctx context.Context, c *Context) error {
 	raw, ok := c.Config["rpi"]
 	if !ok {
@@ -65,7 +54,7 @@ func runRaspberryPi(ctx context.Context, c *Context) error {
 	}
 	rpi, ok := raw.(map[string]any)
 	if !ok {
-		c.warn("Invalid value for rpi: %s", pyRepr(raw))
+		c.warn("Invalid value for rpi: %s", pyStrOf(raw))
 		return nil
 	}
 	if len(rpi) == 0 {
@@ -104,7 +93,7 @@ func runRaspberryPi(ctx context.Context, c *Context) error {
 		case "interfaces":
 			ifaces, ok := rpi[key].(map[string]any)
 			if !ok {
-				c.warn("Invalid value for rpi: %s", pyRepr(rpi[key]))
+				c.warn("Invalid value for rpi: %s", pyStrOf(rpi[key]))
 				return nil
 			}
 			if len(ifaces) == 0 {
@@ -122,14 +111,14 @@ func runRaspberryPi(ctx context.Context, c *Context) error {
 							reboot = true
 						}
 					default:
-						c.warn("Invalid value for interfaces.serial: %s", pyRepr(v))
+						c.warn("Invalid value for interfaces.serial: %s", pyStrOf(v))
 					}
 				case !known:
 					c.warn("Invalid key for interfaces: %s", sub)
 				default:
 					on, ok := v.(bool)
 					if !ok {
-						c.warn("Invalid value for interfaces.%s: %s", sub, pyRepr(v))
+						c.warn("Invalid value for interfaces.%s: %s", sub, pyStrOf(v))
 						continue
 					}
 					if err := raspi(fn, on); err != nil {
@@ -159,7 +148,7 @@ func rpiSerial(ctx context.Context, c *Context, v any, raspi func(string, bool) 
 		}
 		b, ok := x.(bool)
 		if !ok {
-			c.warn("Invalid value for interfaces.serial.%s: %s", name, pyRepr(x))
+			c.warn("Invalid value for interfaces.serial.%s: %s", name, pyStrOf(x))
 			return false
 		}
 		return b

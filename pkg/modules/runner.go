@@ -21,6 +21,7 @@ func Registry() []Module {
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
+		Ansible, SaltMinion, Mcollective, Puppet, Chef,
 	}, vendorModules()...)
 }
 
@@ -54,11 +55,6 @@ var knownKeys = map[string][]string{
 	"fan":                      {"fan"},
 	"landscape":                {"landscape"},
 	"lxd":                      {"lxd"},
-	"puppet":                   {"puppet"},
-	"chef":                     {"chef"},
-	"ansible":                  {"ansible"},
-	"mcollective":              {"mcollective"},
-	"salt_minion":              {"salt_minion"},
 	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
 	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
 }

@@ -1,0 +1,412 @@
+package modules
+
+// chef (cloud-init cc_chef, final stage, every boot, all distros,
+// activated by the `chef` key), as cloud-init 26.x does it:
+//
+//  1. directories (default /etc/chef, /var/log/chef, /var/lib/chef,
+//     /var/chef/cache, /var/chef/backup, /var/run/chef) and /etc/chef are
+//     created; files left in /var/cache/chef and /var/backups/chef move to
+//     /var/chef/cache and /var/chef/backup unless already there;
+//  2. validation_cert is written to validation_key (default
+//     /etc/chef/validation.pem) unless it is "system" (then the key must
+//     already exist, else a warning);
+//  3. client.rb (config_path, default /etc/chef/client.rb) is rendered
+//     from chef_client.rb (the target's /etc/cloud/templates, else
+//     cloudroot's templates/chef) with cloud-init's template keys and
+//     defaults; server_url and validation_name are required; the parent
+//     directories of the path keys are created first;
+//  4. firstboot_path (default /etc/chef/firstboot.json; empty: none) gets
+//     {"run_list": ..., <initial_attributes>} as Python's json.dumps;
+//  5. when /usr/bin/chef-client is missing or force_install is set, chef
+//     is installed by install_type: packages (the chef package), gems
+//     (ruby packages, gem/ruby links, `gem install chef`; exec defaults
+//     to true), omnibus (omnibus_url, default chef.io's install.sh,
+//     fetched with omnibus_url_retries, run with -v omnibus_version);
+//  6. with exec, /usr/bin/chef-client runs with exec_arguments (default
+//     -d -i 1800 -s 20), and delete_validation_post_exec removes
+//     /etc/chef/validation.pem afterwards.
+//
+// Deliberate differences: the validation key is written 0600 (cloud-init:
+// 0644); initial_attributes' keys are written in sorted order (the decoded
+// config does not keep YAML's order).
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/templates"
+)
+
+// Chef is cc_chef.
+var Chef = NewChef(FetchOptions{})
+
+// NewChef builds the chef module with opts for the omnibus download.
+func NewChef(opts FetchOptions) Module {
+	return Module{
+		Name:       "chef",
+		Frequency:  state.PerAlways,
+		Keys:       []string{"chef"},
+		ActivateBy: []string{"chef"},
+		Run:        func(ctx context.Context, c *Context) error { return runChef(ctx, c, opts) },
+	}
+}
+
+// Chef's paths and defaults (cloud-init's).
+const (
+	ChefValidationPEM = "/etc/chef/validation.pem"
+	ChefFirstBoot     = "/etc/chef/firstboot.json"
+	ChefClientRB      = "/etc/chef/client.rb"
+	ChefExec          = "/usr/bin/chef-client"
+	ChefOmnibusURL    = "https://www.chef.io/chef/install.sh"
+	ChefRubyVersion   = "1.8"
+)
+
+var (
+	chefDirs         = []string{"/etc/chef", "/var/log/chef", "/var/lib/chef", "/var/chef/cache", "/var/chef/backup", "/var/run/chef"}
+	chefDirMigration = [][2]string{{"/var/backups/chef", "/var/chef/backup"}, {"/var/cache/chef", "/var/chef/cache"}}
+	chefExecDefaults = []string{"-d", "-i", "1800", "-s", "20"}
+	// chefTemplateDefaults are CHEF_RB_TPL_DEFAULTS (nil: None).
+	chefTemplateDefaults = map[string]any{
+		"ssl_verify_mode": ":verify_none", "log_level": ":info",
+		"log_location": "/var/log/chef/client.log", "validation_key": ChefValidationPEM, "validation_cert": nil,
+		"client_key": "/etc/chef/client.pem", "json_attribs": ChefFirstBoot, "file_cache_path": "/var/chef/cache",
+		"file_backup_path": "/var/chef/backup", "pid_file": "/var/run/chef/client.pid", "show_time": true,
+		"encrypted_data_bag_secret": nil,
+	}
+	chefPathKeys     = []string{"log_location", "validation_key", "client_key", "file_cache_path", "json_attribs", "pid_file", "encrypted_data_bag_secret"}
+	chefTemplateKeys = []string{"server_url", "node_name", "environment", "validation_name", "chef_license"}
+)
+
+func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
+	raw, ok := c.Config["chef"]
+	if !ok {
+		return nil
+	}
+	m, _ := raw.(map[string]any)
+	dirs := pyStrList(m["directories"])
+	if s, ok := m["directories"].(string); ok {
+		dirs = []string{s}
+	}
+	if len(dirs) == 0 {
+		dirs = chefDirs
+	}
+	for _, d := range append(slices.Clone(dirs), "/etc/chef") {
+		if err := c.Root.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("chef: %w", err)
+		}
+	}
+	if err := chefMigrateDirs(c); err != nil {
+		return err
+	}
+	vkey := ChefValidationPEM
+	if v, ok := m["validation_key"]; ok {
+		vkey = pyStrOf(v)
+	}
+	if vcert := m["validation_cert"]; pyTruthy(vcert) {
+		if vcert != "system" {
+			if err := c.Root.WriteFile(vkey, []byte(pyStrOf(vcert)), 0o600); err != nil {
+				return fmt.Errorf("chef: %w", err)
+			}
+		} else if fi, err := c.Root.Stat(vkey); err != nil || !fi.Mode().IsRegular() {
+			c.warn("chef validation_cert provided as 'system', but validation_key path '%s' does not exist.", vkey)
+		}
+	}
+	if err := chefClientRB(c, m); err != nil {
+		return err
+	}
+	if fb := cfgStr(m, "firstboot_path", ChefFirstBoot); fb == "" {
+		c.Log.Info("First boot path empty, not writing first boot json file")
+	} else {
+		var doc []pyJSONItem
+		if v, ok := m["run_list"]; ok {
+			doc = append(doc, pyJSONItem{"run_list", v})
+		}
+		if attrs, ok := m["initial_attributes"].(map[string]any); ok {
+			keys := make([]string, 0, len(attrs))
+			for k := range attrs {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				doc = append(doc, pyJSONItem{k, attrs[k]})
+			}
+		}
+		if err := c.Root.WriteFile(fb, []byte(pyJSONObject(doc)), 0o644); err != nil {
+			return fmt.Errorf("chef: %w", err)
+		}
+	}
+	run := false
+	if !c.which(ChefExec) || cfgBool(m, "force_install", false) {
+		var err error
+		if run, err = chefInstall(ctx, c, m, opts); err != nil {
+			return err
+		}
+	} else {
+		run = cfgBool(m, "exec", false)
+	}
+	if !run {
+		return nil
+	}
+	argv := []string{ChefExec}
+	switch a := m["exec_arguments"].(type) {
+	case []any:
+		argv = append(argv, pyStrList(a)...)
+	case string:
+		argv = append(argv, a)
+	default:
+		if _, ok := m["exec_arguments"]; ok {
+			c.warn("Unknown type %s provided for chef 'exec_arguments' expected list, tuple, or string", pyTypeRepr(a))
+		}
+		argv = append(argv, chefExecDefaults...)
+	}
+	if _, err := (cmCmd{Argv: argv}).run(ctx, c); err != nil {
+		return err
+	}
+	if cfgBool(m, "delete_validation_post_exec", false) {
+		if fi, err := c.Root.Stat(ChefValidationPEM); err == nil && fi.Mode().IsRegular() {
+			if err := c.Root.Remove(ChefValidationPEM); err != nil {
+				return fmt.Errorf("chef: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// chefMigrateDirs moves what the legacy cache and backup directories hold
+// into the new ones (a name already there is left behind).
+func chefMigrateDirs(c *Context) error {
+	for _, mv := range chefDirMigration {
+		old, dst := mv[0], mv[1]
+		ents, err := c.Root.ReadDir(old)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if c.Root.Exists(path.Join(dst, e.Name())) {
+				c.Log.Debug(fmt.Sprintf("Ignoring migration of %s. File already exists in %s.", path.Join(old, e.Name()), dst))
+				continue
+			}
+			to := dst
+			if fi, err := c.Root.Stat(dst); err == nil && fi.IsDir() {
+				to = path.Join(dst, e.Name())
+			}
+			if err := c.Root.Rename(path.Join(old, e.Name()), to); err != nil {
+				return fmt.Errorf("chef: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// chefClientRB renders client.rb.
+func chefClientRB(c *Context, m map[string]any) error {
+	out := cfgStr(m, "config_path", ChefClientRB)
+	tmpl, err := c.Root.ReadFile(path.Join(templatesDir(c), "chef_client.rb.tmpl"))
+	if err != nil {
+		tmpl = templates.ChefClient
+	}
+	params := map[string]any{}
+	for k, v := range chefTemplateDefaults {
+		params[k] = v
+	}
+	for k, v := range m {
+		_, isDefault := chefTemplateDefaults[k]
+		if !isDefault && !slices.Contains(chefTemplateKeys, k) {
+			continue
+		}
+		switch {
+		case v == nil:
+			params[k] = nil
+		case k == "show_time":
+			params[k] = cfgBool(m, k, false)
+		default:
+			params[k] = pyStrOf(v)
+		}
+	}
+	for _, k := range []string{"server_url", "validation_name"} {
+		if _, ok := m[k]; !ok {
+			return fmt.Errorf("'%s'", k)
+		}
+	}
+	params["generated_by"] = makeHeader(c, "Created")
+	params["node_name"] = cfgStr(m, "node_name", c.InstanceID)
+	params["environment"] = cfgStr(m, "environment", "_default")
+	params["server_url"] = jinjaValue(m["server_url"])
+	params["validation_name"] = jinjaValue(m["validation_name"])
+	for _, k := range chefPathKeys {
+		if s, ok := params[k].(string); ok && s != "" {
+			if err := c.Root.MkdirAll(path.Dir(s), 0o755); err != nil {
+				return fmt.Errorf("chef: %w", err)
+			}
+		}
+	}
+	body, err := renderJinjaFile(tmpl, params)
+	if err != nil {
+		return fmt.Errorf("chef: rendering %s: %w", out, err)
+	}
+	if err := c.Root.WriteFile(out, body, 0o644); err != nil {
+		return fmt.Errorf("chef: %w", err)
+	}
+	return nil
+}
+
+// jinjaValue is a raw config value as the template prints it (Python's
+// str for scalars).
+func jinjaValue(v any) any {
+	switch v.(type) {
+	case nil, string:
+		return v
+	}
+	return pyStrOf(v)
+}
+
+// chefInstall installs chef by install_type and says whether to run it.
+func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOptions) (bool, error) {
+	run := cfgBool(m, "exec", false)
+	f := c.facts()
+	switch t := cfgStr(m, "install_type", "packages"); t {
+	case "gems":
+		ruby := cfgStr(m, "ruby_version", ChefRubyVersion)
+		pkgs := []string{"ruby" + ruby, "ruby" + ruby + "-dev"}
+		if ruby == "1.8" {
+			pkgs = append(pkgs, "libopenssl-ruby1.8", "rubygems1.8")
+		}
+		if err := installPackageSpecs(ctx, c, f, pkgs); err != nil {
+			return false, err
+		}
+		for _, n := range []string{"gem", "ruby"} {
+			if !c.Root.Exists("/usr/bin/" + n) {
+				if err := c.Root.Symlink("/usr/bin/"+n+ruby, "/usr/bin/"+n); err != nil {
+					return false, fmt.Errorf("chef: %w", err)
+				}
+			}
+		}
+		argv := []string{"/usr/bin/gem", "install", "chef"}
+		if v := cfgStr(m, "version", ""); v != "" {
+			argv = append(argv, "-v "+v)
+		}
+		argv = append(argv, "--no-ri", "--no-rdoc", "--bindir", "/usr/bin", "-q")
+		if _, err := (cmCmd{Argv: argv}).run(ctx, c); err != nil {
+			return false, err
+		}
+		return cfgBool(m, "exec", true), nil
+	case "packages":
+		return run, installPackageSpecs(ctx, c, f, []string{"chef"})
+	case "omnibus":
+		url := ChefOmnibusURL
+		if v, ok := m["omnibus_url"]; ok && v != nil {
+			url = pyStrOf(v)
+		}
+		retries, _ := cfgInt(m["omnibus_url_retries"])
+		var args []string
+		if v, ok := m["omnibus_version"]; ok {
+			args = []string{"-v", pyStrOf(v)}
+		}
+		blob, err := opts.fetch(ctx, c, url, retries)
+		if err != nil {
+			return false, err
+		}
+		return run, runBlob(ctx, c, blob, "chef-omnibus-install", args)
+	default:
+		c.warn("Unknown chef install type '%s'", t)
+		return false, nil
+	}
+}
+
+// pyJSONItem is one key of a JSON object in the order written.
+type pyJSONItem struct {
+	Key   string
+	Value any
+}
+
+// pyJSONObject is Python's json.dumps of an object with these items
+// (", " and ": " separators, non-ASCII escaped; nested objects' keys
+// sorted).
+func pyJSONObject(items []pyJSONItem) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writePyJSON(&b, it.Key)
+		b.WriteString(": ")
+		writePyJSON(&b, it.Value)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func writePyJSON(b *strings.Builder, v any) {
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(map[bool]string{true: "true", false: "false"}[t])
+	case string:
+		b.WriteByte('"')
+		for _, r := range t {
+			switch {
+			case r == '"':
+				b.WriteString(`\"`)
+			case r == '\\':
+				b.WriteString(`\\`)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case r == '\r':
+				b.WriteString(`\r`)
+			case r == '\t':
+				b.WriteString(`\t`)
+			case r == '\b':
+				b.WriteString(`\b`)
+			case r == '\f':
+				b.WriteString(`\f`)
+			case r < 0x20 || (r > 0x7e && r < 0x10000):
+				fmt.Fprintf(b, `\u%04x`, r)
+			case r >= 0x10000:
+				r -= 0x10000
+				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('"')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writePyJSON(b, e)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		items := make([]pyJSONItem, len(keys))
+		for i, k := range keys {
+			items[i] = pyJSONItem{k, t[k]}
+		}
+		b.WriteString(pyJSONObject(items))
+	case float64:
+		s := pyRepr(t)
+		switch s {
+		case "inf":
+			s = "Infinity"
+		case "-inf":
+			s = "-Infinity"
+		case "nan":
+			s = "NaN"
+		}
+		b.WriteString(s)
+	default:
+		b.WriteString(scalarString(t))
+	}
+}

@@ -1,0 +1,224 @@
+package modules
+
+// Helpers shared by the configuration-management modules (ansible, puppet,
+// chef, salt_minion, mcollective): running a command with cloud-init's
+// extra environment, a working directory and captured output; running one
+// as another user the way cloud-init's Distro.do_as does; Python's repr of
+// a config value for messages and command-line flags; socket.getfqdn()
+// answered from the target.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/target"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
+)
+
+// cmCmd is one command a configuration-management module runs.
+type cmCmd struct {
+	Argv []string
+	// Env is the extra environment (subp's update_env), in order.
+	Env []string
+	// Dir is the working directory ("" = /).
+	Dir string
+	// Capture returns standard output instead of sending it to c.Out.
+	Capture bool
+}
+
+// run runs cmd in the target; with Capture its standard output is
+// returned, otherwise it goes to c.Out with standard error.
+func (cmd cmCmd) run(ctx context.Context, c *Context) (string, error) {
+	out := c.Out
+	if out == nil {
+		out = io.Discard
+	}
+	var buf bytes.Buffer
+	stdout := out
+	if cmd.Capture {
+		stdout = &buf
+	}
+	err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: cmdEnv(c, cmd.Env), Dir: cmd.Dir, Stdout: stdout, Stderr: out})
+	if err != nil {
+		return buf.String(), fmt.Errorf("running %s: %w", strings.Join(cmd.Argv, " "), err)
+	}
+	return buf.String(), nil
+}
+
+// doAs is Distro.do_as: argv run as user through `su - USER -c`, PATH
+// passed on with env, after `cd DIR &&` when dir is set. The extra
+// environment of the caller does not reach the command (as upstream).
+func doAs(argv []string, user, dir string) []string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	s := "env PATH=$PATH " + strings.Join(q, " ")
+	if dir != "" {
+		s = "cd " + dir + " && " + s
+	}
+	return []string{"su", "-", user, "-c", s}
+}
+
+// shellQuote is Python's shlex.quote.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// pyRepr is Python's repr of a decoded YAML value (dict keys in sorted
+// order: the decoded config does not keep YAML's order).
+func pyRepr(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case string:
+		return pyStrRepr(t)
+	case float64:
+		return yaml11.PyFloatRepr(t)
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = pyRepr(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = pyStrRepr(k) + ": " + pyRepr(t[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return scalarString(v)
+}
+
+// pyStrOf is Python's str(): strings as they are, the rest as repr.
+func pyStrOf(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return pyRepr(v)
+}
+
+// pyStrRepr is repr(str): single quotes unless the text has a single quote
+// and no double one.
+func pyStrRepr(s string) string {
+	q := byte('\'')
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == rune(q):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+// fqdn is socket.getfqdn() for the target: its host name (the running
+// kernel's when booted, else /etc/hostname) and, among the names of the
+// /etc/hosts line that carries it, the first one with a dot.
+func (c *Context) fqdn() string {
+	host := ""
+	if c.Booted {
+		host, _ = os.Hostname()
+	}
+	if host == "" {
+		b, _ := c.Root.ReadFile("/etc/hostname")
+		host = strings.TrimSpace(string(b))
+	}
+	if host == "" {
+		return "localhost"
+	}
+	b, _ := c.Root.ReadFile("/etc/hosts")
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) < 2 || !slices.Contains(f[1:], host) {
+			continue
+		}
+		for _, n := range f[1:] {
+			if strings.Contains(n, ".") {
+				return n
+			}
+		}
+		break
+	}
+	return host
+}
+
+// cfgBool is util.get_cfg_option_bool: a missing key is def, a present
+// one goes through translate_bool (None and unknown values are false).
+func cfgBool(m map[string]any, key string, def bool) bool {
+	v, ok := m[key]
+	if !ok {
+		return def
+	}
+	return TranslateBool(v, false)
+}
+
+// cfgStr is util.get_cfg_option_str: a missing key is def, a value str().
+func cfgStr(m map[string]any, key, def string) string {
+	v, ok := m[key]
+	if !ok {
+		return def
+	}
+	return pyStrOf(v)
+}
+
+// cfgInt is int(value) for a YAML integer or numeric string.
+func cfgInt(v any) (int, bool) {
+	switch t := v.(type) {
+	case int:
+		return t, true
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		return n, err == nil
+	}
+	return 0, false
+}

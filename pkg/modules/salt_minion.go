@@ -1,0 +1,135 @@
+package modules
+
+// salt_minion (cloud-init cc_salt_minion, final stage, per-instance, all
+// distros, activated by the `salt_minion` key), as cloud-init 26.x does it:
+//
+//  1. pkg_name (default salt-minion; py-salt on FreeBSD) is installed with
+//     the distro's package manager;
+//  2. config_dir (/etc/salt; /usr/local/etc/salt on FreeBSD) is created;
+//     conf is written to config_dir/minion and grains to config_dir/grains
+//     as safeyaml.dumps writes YAML;
+//  3. with both public_key and private_key, they go to pki_dir (default
+//     config_dir/pki/minion when that directory exists, else
+//     config_dir/pki; created 0700) as minion.pub and minion.pem;
+//  4. the service (service_name, default salt-minion; salt_minion on
+//     FreeBSD) is enabled and restarted — unless conf.file_client is
+//     "local" (masterless): then it is disabled and stopped and
+//     `salt-call --local state.apply` applies the states.
+//
+// Deliberate difference: minion.pem is written 0600 (cloud-init leaves it
+// 0644 inside the 0700 directory).
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/yaml11"
+)
+
+// SaltMinion is cc_salt_minion.
+var SaltMinion = Module{
+	Name:       "salt_minion",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"salt_minion"},
+	ActivateBy: []string{"salt_minion"},
+	Run:        runSaltMinion,
+}
+
+// saltConfig is the `salt_minion` key with the distro's defaults applied.
+type saltConfig struct {
+	Package, Service, ConfDir string
+	Conf, Grains              any
+	HasConf, HasGrains        bool
+	PublicKey, PrivateKey     string
+	HasKeys                   bool
+	PKIDir                    string
+	// Local is conf.file_client == "local" (masterless).
+	Local bool
+}
+
+func decodeSalt(c *Context, m map[string]any) saltConfig {
+	s := saltConfig{Package: "salt-minion", Service: "salt-minion", ConfDir: "/etc/salt"}
+	if c.Distro.Variant() == "freebsd" {
+		s = saltConfig{Package: "py-salt", Service: "salt_minion", ConfDir: "/usr/local/etc/salt"}
+	}
+	s.Package = cfgStr(m, "pkg_name", s.Package)
+	s.ConfDir = cfgStr(m, "config_dir", s.ConfDir)
+	s.Service = cfgStr(m, "service_name", s.Service)
+	s.Conf, s.HasConf = m["conf"]
+	s.Grains, s.HasGrains = m["grains"]
+	_, pub := m["public_key"]
+	_, priv := m["private_key"]
+	if pub && priv {
+		s.HasKeys = true
+		s.PublicKey, s.PrivateKey = pyStrOf(m["public_key"]), pyStrOf(m["private_key"])
+		s.PKIDir = path.Join(s.ConfDir, "pki/minion")
+		if fi, err := c.Root.Stat(s.PKIDir); err != nil || !fi.IsDir() {
+			s.PKIDir = path.Join(s.ConfDir, "pki")
+		}
+		if v, ok := m["pki_dir"]; ok {
+			s.PKIDir = pyStrOf(v)
+		}
+	}
+	if conf, ok := s.Conf.(map[string]any); ok && len(conf) > 0 {
+		s.Local = conf["file_client"] == "local"
+	}
+	return s
+}
+
+func runSaltMinion(ctx context.Context, c *Context) error {
+	raw, ok := c.Config["salt_minion"]
+	if !ok {
+		return nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok && raw != nil {
+		return fmt.Errorf("salt_minion: expected a mapping, found %s", typeName(raw))
+	}
+	s := decodeSalt(c, m)
+	f := c.facts()
+	if err := installPackages(ctx, c, f, []string{s.Package}); err != nil {
+		return err
+	}
+	if err := c.Root.MkdirAll(s.ConfDir, 0o755); err != nil {
+		return fmt.Errorf("salt_minion: %w", err)
+	}
+	if s.HasConf {
+		if err := c.Root.WriteFile(path.Join(s.ConfDir, "minion"), []byte(yaml11.SafeDumps(s.Conf)), 0o644); err != nil {
+			return fmt.Errorf("salt_minion: %w", err)
+		}
+	}
+	if s.HasGrains {
+		if err := c.Root.WriteFile(path.Join(s.ConfDir, "grains"), []byte(yaml11.SafeDumps(s.Grains)), 0o644); err != nil {
+			return fmt.Errorf("salt_minion: %w", err)
+		}
+	}
+	if s.HasKeys {
+		if err := c.Root.MkdirAll(s.PKIDir, 0o700); err != nil {
+			return fmt.Errorf("salt_minion: %w", err)
+		}
+		if err := c.Root.WriteFile(path.Join(s.PKIDir, "minion.pub"), []byte(s.PublicKey), 0o644); err != nil {
+			return fmt.Errorf("salt_minion: %w", err)
+		}
+		if err := c.Root.WriteFile(path.Join(s.PKIDir, "minion.pem"), []byte(s.PrivateKey), 0o600); err != nil {
+			return fmt.Errorf("salt_minion: %w", err)
+		}
+	}
+	enable, restart := distro.ActionEnable, distro.ActionRestart
+	if s.Local {
+		enable, restart = distro.ActionDisable, distro.ActionStop
+	}
+	if err := manageService(ctx, c, f, enable, s.Service); err != nil {
+		return err
+	}
+	if err := manageService(ctx, c, f, restart, s.Service); err != nil {
+		return err
+	}
+	if s.Local {
+		_, err := cmCmd{Argv: []string{"salt-call", "--local", "state.apply"}}.run(ctx, c)
+		return err
+	}
+	return nil
+}
