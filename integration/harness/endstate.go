@@ -14,7 +14,8 @@ package harness
 // tree (layout; content of its small text files, but not of semaphores,
 // whose content is a pid and a time), status.json and result.json reduced
 // to datasource, stage completion and errors, and any further files the
-// caller names (write_files targets...).
+// caller names (write_files targets...). File content has its version
+// strings and times replaced by placeholders (NormalizeVolatile).
 
 import (
 	"encoding/json"
@@ -23,6 +24,7 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -135,7 +137,29 @@ func describe(root RootFS, p string, fi FileInfo, content bool) (string, error) 
 	if !utf8.Valid(b) {
 		return fmt.Sprintf("file %s binary size=%d", head, len(b)), nil
 	}
-	return "file " + head + "\n" + string(b), nil
+	return "file " + head + "\n" + NormalizeVolatile(string(b)), nil
+}
+
+// Volatile text both implementations write into files: version strings
+// and times. NormalizeVolatile replaces them by placeholders, so a file
+// whose only difference is when and by which version it was written
+// compares equal.
+var volatile = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	// sudoers.d, hosts...: "# Created by cloud-init v. 26.2 on Wed, 25 Nov 2026 18:07:35 +0000"
+	{regexp.MustCompile(`(?m)^# Created by cloud-init v\. \S+ on .*$`), "# Created by cloud-init v. VERSION on DATE"},
+	// boot-finished: "204.08 - Wed, 25 Nov 2026 18:10:35 +0000 - v. 26.2"
+	{regexp.MustCompile(`(?m)^\d+(\.\d+)? - .+ - v\. \S+$`), "UPTIME - DATE - v. VERSION"},
+}
+
+// NormalizeVolatile replaces version strings and times in s (see volatile).
+func NormalizeVolatile(s string) string {
+	for _, v := range volatile {
+		s = v.re.ReplaceAllString(s, v.with)
+	}
+	return s
 }
 
 // file records p (absent: "absent").

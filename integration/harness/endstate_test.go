@@ -204,3 +204,18 @@ func FuzzParseAllowlist(f *testing.F) {
 		Allow([]ManifestDiff{{Key: "file:/etc/x", InA: true}}, list)
 	})
 }
+
+func TestNormalizeVolatile(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"# Created by cloud-init v. 22.4.2 on Wed, 25 Nov 2026 18:14:07 +0000\n\nalice ALL=(ALL) ALL\n",
+			"# Created by cloud-init v. VERSION on DATE\n\nalice ALL=(ALL) ALL\n"},
+		{"204.08 - Wed, 25 Nov 2026 18:10:35 +0000 - v. 26.2-cloudroot\n", "UPTIME - DATE - v. VERSION\n"},
+		{"326 - Wed, 25 Nov 2026 18:16:27 +0000 - v. 22.4.2\n", "UPTIME - DATE - v. VERSION\n"},
+		{"keep # Created by cloud-init v. 1 on x\n", "keep # Created by cloud-init v. 1 on x\n"},
+		{"plain\n", "plain\n"},
+	} {
+		if got := NormalizeVolatile(tc.in); got != tc.want {
+			t.Errorf("NormalizeVolatile(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
