@@ -94,22 +94,14 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 		t.Skip("set " + EnvBench + "=N (boots of each image) to run the Debian vs cloud-init benchmark")
 	}
 	a := artifacts(t)
-	twin := filepath.Join(a.Dir, "debian-12-cloud-init.img")
-	images := []struct{ name, disk, initrd string }{
-		{"cloudroot", a.Debian, a.Initramfs},
-		{"cloud-init", twin, strings.TrimSuffix(twin, ".img") + ".initrd"},
-	}
-	for _, im := range images {
-		for _, p := range []string{im.disk, im.initrd} {
-			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("%s: %v (build with `just debian-image` and DEBIAN_IMAGE_VARIANT=cloud-init scripts/debian-image.sh)", im.name, err)
-			}
-		}
+	images := debianTwins(a)
+	if miss := images.missing(); miss != "" {
+		t.Fatal(miss)
 	}
 	runs := map[string][]benchRun{}
 	for i := range n {
 		for _, im := range images {
-			r := benchBoot(t, a, im.name, im.disk, im.initrd, i)
+			r := benchBoot(t, a, im, i)
 			runs[im.name] = append(runs[im.name], r)
 			t.Logf("%s run %d: power-off %.1fs, sshd %.1fs, stages %v, key generation %.2fs, user commands %.2fs, overhead %.2fs, modules %v",
 				im.name, i+1, r.total, r.sshd, r.stages, r.keygen(), r.userCommands(), r.overhead(), r.mods)
@@ -122,53 +114,90 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 	}
 }
 
-// benchBoot boots one copy of disk with initrd and reads its figures.
-func benchBoot(t *testing.T, a harness.Artifacts, name, disk, initrd string, i int) benchRun {
+// debianImage is one of the two Debian 12 images booted side by side.
+type debianImage struct{ name, disk, initrd string }
+
+// debianTwinSet is build/debian-12.img through the cloudroot initramfs and
+// its twin build/debian-12-cloud-init.img through its own initrd.
+type debianTwinSet []debianImage
+
+func debianTwins(a harness.Artifacts) debianTwinSet {
+	twin := filepath.Join(a.Dir, "debian-12-cloud-init.img")
+	return debianTwinSet{
+		{"cloudroot", a.Debian, a.Initramfs},
+		{"cloud-init", twin, strings.TrimSuffix(twin, ".img") + ".initrd"},
+	}
+}
+
+// missing says which image file is missing and how to build it ("": none).
+func (s debianTwinSet) missing() string {
+	for _, im := range s {
+		for _, p := range []string{im.disk, im.initrd} {
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Sprintf("%s: %v (build with `just debian-image` and DEBIAN_IMAGE_VARIANT=cloud-init scripts/debian-image.sh)", im.name, err)
+			}
+		}
+	}
+	return ""
+}
+
+// bootDebianTwin boots a copy of im's disk once with TestDebian's seed
+// (instance iid) — the same kernel, command line and QEMU flags for both
+// images — and returns the run and the powered-off disk. The console goes
+// to build/integration/<logName>.log.
+func bootDebianTwin(t *testing.T, a harness.Artifacts, im debianImage, iid, logName string) (*harness.Run, *harness.Image) {
 	t.Helper()
 	dir := t.TempDir()
 	v := &vm{t: t, a: a, dir: dir, disk: filepath.Join(dir, "disk.img")}
-	if err := harness.CopyDisk(disk, v.disk); err != nil {
+	if err := harness.CopyDisk(im.disk, v.disk); err != nil {
 		t.Fatal(err)
 	}
 	seed := v.seed(map[string][]byte{
-		"meta-data":      []byte("instance-id: iid-debian-bench\nlocal-hostname: debian-meta\n"),
+		"meta-data":      []byte("instance-id: " + iid + "\nlocal-hostname: debian-meta\n"),
 		"user-data":      []byte(debianUserData()),
 		"network-config": []byte(debianNetworkConfig),
 	}, harness.SeedISO)
 	o := harness.BootOptions{
-		Kernel: a.Kernel, Initramfs: initrd, Disk: v.disk,
+		Kernel: a.Kernel, Initramfs: im.initrd, Disk: v.disk,
 		Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout,
-		ConsoleLog: filepath.Join(a.Dir, "integration", fmt.Sprintf("bench-%s-%d.log", name, i+1)),
+		ConsoleLog: filepath.Join(a.Dir, "integration", logName+".log"),
 	}
 	r, err := harness.Boot(t.Context(), o)
 	if err != nil {
-		t.Fatalf("%s boot %d: %v", name, i+1, err)
+		t.Fatalf("%s boot: %v", im.name, err)
 	}
 	wantPoweredOff(t, r)
-	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}, mods: map[string]float64{}, keyCPU: -1}
-	im, err := harness.OpenImage(v.disk)
+	d, err := harness.OpenImage(v.disk)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, d
+}
+
+// benchBoot boots one copy of im and reads its figures.
+func benchBoot(t *testing.T, a harness.Artifacts, im debianImage, i int) benchRun {
+	t.Helper()
+	r, d := bootDebianTwin(t, a, im, "iid-debian-bench", fmt.Sprintf("bench-%s-%d", im.name, i+1))
+	br := benchRun{total: r.Elapsed.Seconds(), sshd: -1, stages: map[string]float64{}, mods: map[string]float64{}, keyCPU: -1}
 	// ssh.service's activation as the guest's systemd recorded it (the
 	// runcmd of TestDebian's user-data writes units.txt); the console is no
 	// witness: systemd's status lines get lost among cloud-init's output.
-	if b, err := im.ReadFile("/var/lib/cloudroot-test/units.txt"); err == nil {
+	if b, err := d.ReadFile("/var/lib/cloudroot-test/units.txt"); err == nil {
 		if us, err := strconv.ParseInt(parseSystemctlShow(string(b))["ssh.service"]["ActiveEnterTimestampMonotonic"], 10, 64); err == nil && us > 0 {
 			br.sshd = float64(us) / 1e6
 		}
 	}
-	if b, err := im.ReadFile(harness.CloudInitLogPath); err == nil {
+	if b, err := d.ReadFile(harness.CloudInitLogPath); err == nil {
 		br.mods = harness.ModuleTimes(b)
 		if v, ok := harness.HostKeyCPU(b); ok {
 			br.keyCPU = v
 		}
 	} else {
-		t.Errorf("%s boot %d: %v", name, i+1, err)
+		t.Errorf("%s boot %d: %v", im.name, i+1, err)
 	}
-	st, err := im.Status()
+	st, err := d.Status()
 	if err != nil {
-		t.Errorf("%s boot %d: status.json: %v", name, i+1, err)
+		t.Errorf("%s boot %d: status.json: %v", im.name, i+1, err)
 		return br
 	}
 	for _, s := range harness.Stages {

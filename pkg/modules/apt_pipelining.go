@@ -21,11 +21,12 @@ var AptDistros = []string{"ubuntu", "debian", "raspberry-pi-os"}
 
 // AptPipelining is cc_apt_pipelining.
 var AptPipelining = Module{
-	Name:      "apt_pipelining",
-	Frequency: state.PerInstance,
-	Keys:      []string{"apt_pipelining"},
-	Distros:   AptDistros,
-	Run:       runAptPipelining,
+	Name:       "apt_pipelining",
+	Frequency:  state.PerInstance,
+	Keys:       []string{"apt_pipelining"},
+	ActivateBy: []string{"apt_pipelining"},
+	Distros:    AptDistros,
+	Run:        runAptPipelining,
 }
 
 // decodeAptPipelining gives the depth to write ("" for none), whether the

@@ -25,10 +25,11 @@ var DiskSetup = NewDiskSetup(DiskEnv{})
 // NewDiskSetup is cc_disk_setup with its view of the machine injected.
 func NewDiskSetup(env DiskEnv) Module {
 	return Module{
-		Name:      "disk_setup",
-		Frequency: state.PerInstance,
-		Keys:      []string{"device_aliases", "disk_setup", "fs_setup"},
-		Run:       func(ctx context.Context, c *Context) error { return diskSetup(ctx, c, env) },
+		Name:       "disk_setup",
+		Frequency:  state.PerInstance,
+		Keys:       []string{"device_aliases", "disk_setup", "fs_setup"},
+		ActivateBy: []string{"disk_setup", "fs_setup"},
+		Run:        func(ctx context.Context, c *Context) error { return diskSetup(ctx, c, env) },
 	}
 }
 

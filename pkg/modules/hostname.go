@@ -127,8 +127,9 @@ var SetHostname = Module{
 		if err := applyHostname(c, name); err != nil {
 			return fmt.Errorf("set_hostname: apply hostname %s: %w", name, err)
 		}
-		b, _ := json.Marshal(map[string]string{"hostname": hi.Hostname, "fqdn": hi.FQDN})
-		if err := c.Root.WriteFile(state.SetHostnameFile, b, 0o644); err != nil {
+		// atomic_helper.write_json: indent 1, sorted keys, a final newline.
+		b, _ := json.MarshalIndent(map[string]string{"hostname": hi.Hostname, "fqdn": hi.FQDN}, "", " ")
+		if err := c.Root.WriteFile(state.SetHostnameFile, append(b, '\n'), 0o644); err != nil {
 			return fmt.Errorf("set_hostname: %w", err)
 		}
 		return nil

@@ -152,7 +152,7 @@ runcmd:
 	if len(rr.calls) != 1 || rr.calls[0][0] != "/bin/sh" {
 		t.Fatalf("calls = %v", rr.calls)
 	}
-	wantScript := "#!/bin/sh\necho boot > /tmp/x\ncloud-init-per once mymkfs mkfs /dev/vdb\n"
+	wantScript := "#!/bin/sh\necho boot > /tmp/x\n'cloud-init-per' 'once' 'mymkfs' 'mkfs' '/dev/vdb'\n"
 	if len(rr.scripts) != 1 || rr.scripts[0] != wantScript {
 		t.Errorf("bootcmd script = %q, want %q", rr.scripts, wantScript)
 	}
@@ -166,7 +166,7 @@ runcmd:
 		t.Fatal(err)
 	}
 	got := readFile(t, c, "/var/lib/cloud/instances/iid-test/scripts/runcmd")
-	if want := "#!/bin/sh\nls -l '/a b'\necho \"it's\"\n"; got != want {
+	if want := "#!/bin/sh\n'ls' '-l' '/a b'\necho \"it's\"\n"; got != want {
 		t.Errorf("runcmd script = %q, want %q", got, want)
 	}
 	if m := mode(t, c, "/var/lib/cloud/instances/iid-test/scripts/runcmd").Perm(); m != 0o700 {
@@ -418,8 +418,9 @@ func TestRunStagePanicRecorded(t *testing.T) {
 }
 
 func TestShellify(t *testing.T) {
-	got, err := Shellify([]any{"a b", []any{"x", "y z", 3}, nil}, "runcmd")
-	if err != nil || got != "#!/bin/sh\na b\nx 'y z' 3\n" {
+	// util.shellify single-quotes every argument of a list entry.
+	got, err := Shellify([]any{"a b", []any{"x", "y z", 3, "it's"}, nil}, "runcmd")
+	if err != nil || got != "#!/bin/sh\na b\n'x' 'y z' '3' 'it'\\''s'\n" {
 		t.Errorf("Shellify = %q, %v", got, err)
 	}
 	if _, err := Shellify(map[string]any{}, "runcmd"); err == nil {

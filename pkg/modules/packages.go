@@ -40,7 +40,8 @@ var PackageUpdateUpgradeInstall = Module{
 	Frequency: state.PerInstance,
 	Keys: []string{"packages", "package_update", "package_upgrade", "package_reboot_if_required",
 		"apt_update", "apt_upgrade", "apt_reboot_if_required"},
-	Run: runPackages,
+	ActivateBy: []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"},
+	Run:        runPackages,
 }
 
 // RebootMarkers are the files whose presence asks for a reboot after an

@@ -52,9 +52,10 @@ var PhoneHome = NewPhoneHome(PhoneHomeOptions{})
 // NewPhoneHome builds the phone_home module with opts.
 func NewPhoneHome(opts PhoneHomeOptions) Module {
 	return Module{
-		Name:      "phone_home",
-		Frequency: state.PerInstance,
-		Keys:      []string{"phone_home"},
+		Name:       "phone_home",
+		Frequency:  state.PerInstance,
+		Keys:       []string{"phone_home"},
+		ActivateBy: []string{"phone_home"},
 		Run: func(ctx context.Context, c *Context) error {
 			return runPhoneHome(ctx, c, opts)
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -22,6 +23,9 @@ func runParts(ctx context.Context, c *Context, dir string, env map[string]string
 // (cloud-init's exe_prefix, used for vendor_data.prefix).
 func runPartsPrefix(ctx context.Context, c *Context, dir string, env map[string]string, prefix []string) error {
 	ents, err := c.Root.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // subp.runparts' skip_no_exist, silently
+	}
 	if err != nil {
 		c.Log.Debug("no scripts", "path", dir, "err", err)
 		return nil

@@ -12,7 +12,7 @@ import (
 
 // Shellify turns a cloud-init command list into a shell script the way
 // cloud-init's util.shellify does: a string entry is a shell line as-is, a
-// list entry is argv, quoted.
+// list entry is argv, each argument single-quoted.
 func Shellify(cmds any, source string) (string, error) {
 	list, ok := cmds.([]any)
 	if !ok {
@@ -30,9 +30,11 @@ func Shellify(cmds any, source string) (string, error) {
 			b.WriteString(t)
 			b.WriteString("\n")
 		case []any:
+			// Every argument in single quotes, whether it needs them or
+			// not, as util.shellify writes it.
 			args := make([]string, 0, len(t))
 			for _, a := range t {
-				args = append(args, ShellQuote(scalarString(a)))
+				args = append(args, "'"+strings.ReplaceAll(scalarString(a), "'", `'\''`)+"'")
 			}
 			b.WriteString(strings.Join(args, " "))
 			b.WriteString("\n")

@@ -14,7 +14,10 @@ package modules
 //
 // ssh_authkey_fingerprints prints, per user that gets a home, a table of
 // the fingerprints of its authorized keys, as cc_ssh_authkey_fingerprints
-// does with cloud-init's SimpleTable.
+// does with cloud-init's SimpleTable. Like cloud-init's
+// extract_authorized_keys (check_create_path), it first creates a missing
+// authorized keys file — empty, 0600, in a 0700 directory, both owned by
+// the user — so every such user ends with ~/.ssh/authorized_keys.
 
 import (
 	"context"
@@ -24,13 +27,18 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
+	"os"
+	"path"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // KeysToConsole is cc_keys_to_console.
@@ -225,8 +233,11 @@ func runAuthkeyFingerprints(ctx context.Context, c *Context) error {
 			continue
 		}
 		fn := authorizedKeysPath(c, tu)
+		if err := ensureAuthorizedKeysFile(c, tu, fn); err != nil {
+			c.Log.Debug("ssh_authkey_fingerprints: could not create the authorized keys file", "user", u.Name, "err", err)
+		}
 		var entries []authKeyLine
-		if b, err := c.Root.ReadFile(fn); err == nil {
+		if b, err := c.Root.ReadFile(fn); err == nil && len(b) > 0 { // "".splitlines() is []
 			for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
 				entries = append(entries, parseAuthKeyLine(l, nil))
 			}
@@ -321,4 +332,55 @@ func formatCenter(s string, fill rune, width int) string {
 	}
 	left := marg / 2
 	return strings.Repeat(string(fill), left) + s + strings.Repeat(string(fill), marg-left)
+}
+
+// ensureAuthorizedKeysFile is the creating side of ssh_util's
+// check_create_path: the directories between u's home and fn (0700, the
+// user's) and fn itself (empty, 0600, the user's) when missing. A symlink
+// or a non-directory on the way, a missing home, or fn outside the home
+// leave everything as it is.
+func ensureAuthorizedKeysFile(c *Context, u target.User, fn string) error {
+	home := path.Clean(u.Home)
+	if !strings.HasPrefix(fn, home+"/") {
+		return nil
+	}
+	if fi, err := c.Root.Lstat(home); err != nil || !fi.IsDir() {
+		return nil
+	}
+	chown := func(p string) error {
+		if os.Geteuid() != 0 {
+			return nil
+		}
+		return c.Root.Chown(p, u.UID, u.GID)
+	}
+	dir := home
+	for _, d := range strings.Split(strings.TrimPrefix(path.Dir(fn), home), "/") {
+		if d == "" {
+			continue
+		}
+		dir = path.Join(dir, d)
+		fi, err := c.Root.Lstat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			return fmt.Errorf("%s is not a directory", dir)
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := c.Root.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := chown(dir); err != nil {
+			return err
+		}
+	}
+	if _, err := c.Root.Lstat(fn); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	o := target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}
+	if os.Geteuid() == 0 {
+		o.UID, o.GID = u.UID, u.GID
+	}
+	return c.Root.WriteFileOpts(fn, nil, o)
 }

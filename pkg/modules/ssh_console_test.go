@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,11 +48,24 @@ func TestAuthkeyFingerprintsModule(t *testing.T) {
 		"etc/passwd":                      "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\nsvc:x:999:999::/nonexistent:/bin/false\n",
 		"etc/group":                       "root:x:0:\n",
 		"home/alice/.ssh/authorized_keys": string(keys),
+		"home/bob/.profile":               "",
 	}
 	cfg := "users:\n- name: alice\n- name: bob\n- {name: svc, system: true}\nauthkey_hash: md5\n"
 	c, _, out := testContext(t, yamlCfg(t, cfg), files)
 	if err := SSHAuthkeyFingerprints.Run(context.Background(), c); err != nil {
 		t.Fatal(err)
+	}
+	// As check_create_path: bob, who has no keys, gets an empty file.
+	for p, want := range map[string]fs.FileMode{"/home/bob/.ssh": fs.ModeDir | 0o700, "/home/bob/.ssh/authorized_keys": 0o600} {
+		if fi, err := c.Root.Lstat(p); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v, err %v; want mode %v", p, fi, err, want)
+		}
+	}
+	if b, err := c.Root.ReadFile("/home/alice/.ssh/authorized_keys"); err != nil || string(b) != string(keys) {
+		t.Errorf("alice's keys changed: %q, %v", b, err)
+	}
+	if c.Root.Exists("/nonexistent") {
+		t.Error("the system user's home was created")
 	}
 	want, _ := os.ReadFile("testdata/ssh_console/want-authkey.txt")
 	md5Part := strings.Split(strings.Split(string(want), "=== md5\n")[1], "=== sha512")[0]

@@ -231,11 +231,15 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	writeSecret(idir+"/user-data.txt", d.UserData)
 	writeSecret(idir+"/vendor-data.txt", d.VendorData)
 	writeSecret(idir+"/cloud-config.txt", cloudConfigText(m.User))
-	if m.VendorEnabled {
+	// Without vendor data cloud-init's _consume_vendordata returns early
+	// ("no vendordata provided"): no vendor cloud-config file. The raw
+	// vendor-data2.txt is written every time, empty when there is none
+	// (_store_raw_vendordata).
+	if m.VendorEnabled && len(d.VendorData) > 0 {
 		writeSecret(idir+"/vendor-cloud-config.txt", cloudConfigText(m.Vendor))
 	}
+	writeSecret(idir+"/vendor-data2.txt", d.VendorData2)
 	if len(d.VendorData2) > 0 {
-		writeSecret(idir+"/vendor-data2.txt", d.VendorData2)
 		if m.Vendor2Enabled {
 			writeSecret(idir+"/vendor2-cloud-config.txt", cloudConfigText(m.Vendor2))
 		}

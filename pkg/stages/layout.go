@@ -20,8 +20,10 @@ var cloudDirs = []string{
 	"seed", "instances", "handlers", "sem", "data",
 }
 
-// instanceDirs are created in instances/<iid>.
-var instanceDirs = []string{"boothooks", "handlers", "scripts", "scripts/vendor", "sem", "data"}
+// instanceDirs are created in instances/<iid> (stages.py
+// _get_instance_subdirs); others (boothooks, data, scripts/vendor) appear
+// when something is written into them.
+var instanceDirs = []string{"handlers", "scripts", "sem"}
 
 // PreviousInstanceID reads data/instance-id from the target ("" if none).
 func PreviousInstanceID(t *target.Root) string {
