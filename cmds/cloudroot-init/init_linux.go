@@ -98,6 +98,13 @@ func run() error {
 	if err != nil {
 		b.fatalRoot(spec, fmt.Errorf("open %s: %w", sysroot, err))
 	}
+	// A power cut during an earlier boot may have left an account commit
+	// half done: finish or undo it before anything reads the databases.
+	if rc, err := t.Recover(); err != nil {
+		b.log.Warn("recovering an interrupted account commit", "err", err)
+	} else if !rc.Empty() {
+		b.log.Warn("finished an account commit interrupted by a power cut", "rolled_forward", rc.RolledForward, "rolled_back", rc.RolledBack)
+	}
 	b.startHostKeys(t)
 	run, _ := target.New("/", target.WithDeferredSync())
 

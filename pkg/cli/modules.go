@@ -84,6 +84,11 @@ func runModules(ctx context.Context, env *Env, args []string) int {
 		cilog.NewHandler(logw, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 		env.Log.Handler(),
 	)).With("stage", "modules-"+mode)
+	if rc, err := root.Recover(); err != nil {
+		log.Warn("recovering an interrupted account commit", "err", err)
+	} else if !rc.Empty() {
+		log.Warn("finished an account commit interrupted by a power cut", "rolled_forward", rc.RolledForward, "rolled_back", rc.RolledBack)
+	}
 	start := time.Now()
 	_, _ = io.WriteString(outw, stages.Welcome(Version, "modules:"+mode, env.Now(), env.Uptime()))
 	log.Info("cloudroot agent starting", "version", Version, "mode", mode)

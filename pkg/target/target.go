@@ -51,6 +51,12 @@ type Root struct {
 	acct sync.Mutex
 	// deferSync skips the per-file fsync; the owner calls Sync once.
 	deferSync bool
+	// acctSeq numbers account commits (journal names); journals are
+	// finished commits whose journal waits for the next Sync. Both under acct.
+	acctSeq  int
+	journals []string
+	// faultAt, when set (tests), simulates a power cut at a named point.
+	faultAt func(point string) error
 }
 
 // Option configures a Root.
@@ -69,8 +75,13 @@ func WithClock(now func() time.Time) Option { return func(t *Root) { t.now = now
 // emulation dozens of fsyncs cost more than the provisioning itself.
 func WithDeferredSync() Option { return func(t *Root) { t.deferSync = true } }
 
-// Sync flushes the root's filesystem (syncfs) so deferred writes are durable.
-func (r *Root) Sync() error { return syncFS(r.dir) }
+// WithFaultHook calls hook at the points where a power cut is interesting
+// ("sync", "flush <path>", "acct-staged", "acct-journal", "acct-flushed",
+// "acct-renamed-<i>"); a non-nil error stops the operation there. For tests
+// that simulate crashes.
+func WithFaultHook(hook func(point string) error) Option {
+	return func(t *Root) { t.faultAt = hook }
+}
 
 // DefaultPath is the PATH commands run with when Cmd.Env is nil.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -315,7 +326,10 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("target: chmod %s: %w", p, err)
 	}
-	if !r.deferSync {
+	if !r.deferSync || r.needsReplaceFlush(p, hp) {
+		if err := r.fault("flush " + p); err != nil {
+			return err
+		}
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("target: fsync %s: %w", p, err)
 		}
