@@ -9,6 +9,7 @@
 package target
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -271,6 +272,14 @@ func (r *Root) WriteFile(p string, data []byte, perm fs.FileMode) error {
 // fsynced. A symlink at p is resolved inside the root and its target replaced
 // (the target's directory is created when missing).
 func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
+	return r.WriteFileFrom(p, bytes.NewReader(data), o)
+}
+
+// WriteFileFrom is WriteFileOpts with the content read from src, copied
+// through a small buffer: a large file is never held in memory. With
+// o.Append the existing content is copied first, the same way. An error
+// from src leaves p as it was.
+func (r *Root) WriteFileFrom(p string, src io.Reader, o WriteOpts) error {
 	if !path.IsAbs(p) {
 		p = "/" + p
 	}
@@ -294,13 +303,6 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 			return err
 		}
 	}
-	if o.Append {
-		old, err := os.ReadFile(hp)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("target: append %s: %w", p, err)
-		}
-		data = append(old, data...)
-	}
 	mode := unixMode(o.Perm)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(hp)+".tmp-*")
 	if err != nil {
@@ -314,7 +316,20 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if o.Append {
+		old, err := os.Open(hp)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("target: append %s: %w", p, err)
+		}
+		if err == nil {
+			_, err = io.Copy(f, old)
+			old.Close()
+			if err != nil {
+				return fmt.Errorf("target: append %s: %w", p, err)
+			}
+		}
+	}
+	if _, err := io.Copy(f, src); err != nil {
 		return fmt.Errorf("target: write %s: %w", p, err)
 	}
 	if o.UID >= 0 || o.GID >= 0 {
