@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,8 +57,18 @@ func TestDatasourceCacheRoundTrip(t *testing.T) {
 	if err := WriteInstanceLayout(r, cacheRoot(t), "iid-1", "", d.Description(), d.Name); err != nil {
 		t.Fatal(err)
 	}
+	// As Init does: the raw data first, then the cache that refers to it.
+	if err := r.WriteFile(state.InstanceDir("iid-1")+"/user-data.txt", d.UserData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFile(state.InstanceDir("iid-1")+"/vendor-data.txt", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteDatasourceCache(r, d); err != nil {
 		t.Fatal(err)
+	}
+	if b, _ := r.ReadFile(state.InstanceDir("iid-1") + "/" + DatasourceCacheName); strings.Contains(string(b), "cGFzc3dvcmQ") || strings.Contains(string(b), "password") {
+		t.Errorf("the cache holds another copy of the user-data:\n%s", b)
 	}
 	fi, err := os.Stat(filepath.Join(r.Dir(), state.InstanceDir("iid-1"), DatasourceCacheName))
 	if err != nil {
@@ -72,6 +83,14 @@ func TestDatasourceCacheRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(d, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+
+	// A user-data file a power cut emptied is not taken for the answer.
+	if err := r.WriteFile(state.InstanceDir("iid-1")+"/user-data.txt", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadDatasourceCache(r); err == nil || got != nil {
+		t.Errorf("cache with an emptied user-data.txt = %v, %v; want an error", got, err)
 	}
 
 	// A damaged cache is an error naming the file; the boot searches anew.
