@@ -9,6 +9,7 @@
 package target
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -280,6 +281,16 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 // o.Append the existing content is copied first, the same way. An error
 // from src leaves p as it was.
 func (r *Root) WriteFileFrom(p string, src io.Reader, o WriteOpts) error {
+	return r.WriteFileWith(p, o, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+}
+
+// WriteFileWith is WriteFileOpts with the content produced by fn writing to
+// w (buffered): an encoder streams into the file instead of building the
+// whole text in memory. An error from fn leaves p as it was.
+func (r *Root) WriteFileWith(p string, o WriteOpts, fn func(w io.Writer) error) error {
 	if !path.IsAbs(p) {
 		p = "/" + p
 	}
@@ -329,7 +340,11 @@ func (r *Root) WriteFileFrom(p string, src io.Reader, o WriteOpts) error {
 			}
 		}
 	}
-	if _, err := io.Copy(f, src); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := fn(bw); err != nil {
+		return fmt.Errorf("target: write %s: %w", p, err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("target: write %s: %w", p, err)
 	}
 	if o.UID >= 0 || o.GID >= 0 {
