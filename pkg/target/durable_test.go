@@ -238,3 +238,43 @@ func TestReplaceFlush(t *testing.T) {
 		t.Errorf("flushed %q, want %q", flushed, want)
 	}
 }
+
+// TestAccountCommitCrashAfterFinishedCommit cuts the second of two commits
+// before its flush, while the first one's journal still waits for a
+// barrier: the first user stays whole, the second is in no database.
+func TestAccountCommitCrashAfterFinishedCommit(t *testing.T) {
+	r := debianRoot(t)
+	r.deferSync = true
+	if _, _, err := r.AddUser(UserSpec{Name: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	r.faultAt = func(p string) error {
+		if p == "acct-journal" {
+			return errCut
+		}
+		return nil
+	}
+	if _, _, err := r.AddUser(UserSpec{Name: "two"}); !errors.Is(err, errCut) {
+		t.Fatalf("AddUser = %v, want the cut", err)
+	}
+	// The second commit's staged files and journal lose their data.
+	ents, _ := os.ReadDir(filepath.Join(r.Dir(), "etc"))
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, acctNewInfix+"2") || n == acctJournalPrefix+"2"+acctJournalSuffix {
+			os.Truncate(filepath.Join(r.Dir(), "etc", n), 0)
+		}
+	}
+	next, _ := New(r.Dir())
+	if _, err := next.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{PasswdFile, ShadowFile, GroupFile, GshadowFile} {
+		b, _ := next.ReadFile(f)
+		if !strings.Contains(string(b), "\none:") {
+			t.Errorf("%s lost the first user", f)
+		}
+		if strings.Contains(string(b), "\ntwo:") {
+			t.Errorf("%s has the second user, whose commit never flushed", f)
+		}
+	}
+}
