@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,5 +181,29 @@ func TestRestoreDatasource(t *testing.T) {
 	}
 	if FallbackToCache(cached, CacheTrust, reg(false, true)) != nil {
 		t.Error("fallback in trust mode (trust restores before searching)")
+	}
+}
+
+// TestWriteStatusRootFull: when the root cannot take status.json, /run
+// holds it, and the next stage reads it back from there.
+func TestWriteStatusRootFull(t *testing.T) {
+	r := cacheRoot(t)
+	// /var/lib/cloud is a file: nothing can be created under it.
+	if err := r.WriteFile("/var/lib/cloud", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := state.NewStatus()
+	st.Get(state.StageInit).AddRecoverable("WARNING", "marker")
+	err := WriteStatus(r, r, st)
+	if err == nil || !strings.Contains(err.Error(), "kept in "+state.RunStatusLink) {
+		t.Fatalf("WriteStatus = %v, want the fallback reported", err)
+	}
+	fi, err := r.Lstat(state.RunStatusLink)
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("%s: %v, %v; want a regular file", state.RunStatusLink, fi, err)
+	}
+	got := ReadStatus(r)
+	if b, _ := json.Marshal(got); !strings.Contains(string(b), "marker") {
+		t.Errorf("ReadStatus did not find the status kept in /run: %s", b)
 	}
 }
