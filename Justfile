@@ -25,7 +25,7 @@ test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-im
     # QEMU suite: full output in build/integration.log, the summary here,
     # the whole log on failure.
     rc=0
-    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 25m -v ./integration/ > {{build}}/integration.log 2>&1 || rc=$?
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 40m -v ./integration/ > {{build}}/integration.log 2>&1 || rc=$?
     if [ "$rc" -ne 0 ]; then cat {{build}}/integration.log; else grep -E '^(=== RUN|--- |PASS|FAIL|ok)' {{build}}/integration.log; fi
     exit "$rc"
 
