@@ -503,6 +503,8 @@ func TestRunStageSemaphoreOrder(t *testing.T) {
 		"script=true runcmd-sem=false once-sem=false",
 		// after them, before scripts_per_once runs
 		"script=true runcmd-sem=true once-sem=true",
+		// after scripts_per_once ran: what it wrote is made durable
+		"script=true runcmd-sem=true once-sem=true",
 	}
 	if diff := cmp.Diff(want, syncs); diff != "" {
 		t.Errorf("state at each barrier (-want +got):\n%s", diff)

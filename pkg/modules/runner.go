@@ -159,7 +159,9 @@ var atMostOnce = map[string]bool{
 // together after one barrier (Root.Sync) at the end of the stage, except
 // for atMostOnce modules, whose semaphore is made durable (with everything
 // before it) before they start. A cut thus re-runs an idempotent module
-// (at least once) and never re-runs a user script (at most once).
+// (at least once) and never re-runs a user script (at most once); a user
+// script's module is followed by a barrier too, so what a finished script
+// wrote survives a later cut.
 func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	rep := Report{Durations: map[string]float64{}, Starts: map[string]float64{}}
 	var pending []semWrite
@@ -226,6 +228,14 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		}
 		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
 		err := runModule(ctx, c, m)
+		if sem != "" && atMostOnce[m.Name] && c.Root.DeferredSync() {
+			// What the user's code wrote is on disk before the next module:
+			// a cut after a script finished does not lose its effects
+			// (it would not run again).
+			if serr := c.Root.Sync(); serr != nil {
+				c.Log.Warn("durability barrier after the module", "module", m.Name, "err", serr)
+			}
+		}
 		d := time.Since(start).Seconds()
 		rep.Durations[m.Name] = d
 		rep.Ran = append(rep.Ran, m.Name)
