@@ -238,9 +238,9 @@ func verifiesPassword(hash, pw string) bool {
 	return err == nil && got == hash
 }
 
-// debianImage returns the Debian image or skips (fails under
+// needDebianImage returns the Debian image or skips (fails under
 // CLOUDROOT_INTEGRATION=1) when it was not built.
-func debianImage(t *testing.T, a harness.Artifacts) {
+func needDebianImage(t *testing.T, a harness.Artifacts) {
 	t.Helper()
 	if fi, err := os.Stat(a.Debian); err != nil || !fi.Mode().IsRegular() {
 		msg := "no " + a.Debian + " (build it with `just debian-image`)"
@@ -253,7 +253,7 @@ func debianImage(t *testing.T, a harness.Artifacts) {
 
 func TestDebianModules(t *testing.T) {
 	a := artifacts(t)
-	debianImage(t, a)
+	needDebianImage(t, a)
 	needTools(t, "nc", "apt-get", "dpkg-scanpackages", "gpg")
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

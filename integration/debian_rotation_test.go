@@ -109,7 +109,7 @@ func rotationMetaData(t *testing.T, adminPass string) string {
 
 func TestDebianAdminPassRotation(t *testing.T) {
 	a := artifacts(t)
-	debianImage(t, a)
+	needDebianImage(t, a)
 	needTools(t, "nc")
 	vd, err := json.Marshal(map[string]string{"cloud-init": rotationVendorData})
 	if err != nil {

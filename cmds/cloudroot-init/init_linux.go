@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,15 @@ func run() error {
 		cilog.NewHandler(b.logBuf, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 	))
 	b.log.Info("cloudroot-init starting", "version", Version, "pid", os.Getpid())
+	// A soft memory limit at half the RAM: the collector reclaims garbage
+	// before the heap passes it instead of letting a large user-data's
+	// transient copies pile up (an OOM kill of PID 1 is a kernel panic).
+	// What the init stage needs at once is bounded separately
+	// (docs/security.md, "Memory ceiling").
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
+		debug.SetMemoryLimit(max(int64(si.Totalram)*int64(si.Unit)/2, 64<<20))
+	}
 	if os.Getpid() != 1 {
 		b.log.Warn("not running as PID 1: switch_root only works from PID 1")
 	}
@@ -120,6 +130,13 @@ func run() error {
 	t, err := target.New(sysroot, target.WithDeferredSync())
 	if err != nil {
 		b.fatalRoot(spec, fmt.Errorf("open %s: %w", sysroot, err))
+	}
+	// A power cut during an earlier boot may have left an account commit
+	// half done: finish or undo it before anything reads the databases.
+	if rc, err := t.Recover(); err != nil {
+		b.log.Warn("recovering an interrupted account commit", "err", err)
+	} else if !rc.Empty() {
+		b.log.Warn("finished an account commit interrupted by a power cut", "rolled_forward", rc.RolledForward, "rolled_back", rc.RolledBack)
 	}
 	b.startHostKeys(t)
 	run, _ := target.New("/", target.WithDeferredSync())
@@ -641,15 +658,15 @@ func (b *boot) handoff(t, run *target.Root) error {
 	} else if err := run.WriteFile(state.EnabledMarker, nil, 0o644); err != nil {
 		errs = append(errs, err)
 	}
-	st, err := state.Marshal(b.st)
-	if err != nil {
-		return err
-	}
-	if err := run.WriteFile(state.StateFile, st, 0o600); err != nil {
+	// Encoded into each file rather than marshalled once and copied: the
+	// state may carry a large config (docs/security.md, "Memory ceiling").
+	encode := func(w io.Writer) error { return state.Encode(w, b.st) }
+	private := target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}
+	if err := run.WriteFileWith(state.StateFile, private, encode); err != nil {
 		errs = append(errs, err)
 	}
 	if !b.st.Disabled && b.st.InstanceID != "" {
-		if err := t.WriteFile(state.InstanceDir(b.st.InstanceID)+"/"+state.InstanceStateName, st, 0o600); err != nil {
+		if err := t.WriteFileWith(state.InstanceDir(b.st.InstanceID)+"/"+state.InstanceStateName, private, encode); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -128,6 +128,11 @@ func runStage(ctx context.Context, env *Env, mode string, files []string, asInit
 		cilog.NewHandler(logw, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 		secret.NewHandler(env.Log.Handler(), known),
 	)).With("stage", stageName)
+	if rc, err := root.Recover(); err != nil {
+		log.Warn("recovering an interrupted account commit", "err", err)
+	} else if !rc.Empty() {
+		log.Warn("finished an account commit interrupted by a power cut", "rolled_forward", rc.RolledForward, "rolled_back", rc.RolledBack)
+	}
 	start := time.Now()
 	_, _ = io.WriteString(outw, stages.Welcome(Version, action, env.Now(), env.Uptime()))
 	log.Info("cloudroot agent starting", "version", Version, "mode", mode)

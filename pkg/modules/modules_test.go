@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 func yamlCfg(t *testing.T, s string) Config {
@@ -467,5 +469,46 @@ func TestPresentKeysSkipsNoopDefaults(t *testing.T) {
 				t.Errorf("presentKeys = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRunStageSemaphoreOrder checks the crash ordering of semaphores: an
+// idempotent module's semaphore is written after its effects and a barrier,
+// a user-script module's semaphore is durable before it runs.
+func TestRunStageSemaphoreOrder(t *testing.T) {
+	cfg := yamlCfg(t, "cloud_config_modules: [runcmd, scripts_per_once]\nruncmd: [ls]\n")
+	c, _, _ := testContext(t, cfg, baseFiles)
+	const (
+		script  = "/var/lib/cloud/instances/iid-test/scripts/runcmd"
+		semRun  = "/var/lib/cloud/instances/iid-test/sem/config_runcmd"
+		semOnce = "/var/lib/cloud/sem/config_scripts_per_once.once"
+	)
+	var root *target.Root
+	var syncs []string
+	hook := func(p string) error {
+		if p == "sync" {
+			syncs = append(syncs, fmt.Sprintf("script=%v runcmd-sem=%v once-sem=%v", root.Exists(script), root.Exists(semRun), root.Exists(semOnce)))
+		}
+		return nil
+	}
+	root, err := target.New(c.Root.Dir(), target.WithDeferredSync(), target.WithFaultHook(hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Root = root
+	rep := RunStage(context.Background(), c, StageConfig)
+	if len(rep.Errors) > 0 {
+		t.Fatal(rep.Errors)
+	}
+	want := []string{
+		// before the semaphores: runcmd's script is there, no semaphore yet
+		"script=true runcmd-sem=false once-sem=false",
+		// after them, before scripts_per_once runs
+		"script=true runcmd-sem=true once-sem=true",
+		// after scripts_per_once ran: what it wrote is made durable
+		"script=true runcmd-sem=true once-sem=true",
+	}
+	if diff := cmp.Diff(want, syncs); diff != "" {
+		t.Errorf("state at each barrier (-want +got):\n%s", diff)
 	}
 }

@@ -132,14 +132,35 @@ type Report struct {
 	Starts map[string]float64
 }
 
+// atMostOnce are the modules that run user code or may reboot the machine.
+// Their semaphore is on disk before they start: a power cut while they run
+// never runs them again (cloud-init's behaviour, and no reboot loop when a
+// user script reboots). Every other module's semaphore is written after it
+// ran, behind a durability barrier, so a cut re-runs it rather than leaving
+// a semaphore without the module's files (those modules are idempotent).
+var atMostOnce = map[string]bool{
+	"scripts_vendor": true, "scripts_per_instance": true, "scripts_per_once": true,
+	"scripts_user": true, "power_state_change": true, "package_update_upgrade_install": true,
+}
+
 // RunStage runs a stage's modules in order with cloud-init's frequency
 // semantics: per-instance modules run once per instance-id (semaphore
 // instances/<iid>/sem/config_<name>), per-once ever (sem/config_<name>.once),
-// always every time. The semaphore is taken before the module runs, so a
-// failed module is not retried on the next boot (as cloud-init does).
-// A failing module is recorded and the next one runs.
+// always every time. A failed module keeps its semaphore and is not retried
+// on the next boot (as in cloud-init). A failing module is recorded and the
+// next one runs.
+//
+// Semaphores and power cuts: a module's semaphore never reaches the disk
+// before its effects. The semaphores of the modules that ran are written
+// together after one barrier (Root.Sync) at the end of the stage, except
+// for atMostOnce modules, whose semaphore is made durable (with everything
+// before it) before they start. A cut thus re-runs an idempotent module
+// (at least once) and never re-runs a user script (at most once); a user
+// script's module is followed by a barrier too, so what a finished script
+// wrote survives a later cut.
 func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	rep := Report{Durations: map[string]float64{}, Starts: map[string]float64{}}
+	var pending []semWrite
 	entries, problems := StageList(c.Config, stage)
 	for _, p := range problems {
 		c.warn("%s", p)
@@ -184,12 +205,17 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 			continue
 		}
 		if sem != "" {
-			body := fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)
-			if err := c.Root.WriteFile(sem, []byte(body), 0o644); err != nil {
-				rep.Errors = append(rep.Errors, fmt.Sprintf("Running module %s failed: semaphore %s: %v", m.Name, sem, err))
-				ev.Fail()
-				ev.Finish()
-				continue
+			w := semWrite{module: m.Name, path: sem, body: fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)}
+			if atMostOnce[m.Name] {
+				if !c.commitSems(&rep, append(pending, w), true) {
+					pending = nil
+					ev.Fail()
+					ev.Finish()
+					continue
+				}
+				pending = nil
+			} else {
+				pending = append(pending, w)
 			}
 		}
 		start := time.Now()
@@ -198,6 +224,14 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		}
 		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
 		err := runModule(ctx, c, m)
+		if sem != "" && atMostOnce[m.Name] && c.Root.DeferredSync() {
+			// What the user's code wrote is on disk before the next module:
+			// a cut after a script finished does not lose its effects
+			// (it would not run again).
+			if serr := c.Root.Sync(); serr != nil {
+				c.Log.Warn("durability barrier after the module", "module", m.Name, "err", serr)
+			}
+		}
 		d := time.Since(start).Seconds()
 		rep.Durations[m.Name] = d
 		rep.Ran = append(rep.Ran, m.Name)
@@ -212,7 +246,39 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		c.Log.Info("finished module", "module", m.Name, "duration", d)
 		ev.Finish()
 	}
+	c.commitSems(&rep, pending, false)
 	return rep
+}
+
+// semWrite is a semaphore to take.
+type semWrite struct{ module, path, body string }
+
+// commitSems makes what the stage wrote so far durable, then writes sems
+// (and, with after, makes them durable too). A semaphore that cannot be
+// written is a module error; it reports whether the last one was written.
+func (c *Context) commitSems(rep *Report, sems []semWrite, after bool) bool {
+	if len(sems) == 0 {
+		return true
+	}
+	if c.Root.DeferredSync() {
+		if err := c.Root.Sync(); err != nil {
+			c.Log.Warn("durability barrier before the semaphores", "err", err)
+		}
+	}
+	ok := true
+	for _, w := range sems {
+		ok = true
+		if err := c.Root.WriteFile(w.path, []byte(w.body), 0o644); err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("Running module %s failed: semaphore %s: %v", w.module, w.path, err))
+			ok = false
+		}
+	}
+	if after && c.Root.DeferredSync() {
+		if err := c.Root.Sync(); err != nil {
+			c.Log.Warn("durability barrier after the semaphores", "err", err)
+		}
+	}
+	return ok
 }
 
 // runModule runs m with c.Log naming the module, so its lines are

@@ -84,6 +84,8 @@ func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module
 	if !strings.HasPrefix(p, "/") {
 		return fmt.Errorf("path %q is not absolute", p)
 	}
+	// The content is decoded while it is written: a large payload is never
+	// held decoded in memory (docs/security.md, "Memory ceiling").
 	data, ok, err := writeFileContent(ctx, c, ent, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
@@ -105,33 +107,102 @@ func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module
 		return fmt.Errorf("%s: owner %q: %w", p, owner, err)
 	}
 	appendMode := TranslateBool(ent["append"], false)
-	if err := c.Root.WriteFileOpts(p, data, target.WriteOpts{Perm: perm, UID: uid, GID: gid, Append: appendMode}); err != nil {
-		return err
+	cr := &countingReader{r: data}
+	if err := c.Root.WriteFileFrom(p, cr, target.WriteOpts{Perm: perm, UID: uid, GID: gid, Append: appendMode}); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
 	}
-	c.Log.Debug("wrote file", "module", "write_files", "path", p, "bytes", len(data))
+	c.Log.Debug("wrote file", "module", "write_files", "path", p, "bytes", cr.n)
 	return nil
 }
 
-// DecodeContent applies write_files' `encoding`.
-func DecodeContent(b []byte, enc string) ([]byte, error) {
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// DecodeReader is DecodeContent as a stream over content: base64 is
+// decoded and gzip inflated as the reader is read (whitespace in base64
+// skipped, padding optional), and an inflated payload over MaxDecodedFile
+// is an error.
+func DecodeReader(content, enc string) (io.Reader, error) {
 	switch strings.ToLower(strings.TrimSpace(enc)) {
 	case "", "text/plain":
-		return b, nil
+		return strings.NewReader(content), nil
 	case "b64", "base64":
-		return b64(b)
+		return b64Reader(content), nil
 	case "gz", "gzip":
-		return gunzip(b)
+		return gunzipReader(strings.NewReader(content))
 	case "gz+base64", "gzip+base64", "gz+b64", "gzip+b64":
-		d, err := b64(b)
-		if err != nil {
-			return nil, err
-		}
-		return gunzip(d)
+		return gunzipReader(b64Reader(content))
 	}
 	return nil, fmt.Errorf("unknown encoding %q (want b64, base64, gz, gzip, gz+b64, gzip+base64, text/plain)", enc)
 }
 
-// b64 is Python's base64.b64decode, as cloud-init's write_files applies it.
+// b64Reader is Python's base64.b64decode as cloud-init's write_files
+// applies it (pyval.B64Decode), decoding as the content is read.
+func b64Reader(s string) io.Reader {
+	return &errPrefixReader{r: pyval.NewB64Decoder(strings.NewReader(s)), prefix: "base64 decode"}
+}
+
+type errPrefixReader struct {
+	r      io.Reader
+	prefix string
+}
+
+func (e *errPrefixReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: %w", e.prefix, err)
+	}
+	return n, err
+}
+
+// gunzipReader inflates r, failing past MaxDecodedFile bytes.
+func gunzipReader(r io.Reader) (io.Reader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("gzip decode: %w", err)
+	}
+	return &errPrefixReader{r: &capReader{r: zr, left: MaxDecodedFile}, prefix: "gzip decode"}, nil
+}
+
+// capReader fails once more than left bytes have been read.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, fmt.Errorf("content larger than %d bytes", MaxDecodedFile)
+	}
+	return n, err
+}
+
+// DecodeContent applies write_files' `encoding` to b (DecodeReader, read
+// whole).
+func DecodeContent(b []byte, enc string) ([]byte, error) {
+	r, err := DecodeReader(string(b), enc)
+	if err != nil {
+		return nil, err
+	}
+	d, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// b64 is Python's base64.b64decode of base64 held in memory (small
+// payloads: seed_random).
 func b64(b []byte) ([]byte, error) {
 	d, err := pyval.B64Decode(b)
 	if err != nil {

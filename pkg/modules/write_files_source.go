@@ -16,9 +16,11 @@ package modules
 // to fetch them in the final stage, from the booted system.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,7 +46,7 @@ type WriteFilesOptions struct {
 
 // writeFileContent is the entry's content: fetched from source.uri, else
 // decoded from content; ok is false when there is none to write.
-func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts WriteFilesOptions) (data []byte, ok bool, err error) {
+func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts WriteFilesOptions) (data io.Reader, ok bool, err error) {
 	src, _ := ent["source"].(map[string]any)
 	uri := strings.TrimLeft(scalarString(src["uri"]), " \t\r\n")
 	content, hasContent := ent["content"]
@@ -52,12 +54,12 @@ func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts 
 		hasContent = false
 	}
 	if !hasContent && uri == "" {
-		return []byte{}, true, nil
+		return strings.NewReader(""), true, nil
 	}
 	if uri != "" {
 		data, err := fetchSource(ctx, c, uri, src["headers"], opts)
 		if err == nil {
-			return data, true, nil
+			return bytes.NewReader(data), true, nil
 		}
 		if errors.Is(err, context.Canceled) {
 			return nil, false, err
@@ -67,7 +69,7 @@ func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts 
 	if !hasContent {
 		return nil, false, nil
 	}
-	d, err := DecodeContent([]byte(scalarString(content)), scalarString(ent["encoding"]))
+	d, err := DecodeReader(scalarString(content), scalarString(ent["encoding"]))
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,29 +27,53 @@ const DatasourceCacheName = "cloudroot-datasource.json"
 // the cache trusted as `manual_cache_clean: true` does.
 const ManualCleanMarker = "manual-clean"
 
-const dsCacheVersion = 1
+// dsCacheVersion 2 keeps user-data and vendor-data out of the cache: they
+// are the instance's user-data.txt and vendor-data.txt (written before the
+// cache), so a large user-data is on disk once. Version 1 caches, with the
+// data inline, are still read.
+const dsCacheVersion = 2
 
 type dsCache struct {
 	Version int              `json:"version"`
 	Data    *datasource.Data `json:"data"`
+	// UserDataFile and VendorDataFile are the paths (inside the target) of
+	// the raw data left out of Data.
+	UserDataFile   string `json:"user_data_file,omitempty"`
+	VendorDataFile string `json:"vendor_data_file,omitempty"`
+	// UserDataSum and VendorDataSum are the SHA-256 of the files' expected
+	// content: a file a power cut left empty or stale is not taken for the
+	// datasource's answer (the boot searches anew instead).
+	UserDataSum   string `json:"user_data_sha256,omitempty"`
+	VendorDataSum string `json:"vendor_data_sha256,omitempty"`
 }
 
-// WriteDatasourceCache stores d in its instance directory (0600).
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// WriteDatasourceCache stores d in its instance directory (0600). The
+// instance's user-data.txt and vendor-data.txt must already hold
+// d.UserData and d.VendorData.
 func WriteDatasourceCache(t *target.Root, d *datasource.Data) error {
-	b, err := json.Marshal(dsCache{Version: dsCacheVersion, Data: d})
+	idir := state.InstanceDir(d.InstanceID())
+	c := *d
+	c.UserData, c.VendorData = nil, nil
+	b, err := json.Marshal(dsCache{Version: dsCacheVersion, Data: &c, UserDataFile: idir + "/user-data.txt", VendorDataFile: idir + "/vendor-data.txt",
+		UserDataSum: sha256Hex(d.UserData), VendorDataSum: sha256Hex(d.VendorData)})
 	if err != nil {
 		return fmt.Errorf("datasource cache: %w", err)
 	}
-	p := state.InstanceDir(d.InstanceID()) + "/" + DatasourceCacheName
-	if err := t.WriteFile(p, b, 0o600); err != nil {
+	if err := t.WriteFile(idir+"/"+DatasourceCacheName, b, 0o600); err != nil {
 		return fmt.Errorf("datasource cache: %w", err)
 	}
 	return nil
 }
 
 // ReadDatasourceCache reads the current instance's cached answer (through
-// /var/lib/cloud/instance). No cache is (nil, nil); an unreadable one is an
-// error, and the caller searches anew.
+// /var/lib/cloud/instance). No cache is (nil, nil); an unreadable one (or
+// one whose user-data file is gone) is an error, and the caller searches
+// anew.
 func ReadDatasourceCache(t *target.Root) (*datasource.Data, error) {
 	p := state.InstanceLink + "/" + DatasourceCacheName
 	b, err := t.ReadFile(p)
@@ -61,8 +87,25 @@ func ReadDatasourceCache(t *target.Root) (*datasource.Data, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("datasource cache %s: %w", p, err)
 	}
-	if c.Version != dsCacheVersion || c.Data == nil || c.Data.Name == "" {
+	if (c.Version != 1 && c.Version != dsCacheVersion) || c.Data == nil || c.Data.Name == "" {
 		return nil, fmt.Errorf("datasource cache %s: version %d not understood", p, c.Version)
+	}
+	for _, f := range []struct {
+		p, sum string
+		dst    *[]byte
+	}{{c.UserDataFile, c.UserDataSum, &c.Data.UserData}, {c.VendorDataFile, c.VendorDataSum, &c.Data.VendorData}} {
+		if f.p == "" {
+			continue
+		}
+		if *f.dst, err = t.ReadFile(f.p); err != nil {
+			return nil, fmt.Errorf("datasource cache %s: %w", p, err)
+		}
+		if sha256Hex(*f.dst) != f.sum {
+			return nil, fmt.Errorf("datasource cache %s: %s does not hold the cached data", p, f.p)
+		}
+		if len(*f.dst) == 0 {
+			*f.dst = nil
+		}
 	}
 	return c.Data, nil
 }

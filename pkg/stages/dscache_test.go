@@ -2,8 +2,10 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,8 +58,18 @@ func TestDatasourceCacheRoundTrip(t *testing.T) {
 	if err := WriteInstanceLayout(r, cacheRoot(t), "iid-1", "", d.Description(), d.Name); err != nil {
 		t.Fatal(err)
 	}
+	// As Init does: the raw data first, then the cache that refers to it.
+	if err := r.WriteFile(state.InstanceDir("iid-1")+"/user-data.txt", d.UserData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFile(state.InstanceDir("iid-1")+"/vendor-data.txt", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteDatasourceCache(r, d); err != nil {
 		t.Fatal(err)
+	}
+	if b, _ := r.ReadFile(state.InstanceDir("iid-1") + "/" + DatasourceCacheName); strings.Contains(string(b), "cGFzc3dvcmQ") || strings.Contains(string(b), "password") {
+		t.Errorf("the cache holds another copy of the user-data:\n%s", b)
 	}
 	fi, err := os.Stat(filepath.Join(r.Dir(), state.InstanceDir("iid-1"), DatasourceCacheName))
 	if err != nil {
@@ -72,6 +84,14 @@ func TestDatasourceCacheRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(d, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+
+	// A user-data file a power cut emptied is not taken for the answer.
+	if err := r.WriteFile(state.InstanceDir("iid-1")+"/user-data.txt", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadDatasourceCache(r); err == nil || got != nil {
+		t.Errorf("cache with an emptied user-data.txt = %v, %v; want an error", got, err)
 	}
 
 	// A damaged cache is an error naming the file; the boot searches anew.
@@ -200,5 +220,29 @@ func TestRefreshSource(t *testing.T) {
 				t.Errorf("RefreshSource = %q (%v), want %q", got, ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestWriteStatusRootFull: when the root cannot take status.json, /run
+// holds it, and the next stage reads it back from there.
+func TestWriteStatusRootFull(t *testing.T) {
+	r := cacheRoot(t)
+	// /var/lib/cloud is a file: nothing can be created under it.
+	if err := r.WriteFile("/var/lib/cloud", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := state.NewStatus()
+	st.Get(state.StageInit).AddRecoverable("WARNING", "marker")
+	err := WriteStatus(r, r, st)
+	if err == nil || !strings.Contains(err.Error(), "kept in "+state.RunStatusLink) {
+		t.Fatalf("WriteStatus = %v, want the fallback reported", err)
+	}
+	fi, err := r.Lstat(state.RunStatusLink)
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("%s: %v, %v; want a regular file", state.RunStatusLink, fi, err)
+	}
+	got := ReadStatus(r)
+	if b, _ := json.Marshal(got); !strings.Contains(string(b), "marker") {
+		t.Errorf("ReadStatus did not find the status kept in /run: %s", b)
 	}
 }

@@ -109,8 +109,6 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	s.PreviousInstanceID = prev
 	s.NewInstance = prev != iid
 	s.MetaData = d.MetaData
-	s.UserData = d.UserData
-	s.VendorData = d.VendorData
 	s.NetworkConfig = d.NetworkConfig
 	s.Distro = dist.ID
 
@@ -166,6 +164,12 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		}
 		return res
 	}
+	// Schema: problems are recorded, never fatal (cloud-init's behaviour).
+	// Validated before the decoding below, so that the two parses of a
+	// large cloud-config are never in memory at once.
+	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
+		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) })
+	}
 	ud := decode("user-data", d.UserData)
 	vd := decode("vendor-data", d.VendorData)
 	vd2 := decode("vendor-data2", d.VendorData2)
@@ -187,11 +191,6 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	vendor2Cfg, err := vd2.Merged(mergePart)
 	if err != nil {
 		warn(fmt.Sprintf("vendor-data2: %v", err))
-	}
-
-	// Schema: problems are recorded, never fatal (cloud-init's behaviour).
-	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
-		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) })
 	}
 
 	// Merge every source in precedence order.
@@ -216,9 +215,6 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteInstanceLayout(o.Target, o.Run, iid, prev, d.Description(), d.Name); err != nil {
 		fail(err.Error())
 	}
-	if err := WriteDatasourceCache(o.Target, d); err != nil {
-		fail(err.Error())
-	}
 	if s.NewInstance || d.FilesEveryBoot {
 		writeInjectedFiles(o.Target, d.Files, d.FileModes, o.Log, fail)
 		applyFileOps(o.Target, d.FileOps, o.Log, warn)
@@ -228,20 +224,31 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 			fail(err.Error())
 		}
 	}
+	writeConfig := func(p string, cfg map[string]any) {
+		if err := writeCloudConfig(o.Target, p, cfg); err != nil {
+			fail(err.Error())
+		}
+	}
+	// The raw user-data and vendor-data live once on disk, here; the state
+	// file refers to them instead of carrying another copy.
 	writeSecret(idir+"/user-data.txt", d.UserData)
 	writeSecret(idir+"/vendor-data.txt", d.VendorData)
-	writeSecret(idir+"/cloud-config.txt", cloudConfigText(m.User))
+	s.UserDataFile, s.VendorDataFile = idir+"/user-data.txt", idir+"/vendor-data.txt"
+	if err := WriteDatasourceCache(o.Target, d); err != nil {
+		fail(err.Error())
+	}
+	writeConfig(idir+"/cloud-config.txt", m.User)
 	// Without vendor data cloud-init's _consume_vendordata returns early
 	// ("no vendordata provided"): no vendor cloud-config file. The raw
 	// vendor-data2.txt is written every time, empty when there is none
 	// (_store_raw_vendordata).
 	if m.VendorEnabled && len(d.VendorData) > 0 {
-		writeSecret(idir+"/vendor-cloud-config.txt", cloudConfigText(m.Vendor))
+		writeConfig(idir+"/vendor-cloud-config.txt", m.Vendor)
 	}
 	writeSecret(idir+"/vendor-data2.txt", d.VendorData2)
 	if len(d.VendorData2) > 0 {
 		if m.Vendor2Enabled {
-			writeSecret(idir+"/vendor2-cloud-config.txt", cloudConfigText(m.Vendor2))
+			writeConfig(idir+"/vendor2-cloud-config.txt", m.Vendor2)
 		}
 	}
 
@@ -357,15 +364,24 @@ func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) 
 	return nil
 }
 
-func cloudConfigText(cfg map[string]any) []byte {
-	if len(cfg) == 0 {
-		return []byte("#cloud-config\n{}\n")
-	}
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		return []byte("#cloud-config\n{}\n")
-	}
-	return append([]byte("#cloud-config\n"), b...)
+// writeCloudConfig writes cfg as "#cloud-config" YAML to p (0600),
+// encoded straight into the file: a large config is not built in memory.
+func writeCloudConfig(t *target.Root, p string, cfg map[string]any) error {
+	return t.WriteFileWith(p, target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "#cloud-config\n"); err != nil {
+			return err
+		}
+		if len(cfg) == 0 {
+			_, err := io.WriteString(w, "{}\n")
+			return err
+		}
+		enc := yaml.NewEncoder(w)
+		enc.SetIndent(4)
+		if err := enc.Encode(cfg); err != nil {
+			return err
+		}
+		return enc.Close()
+	})
 }
 
 // recordSchema turns schema findings into status entries the way cloud-init

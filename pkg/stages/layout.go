@@ -2,6 +2,7 @@ package stages
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -77,7 +78,9 @@ func WriteInstanceLayout(t *target.Root, run *target.Root, iid, prev, dsDescript
 
 // WriteStatus writes status.json into /var/lib/cloud/data and links
 // /run/cloud-init/status.json to it (relative, so it resolves after
-// switch_root), as cloud-init does.
+// switch_root), as cloud-init does. When the root cannot take it (full,
+// read-only), the status is written to /run/cloud-init/status.json itself,
+// so that `cloud-init status --wait` still sees the boot end.
 func WriteStatus(t, run *target.Root, st *state.Status) error {
 	if len(st.Secrets) > 0 {
 		c := *st
@@ -94,18 +97,14 @@ func WriteStatus(t, run *target.Root, st *state.Status) error {
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	if err := t.WriteFile(state.StatusFile, append(b, '\n'), 0o644); err != nil {
+	if err := writeLinked(t, run, state.StatusFile, state.RunStatusLink, append(b, '\n')); err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	if run.Dir() == t.Dir() {
-		return run.Symlink("../../var/lib/cloud/data/status.json", state.RunStatusLink)
-	}
-	// In the initramfs /run is not yet under the target: the link is made
-	// now and resolves once switch_root has moved /run into the new root.
-	return run.Symlink("../../var/lib/cloud/data/status.json", state.RunStatusLink)
+	return nil
 }
 
-// WriteResult writes result.json and its /run link.
+// WriteResult writes result.json and its /run link (with the same fallback
+// to /run as WriteStatus).
 func WriteResult(t, run *target.Root, r *state.Result) error {
 	if len(r.Secrets) > 0 {
 		c := *r
@@ -117,10 +116,29 @@ func WriteResult(t, run *target.Root, r *state.Result) error {
 	if err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
-	if err := t.WriteFile(state.ResultFile, append(b, '\n'), 0o644); err != nil {
+	if err := writeLinked(t, run, state.ResultFile, state.RunResultLink, append(b, '\n')); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
-	return run.Symlink("../../var/lib/cloud/data/result.json", state.RunResultLink)
+	return nil
+}
+
+// writeLinked writes b to p in the target and makes link in run a relative
+// symlink to it; if p cannot be written, link becomes a file holding b. In
+// the initramfs /run is not yet under the target: the link resolves once
+// switch_root has moved /run into the new root.
+func writeLinked(t, run *target.Root, p, link string, b []byte) error {
+	rel := "../.." + p
+	err := t.WriteFile(p, b, 0o644)
+	if err == nil {
+		return run.Symlink(rel, link)
+	}
+	if rerr := run.Remove(link); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if rerr := run.WriteFile(link, b, 0o644); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return fmt.Errorf("%w (kept in %s only)", err, link)
 }
 
 // ReadStatus reads status.json from the target, or a fresh status.
@@ -128,7 +146,10 @@ func ReadStatus(t *target.Root) *state.Status {
 	st := state.NewStatus()
 	b, err := t.ReadFile(state.StatusFile)
 	if err != nil {
-		return st
+		// A root that could not take the status has it in /run only.
+		if b, err = t.ReadFile(state.RunStatusLink); err != nil {
+			return st
+		}
 	}
 	var s state.Status
 	if err := json.Unmarshal(b, &s); err != nil {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -53,10 +54,16 @@ type State struct {
 	// cache: DataSourceNoCloud [...]"); empty when it was searched.
 	Restored string `json:"restored,omitempty"`
 
-	MetaData      map[string]any `json:"meta_data,omitempty"`
-	UserData      []byte         `json:"user_data,omitempty"`
-	VendorData    []byte         `json:"vendor_data,omitempty"`
-	NetworkConfig map[string]any `json:"network_config,omitempty"`
+	MetaData map[string]any `json:"meta_data,omitempty"`
+	// UserData and VendorData are inline copies; the initramfs no longer
+	// writes them (a large user-data would be held and encoded again), but
+	// UserDataFile and VendorDataFile: the raw data's path in the target
+	// (instances/<iid>/user-data.txt, vendor-data.txt, 0600).
+	UserData       []byte         `json:"user_data,omitempty"`
+	VendorData     []byte         `json:"vendor_data,omitempty"`
+	UserDataFile   string         `json:"user_data_file,omitempty"`
+	VendorDataFile string         `json:"vendor_data_file,omitempty"`
+	NetworkConfig  map[string]any `json:"network_config,omitempty"`
 
 	// Config is the merged cloud-config the modules see.
 	Config map[string]any `json:"config,omitempty"`
@@ -104,11 +111,23 @@ type Timing struct {
 // Marshal encodes s with the current version.
 func Marshal(s *State) ([]byte, error) {
 	s.Version = Version
-	b, err := json.MarshalIndent(s, "", "  ")
+	// Compact: indenting would hold a second copy of a state whose config
+	// may carry large write_files content (docs/security.md, "Memory ceiling").
+	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("state: encode: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// Encode writes s as Marshal does, straight to w: the encoding is not
+// copied again on its way out (a state may carry large write_files content).
+func Encode(w io.Writer, s *State) error {
+	s.Version = Version
+	if err := json.NewEncoder(w).Encode(s); err != nil {
+		return fmt.Errorf("state: encode: %w", err)
+	}
+	return nil
 }
 
 // Unmarshal decodes a state file, refusing unknown versions.

@@ -118,9 +118,12 @@ func (tx *acctTx) all() (pw, sh, gr, gs *dbFile, err error) {
 	return
 }
 
-// commit writes the changed files: groups before users, so that a crash in
-// between never leaves a user whose group does not exist.
+// commit writes the changed files as one set (commitAccounts): a power
+// cut leaves the old databases or the new ones. Groups are listed before
+// users.
 func (tx *acctTx) commit() error {
+	var files []acctWrite
+	var changed []*dbFile
 	for _, p := range []string{GroupFile, GshadowFile, PasswdFile, ShadowFile} {
 		f, ok := tx.files[p]
 		if !ok || !f.dirty {
@@ -130,9 +133,17 @@ func (tx *acctTx) commit() error {
 		if !f.exists {
 			o = tx.newFileOpts(p)
 		}
-		if err := tx.r.WriteFileOpts(p, f.render(), o); err != nil {
-			return err
-		}
+		files = append(files, acctWrite{path: p, data: f.render(), opts: o})
+		changed = append(changed, f)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	if err := tx.r.commitAccounts(files); err != nil {
+		return err
+	}
+	for i, f := range changed {
+		o := files[i].opts
 		f.exists, f.dirty = true, false
 		f.mode, f.uid, f.gid = o.Perm, o.UID, o.GID
 	}

@@ -9,6 +9,8 @@
 package target
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +53,12 @@ type Root struct {
 	acct sync.Mutex
 	// deferSync skips the per-file fsync; the owner calls Sync once.
 	deferSync bool
+	// acctSeq numbers account commits (journal names); journals are
+	// finished commits whose journal waits for the next Sync. Both under acct.
+	acctSeq  int
+	journals []string
+	// faultAt, when set (tests), simulates a power cut at a named point.
+	faultAt func(point string) error
 }
 
 // Option configures a Root.
@@ -69,8 +77,13 @@ func WithClock(now func() time.Time) Option { return func(t *Root) { t.now = now
 // emulation dozens of fsyncs cost more than the provisioning itself.
 func WithDeferredSync() Option { return func(t *Root) { t.deferSync = true } }
 
-// Sync flushes the root's filesystem (syncfs) so deferred writes are durable.
-func (r *Root) Sync() error { return syncFS(r.dir) }
+// WithFaultHook calls hook at the points where a power cut is interesting
+// ("sync", "flush <path>", "acct-staged", "acct-journal", "acct-flushed",
+// "acct-renamed-<i>"); a non-nil error stops the operation there. For tests
+// that simulate crashes.
+func WithFaultHook(hook func(point string) error) Option {
+	return func(t *Root) { t.faultAt = hook }
+}
 
 // DefaultPath is the PATH commands run with when Cmd.Env is nil.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -270,6 +283,24 @@ func (r *Root) WriteFile(p string, data []byte, perm fs.FileMode) error {
 // not a regular file (the root itself, a directory, a FIFO, a device) is
 // refused with ErrNotRegular before anything is created.
 func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
+	return r.WriteFileFrom(p, bytes.NewReader(data), o)
+}
+
+// WriteFileFrom is WriteFileOpts with the content read from src, copied
+// through a small buffer: a large file is never held in memory. With
+// o.Append the existing content is copied first, the same way. An error
+// from src leaves p as it was.
+func (r *Root) WriteFileFrom(p string, src io.Reader, o WriteOpts) error {
+	return r.WriteFileWith(p, o, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+}
+
+// WriteFileWith is WriteFileOpts with the content produced by fn writing to
+// w (buffered): an encoder streams into the file instead of building the
+// whole text in memory. An error from fn leaves p as it was.
+func (r *Root) WriteFileWith(p string, o WriteOpts, fn func(w io.Writer) error) error {
 	if !path.IsAbs(p) {
 		p = "/" + p
 	}
@@ -308,13 +339,6 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 	case err != nil:
 		existing = nil
 	}
-	if o.Append && existing != nil {
-		old, err := os.ReadFile(hp)
-		if err != nil {
-			return fmt.Errorf("target: append %s: %w", p, err)
-		}
-		data = append(old, data...)
-	}
 	mode := unixMode(o.Perm)
 	if o.Keep && existing != nil {
 		mode = existing.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
@@ -332,7 +356,24 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if o.Append && existing != nil {
+		old, err := os.Open(hp)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("target: append %s: %w", p, err)
+		}
+		if err == nil {
+			_, err = io.Copy(f, old)
+			old.Close()
+			if err != nil {
+				return fmt.Errorf("target: append %s: %w", p, err)
+			}
+		}
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := fn(bw); err != nil {
+		return fmt.Errorf("target: write %s: %w", p, err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("target: write %s: %w", p, err)
 	}
 	if o.UID >= 0 || o.GID >= 0 {
@@ -344,7 +385,10 @@ func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("target: chmod %s: %w", p, err)
 	}
-	if !r.deferSync {
+	if !r.deferSync || r.needsReplaceFlush(p, hp) {
+		if err := r.fault("flush " + p); err != nil {
+			return err
+		}
 		if err := f.Sync(); err != nil {
 			return fmt.Errorf("target: fsync %s: %w", p, err)
 		}

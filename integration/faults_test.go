@@ -1,0 +1,170 @@
+package integration
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudroot/cloudroot/integration/harness"
+	"github.com/cloudroot/cloudroot/pkg/imdsserve"
+)
+
+// The faults of the chaos campaign that are not power cuts: each boot must
+// reach the booted root's final stage and report (existing neighbours:
+// TestCorruptUserData, TestNoSeed, TestUnreachableIMDS,
+// TestMissingStorageDriver).
+
+// wantReported checks that the boot went through switch_root to the final
+// stage and that status.json says how it ended.
+func wantReported(t *testing.T, v *vm, r *harness.Run) *disk {
+	t.Helper()
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "switching root", "cloudroot-rootfs: final stage")
+	d := v.image()
+	if b, err := d.im.ReadFile(harness.StatusPath); err != nil {
+		t.Errorf("no status.json after the boot: %v", err)
+	} else {
+		t.Logf("status.json:\n%s", b)
+	}
+	return d
+}
+
+// TestFaultySeed: a NoCloud seed image cut short, or with its directory
+// overwritten by garbage, is reported and the boot goes on.
+func TestFaultySeed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(b []byte) []byte
+	}{
+		// ISO9660 keeps its volume descriptors at 32 KiB: cut inside them.
+		{"truncated", func(b []byte) []byte { return b[:34<<10] }},
+		{"garbage", func(b []byte) []byte {
+			rng := rand.New(rand.NewPCG(7, 7))
+			for i := 32 << 10; i < len(b); i++ {
+				b[i] = byte(rng.UintN(256))
+			}
+			return b
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newVM(t)
+			seed := v.seed(chaosSeedFiles(), harness.SeedISO)
+			b, err := os.ReadFile(seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(seed, tc.spoil(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI, Append: []string{"cloudroot.test.poweroff"}})
+			d := wantReported(t, v, r)
+			if h := d.hostname(); h == "chaos" {
+				t.Errorf("hostname chaos came from a seed that cannot be read")
+			}
+		})
+	}
+}
+
+// faultyIMDS serves an EC2 metadata tree on 127.0.0.1 through a fault:
+// "5xx" answers 503 to everything, "garbage" answers 200 with random bytes,
+// "slow" forwards to the real simulator after a delay per request.
+func faultyIMDS(t *testing.T, fault string) int {
+	t.Helper()
+	needTools(t, "nc")
+	const ver = "2021-03-23"
+	tree := writeTree(t, map[string]string{
+		ver + "/meta-data/instance-id":              "i-0fa017fa017fa0170",
+		ver + "/meta-data/local-hostname":           "ip-10-0-0-7.ec2.internal",
+		ver + "/meta-data/hostname":                 "ip-10-0-0-7.ec2.internal",
+		ver + "/meta-data/local-ipv4":               "10.0.0.7",
+		ver + "/user-data":                          dsUserData("slow-sim", true),
+		ver + "/dynamic/instance-identity/document": `{"accountId": "123456789012", "availabilityZone": "us-east-1a", "instanceId": "i-0fa017fa017fa0170", "region": "us-east-1", "instanceType": "t3.micro", "privateIp": "10.0.0.7", "version": "2017-09-30"}`,
+	})
+	_, run := startIMDS(t, imdsserve.CloudEC2, tree, true)
+	target, _ := url.Parse("http://127.0.0.1:" + strconv.Itoa(run.Port()))
+	// Without X-Forwarded-For: the EC2 simulator, as AWS, refuses a token
+	// PUT that carries one.
+	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }}
+	rng := rand.New(rand.NewPCG(5, 5))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch fault {
+		case "5xx":
+			http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+		case "garbage":
+			b := make([]byte, 64+rng.IntN(4096))
+			for i := range b {
+				b[i] = byte(rng.UintN(256))
+			}
+			w.WriteHeader(http.StatusOK)
+			w.Write(b)
+		case "slow":
+			// Within the initramfs's 5 s budget per network datasource
+			// (a service 1.5 s late per request exhausts it: the None
+			// fallback, docs/security.md).
+			time.Sleep(200 * time.Millisecond)
+			proxy.ServeHTTP(w, r)
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestIMDSFaults: a metadata service that answers 5xx, garbage, or slowly.
+// The first two end with the None fallback reported; the slow one still
+// provisions.
+func TestIMDSFaults(t *testing.T) {
+	for _, fault := range []string{"5xx", "garbage", "slow"} {
+		t.Run(fault, func(t *testing.T) {
+			v := newVM(t)
+			port := faultyIMDS(t, fault)
+			r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, GuestFwd: imdsFwd(port), Append: []string{"cloudroot.test.poweroff"}, Timeout: 6 * time.Minute})
+			d := wantReported(t, v, r)
+			if fault == "slow" {
+				if h := d.hostname(); h != "slow-sim" {
+					t.Errorf("/etc/hostname = %q, want slow-sim from the slow service's user-data", h)
+				}
+				return
+			}
+			if h, ok := d.readOpt("/etc/imds/written.txt"); ok {
+				t.Errorf("/etc/imds/written.txt exists (%q): provisioned from a %s service", h, fault)
+			}
+		})
+	}
+}
+
+// TestFullRoot: a root filesystem with no space left. Writes fail and are
+// reported; the boot still reaches the final stage.
+func TestFullRoot(t *testing.T) {
+	v := newVM(t)
+	im, err := harness.OpenImage(v.disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bigger than the free space: debugfs writes what fits (not zeros,
+	// which it would leave as holes).
+	filler := bytes.Repeat([]byte{0x5a}, 256<<20)
+	if err := im.WriteFile("/filler", filler); err != nil {
+		t.Logf("filling the root: %v (what fitted stays)", err)
+	}
+	seed := v.seed(chaosSeedFiles(), harness.SeedISO)
+	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI, Append: []string{"cloudroot.test.poweroff"}})
+	wantPoweredOff(t, r)
+	wantConsole(t, r, "switching root", "cloudroot-rootfs: final stage")
+	if !strings.Contains(strings.ToLower(r.Console), "no space left on device") {
+		t.Errorf("the console never says the root is full")
+	}
+}
