@@ -69,7 +69,10 @@ var compiledNetwork = sync.OnceValues(func() (map[int]*networkSchema, error) {
 //   - errors are chosen as cloud-init chooses them: of the two forms (bare
 //     or wrapped) the deepest errors are kept, and a version 1 config item
 //     with a known type is reported against that type's definition;
-//   - every problem is an error (there are no deprecations).
+//   - every problem is an error (there are no deprecations);
+//   - like cloud-init, an alternative (anyOf/oneOf branch) left without
+//     errors by that selection counts as valid: a version 1 route with a
+//     type key but no gateway passes.
 //
 // performed is false for an empty config ({} or an empty network: key),
 // which cloud-init skips. A document that is not a mapping is one error.
@@ -256,7 +259,11 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 		}
 		var all []pyErr
 		for _, c := range ve.Causes {
-			all = append(all, w.walk(c)...)
+			errs := w.walk(c)
+			if len(errs) == 0 {
+				return nil // cloud-init takes an alternative without errors as valid
+			}
+			all = append(all, errs...)
 		}
 		return w.deepest(all, here)
 	}
@@ -287,6 +294,11 @@ func (w *netWalker) anyOf(ve *jsonschema.ValidationError, sch map[string]any) []
 	matched := false
 	for _, c := range ve.Causes {
 		errs := w.walk(c)
+		if len(errs) == 0 {
+			// An alternative whose errors cloud-init's selection dropped
+			// (a route's oneOf) is valid to cloud-init.
+			return nil
+		}
 		if isMap {
 			if ref, _ := w.schemaAt(c.SchemaURL)["$ref"].(string); strings.HasPrefix(ref, itemRefPrefix) && fmt.Sprint(typ) == strings.TrimPrefix(ref, itemRefPrefix) {
 				matched = true
