@@ -120,7 +120,7 @@ func ValidateNetwork(doc []byte, source string) (r Report, performed bool) {
 	}
 	w := &netWalker{ns: ns, inst: cfg, conv: c}
 	for _, e := range w.walk(ve) {
-		f := Finding{Path: pathOf(e.loc), Severity: Error, Message: e.msg}
+		f := Finding{Path: pathOf(e.loc), Severity: Error, Message: e.msg, Root: len(e.loc) == 0}
 		f.Line, f.Column = c.position(f.Path)
 		r.Findings = append(r.Findings, f)
 	}
@@ -245,7 +245,7 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 		}
 		out := []pyErr{{loc: here, keyword: "type", schema: sch, msg: fmt.Sprintf("%s is not of type %s", w.repr(here), quoteList(want))}}
 		// Python's jsonschema goes on to the enum of the same schema.
-		if enum, ok := sch["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return pyEqual(e, valueAt(w.inst, here)) }) {
+		if enum, ok := sch["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return enumEqual(e, valueAt(w.inst, here)) }) {
 			out = append(out, pyErr{loc: here, keyword: "enum", schema: sch, msg: fmt.Sprintf("%s is not one of %s", w.repr(here), pyRepr(enum))})
 		}
 		return out
@@ -484,6 +484,14 @@ func pyTruthy(v any) bool {
 		return t != 0
 	}
 	return true
+}
+
+// enumEqual is Python jsonschema's enum comparison: == except that
+// booleans only equal booleans.
+func enumEqual(a, b any) bool {
+	_, ab := a.(bool)
+	_, bb := b.(bool)
+	return ab == bb && pyEqual(a, b)
 }
 
 // pyEqualsInt is Python's v == n for a YAML value (True == 1, 2.0 == 2).

@@ -69,6 +69,10 @@ type Finding struct {
 	// Notice marks what cloud-init does not report at all (a repeated key,
 	// whose last value is used): `schema` shows it, a boot only logs it.
 	Notice bool
+	// Root marks a problem of the top-level mapping found by the schema
+	// (network-config's): cloud-init prints it with an empty path rather
+	// than a format-l<line>.c<column> location.
+	Root bool
 }
 
 // Report is the result of validating one document.
