@@ -227,7 +227,16 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 		}
 		return out
 	case *kind.AdditionalProperties:
-		keys := slices.Sorted(slices.Values(k.Properties))
+		// Keys in document order, as for cloud-config (Python's order is
+		// a set's: sorted in Debian 12's jsonschema, arbitrary in newer).
+		keys := slices.Clone(k.Properties)
+		slices.SortStableFunc(keys, func(a, b string) int {
+			pa, pb := w.conv.pos[joinPath(pathOf(here), a)], w.conv.pos[joinPath(pathOf(here), b)]
+			if pa.line != pb.line {
+				return pa.line - pb.line
+			}
+			return pa.col - pb.col
+		})
 		verb := "was"
 		if len(keys) > 1 {
 			verb = "were"

@@ -13,6 +13,11 @@
 // without checks. Validation never stops at the first problem and never
 // panics on input. Format and Annotate print a Report the way
 // `cloud-init schema` and `cloud-init schema --annotate` do.
+//
+// ValidateNetwork checks network-config version 1 and 2 against
+// network-config-v1.schema.json and network-config-v2.schema.json (see
+// network.go), all findings errors, as `cloud-init schema -t
+// network-config` reports them.
 package schema
 
 import (
