@@ -264,7 +264,15 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 		return w.anyOf(ve, sch)
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			return []pyErr{{loc: here, keyword: "oneOf", schema: sch, msg: fmt.Sprintf("%s is valid under more than one of the given schemas", w.repr(here))}}
+			// Python names the schemas: the later valid ones, then the
+			// first.
+			order := append(slices.Clone(k.Subschemas[1:]), k.Subschemas[0])
+			reprs := make([]string, len(order))
+			for i, n := range order {
+				reprs[i] = pyRepr(w.schemaAt(ve.SchemaURL + "/oneOf/" + strconv.Itoa(n)))
+			}
+			return []pyErr{{loc: here, keyword: "oneOf", schema: sch,
+				msg: fmt.Sprintf("%s is valid under each of %s", w.repr(here), strings.Join(reprs, ", "))}}
 		}
 		var all []pyErr
 		for _, c := range ve.Causes {
