@@ -12,7 +12,9 @@
 # `args` (one argument a line, $CASE standing for the case directory) in
 # the sandbox of scripts/upstream-cloudinit.sh. Only cases whose answer
 # does not depend on the machine are marked: argument errors, --help,
-# --version.
+# --version, and `schema -c` on documents in the case directory (among
+# them schema/net-*: network-config v1 and v2, validated by upstream's
+# no-netplan path since the sandbox has no netplan).
 #
 # status cases (want.tabular, want.long, want.json, want.yaml, want.rc):
 # the case's run/ is copied over the sandbox's empty /run (so there is no

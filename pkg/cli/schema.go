@@ -36,8 +36,12 @@ package cli
 //     summaries, when it has any problem.
 //   - the end: "Error: Invalid schema: <types>" on stderr and exit 1 when any
 //     file had errors, else exit 0.
-//   - network-config is not validated yet: with --config-file it is an error
-//     (exit 1), under --system it is skipped with a note.
+//   - network-config (-t network-config, or network-config.json under
+//     --system) is checked by schema.ValidateNetwork: version 1 against
+//     the v1 schema, anything else against the v2 schema (cloud-init's
+//     path when netplan's API is absent), bare or under a network: key;
+//     an empty config prints "Skipping network-config schema validation on
+//     empty config.".
 
 import (
 	"bytes"
@@ -191,11 +195,6 @@ func runSchema(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "Error: Config file %s does not exist\n", parts[0].shown)
 		return 1
 	}
-	if configFile != "" && parts[0].schemaType == schemaNetworkConfig {
-		io.WriteString(env.Stderr, "Error: network-config schema validation is not supported by cloudroot yet\n")
-		return 1
-	}
-
 	prefix := ""
 	multi := len(parts) > 1
 	if multi {
@@ -350,8 +349,7 @@ func validateSchemaPart(env *Env, p schemaPart, annotate bool, idShown, idHost s
 		return false, nil
 	}
 	if p.schemaType == schemaNetworkConfig {
-		fmt.Fprintf(env.Stdout, "Skipping network-config schema validation. cloudroot does not validate network-config yet.\n")
-		return false, nil
+		return validateNetworkPart(env, p, content, annotate)
 	}
 	typ := userDataType(content)
 	line := 1
@@ -380,13 +378,7 @@ func validateSchemaPart(env *Env, p schemaPart, annotate bool, idShown, idHost s
 		return false, nil
 	}
 
-	var problems []schema.Finding
-	for i, l := range strings.Split(string(content), "\n") {
-		if strings.HasPrefix(l, mergedPartErrorPrefix) {
-			problems = append(problems, schema.Finding{Line: i + 1, Column: 1, Severity: schema.Error,
-				Message: strings.Replace(l, mergedPartErrorPrefix, "Ignored invalid user-data: ", 1)})
-		}
-	}
+	problems := mergedPartProblems(content)
 	if doc, _, yerr := yaml11.Load(p.shown, content); yerr == nil {
 		if _, isMap := doc.(map[string]any); !isMap {
 			return false, &schemaNotDict{fmt.Sprintf("%s %s is not a YAML dict.", p.schemaType, p.shown)}
@@ -394,6 +386,44 @@ func validateSchemaPart(env *Env, p schemaPart, annotate bool, idShown, idHost s
 	}
 	r := schema.Validate(content, p.shown)
 	r.Findings = append(problems, r.Findings...)
+	return reportSchemaPart(env, content, r, annotate)
+}
+
+// mergedPartProblems are the errors cloud-init left in a processed file
+// for parts it ignored.
+func mergedPartProblems(content []byte) []schema.Finding {
+	var problems []schema.Finding
+	for i, l := range strings.Split(string(content), "\n") {
+		if strings.HasPrefix(l, mergedPartErrorPrefix) {
+			problems = append(problems, schema.Finding{Line: i + 1, Column: 1, Severity: schema.Error,
+				Message: strings.Replace(l, mergedPartErrorPrefix, "Ignored invalid user-data: ", 1)})
+		}
+	}
+	return problems
+}
+
+// validateNetworkPart is validate_cloudconfig_file for network-config:
+// version 1 or 2 (bare or under network:), checked with
+// schema.ValidateNetwork; an empty config is skipped with a note.
+func validateNetworkPart(env *Env, p schemaPart, content []byte, annotate bool) (bool, error) {
+	problems := mergedPartProblems(content)
+	if doc, _, yerr := yaml11.Load(p.shown, content); yerr == nil {
+		if _, isMap := doc.(map[string]any); !isMap {
+			return false, &schemaNotDict{fmt.Sprintf("%s %s is not a YAML dict.", p.schemaType, p.shown)}
+		}
+	}
+	r, performed := schema.ValidateNetwork(content, p.shown)
+	if !performed {
+		io.WriteString(env.Stdout, "Skipping network-config schema validation on empty config.\n")
+		return false, nil
+	}
+	r.Findings = append(problems, r.Findings...)
+	return reportSchemaPart(env, content, r, annotate)
+}
+
+// reportSchemaPart prints r's annotation or summaries and returns
+// validateSchemaPart's answer for it.
+func reportSchemaPart(env *Env, content []byte, r schema.Report, annotate bool) (bool, error) {
 	if len(r.Findings) == 0 {
 		return true, nil
 	}

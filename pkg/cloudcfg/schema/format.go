@@ -8,9 +8,10 @@ import (
 )
 
 // ProblemPath is the location `cloud-init schema` prints for f: its key path,
-// or format-l<line>.c<column> for a problem with the document itself.
+// or format-l<line>.c<column> for a problem with the document itself (""
+// for a Root finding).
 func ProblemPath(f Finding) string {
-	if f.Path != "" {
+	if f.Path != "" || f.Root {
 		return f.Path
 	}
 	return fmt.Sprintf("format-l%d.c%d", max(f.Line, 1), max(f.Column, 1))

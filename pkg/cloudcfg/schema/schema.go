@@ -13,6 +13,11 @@
 // without checks. Validation never stops at the first problem and never
 // panics on input. Format and Annotate print a Report the way
 // `cloud-init schema` and `cloud-init schema --annotate` do.
+//
+// ValidateNetwork checks network-config version 1 and 2 against
+// network-config-v1.schema.json and network-config-v2.schema.json (see
+// network.go), all findings errors, as `cloud-init schema -t
+// network-config` reports them.
 package schema
 
 import (
@@ -69,6 +74,10 @@ type Finding struct {
 	// Notice marks what cloud-init does not report at all (a repeated key,
 	// whose last value is used): `schema` shows it, a boot only logs it.
 	Notice bool
+	// Root marks a problem of the top-level mapping found by the schema
+	// (network-config's): cloud-init prints it with an empty path rather
+	// than a format-l<line>.c<column> location.
+	Root bool
 }
 
 // Report is the result of validating one document.
