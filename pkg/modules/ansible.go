@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -75,7 +76,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		return a, nil
 	}
 	for _, k := range []string{"install_method", "package_name"} {
-		if !pyTruthy(m[k]) {
+		if !pyval.Truthy(m[k]) {
 			return a, fmt.Errorf("Missing required key '%s' from %s", k, pyRepr(m))
 		}
 	}
@@ -94,15 +95,15 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 			a.Pulls = append(a.Pulls, pm)
 		}
 	default:
-		if pyTruthy(p) {
+		if pyval.Truthy(p) {
 			return a, fmt.Errorf("Invalid value ansible.pull. Expected either dict of list of dicts but found %s", pyRepr(p))
 		}
 	}
 	for _, p := range a.Pulls {
-		if !pyTruthy(p["url"]) {
+		if !pyval.Truthy(p["url"]) {
 			return a, fmt.Errorf("Missing required key 'url' from %s", pyRepr(p))
 		}
-		one, many := pyTruthy(p["playbook_name"]), pyTruthy(p["playbook_names"])
+		one, many := pyval.Truthy(p["playbook_name"]), pyval.Truthy(p["playbook_names"])
 		switch {
 		case !one && !many:
 			return a, fmt.Errorf("Missing required key 'playbook_names' from %s", pyRepr(p))
@@ -111,7 +112,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		}
 	}
 	if sc, ok := m["setup_controller"].(map[string]any); ok && len(sc) > 0 {
-		if !pyTruthy(sc["repositories"]) && !pyTruthy(sc["run_ansible"]) {
+		if !pyval.Truthy(sc["repositories"]) && !pyval.Truthy(sc["run_ansible"]) {
 			return a, fmt.Errorf("Missing required key from %s", pyRepr(sc))
 		}
 		for _, r := range anyList(sc["repositories"]) {
@@ -133,27 +134,6 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		}
 	}
 	return a, nil
-}
-
-// pyTruthy is Python's truth of a decoded value.
-func pyTruthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case int:
-		return t != 0
-	case float64:
-		return t != 0
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
 }
 
 func anyList(v any) []any { l, _ := v.([]any); return l }
@@ -421,7 +401,7 @@ func (r *ansibleRun) pull(ctx context.Context, p map[string]any) error {
 		cfg[k] = v
 	}
 	playbooks := pyStrList(cfg["playbook_names"])
-	if pyTruthy(cfg["playbook_name"]) {
+	if pyval.Truthy(cfg["playbook_name"]) {
 		playbooks = []string{pyStrOf(cfg["playbook_name"])}
 	}
 	delete(cfg, "playbook_name")
@@ -432,7 +412,7 @@ func (r *ansibleRun) pull(ctx context.Context, p map[string]any) error {
 	}
 	if !ok {
 		r.c.warn("Cannot parse ansible version")
-	} else if versionLess(v, [4]int{2, 7, 0, -1}) && pyTruthy(cfg["diff"]) {
+	} else if versionLess(v, [4]int{2, 7, 0, -1}) && pyval.Truthy(cfg["diff"]) {
 		return fmt.Errorf("Ansible version %d.%d.%ddoesn't support --diff flag, exiting.", v[0], v[1], v[2])
 	}
 	args := ansibleFlags(cfg, true)

@@ -37,6 +37,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -106,7 +107,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
 	if v, ok := m["validation_key"]; ok {
 		vkey = pyStrOf(v)
 	}
-	if vcert := m["validation_cert"]; pyTruthy(vcert) {
+	if vcert := m["validation_cert"]; pyval.Truthy(vcert) {
 		if vcert != "system" {
 			if err := c.Root.WriteFile(vkey, []byte(pyStrOf(vcert)), 0o600); err != nil {
 				return fmt.Errorf("chef: %w", err)

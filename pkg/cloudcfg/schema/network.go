@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -96,7 +97,7 @@ func ValidateNetwork(doc []byte, source string) (r Report, performed bool) {
 	if n, ok := cfg["network"]; ok {
 		body = n
 	}
-	if !pyTruthy(body) {
+	if !pyval.Truthy(body) {
 		return r, false
 	}
 	version := 2
@@ -478,29 +479,6 @@ func pyIsType(v any, t string) bool {
 		}
 	}
 	return false
-}
-
-// pyTruthy is Python's truth value of a YAML value.
-func pyTruthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case map[string]any:
-		return len(t) > 0
-	case []any:
-		return len(t) > 0
-	case int:
-		return t != 0
-	case int64:
-		return t != 0
-	case float64:
-		return t != 0
-	}
-	return true
 }
 
 // enumEqual is Python jsonschema's enum comparison: == except that
