@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -69,6 +70,8 @@ type boot struct {
 	// imageErr: why it was not (said again if the root is then missing).
 	imageWritten bool
 	imageErr     error
+	// failedStages are the steps that returned an error (the banner).
+	failedStages []string
 }
 
 func uptime() float64 {
@@ -222,6 +225,7 @@ func (b *boot) step(name string, f func() error) {
 	if err != nil {
 		tm.Error = err.Error()
 		b.st.Errors = append(b.st.Errors, fmt.Sprintf("%s: %v", name, err))
+		b.failedStages = append(b.failedStages, name)
 		b.log.Error("stage failed", "stage", name, "err", err, "duration", fmt.Sprintf("%.3fs", tm.Duration))
 	} else {
 		b.log.Info("stage done", "stage", name, "duration", fmt.Sprintf("%.3fs", tm.Duration))
@@ -432,6 +436,9 @@ func (b *boot) findRoot(ctx context.Context) (bootenv.RootSpec, *bootenv.Device)
 		if d, perr := time.ParseDuration(v + "s"); perr == nil {
 			wait = d
 		}
+	}
+	if err == nil {
+		b.log.Info(waitRootLine(spec.String(), wait))
 	}
 	if spec.Delay > 0 {
 		time.Sleep(spec.Delay)
@@ -690,7 +697,38 @@ func (b *boot) handoff(t, run *target.Root) error {
 		errs = append(errs, err)
 	}
 	b.summary()
+	failed := slices.Clone(b.failedStages)
+	if len(errs) > 0 {
+		failed = append(failed, "handoff")
+	}
+	b.log.Info(banner(b.outcome(failed)))
 	return errors.Join(errs...)
+}
+
+// outcome gathers the banner's facts from the state and status.
+func (b *boot) outcome(failed []string) outcome {
+	o := outcome{
+		Disabled:       b.st.Disabled,
+		DisabledReason: b.st.DisabledReason,
+		FailedStages:   failed,
+		Datasource:     b.status.Datasource,
+		InstanceID:     b.st.InstanceID,
+		Uptime:         uptime(),
+	}
+	for _, name := range []string{state.StageInitLocal, state.StageInit} {
+		st := b.status.Get(name)
+		for _, msgs := range st.RecoverableErrors {
+			o.Warnings += len(msgs)
+		}
+		if len(st.Errors) > 0 {
+			o.Errors += len(st.Errors)
+			// The step "local" is init-local's status; "init" is init's.
+			if !slices.Contains(o.FailedStages, name) && !(name == state.StageInitLocal && slices.Contains(o.FailedStages, "local")) {
+				o.FailedStages = append(o.FailedStages, name)
+			}
+		}
+	}
+	return o
 }
 
 // summary prints every stage's duration on the console.

@@ -67,12 +67,22 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 	}
 	var lease *netup.Lease
 	var err error
+	dhcpWait := dhcpBudget(netup.DefaultCarrierTimeout, netup.DefaultDHCPTimeout, netup.DefaultDHCPRetries)
 	if v, ok := n.b.cmdline.Get("ip"); ok {
 		cfg, perr := netup.ParseIPArg(v)
 		switch {
 		case perr != nil:
 			err = fmt.Errorf("ip=%s: %w", v, perr)
 		default:
+			ifaces := opts.Interfaces
+			if cfg.Device != "" && cfg.Device != "all" {
+				ifaces = []string{cfg.Device}
+			}
+			if cfg.ClientIP.IsValid() {
+				n.b.log.Info(dhcpLine(ifaces, true, netup.DefaultCarrierTimeout))
+			} else {
+				n.b.log.Info(dhcpLine(ifaces, false, dhcpWait))
+			}
 			// Static applies a static address and hands the DHCP forms
 			// (with their device and hostname) to Up.
 			lease, err = netup.Static(ctx, cfg, opts)
@@ -85,6 +95,7 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 			}
 		}
 	} else {
+		n.b.log.Info(dhcpLine(opts.Interfaces, false, dhcpWait))
 		lease, err = netup.Up(ctx, opts)
 	}
 	n.b.st.Timings = append(n.b.st.Timings, state.Timing{Stage: "network-up", Start: start, Duration: uptime() - start})
@@ -271,6 +282,15 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 	for _, src := range sel {
 		tried = append(tried, src.Name())
 		ev := b.localEv.StartSearch("local", src.Name())
+		// A network source asked before the network is up answers at
+		// once (ErrNeedNetwork): its line comes after the DHCP line.
+		doc, documented := src.(datasource.Documented)
+		switch {
+		case env.NetworkUp:
+			b.log.Info(datasourceLine(src.Name(), true, sourceBudget(env, src.Name())))
+		case !documented || !doc.Doc().Network:
+			b.log.Info(datasourceLine(src.Name(), false, 0))
+		}
 		d, err := src.Get(ctx, env)
 		if errors.Is(err, datasource.ErrNeedNetwork) {
 			if nerr := n.up(ctx); nerr != nil {
@@ -280,6 +300,7 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 			env.NetworkUp = true
 			env.HTTP = n.client
 			env.Lease = n.dsLease()
+			b.log.Info(datasourceLine(src.Name(), true, sourceBudget(env, src.Name())))
 			d, err = src.Get(ctx, env)
 		}
 		switch {
@@ -327,6 +348,17 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 		return nil, fmt.Errorf("none of datasource_list [%s] is provided by this build: %w", strings.Join(list, ", "), datasource.ErrNotFound)
 	}
 	return nil, fmt.Errorf("tried %s: %w", strings.Join(tried, ", "), datasource.ErrNotFound)
+}
+
+// sourceBudget is how long a network datasource may take: its
+// max_wait when configured, else the boot's budget (datasource.Env.IMDS).
+func sourceBudget(env datasource.Env, name string) time.Duration {
+	if v, ok := env.SourceConfig(name)["max_wait"]; ok {
+		if d, err := datasource.Seconds(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	return env.Budget
 }
 
 // defaultUserName is system_info.default_user.name, else the distro's.
