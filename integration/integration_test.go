@@ -34,6 +34,11 @@ func TestFirstBoot(t *testing.T) {
 	wantPoweredOff(t, r)
 	wantConsole(t, r, "cloudroot demo finished: ", "demo done, powering off")
 	wantConsoleMatch(t, r, `cloudroot demo finished: \S+ at .+ via DataSourceNoCloud.*, up [0-9.]+s`)
+	// Console progress: the root wait with its budget, the datasource
+	// attempt, and the banner with the outcome (cmds/cloudroot-init/progress.go).
+	wantConsoleMatch(t, r, `waiting for root device LABEL=cloudimg-rootfs \(up to \d+\S*\)`)
+	wantConsoleMatch(t, r, `datasource NoCloud: looking for local seed`)
+	wantConsoleMatch(t, r, `\[  OK  \] cloudroot: provisioned; datasource DataSourceNoCloud.*; instance-id iid-cloudroot-demo-001; [0-9.]+s since boot`)
 
 	d := v.image()
 	wantAnalyzableLog(t, d)
