@@ -189,6 +189,11 @@ func TestEc2IMDS(t *testing.T) {
 	r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, GuestFwd: imdsFwd(run.Port())})
 	t.Logf("IMDS requests:\n%s", srv.Log())
 	wantProvisioned(t, v, r, provisioned{iid: iid, hostname: "ec2-sim", dsName: "Ec2"})
+	// Console progress over the network: the DHCP wait and the metadata
+	// attempt with their budgets, then the banner.
+	wantConsoleMatch(t, r, `network: DHCP on \S.* \(up to \d+s\)`)
+	wantConsoleMatch(t, r, `datasource Ec2: asking the metadata service \(up to \d+s\)`)
+	wantConsoleMatch(t, r, `\[  OK  \] cloudroot: provisioned; datasource DataSourceEc2Local; instance-id `+iid+`; [0-9.]+s since boot`)
 
 	if n := srv.Count("PUT", imdsserve.TokenPath); n < 1 {
 		t.Errorf("the IMDS saw no token PUT")
