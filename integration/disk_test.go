@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,8 +117,21 @@ func emptyDisk(t *testing.T, p string, size int64) string {
 // wantNoProblems fails on any error or recoverable error in status.json.
 func wantNoProblems(t *testing.T, s *harness.Status) {
 	t.Helper()
-	if e := s.AllErrors(); len(e) > 0 {
-		t.Errorf("status.json records problems:\n  %s", strings.Join(e, "\n  "))
+	wantOnlyProblems(t, s)
+}
+
+// wantOnlyProblems checks that every problem status.json records contains
+// one of the expected texts.
+func wantOnlyProblems(t *testing.T, s *harness.Status, expected ...string) {
+	t.Helper()
+	var other []string
+	for _, e := range s.AllErrors() {
+		if !slices.ContainsFunc(expected, func(x string) bool { return strings.Contains(e, x) }) {
+			other = append(other, e)
+		}
+	}
+	if len(other) > 0 {
+		t.Errorf("status.json records problems:\n  %s", strings.Join(other, "\n  "))
 	}
 }
 
@@ -441,7 +455,11 @@ func TestDiskSetupSecondDisk(t *testing.T) {
 	}
 	s := d.status()
 	d.wantStagesDone(s, true)
-	wantNoProblems(t, s)
+	// cloud-init 26.x's schema rejects integer partitions too (`type:
+	// [string, integer]` under a oneOf that admits only auto/any/none) and
+	// reports them as warnings while the module honours them: so does
+	// cloudroot (`cloud-init schema` on this user-data agrees).
+	wantOnlyProblems(t, s, "fs_setup.0.partition: 1 is not of type 'string'", "fs_setup.1.partition: 2 is not of type 'string'")
 	if st, err := d.im.State(); err == nil {
 		t.Logf("disk_setup took %.3f s, mounts %.3f s", timing(st, "init/disk_setup"), timing(st, "init/mounts"))
 	}

@@ -432,6 +432,14 @@ func bootStatus(env *Env) (code, reason string) {
 		cmdline = " " + strings.Join(strings.Fields(string(b)), " ") + " "
 	}
 	switch {
+	case !isDir(env.Path("/run/systemd/system")) && fileExists(env.Path(state.DisabledMarker)):
+		// Deliberately unlike 26.x, which without systemd reports every
+		// boot "enabled-by-sysvinit" (not started, and `status --wait`
+		// never returns): there only the systemd generator writes this
+		// marker, but cloudroot's initramfs plays ds-identify's and the
+		// generator's part on every init system and writes it when it
+		// disabled provisioning for this boot.
+		code = bootDisabledByGenerator
 	case !isDir(env.Path("/run/systemd/system")):
 		// 26.x's uses_systemd(): without systemd every boot is
 		// "enabled-by-sysvinit", whatever else is found (OpenRC,
