@@ -32,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // LogEvent is one event as analyze dump prints it.
@@ -429,33 +431,7 @@ func Dump(w io.Writer, events []LogEvent) error {
 }
 
 // jsonStr is json.dumps of a string (ensure_ascii).
-func jsonStr(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || (r > 0x7e && r <= 0xffff):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func jsonStr(s string) string { return pyval.JSONQuote(s) }
 
 // pyFloat is Python's repr(float) for the values a timestamp takes.
 func pyFloat(f float64) string {

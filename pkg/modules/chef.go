@@ -349,33 +349,7 @@ func writePyJSON(b *strings.Builder, v any) {
 	case bool:
 		b.WriteString(map[bool]string{true: "true", false: "false"}[t])
 	case string:
-		b.WriteByte('"')
-		for _, r := range t {
-			switch {
-			case r == '"':
-				b.WriteString(`\"`)
-			case r == '\\':
-				b.WriteString(`\\`)
-			case r == '\n':
-				b.WriteString(`\n`)
-			case r == '\r':
-				b.WriteString(`\r`)
-			case r == '\t':
-				b.WriteString(`\t`)
-			case r == '\b':
-				b.WriteString(`\b`)
-			case r == '\f':
-				b.WriteString(`\f`)
-			case r < 0x20 || (r > 0x7e && r < 0x10000):
-				fmt.Fprintf(b, `\u%04x`, r)
-			case r >= 0x10000:
-				r -= 0x10000
-				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteByte('"')
+		b.WriteString(pyval.JSONQuote(t))
 	case []any:
 		b.WriteByte('[')
 		for i, e := range t {
