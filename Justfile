@@ -85,12 +85,13 @@ endstate: deps agent kernel initramfs debian-image
 # Power-cut campaign: N first boots of the busybox image killed (SIGKILL of QEMU) at a random
 # console line, each followed by an undisturbed boot that must reach the provisioned state
 # (integration/chaos_test.go). The seed is printed; CLOUDROOT_CHAOS_SEED=<seed> replays it.
-# Full output in build/chaos.log. `just test` runs it with N=3.
-chaos runs="3": deps agent kernel initramfs rootfs
+# P runs boot at a time (independent VMs; default 2). Full output in build/chaos.log.
+# `just test` runs it with N=3.
+chaos runs="3" parallel="2": deps agent kernel initramfs rootfs
     #!/usr/bin/env bash
     set -euo pipefail
     rc=0
-    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_CHAOS={{runs}} go test -count=1 -timeout 1000m -v -run '^TestChaos$' ./integration/ > {{build}}/chaos.log 2>&1 || rc=$?
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_CHAOS={{runs}} go test -count=1 -timeout 1000m -parallel {{parallel}} -v -run '^TestChaos$' ./integration/ > {{build}}/chaos.log 2>&1 || rc=$?
     grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|chaos: |chaos_test.go:[0-9]+: (cut|runcmd)' {{build}}/chaos.log || true
     exit "$rc"
 

@@ -159,30 +159,50 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos: cut points drawn from console lines %d..%d", first+1, len(lines))
 
-	var failed []string
-	for i := range n {
-		line := first + 1 + rng.IntN(len(lines)-first)
-		jitter := time.Duration(rng.IntN(500)) * time.Millisecond
-		name := fmt.Sprintf("run%03d-line%d", i+1, line)
-		ok := t.Run(name, func(t *testing.T) {
-			v := newVM(t)
-			o := opts
-			o.Seed = v.seed(chaosSeedFiles(), harness.SeedISO)
-			cut, seen := v.killAt(o, line, jitter)
-			last := ""
-			if len(seen) > 0 {
-				last = seen[len(seen)-1]
-			}
-			t.Logf("cut after %d console lines (+%s): %s; last line: %s", len(seen), jitter, cut.Summary(), last)
-			finalStarted := slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, "config stage rc=") })
-			r := v.boot(o)
-			wantPoweredOff(t, r)
-			checkChaos(t, v.image(), !finalStarted)
-		})
-		if !ok {
-			failed = append(failed, name)
-		}
+	// Every cut point is drawn before any run starts, so a seed names the
+	// same campaign whatever -parallel runs it with.
+	type cutPoint struct {
+		line   int
+		jitter time.Duration
 	}
+	cuts := make([]cutPoint, n)
+	for i := range cuts {
+		cuts[i].line = first + 1 + rng.IntN(len(lines)-first)
+		cuts[i].jitter = time.Duration(rng.IntN(500)) * time.Millisecond
+	}
+	var mu sync.Mutex
+	var failed []string
+	// The runs are independent VMs on their own disks: they run -parallel
+	// at a time (`just chaos N P`), the group waiting for all of them.
+	t.Run("runs", func(t *testing.T) {
+		for i, c := range cuts {
+			name := fmt.Sprintf("run%03d-line%d", i+1, c.line)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				defer func() {
+					if t.Failed() {
+						mu.Lock()
+						failed = append(failed, name)
+						mu.Unlock()
+					}
+				}()
+				v := newVM(t)
+				o := opts
+				o.Seed = v.seed(chaosSeedFiles(), harness.SeedISO)
+				cut, seen := v.killAt(o, c.line, c.jitter)
+				last := ""
+				if len(seen) > 0 {
+					last = seen[len(seen)-1]
+				}
+				t.Logf("cut after %d console lines (+%s): %s; last line: %s", len(seen), c.jitter, cut.Summary(), last)
+				finalStarted := slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, "config stage rc=") })
+				r := v.boot(o)
+				wantPoweredOff(t, r)
+				checkChaos(t, v.image(), !finalStarted)
+			})
+		}
+	})
+	slices.Sort(failed)
 	t.Logf("chaos: %d runs, %d failed %q, seed %d", n, len(failed), failed, seed)
 }
 
