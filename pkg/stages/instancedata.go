@@ -1,11 +1,12 @@
 package stages
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/jsonstream"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -113,30 +114,28 @@ func Redact(data map[string]any) map[string]any {
 }
 
 // WriteInstanceData writes instance-data-sensitive.json (0600),
-// instance-data.json (0644, redacted) and combined-cloud-config.json (0600).
+// instance-data.json (0644, redacted) and combined-cloud-config.json (0600),
+// indented as json.MarshalIndent does, each encoded straight into its file:
+// the merged config may carry large write_files content, which would
+// otherwise be held encoded twice more (docs/security.md, "Memory ceiling").
 func WriteInstanceData(run *target.Root, data map[string]any, combined map[string]any) error {
-	sens, err := json.MarshalIndent(data, "", " ")
-	if err != nil {
-		return fmt.Errorf("instance-data: %w", err)
-	}
-	pub, err := json.MarshalIndent(Redact(data), "", " ")
-	if err != nil {
-		return fmt.Errorf("instance-data: %w", err)
-	}
-	cc, err := json.MarshalIndent(combined, "", " ")
-	if err != nil {
-		return fmt.Errorf("instance-data: %w", err)
-	}
 	for _, f := range []struct {
 		p    string
-		b    []byte
+		v    map[string]any
 		mode uint32
 	}{
-		{state.InstanceDataSens, sens, 0o600},
-		{state.InstanceDataFile, pub, 0o644},
-		{state.CombinedConfig, cc, 0o600},
+		{state.InstanceDataSens, data, 0o600},
+		{state.InstanceDataFile, Redact(data), 0o644},
+		{state.CombinedConfig, combined, 0o600},
 	} {
-		if err := run.WriteFile(f.p, append(f.b, '\n'), fsMode(f.mode)); err != nil {
+		err := run.WriteFileWith(f.p, target.WriteOpts{Perm: fsMode(f.mode), UID: -1, GID: -1}, func(w io.Writer) error {
+			if err := jsonstream.Encode(w, f.v, " "); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, "\n")
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("instance-data: %w", err)
 		}
 	}

@@ -11,11 +11,16 @@
 package state
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/jsonstream"
 )
 
 // Version is the state format written by this build. Readers refuse any other.
@@ -120,11 +125,42 @@ func Marshal(s *State) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Encode writes s as Marshal does, straight to w: the encoding is not
-// copied again on its way out (a state may carry large write_files content).
+// Encode writes s as Marshal does, straight to w: the config (which may
+// carry large write_files content) is encoded into w as it goes instead of
+// into one buffer first (docs/security.md, "Memory ceiling"). The rest of
+// the state is small; it is marshalled with a placeholder for the config,
+// a key nothing else can contain, and written around it.
 func Encode(w io.Writer, s *State) error {
 	s.Version = Version
-	if err := json.NewEncoder(w).Encode(s); err != nil {
+	if len(s.Config) == 0 {
+		if err := json.NewEncoder(w).Encode(s); err != nil {
+			return fmt.Errorf("state: encode: %w", err)
+		}
+		return nil
+	}
+	var nonce [16]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return fmt.Errorf("state: encode: %w", err)
+	}
+	key := "cloudroot-config-" + hex.EncodeToString(nonce[:])
+	shadow := *s
+	shadow.Config = map[string]any{key: nil}
+	b, err := json.Marshal(&shadow)
+	if err != nil {
+		return fmt.Errorf("state: encode: %w", err)
+	}
+	mark := []byte(`{"` + key + `":null}`)
+	i := bytes.Index(b, mark)
+	if i < 0 {
+		return fmt.Errorf("state: encode: config placeholder lost")
+	}
+	if _, err := w.Write(b[:i]); err != nil {
+		return fmt.Errorf("state: encode: %w", err)
+	}
+	if err := jsonstream.Encode(w, s.Config, ""); err != nil {
+		return fmt.Errorf("state: encode config: %w", err)
+	}
+	if _, err := w.Write(append(b[i+len(mark):], '\n')); err != nil {
 		return fmt.Errorf("state: encode: %w", err)
 	}
 	return nil

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +125,32 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("re-parse failed: %v", err)
 		}
 	})
+}
+
+// TestEncodeIsMarshal: Encode streams the config but writes Marshal's bytes,
+// even when the metadata carries a key like the config's placeholder.
+func TestEncodeIsMarshal(t *testing.T) {
+	for _, cfg := range []map[string]any{nil, {}, {
+		"write_files": []any{map[string]any{"path": "/x", "content": strings.Repeat("a<b>\n", 20000)}},
+		"runcmd":      []any{"echo", 1, 2.5, true, nil},
+	}} {
+		s := &State{
+			InstanceID: "iid-1",
+			MetaData:   map[string]any{"config": map[string]any{"cloudroot-config-00": nil}},
+			Config:     cfg,
+			Timings:    []Timing{{Stage: "init", Start: 1, Duration: 2}},
+			Warnings:   []string{`{"cloudroot-config-00":null}`},
+		}
+		want, err := Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := Encode(&got, s); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("Encode differs from Marshal:\n got %.300q\nwant %.300q", got.Bytes(), want)
+		}
+	}
 }
