@@ -1,6 +1,7 @@
 package yaml11
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -37,16 +38,57 @@ type normalizer struct {
 	size     map[*yaml.Node]int        // normalized node → expanded node count
 	warnings []Warning
 	nanKeys  int
-	lines    [][]byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
+	src      []byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
+	marks    []int  // offset of every lineStride-th line of src, built on first use
+}
+
+// lineStride is how many lines apart bangBefore's marks are: a lookup scans
+// at most that many lines, and the marks take a fraction of the per-line
+// index they replace (a slice per line cost 24 bytes a line, more than the
+// source itself for short lines; docs/security.md, "Memory ceiling").
+const lineStride = 256
+
+// lineAt returns line (1-based) of the source, or nil past its end.
+func (n *normalizer) lineAt(line int) []byte {
+	if n.marks == nil {
+		n.marks = []int{0}
+		for off, l := 0, 0; ; {
+			i := bytes.IndexByte(n.src[off:], '\n')
+			if i < 0 {
+				break
+			}
+			off += i + 1
+			if l++; l%lineStride == 0 {
+				n.marks = append(n.marks, off)
+			}
+		}
+	}
+	k := (line - 1) / lineStride
+	if k >= len(n.marks) {
+		return nil
+	}
+	off := n.marks[k]
+	for range (line - 1) % lineStride {
+		i := bytes.IndexByte(n.src[off:], '\n')
+		if i < 0 {
+			return nil
+		}
+		off += i + 1
+	}
+	l := n.src[off:]
+	if i := bytes.IndexByte(l, '\n'); i >= 0 {
+		l = l[:i]
+	}
+	return l
 }
 
 // bangBefore reports whether the source has a "!" where a node starts
 // (yaml.v3 reports a quoted scalar tagged "!" as a plain quoted one).
 func (n *normalizer) bangBefore(src *yaml.Node) bool {
-	if src.Line < 1 || src.Line > len(n.lines) || src.Column < 1 {
+	if src.Line < 1 || src.Column < 1 {
 		return false
 	}
-	l := n.lines[src.Line-1]
+	l := n.lineAt(src.Line)
 	return src.Column-1 < len(l) && l[src.Column-1] == '!'
 }
 

@@ -155,7 +155,7 @@ func ParseWith(name string, data []byte, o Options) (*Doc, error) {
 		return &Doc{}, nil
 	}
 	n := &normalizer{name: name, limit: limit, memo: map[*yaml.Node]*yaml.Node{}, size: map[*yaml.Node]int{},
-		lines: bytes.Split(data, []byte("\n"))}
+		src: data}
 	if err := n.anchors(doc.Content[0]); err != nil {
 		return nil, err
 	}

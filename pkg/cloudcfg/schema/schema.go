@@ -21,6 +21,7 @@
 package schema
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -178,8 +179,10 @@ const CloudConfigHeader = "#cloud-config"
 // #cloud-config (other user-data formats are not cloud-config and get a
 // single error, as `cloud-init schema` reports them).
 func ValidateUserData(doc []byte, source string) Report {
-	if !strings.HasPrefix(string(doc), CloudConfigHeader) {
-		first, _, _ := strings.Cut(string(doc), "\n")
+	// bytes, not string(doc): a large user-data is not copied to be sniffed.
+	if !bytes.HasPrefix(doc, []byte(CloudConfigHeader)) {
+		line, _, _ := bytes.Cut(doc, []byte("\n"))
+		first := string(line)
 		return Report{Source: source, Findings: []Finding{{Line: 1, Column: 1, Severity: Error,
 			Message: fmt.Sprintf("Unrecognized user-data header in %s: %q.\nExpected first line to be one of: %s", source, first, CloudConfigHeader)}}}
 	}

@@ -10,13 +10,14 @@ import (
 // padding and error rules, so a large payload is never held whole. The
 // error B64Decode would return comes at the end of the stream.
 func NewB64Decoder(r io.Reader) io.Reader {
-	return &b64Stream{r: r, in: make([]byte, 32<<10)}
+	return &b64Stream{r: r, in: make([]byte, 32<<10), buf: make([]byte, 0, 24<<10+3)}
 }
 
 type b64Stream struct {
 	r                io.Reader
 	in               []byte
 	out              []byte // decoded, not yet returned
+	buf              []byte // out's storage, reused once out is drained
 	left             uint32
 	quad, pads, data int
 	done             bool  // the input ended (or padding ended the decoding)
@@ -26,6 +27,7 @@ type b64Stream struct {
 func (d *b64Stream) Read(p []byte) (int, error) {
 	for len(d.out) == 0 && !d.done {
 		n, rerr := d.r.Read(d.in)
+		d.out = d.buf[:0] // drained: refill the same storage
 		d.feed(d.in[:n])
 		if rerr == io.EOF && !d.done {
 			d.finish()
