@@ -13,9 +13,12 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -377,11 +380,64 @@ func writeCloudConfig(t *target.Root, p string, cfg map[string]any) error {
 		}
 		enc := yaml.NewEncoder(w)
 		enc.SetIndent(4)
-		if err := enc.Encode(cfg); err != nil {
+		if err := enc.Encode(literalLarge(cfg)); err != nil {
 			return err
 		}
 		return enc.Close()
 	})
+}
+
+// largeScalar is the size from which writeCloudConfig hands a multi-line
+// string to the YAML encoder as a literal node.
+const largeScalar = 64 << 10
+
+// literalLarge returns v with every large multi-line string (valid UTF-8)
+// replaced by a yaml.Node of literal style, the containers on the way to one
+// copied (the others, and every string, are shared). yaml.v3 emits such a
+// string exactly as it emits the plain string (literal style, no tag), but
+// without first trying to resolve it as a number: strconv's errors copy the
+// string they fail on, three copies of a write_files content that starts
+// with a digit (docs/security.md, "Memory ceiling").
+func literalLarge(v any) any {
+	out, _ := literalize(v)
+	return out
+}
+
+// literalize is literalLarge, saying whether v changed.
+func literalize(v any) (any, bool) {
+	switch v := v.(type) {
+	case string:
+		if len(v) >= largeScalar && strings.Contains(v, "\n") && utf8.ValidString(v) {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.LiteralStyle, Value: v}, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, x := range v {
+			if y, ok := literalize(x); ok {
+				if out == nil {
+					out = maps.Clone(v)
+				}
+				out[k] = y
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, x := range v {
+			if y, ok := literalize(x); ok {
+				if out == nil {
+					out = slices.Clone(v)
+				}
+				out[i] = y
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
 }
 
 // recordSchema turns schema findings into status entries the way cloud-init
