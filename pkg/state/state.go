@@ -12,8 +12,6 @@ package state
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,8 +126,11 @@ func Marshal(s *State) ([]byte, error) {
 // Encode writes s as Marshal does, straight to w: the config (which may
 // carry large write_files content) is encoded into w as it goes instead of
 // into one buffer first (docs/security.md, "Memory ceiling"). The rest of
-// the state is small; it is marshalled with a placeholder for the config,
-// a key nothing else can contain, and written around it.
+// the state is small; it is marshalled with a placeholder for the config and
+// written around it. The placeholder is an object with one key, numbered
+// until it occurs once in the output (metadata could hold the same object);
+// not a random key: the initramfs may hand off before the kernel's RNG is
+// ready, and reading it would block.
 func Encode(w io.Writer, s *State) error {
 	s.Version = Version
 	if len(s.Config) == 0 {
@@ -138,32 +139,30 @@ func Encode(w io.Writer, s *State) error {
 		}
 		return nil
 	}
-	var nonce [16]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return fmt.Errorf("state: encode: %w", err)
-	}
-	key := "cloudroot-config-" + hex.EncodeToString(nonce[:])
 	shadow := *s
-	shadow.Config = map[string]any{key: nil}
-	b, err := json.Marshal(&shadow)
-	if err != nil {
-		return fmt.Errorf("state: encode: %w", err)
+	for i := 0; ; i++ {
+		key := fmt.Sprintf("cloudroot-config-placeholder-%d", i)
+		shadow.Config = map[string]any{key: nil}
+		b, err := json.Marshal(&shadow)
+		if err != nil {
+			return fmt.Errorf("state: encode: %w", err)
+		}
+		mark := []byte(`{"` + key + `":null}`)
+		if bytes.Count(b, mark) != 1 {
+			continue
+		}
+		at := bytes.Index(b, mark)
+		if _, err := w.Write(b[:at]); err != nil {
+			return fmt.Errorf("state: encode: %w", err)
+		}
+		if err := jsonstream.Encode(w, s.Config, ""); err != nil {
+			return fmt.Errorf("state: encode config: %w", err)
+		}
+		if _, err := w.Write(append(b[at+len(mark):], '\n')); err != nil {
+			return fmt.Errorf("state: encode: %w", err)
+		}
+		return nil
 	}
-	mark := []byte(`{"` + key + `":null}`)
-	i := bytes.Index(b, mark)
-	if i < 0 {
-		return fmt.Errorf("state: encode: config placeholder lost")
-	}
-	if _, err := w.Write(b[:i]); err != nil {
-		return fmt.Errorf("state: encode: %w", err)
-	}
-	if err := jsonstream.Encode(w, s.Config, ""); err != nil {
-		return fmt.Errorf("state: encode config: %w", err)
-	}
-	if _, err := w.Write(append(b[i+len(mark):], '\n')); err != nil {
-		return fmt.Errorf("state: encode: %w", err)
-	}
-	return nil
 }
 
 // Unmarshal decodes a state file, refusing unknown versions.

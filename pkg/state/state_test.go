@@ -136,10 +136,11 @@ func TestEncodeIsMarshal(t *testing.T) {
 	}} {
 		s := &State{
 			InstanceID: "iid-1",
-			MetaData:   map[string]any{"config": map[string]any{"cloudroot-config-00": nil}},
-			Config:     cfg,
-			Timings:    []Timing{{Stage: "init", Start: 1, Duration: 2}},
-			Warnings:   []string{`{"cloudroot-config-00":null}`},
+			MetaData: map[string]any{"config": map[string]any{"cloudroot-config-placeholder-0": nil},
+				"x": []any{map[string]any{"cloudroot-config-placeholder-1": nil}}},
+			Config:   cfg,
+			Timings:  []Timing{{Stage: "init", Start: 1, Duration: 2}},
+			Warnings: []string{`{"cloudroot-config-placeholder-2":null}`},
 		}
 		want, err := Marshal(s)
 		if err != nil {
