@@ -391,13 +391,14 @@ func writeCloudConfig(t *target.Root, p string, cfg map[string]any) error {
 // string to the YAML encoder as a literal node.
 const largeScalar = 64 << 10
 
-// literalLarge returns v with every large multi-line string (valid UTF-8)
-// replaced by a yaml.Node of literal style, the containers on the way to one
-// copied (the others, and every string, are shared). yaml.v3 emits such a
-// string exactly as it emits the plain string (literal style, no tag), but
-// without first trying to resolve it as a number: strconv's errors copy the
-// string they fail on, three copies of a write_files content that starts
-// with a digit (docs/security.md, "Memory ceiling").
+// literalLarge returns v with every large string (valid UTF-8) replaced by
+// a yaml.Node that yaml.v3 writes exactly as it writes the string (literal
+// style for multi-line strings, plain for the others that would be plain),
+// the containers on the way to one copied (the others, and every string,
+// are shared): yaml.v3 then does not first try the string as a number,
+// whose strconv errors copy the string they fail on, three copies of a
+// write_files content that starts with a digit (docs/security.md, "Memory
+// ceiling").
 func literalLarge(v any) any {
 	out, _ := literalize(v)
 	return out
@@ -407,8 +408,20 @@ func literalLarge(v any) any {
 func literalize(v any) (any, bool) {
 	switch v := v.(type) {
 	case string:
-		if len(v) >= largeScalar && strings.Contains(v, "\n") && utf8.ValidString(v) {
+		if len(v) < largeScalar || !utf8.ValidString(v) {
+			break
+		}
+		if strings.Contains(v, "\n") {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.LiteralStyle, Value: v}, true
+		}
+		// A long single line (a base64 content): yaml.v3 writes it plain
+		// when it does not resolve to another type. Long as it is, it can
+		// only resolve to a float (or a sexagesimal one, which yaml.v3
+		// quotes), which needs it to be made of these characters; any
+		// other character makes it a plain string, given as an untagged
+		// plain node.
+		if strings.Trim(v, "0123456789+-._:eE") != "" {
+			return &yaml.Node{Kind: yaml.ScalarNode, Value: v}, true
 		}
 	case map[string]any:
 		var out map[string]any
