@@ -639,6 +639,7 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		HostKeys:        b.hostKeys,
 		NetLinks:        links,
 		Fetch:           net.fetch,
+		IncludeBudget:   includeBudget(b.cmdline),
 		SystemFiles:     b.sysFiles,
 		Secrets: func(v []string) {
 			b.secrets.Set(v)
