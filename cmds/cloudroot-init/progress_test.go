@@ -106,7 +106,7 @@ func TestProgressScrubbed(t *testing.T) {
 	var out bytes.Buffer
 	known := &secret.Known{}
 	known.Set([]string{"hunter2-token"})
-	h := newConsoleHandler(secret.Writer{W: &out, Known: known}, slog.LevelInfo, func() float64 { return 1.5 })
+	h := newConsoleHandler(&secret.Writer{W: &out, Known: known}, slog.LevelInfo, func() float64 { return 1.5 })
 	log := slog.New(h)
 	log.InfoContext(context.Background(), banner(outcome{Disabled: true, DisabledReason: "seed said hunter2-token", Uptime: 2}))
 	got := out.String()
