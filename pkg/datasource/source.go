@@ -10,7 +10,10 @@ package datasource
 //     the message, with the path or URL that failed).
 //   - Get never takes much longer than its budget: Env.Budget, or the
 //     source's own default, bounds every fetch through the context, and an
-//     absent metadata service costs at most about that.
+//     absent metadata service costs at most about that. Under Env.Policy
+//     (the initramfs's search), a network source is bounded by the
+//     caller's context (the search's deadline) and an absent service costs
+//     at most about the Policy's detection window (imds.Policy).
 //   - Get reads only what Env gives it: the target root's seed directories
 //     through Env.Root, volumes through Env.OpenFS, metadata services through
 //     Env.HTTP at the source's default URLs or Env.Config's overrides. It
