@@ -192,7 +192,7 @@ func TestEc2IMDS(t *testing.T) {
 	// Console progress over the network: the DHCP wait and the metadata
 	// attempt with their budgets, then the banner.
 	wantConsoleMatch(t, r, `network: DHCP on \S.* \(up to \d+s\)`)
-	wantConsoleMatch(t, r, `datasource Ec2: asking the metadata service \(up to \d+s\)`)
+	wantConsoleMatch(t, r, `datasource Ec2: asking the metadata service \(up to \d+s to answer, search ends within \d+m?\d*s?\)`)
 	wantConsoleMatch(t, r, `\[  OK  \] cloudroot: provisioned; datasource DataSourceEc2Local; instance-id `+iid+`; [0-9.]+s since boot`)
 
 	if n := srv.Count("PUT", imdsserve.TokenPath); n < 1 {

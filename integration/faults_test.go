@@ -106,10 +106,14 @@ func faultyIMDS(t *testing.T, fault string) int {
 			w.WriteHeader(http.StatusOK)
 			w.Write(b)
 		case "slow":
-			// Within the initramfs's 5 s budget per network datasource
-			// (a service 1.5 s late per request exhausts it: the None
-			// fallback, docs/security.md).
 			time.Sleep(200 * time.Millisecond)
+			proxy.ServeHTTP(w, r)
+		case "late":
+			// Slow but working: every request 1.5 s late. The detection
+			// window (5 s) sees the first answer; after it the policy's
+			// per-request timeout (10 s) and the search deadline (2 m)
+			// let the whole crawl through (docs/security.md).
+			time.Sleep(1500 * time.Millisecond)
 			proxy.ServeHTTP(w, r)
 		}
 	})
@@ -123,19 +127,19 @@ func faultyIMDS(t *testing.T, fault string) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// TestIMDSFaults: a metadata service that answers 5xx, garbage, or slowly.
-// The first two end with the None fallback reported; the slow one still
-// provisions.
+// TestIMDSFaults: a metadata service that answers 5xx, garbage, slowly
+// (200 ms) or late (1.5 s per request). The first two end with the None
+// fallback reported; the slow and the late one still provision.
 func TestIMDSFaults(t *testing.T) {
-	for _, fault := range []string{"5xx", "garbage", "slow"} {
+	for _, fault := range []string{"5xx", "garbage", "slow", "late"} {
 		t.Run(fault, func(t *testing.T) {
 			v := newVM(t)
 			port := faultyIMDS(t, fault)
 			r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, GuestFwd: imdsFwd(port), Append: []string{"cloudroot.test.poweroff"}, Timeout: 6 * time.Minute})
 			d := wantReported(t, v, r)
-			if fault == "slow" {
+			if fault == "slow" || fault == "late" {
 				if h := d.hostname(); h != "slow-sim" {
-					t.Errorf("/etc/hostname = %q, want slow-sim from the slow service's user-data", h)
+					t.Errorf("/etc/hostname = %q, want slow-sim from the %s service's user-data", h, fault)
 				}
 				return
 			}

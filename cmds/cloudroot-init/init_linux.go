@@ -85,7 +85,7 @@ func uptime() float64 {
 func run() error {
 	ctx := context.Background()
 	known := &secret.Known{}
-	scrub := secret.Writer{W: os.Stdout, Known: known}
+	scrub := &secret.Writer{W: os.Stdout, Known: known}
 	b := &boot{
 		console: scrub,
 		secrets: known,
@@ -536,6 +536,7 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 	}
 	msg := sb.String()
 	fmt.Fprint(b.console, msg)
+	b.flushConsole()
 	action, _ := b.cmdline.Get("cloudroot.onfail")
 	unix.Sync()
 	switch action {
@@ -547,6 +548,7 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 	for {
 		time.Sleep(60 * time.Second)
 		fmt.Fprint(b.console, msg)
+		b.flushConsole()
 	}
 }
 
@@ -639,6 +641,7 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 		HostKeys:        b.hostKeys,
 		NetLinks:        links,
 		Fetch:           net.fetch,
+		IncludeBudget:   includeBudget(b.cmdline),
 		SystemFiles:     b.sysFiles,
 		Secrets: func(v []string) {
 			b.secrets.Set(v)
@@ -746,6 +749,15 @@ func (b *boot) summary() {
 	}
 	b.log.Info("timings:" + sb.String())
 	b.log.Info(fmt.Sprintf("cloudroot work in the initramfs (excluding driver, device and entropy waits): %.3fs", total))
+	b.flushConsole()
+}
+
+// flushConsole writes what the console's scrubber holds back (an
+// incomplete line): before hand-off or a halt.
+func (b *boot) flushConsole() {
+	if f, ok := b.console.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
 }
 
 // switchRoot checks the target init exists, then hands over. If the root

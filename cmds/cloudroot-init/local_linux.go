@@ -27,8 +27,11 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/userdata"
 )
 
-// datasourceBudget bounds each network datasource, so an absent metadata
-// service costs seconds, not minutes.
+// datasourceBudget bounds each datasource's work before the network is
+// up (local media, seed directories). Network datasources follow the
+// search's imds.Policy instead (searchPolicy): a detection window each,
+// so an absent metadata service costs seconds, not minutes, and one
+// deadline for the whole search.
 const datasourceBudget = 5 * time.Second
 
 // ephemeralNet is the network the initramfs brings up only when something
@@ -192,6 +195,12 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.sysFiles, Cmdline: b.cmdline.String()})
 	dsCfg, _ := base.Config["datasource"].(map[string]any)
 	dsCfg = b.cmdlineSourceConfig(dsCfg)
+	pol, perrs := searchPolicy(b.cmdline)
+	for _, e := range perrs {
+		b.log.Warn("datasource search policy", "err", e)
+		b.status.Get(state.StageInitLocal).AddRecoverable("WARNING", e.Error())
+	}
+	b.log.Info("datasource search", "policy", pol.String())
 	env := datasource.Env{
 		Devices: b.devs,
 		Cmdline: b.cmdline,
@@ -199,8 +208,13 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		Config:  dsCfg,
 		System:  base.System,
 		Budget:  datasourceBudget,
+		Policy:  &pol,
 		Log:     b.log,
 	}
+	// One deadline for the whole search, every network datasource
+	// together; the None fallback and the cache are outside it.
+	sctx, cancel := context.WithTimeoutCause(ctx, pol.Deadline, imds.ErrDeadline)
+	defer cancel()
 	if r, err := os.OpenRoot(t.Dir()); err == nil {
 		env.Root = r.FS()
 	}
@@ -223,7 +237,7 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 		// The platform may have changed this instance's metadata since
 		// the last boot: ask again, keep the cache if it does not answer.
 		iid := restored.Data.InstanceID()
-		d, err := b.searchDatasources(ctx, datasource.Registry{src}, list, env, n, iid)
+		d, err := b.searchDatasources(sctx, datasource.Registry{src}, list, env, n, iid)
 		switch {
 		case err != nil:
 			b.log.Warn("refreshing the restored datasource failed: using the cache", "datasource", src.Name(), "err", err)
@@ -246,7 +260,11 @@ func (b *boot) findDatasource(ctx context.Context, t *target.Root, list []string
 	if i := slices.IndexFunc(sel, datasource.IsFallback); i >= 0 {
 		fallback, sel = sel[i], slices.Delete(slices.Clone(sel), i, i+1)
 	}
-	d, err := b.searchDatasources(ctx, sel, list, env, n, stages.PreviousInstanceID(t))
+	d, err := b.searchDatasources(sctx, sel, list, env, n, stages.PreviousInstanceID(t))
+	if err != nil && errors.Is(context.Cause(sctx), imds.ErrDeadline) {
+		b.log.Warn("the datasource search ran out of time", "deadline", pol.Deadline)
+		err = fmt.Errorf("%w (%s): %w", imds.ErrDeadline, pol.Deadline, err)
+	}
 	if err != nil && fallback != nil {
 		if fb := stages.FallbackToCache(cached, mode, reg); fb != nil {
 			b.log.Info("restored fallback datasource from checked cache", "datasource", fb.Description())
@@ -280,6 +298,10 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 	var errs []error
 	var tried []string
 	for _, src := range sel {
+		if ctx.Err() != nil {
+			errs = append(errs, fmt.Errorf("%s: not asked: %w", src.Name(), context.Cause(ctx)))
+			continue
+		}
 		tried = append(tried, src.Name())
 		ev := b.localEv.StartSearch("local", src.Name())
 		// A network source asked before the network is up answers at
@@ -287,9 +309,9 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 		doc, documented := src.(datasource.Documented)
 		switch {
 		case env.NetworkUp:
-			b.log.Info(datasourceLine(src.Name(), true, sourceBudget(env, src.Name())))
+			b.log.Info(datasourceLine(src.Name(), true, sourceProbe(env, src.Name()), timeLeft(ctx)))
 		case !documented || !doc.Doc().Network:
-			b.log.Info(datasourceLine(src.Name(), false, 0))
+			b.log.Info(datasourceLine(src.Name(), false, 0, 0))
 		}
 		d, err := src.Get(ctx, env)
 		if errors.Is(err, datasource.ErrNeedNetwork) {
@@ -300,7 +322,7 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 			env.NetworkUp = true
 			env.HTTP = n.client
 			env.Lease = n.dsLease()
-			b.log.Info(datasourceLine(src.Name(), true, sourceBudget(env, src.Name())))
+			b.log.Info(datasourceLine(src.Name(), true, sourceProbe(env, src.Name()), timeLeft(ctx)))
 			d, err = src.Get(ctx, env)
 		}
 		switch {
@@ -350,15 +372,27 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 	return nil, fmt.Errorf("tried %s: %w", strings.Join(tried, ", "), datasource.ErrNotFound)
 }
 
-// sourceBudget is how long a network datasource may take: its
-// max_wait when configured, else the boot's budget (datasource.Env.IMDS).
-func sourceBudget(env datasource.Env, name string) time.Duration {
+// sourceProbe is how long a network datasource waits for its service to
+// answer: its max_wait when configured, else the policy's detection
+// window (datasource.Env.IMDS).
+func sourceProbe(env datasource.Env, name string) time.Duration {
 	if v, ok := env.SourceConfig(name)["max_wait"]; ok {
 		if d, err := datasource.Seconds(v); err == nil && d > 0 {
 			return d
 		}
 	}
+	if env.Policy != nil {
+		return env.Policy.Resolve().Probe
+	}
 	return env.Budget
+}
+
+// timeLeft is what is left before ctx's deadline (0: none).
+func timeLeft(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return 0
 }
 
 // defaultUserName is system_info.default_user.name, else the distro's.

@@ -24,6 +24,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 	"github.com/cloudroot/cloudroot/pkg/netboot"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -490,6 +491,7 @@ func (b *boot) seedImage(ctx context.Context, n *ephemeralNet) (bootenv.Image, e
 		return img, errors.New("cloudroot.image=seed needs the datasource on the command line (ds=nocloud;s=http://…/ or ds=ec2;metadata_urls=…)")
 	}
 	name := identify.NormalizeName(arg.Name)
+	pol, _ := searchPolicy(b.cmdline) // findDatasource reports malformed keys
 	srcs, _ := builtin.Registry().Select([]string{name})
 	if len(srcs) == 0 {
 		return img, fmt.Errorf("cloudroot.image=seed: datasource %q is not in this build", arg.Name)
@@ -499,20 +501,23 @@ func (b *boot) seedImage(ctx context.Context, n *ephemeralNet) (bootenv.Image, e
 		DMI:     bootenv.ReadDMI(""),
 		Config:  b.cmdlineSourceConfig(nil),
 		Budget:  datasourceBudget,
+		Policy:  &pol,
 		Log:     b.log,
 	}
-	d, err := srcs[0].Get(ctx, env)
+	sctx, cancel := context.WithTimeoutCause(ctx, pol.Deadline, imds.ErrDeadline)
+	defer cancel()
+	d, err := srcs[0].Get(sctx, env)
 	if errors.Is(err, datasource.ErrNeedNetwork) {
-		if nerr := n.up(ctx); nerr != nil {
+		if nerr := n.up(sctx); nerr != nil {
 			return img, nerr
 		}
 		env.NetworkUp, env.HTTP, env.Lease = true, n.client, n.dsLease()
-		d, err = srcs[0].Get(ctx, env)
+		d, err = srcs[0].Get(sctx, env)
 	}
 	if err != nil {
 		return img, fmt.Errorf("reading %s for the image to install: %w", name, err)
 	}
-	res, err := userdata.Process(ctx, "user-data", d.UserData, userdata.Options{Fetch: n.fetch})
+	res, err := userdata.Process(ctx, "user-data", d.UserData, userdata.Options{Fetch: n.fetch, IncludeBudget: includeBudget(b.cmdline)})
 	if err != nil {
 		return img, err
 	}

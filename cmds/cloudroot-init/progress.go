@@ -62,12 +62,17 @@ func dhcpLine(ifaces []string, static bool, budget time.Duration) string {
 }
 
 // datasourceLine: before asking one datasource; network says it is asked
-// over the ephemeral network (with its budget), else it reads local media.
-func datasourceLine(name string, network bool, budget time.Duration) string {
+// over the ephemeral network, with its detection window (probe) and what
+// is left of the search's deadline (left, 0: none), else it reads local
+// media.
+func datasourceLine(name string, network bool, probe, left time.Duration) string {
 	if !network {
 		return "datasource " + name + ": looking for local seed"
 	}
-	return fmt.Sprintf("datasource %s: asking the metadata service (up to %s)", name, formatBudget(budget))
+	if left <= 0 {
+		return fmt.Sprintf("datasource %s: asking the metadata service (up to %s to answer)", name, formatBudget(probe))
+	}
+	return fmt.Sprintf("datasource %s: asking the metadata service (up to %s to answer, search ends within %s)", name, formatBudget(probe), formatBudget(left.Round(time.Second)))
 }
 
 // outcome is what the banner reports.

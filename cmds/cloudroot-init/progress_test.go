@@ -58,9 +58,10 @@ func TestProgressLines(t *testing.T) {
 		{"dhcp any", dhcpLine(nil, false, 33*time.Second), "network: DHCP on every ethernet link (up to 33s)"},
 		{"dhcp BOOTIF", dhcpLine([]string{"eth1"}, false, 33*time.Second), "network: DHCP on eth1 (up to 33s)"},
 		{"static", dhcpLine([]string{"eth0"}, true, 5*time.Second), "network: static ip= on eth0 (up to 5s for carrier)"},
-		{"local ds", datasourceLine("NoCloud", false, 5*time.Second), "datasource NoCloud: looking for local seed"},
-		{"network ds", datasourceLine("Ec2", true, 5*time.Second), "datasource Ec2: asking the metadata service (up to 5s)"},
-		{"network ds max_wait", datasourceLine("OpenStack", true, 90*time.Second), "datasource OpenStack: asking the metadata service (up to 1m30s)"},
+		{"local ds", datasourceLine("NoCloud", false, 5*time.Second, 0), "datasource NoCloud: looking for local seed"},
+		{"network ds", datasourceLine("Ec2", true, 5*time.Second, 0), "datasource Ec2: asking the metadata service (up to 5s to answer)"},
+		{"network ds in a search", datasourceLine("Ec2", true, 5*time.Second, 117400*time.Millisecond), "datasource Ec2: asking the metadata service (up to 5s to answer, search ends within 1m57s)"},
+		{"network ds max_wait", datasourceLine("OpenStack", true, 90*time.Second, 0), "datasource OpenStack: asking the metadata service (up to 1m30s to answer)"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, tc.got, tc.want)
@@ -105,7 +106,7 @@ func TestProgressScrubbed(t *testing.T) {
 	var out bytes.Buffer
 	known := &secret.Known{}
 	known.Set([]string{"hunter2-token"})
-	h := newConsoleHandler(secret.Writer{W: &out, Known: known}, slog.LevelInfo, func() float64 { return 1.5 })
+	h := newConsoleHandler(&secret.Writer{W: &out, Known: known}, slog.LevelInfo, func() float64 { return 1.5 })
 	log := slog.New(h)
 	log.InfoContext(context.Background(), banner(outcome{Disabled: true, DisabledReason: "seed said hunter2-token", Uptime: 2}))
 	got := out.String()

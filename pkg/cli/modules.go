@@ -123,7 +123,11 @@ func runStage(ctx context.Context, env *Env, mode string, files []string, asInit
 	// Credentials of the state (passwords, tokens) are scrubbed from the
 	// log, the output log and the console once the state is read.
 	known := &secret.Known{}
-	logw, outw := secret.Writer{W: rawLog, Known: known}, secret.Writer{W: rawOut, Known: known}
+	logw, outw := &secret.Writer{W: rawLog, Known: known}, &secret.Writer{W: rawOut, Known: known}
+	// What the scrubbers hold back (a command's last line without a
+	// newline) is written at the end of the stage, before the logs close.
+	defer outw.Close()
+	defer logw.Close()
 	log := slog.New(slog.NewMultiHandler(
 		cilog.NewHandler(logw, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 		secret.NewHandler(env.Log.Handler(), known),
@@ -161,6 +165,8 @@ func runStage(ctx context.Context, env *Env, mode string, files []string, asInit
 		fmt.Fprintf(env.Stderr, "cloudroot: %s\n", secret.Scrub(e, known.Values()))
 	}
 	if power != nil {
+		_ = outw.Flush()
+		_ = logw.Flush()
 		if perr := doPower(ctx, env, root, power, outw, log); perr != nil {
 			fmt.Fprintf(env.Stderr, "cloudroot: power_state_change: %v\n", perr)
 			return 1

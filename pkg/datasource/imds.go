@@ -30,8 +30,20 @@ type IMDSDefaults struct {
 	MaxBytes int64
 }
 
-// IMDS builds the metadata client for source name, applying in order of
-// precedence:
+// IMDS builds the metadata client for source name. Under a Policy
+// (Env.Policy, the initramfs's search), the Policy gives the detection
+// window, the per-request timeout, the backoff and the bound of one call,
+// and the source's configuration overrides them:
+//
+//   - base URLs: `metadata_urls` (or `metadata_url`), else def.BaseURLs;
+//   - detection window: `max_wait` (seconds; zero or negative means one
+//     attempt per URL), else Policy.Probe;
+//   - per-request timeout once the service answered: `timeout`, else
+//     Policy.Timeout (def.Timeout is not used: a source's short default
+//     would drop a slow but working service);
+//   - retries: `retries`, else def.Retries.
+//
+// Without a Policy, in order of precedence:
 //
 //   - base URLs: the source's `metadata_urls` (or `metadata_url`), else
 //     def.BaseURLs;
@@ -54,7 +66,9 @@ func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
 		Budget:   def.Budget,
 		Logger:   e.Logger(name),
 	}
-	if e.Budget > 0 {
+	if e.Policy != nil {
+		e.Policy.Apply(c)
+	} else if e.Budget > 0 {
 		c.Budget = e.Budget
 	}
 	if urls := e.MetadataURLs(name); len(urls) > 0 {
@@ -66,9 +80,12 @@ func (e Env) IMDS(name string, def IMDSDefaults) (*imds.Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("datasource %s: max_wait: %w", name, err)
 		}
-		if s <= 0 {
+		switch {
+		case s <= 0:
 			c.Retries = -1
-		} else {
+		case e.Policy != nil:
+			c.ProbeWindow = s
+		default:
 			c.Budget = s
 		}
 	}

@@ -10,7 +10,10 @@ package datasource
 //     the message, with the path or URL that failed).
 //   - Get never takes much longer than its budget: Env.Budget, or the
 //     source's own default, bounds every fetch through the context, and an
-//     absent metadata service costs at most about that.
+//     absent metadata service costs at most about that. Under Env.Policy
+//     (the initramfs's search), a network source is bounded by the
+//     caller's context (the search's deadline) and an absent service costs
+//     at most about the Policy's detection window (imds.Policy).
 //   - Get reads only what Env gives it: the target root's seed directories
 //     through Env.Root, volumes through Env.OpenFS, metadata services through
 //     Env.HTTP at the source's default URLs or Env.Config's overrides. It
@@ -33,6 +36,7 @@ import (
 	diskfs "github.com/diskfs/go-diskfs"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 // Source is one datasource.
@@ -98,8 +102,16 @@ type Env struct {
 	// DefaultUser is the distro's default user's name (GCE gives it the
 	// ssh-keys of `<user>:` entries for that name).
 	DefaultUser string
-	// Budget bounds one Get; 0 means the source's default.
+	// Budget bounds one Get; 0 means the source's default. With Policy
+	// set, it bounds only what a source does before the network is up.
 	Budget time.Duration
+	// Policy, when set, is the boot's one timing policy for metadata
+	// services (imds.Policy: detection window, per-request timeout,
+	// backoff): every client IMDS builds follows it, and a network
+	// source's Get is bounded by the caller's context (which carries the
+	// search's Deadline) instead of Budget or the source's default. Nil
+	// keeps each source's own defaults.
+	Policy *imds.Policy
 	// Log receives progress; nil discards.
 	Log *slog.Logger
 }
@@ -152,8 +164,13 @@ func (e Env) Logger(name string) *slog.Logger {
 	return e.Log.With("datasource", name)
 }
 
-// WithBudget bounds ctx by e.Budget, or def when e.Budget is 0.
+// WithBudget bounds ctx by e.Budget, or def when e.Budget is 0. Once the
+// network is up under a Policy, the bound is the Policy's Deadline (the
+// search's own deadline is already on ctx).
 func (e Env) WithBudget(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
+	if e.Policy != nil && e.NetworkUp {
+		return context.WithTimeout(ctx, e.Policy.Resolve().Deadline)
+	}
 	b := e.Budget
 	if b <= 0 {
 		b = def

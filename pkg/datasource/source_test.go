@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 type fake string
@@ -147,6 +149,7 @@ func TestEnvIMDS(t *testing.T) {
 		urls    []string
 		budget  time.Duration
 		timeout time.Duration
+		probe   time.Duration
 		retries int
 		err     string
 	}{
@@ -157,6 +160,15 @@ func TestEnvIMDS(t *testing.T) {
 			urls: []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}, budget: 30 * time.Second, timeout: 1500 * time.Millisecond, retries: 4},
 		{name: "max_wait zero is one attempt", env: Env{Config: map[string]any{"Ec2": map[string]any{"max_wait": 0}}},
 			urls: []string{"http://default"}, budget: 7 * time.Second, timeout: 3 * time.Second, retries: -1},
+		// Under the boot's policy the source's defaults give way: the
+		// policy's window, timeout and deadline; configuration still wins.
+		{name: "policy", env: Env{Budget: 2 * time.Second, Policy: &imds.Policy{}},
+			urls: []string{"http://default"}, budget: imds.DefaultDeadline, timeout: imds.DefaultReadTimeout, probe: imds.DefaultProbe},
+		{name: "policy, config wins", env: Env{Policy: &imds.Policy{Deadline: time.Minute}, Config: map[string]any{"Ec2": map[string]any{
+			"max_wait": 30, "timeout": 50, "retries": 4}}},
+			urls: []string{"http://default"}, budget: time.Minute, timeout: 50 * time.Second, probe: 30 * time.Second, retries: 4},
+		{name: "policy, max_wait zero is one attempt", env: Env{Policy: &imds.Policy{}, Config: map[string]any{"Ec2": map[string]any{"max_wait": -1}}},
+			urls: []string{"http://default"}, budget: imds.DefaultDeadline, timeout: imds.DefaultReadTimeout, probe: imds.DefaultProbe, retries: -1},
 		{name: "bad timeout", env: Env{Config: map[string]any{"Ec2": map[string]any{"timeout": "soon"}}}, err: `datasource Ec2: timeout: "soon" is not a number`},
 		{name: "bad max_wait", env: Env{Config: map[string]any{"Ec2": map[string]any{"max_wait": []any{1}}}}, err: "datasource Ec2: max_wait:"},
 	} {
@@ -171,8 +183,8 @@ func TestEnvIMDS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(c.BaseURLs, tc.urls) || c.Budget != tc.budget || c.Timeout != tc.timeout || c.Retries != tc.retries {
-				t.Errorf("got urls %v budget %v timeout %v retries %d", c.BaseURLs, c.Budget, c.Timeout, c.Retries)
+			if !slices.Equal(c.BaseURLs, tc.urls) || c.Budget != tc.budget || c.Timeout != tc.timeout || c.Retries != tc.retries || c.ProbeWindow != tc.probe {
+				t.Errorf("got urls %v budget %v timeout %v retries %d probe %v", c.BaseURLs, c.Budget, c.Timeout, c.Retries, c.ProbeWindow)
 			}
 		})
 	}

@@ -176,6 +176,10 @@ type Client struct {
 	UnixSocket string
 	// Timeout bounds each request (DefaultTimeout).
 	Timeout time.Duration
+	// ProbeWindow, when positive, is the detection window (deadline.go):
+	// until the service answers, requests are bounded by what is left of
+	// it and retries stop when it closes, with ErrNoAnswer.
+	ProbeWindow time.Duration
 	// Retries bounds retries after the first attempt of a Get at one base
 	// URL; 0 means as many as the Budget allows, negative means none.
 	Retries int
@@ -210,6 +214,8 @@ type Client struct {
 
 	once        sync.Once
 	defaultHTTP *http.Client
+	detOnce     sync.Once
+	det         *detection
 }
 
 func (c *Client) log() *slog.Logger {
@@ -357,7 +363,14 @@ func (c *Client) doBase(ctx context.Context, r Request, base string) ([]byte, er
 		if ctx.Err() != nil || (c.Retries != 0 && attempt > c.Retries) {
 			return nil, final(err)
 		}
-		t := time.NewTimer(c.Backoff.Delay(attempt-1, rnd()))
+		delay := c.Backoff.Delay(attempt-1, rnd())
+		if left, probing := c.probeLeft(); probing && left <= delay {
+			// No answer yet, and the detection window closes before
+			// the next attempt could start.
+			log.Debug("imds: detection window closed", "url", url, "attempt", attempt, "window", c.ProbeWindow)
+			return nil, fmt.Errorf("%w (%s): %w", ErrNoAnswer, c.ProbeWindow, err)
+		}
+		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -405,6 +418,14 @@ func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) 
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if left, probing := c.probeLeft(); probing {
+		// Detecting: a request may take what is left of the window,
+		// however short Timeout is, and no more.
+		if left <= 0 {
+			return nil, fail(0, &permanent{fmt.Errorf("%w (%s)", ErrNoAnswer, c.ProbeWindow)})
+		}
+		timeout = left
+	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var reqBody io.Reader
@@ -439,6 +460,7 @@ func (c *Client) once1(ctx context.Context, r Request, url string, attempt int) 
 		return nil, fail(0, err)
 	}
 	defer resp.Body.Close()
+	c.sawAnswer()
 	if resp.Header.Get("Location") != "" && isRedirect(resp.StatusCode) {
 		// checkRedirect stopped here: another origin.
 		return nil, fail(resp.StatusCode, redirectError(resp))

@@ -81,6 +81,8 @@ func (c *Client) WithBaseURL(base string) *Client {
 		UnixSocket:    c.UnixSocket,
 		FollowOffHost: c.FollowOffHost,
 		Timeout:       c.Timeout,
+		ProbeWindow:   c.ProbeWindow,
+		det:           c.detect(),
 		Retries:       c.Retries,
 		Retry:         c.Retry,
 		Backoff:       c.Backoff,

@@ -18,7 +18,19 @@
 //   - Values collects the strings held under sensitive keys, and Scrub
 //     replaces them in free text (error messages, log lines), for the places
 //     where a value escapes the structure (status.json, result.json, logs,
-//     console).
+//     console). A value of MinScrub (4) bytes or more is replaced wherever
+//     it appears. A shorter one ("abc", a PIN) is replaced only where it
+//     stands as the value of a credential key: `password: abc`,
+//     `password=abc`, `"password": "abc"`, `users.0.passwd=abc` (the key
+//     a credential name, then ':' or '=', optional blanks and quotes, and
+//     the value followed by a quote, a blank, punctuation or the end):
+//     replacing every "abc" or "1" in a log would mangle it and, by what
+//     it changed, point at the secret.
+//   - Writer scrubs a stream (a log, the console, command output): it
+//     holds back an incomplete line (up to MaxLine bytes, then all but the
+//     last longest-value-minus-one bytes, never cutting inside a match) so
+//     a value split across writes is still caught; Flush or Close writes
+//     what it holds.
 package secret
 
 import (
@@ -178,9 +190,9 @@ func redactValue(v any, p string) any {
 	return v
 }
 
-// minScrub is the shortest value Scrub replaces: shorter ones ("1", "no")
-// would mangle unrelated text and reveal little.
-const minScrub = 4
+// MinScrub is the shortest value Scrub replaces wherever it appears;
+// shorter ones are replaced only as the value of a credential key.
+const MinScrub = 4
 
 // Values returns the distinct strings held under credential keys
 // (passwords, tokens, keys; not whole documents such as user-data) of
@@ -204,13 +216,13 @@ func Values(ms ...map[string]any) []string {
 			}
 		case int, int64, uint64:
 			// password: 12345678 is read as a number.
-			if s := fmt.Sprint(t); under && len(s) >= minScrub {
+			if s := fmt.Sprint(t); under {
 				seen[s] = true
 			}
 		case string:
 			if under {
 				for _, line := range strings.Split(t, "\n") {
-					if line = strings.TrimSpace(line); len(line) >= minScrub {
+					if line = strings.TrimSpace(line); line != "" {
 						seen[line] = true
 					}
 				}
@@ -233,12 +245,98 @@ func Values(ms ...map[string]any) []string {
 	return out
 }
 
-// Scrub replaces every occurrence of each value in s with "<redacted>".
+// Placeholder replaces a value in free text.
+const Placeholder = "<redacted>"
+
+// Scrub replaces each value in s with Placeholder: every occurrence of a
+// value of MinScrub bytes or more, and a shorter value where it is the
+// value of a credential key (see the contract).
 func Scrub(s string, values []string) string {
 	for _, v := range values {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, "<redacted>")
+		switch {
+		case v == "":
+		case len(v) >= MinScrub:
+			if strings.Contains(s, v) {
+				s = strings.ReplaceAll(s, v, Placeholder)
+			}
+		default:
+			s = scrubShort(s, v)
 		}
 	}
 	return s
+}
+
+// scrubShort replaces v where it stands as a credential key's value.
+func scrubShort(s, v string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(v) <= len(s); {
+		j := strings.Index(s[i:], v)
+		if j < 0 {
+			break
+		}
+		at := i + j
+		if keyed(s, at, at+len(v)) {
+			b.WriteString(s[last:at])
+			b.WriteString(Placeholder)
+			last = at + len(v)
+			i = last
+			continue
+		}
+		i = at + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// keyed reports whether s[start:end] is the value of a credential key:
+// `key<blanks>[:=]<blanks>` with optional quotes around key and value,
+// the value not running on into more of a word.
+func keyed(s string, start, end int) bool {
+	if end < len(s) && !valueEnd(s[end]) {
+		return false
+	}
+	i := start
+	if i > 0 && (s[i-1] == '"' || s[i-1] == '\'') {
+		i--
+	}
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || (s[i-1] != ':' && s[i-1] != '=') {
+		return false
+	}
+	i--
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	if i > 0 && (s[i-1] == '"' || s[i-1] == '\'') {
+		i--
+	}
+	k := i
+	for k > 0 && keyByte(s[k-1]) {
+		k--
+	}
+	name := s[k:i]
+	if d := strings.LastIndexByte(name, '.'); d >= 0 {
+		name = name[d+1:] // users.0.passwd
+	}
+	return name != "" && credential(name, "")
+}
+
+func keyByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// valueEnd reports whether c may follow a value: a quote, a blank or
+// punctuation that ends a value in YAML, JSON, logfmt or a Go map.
+func valueEnd(c byte) bool {
+	switch c {
+	case '"', '\'', ' ', '\t', '\r', '\n', ',', ';', '}', ']', ')', '&':
+		return true
+	}
+	return false
 }

@@ -139,7 +139,7 @@ func TestContains(t *testing.T) {
 func TestWriter(t *testing.T) {
 	var b strings.Builder
 	k := &Known{}
-	w := Writer{W: &b, Known: k}
+	w := &Writer{W: &b, Known: k}
 	w.Write([]byte("before hunter22\n"))
 	k.Set([]string{"hunter22"})
 	if n, err := w.Write([]byte("after hunter22\n")); err != nil || n != len("after hunter22\n") {
@@ -148,6 +148,121 @@ func TestWriter(t *testing.T) {
 	if got, want := b.String(), "before hunter22\nafter <redacted>\n"; got != want {
 		t.Errorf("written %q, want %q", got, want)
 	}
+}
+
+// TestWriterSplit: values split across writes are still scrubbed;
+// complete lines go out at once, the rest on Flush.
+func TestWriterSplit(t *testing.T) {
+	vals := []string{"hunter22", "s3cr3t-t0ken-value", "ab"}
+	for _, tc := range []struct {
+		name    string
+		maxLine int
+		writes  []string
+		// early is what is written before Flush; want after it.
+		early, want string
+	}{
+		{"split in two", 0, []string{"pw hun", "ter22 ok\n"}, "pw <redacted> ok\n", "pw <redacted> ok\n"},
+		{"byte by byte", 0, strings.Split("token s3cr3t-t0ken-value end\n", ""), "token <redacted> end\n", "token <redacted> end\n"},
+		{"held until flush", 0, []string{"last hunt", "er22"}, "", "last <redacted>"},
+		{"progress line ends at CR", 0, []string{"10%\r20%\r30"}, "10%\r20%\r", "10%\r20%\r30"},
+		{"short value after its key, split", 0, []string{"pass", "word: a", "b\n"}, "password: <redacted>\n", "password: <redacted>\n"},
+		{"short value elsewhere kept", 0, []string{"tab ab\n"}, "tab ab\n", "tab ab\n"},
+		{"over MaxLine: cut before the value", 8, []string{"xxxxxxxxxxhunt", "er22yy"}, "xxx", "xxxxxxxxxx<redacted>yy"},
+		{"over MaxLine: long value across the cut", 4, []string{"0123456789s3cr3t-t0ken-", "value tail"}, "0123456789", "0123456789<redacted> tail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			k := &Known{}
+			k.Set(vals)
+			w := &Writer{W: &b, Known: k, MaxLine: tc.maxLine}
+			for _, s := range tc.writes {
+				if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+					t.Fatalf("Write(%q) = %d, %v", s, n, err)
+				}
+			}
+			if got := b.String(); !strings.HasPrefix(got, tc.early) || strings.Contains(got, "hunter22") {
+				t.Errorf("before Flush: %q, want at least %q", got, tc.early)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.String(); got != tc.want {
+				t.Errorf("written %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestScrubShort: a value shorter than MinScrub is replaced only as the
+// value of a credential key.
+func TestScrubShort(t *testing.T) {
+	vals := []string{"ab1"}
+	for _, tc := range []struct{ in, want string }{
+		{"password: ab1", "password: <redacted>"},
+		{"password=ab1 user=ann", "password=<redacted> user=ann"},
+		{`{"plain_text_passwd": "ab1", "name": "ab1"}`, `{"plain_text_passwd": "<redacted>", "name": "ab1"}`},
+		{"users.0.passwd=ab1", "users.0.passwd=<redacted>"},
+		{"map[token:ab1]", "map[token:<redacted>]"},
+		{"admin_pass = 'ab1';", "admin_pass = '<redacted>';"},
+		{"ab1 ab1 tab1 ab12", "ab1 ab1 tab1 ab12"},
+		{"hostname: ab1", "hostname: ab1"},
+		{"password: ab12", "password: ab12"},
+		{"password: xab1", "password: xab1"},
+		{"password:\nab1", "password:\nab1"},
+	} {
+		if got := Scrub(tc.in, vals); got != tc.want {
+			t.Errorf("Scrub(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Values keeps short credentials (for this rule) and numbers.
+	got := Values(map[string]any{"password": "ab1", "pin": map[string]any{"token": 7}, "name": "ann"})
+	if diff := cmp.Diff([]string{"ab1", "7"}, got); diff != "" {
+		t.Errorf("Values (-want +got):\n%s", diff)
+	}
+}
+
+// FuzzWriterSplit: a value split across two writes, at every offset, or
+// written a byte at a time, is scrubbed exactly as the whole text is; a
+// value of MinScrub or more never survives, even past MaxLine.
+func FuzzWriterSplit(f *testing.F) {
+	f.Add("pw ", "hunter22", " ok\n")
+	f.Add("password: ", "ab", "\n")
+	f.Add("", "s3cr3t-t0ken", "")
+	f.Add("line1\nx=", "token-value", "\rmore")
+	f.Add("aaa", "aaaa", "aaaaa")
+	f.Fuzz(func(t *testing.T, prefix, value, suffix string) {
+		if value == "" || len(prefix)+len(value)+len(suffix) > 512 {
+			return
+		}
+		vals := []string{value}
+		stream := prefix + value + suffix
+		want := Scrub(stream, vals)
+		k := &Known{}
+		k.Set(vals)
+		write := func(maxLine int, parts ...string) string {
+			var b strings.Builder
+			w := &Writer{W: &b, Known: k, MaxLine: maxLine}
+			for _, p := range parts {
+				if _, err := w.Write([]byte(p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			return b.String()
+		}
+		leaks := len(value) >= MinScrub && !strings.Contains(Placeholder, value)
+		for i := 0; i <= len(stream); i++ {
+			if got := write(0, stream[:i], stream[i:]); got != want {
+				t.Fatalf("split at %d: %q, want %q", i, got, want)
+			}
+			if got := write(3, stream[:i], stream[i:]); leaks && strings.Contains(got, value) {
+				t.Fatalf("split at %d past MaxLine: %q leaks %q", i, got, value)
+			}
+		}
+		if got := write(0, strings.Split(stream, "")...); got != want {
+			t.Fatalf("byte by byte: %q, want %q", got, want)
+		}
+	})
 }
 
 func TestHandler(t *testing.T) {
@@ -198,6 +313,16 @@ func FuzzMap(f *testing.F) {
 		}
 		check(Map(m), "")
 		for _, v := range Values(m) {
+			if strings.Contains(Placeholder, v) {
+				continue // "<redacted>" holds it
+			}
+			if len(v) < MinScrub {
+				in := "password: " + v + "\n"
+				if got := Scrub(in, []string{v}); got != "password: "+Placeholder+"\n" {
+					t.Fatalf("Scrub(%q) = %q, want the short value redacted", in, got)
+				}
+				continue
+			}
 			if strings.Contains(Scrub("x "+v+" y", Values(m)), v) {
 				t.Fatalf("Scrub left %q", v)
 			}

@@ -58,6 +58,9 @@ type InitOptions struct {
 	// Fetch retrieves #include URLs (nil: includes are reported as
 	// unsupported, e.g. when no network is up).
 	Fetch func(ctx context.Context, url string) ([]byte, error)
+	// IncludeBudget bounds every #include fetch of one user-data together
+	// (the boot's imds.Policy.Include; 0: userdata's default).
+	IncludeBudget time.Duration
 	// HostKeys supplies SSH host keys (nil: generated when the ssh module
 	// asks). Init starts the configured types in it as soon as the merged
 	// configuration is known, so generation overlaps the rest of the stage.
@@ -136,7 +139,8 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Decode user-data and vendor-data: every cloud-init format.
 	idir := state.InstanceDir(iid)
 	opts := userdata.Options{
-		Fetch: o.Fetch,
+		Fetch:         o.Fetch,
+		IncludeBudget: o.IncludeBudget,
 		IncludeOnceCache: &userdata.DirCache{
 			Dir:       userdata.URLCacheDir(idir),
 			ReadFile:  o.Target.ReadFile,

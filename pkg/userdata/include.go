@@ -25,7 +25,7 @@ const (
 	DefaultIncludeTimeout = 5 * time.Second
 	DefaultIncludeRetries = 10
 	DefaultIncludeDelay   = time.Second
-	DefaultIncludeBudget  = 2 * time.Minute
+	DefaultIncludeBudget  = imds.DefaultIncludeBudget
 )
 
 // ErrIncludeBudget: the overall #include deadline passed; the URLs left

@@ -32,7 +32,10 @@
 //     platform, as cloud-init derives it; network/interfaces/macs/ kept
 //     under NetworkKeyEc2 for pkg/netconfig.
 //   - The whole Get is bounded by `max_wait`, else Env.Budget, else
-//     DefaultBudget.
+//     DefaultBudget; under the boot's Env.Policy (the initramfs) by the
+//     caller's context instead (the search's deadline), `max_wait` being
+//     the detection window and the Policy's read timeout replacing
+//     DefaultTimeout (datasource.Env.IMDS).
 package ec2
 
 import (

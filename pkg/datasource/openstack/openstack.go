@@ -22,7 +22,10 @@
 //   - Data as Build makes it; platform and cloud_name "openstack",
 //     subplatform "metadata (<url>)".
 //   - The whole Get is bounded by `max_wait`, else Env.Budget, else
-//     DefaultBudget.
+//     DefaultBudget; under the boot's Env.Policy (the initramfs) by the
+//     caller's context instead (the search's deadline), `max_wait` being
+//     the detection window and the Policy's read timeout replacing
+//     DefaultTimeout (datasource.Env.IMDS).
 package openstack
 
 import (

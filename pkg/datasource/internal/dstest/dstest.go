@@ -194,6 +194,20 @@ func Hang(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// Late is a hook that answers every request d late, as a service that is
+// slow but working: it waits d (less if the client gives up), then lets
+// next (when not nil) or the tree answer.
+func Late(d time.Duration, next func(w http.ResponseWriter, r *http.Request) bool) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+			return true
+		case <-time.After(d):
+		}
+		return next != nil && next(w, r)
+	}
+}
+
 // ClosedURL is the URL of a server that has gone: connections to it are
 // refused (an absent metadata service).
 func ClosedURL(t testing.TB) string {
