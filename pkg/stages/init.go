@@ -212,7 +212,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Lay out /var/lib/cloud for this instance.
-	if err := WriteInstanceLayout(o.Target, o.Run, iid, prev, d.Description(), d.Name); err != nil {
+	if err := WriteInstanceLayout(o.Target, o.Run, Layout{IID: iid, Previous: prev, Description: d.Description(), Again: InstancifiedTwice(d)}); err != nil {
 		fail(err.Error())
 	}
 	if s.NewInstance || d.FilesEveryBoot {
