@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
@@ -224,8 +222,11 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 			fail(err.Error())
 		}
 	}
-	writeConfig := func(p string, cfg map[string]any) {
-		if err := writeCloudConfig(o.Target, p, cfg); err != nil {
+	writeConfig := func(p string, res *userdata.Result, cfg map[string]any) {
+		err := o.Target.WriteFileWith(p, target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}, func(w io.Writer) error {
+			return CloudConfigText(w, res, cfg)
+		})
+		if err != nil {
 			fail(err.Error())
 		}
 	}
@@ -237,18 +238,18 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteDatasourceCache(o.Target, d); err != nil {
 		fail(err.Error())
 	}
-	writeConfig(idir+"/cloud-config.txt", m.User)
+	writeConfig(idir+"/cloud-config.txt", ud, m.User)
 	// Without vendor data cloud-init's _consume_vendordata returns early
 	// ("no vendordata provided"): no vendor cloud-config file. The raw
 	// vendor-data2.txt is written every time, empty when there is none
 	// (_store_raw_vendordata).
 	if m.VendorEnabled && len(d.VendorData) > 0 {
-		writeConfig(idir+"/vendor-cloud-config.txt", m.Vendor)
+		writeConfig(idir+"/vendor-cloud-config.txt", vd, m.Vendor)
 	}
 	writeSecret(idir+"/vendor-data2.txt", d.VendorData2)
 	if len(d.VendorData2) > 0 {
 		if m.Vendor2Enabled {
-			writeConfig(idir+"/vendor2-cloud-config.txt", m.Vendor2)
+			writeConfig(idir+"/vendor2-cloud-config.txt", vd2, m.Vendor2)
 		}
 	}
 
@@ -362,26 +363,6 @@ func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) 
 	}
 	s.HostKeysDeferred = d.Types
 	return nil
-}
-
-// writeCloudConfig writes cfg as "#cloud-config" YAML to p (0600),
-// encoded straight into the file: a large config is not built in memory.
-func writeCloudConfig(t *target.Root, p string, cfg map[string]any) error {
-	return t.WriteFileWith(p, target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}, func(w io.Writer) error {
-		if _, err := io.WriteString(w, "#cloud-config\n"); err != nil {
-			return err
-		}
-		if len(cfg) == 0 {
-			_, err := io.WriteString(w, "{}\n")
-			return err
-		}
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(4)
-		if err := enc.Encode(cfg); err != nil {
-			return err
-		}
-		return enc.Close()
-	})
 }
 
 // recordSchema turns schema findings into status entries the way cloud-init
