@@ -22,7 +22,8 @@ import (
 // seed; its goldens write the port as PORT.
 const upstreamSeedURL = "http://127.0.0.1:8931/"
 
-// TestInstancifyGoldens boots each case of testdata/instancify (several
+// TestInstancifyGoldens boots each case of testdata/instancify and
+// testdata/cloudconfigtxt (several
 // boots of one disk, the NoCloud seed of each) through the NoCloud source
 // and WriteInstanceLayout, and compares data/ with what upstream
 // cloud-init 26.x's `init --local` + `init` left on the same boots
@@ -31,9 +32,12 @@ const upstreamSeedURL = "http://127.0.0.1:8931/"
 // and whether previous-datasource is the current one (cloudroot's NoCloud
 // description keeps 22.4's "[dsmode=net]", which 26.x leaves out).
 func TestInstancifyGoldens(t *testing.T) {
+	// The cloud-config.txt cases record the same data/ files.
 	cases, err := filepath.Glob("testdata/instancify/*")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
+	more, err2 := filepath.Glob("testdata/cloudconfigtxt/*")
+	cases = append(cases, more...)
+	if err != nil || err2 != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v %v", err, err2)
 	}
 	for _, cdir := range cases {
 		t.Run(filepath.Base(cdir), func(t *testing.T) {
