@@ -2,6 +2,8 @@ package stages
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,14 +22,18 @@ import (
 // refused parts and PyYAML's layout.
 func TestCloudConfigTextGoldens(t *testing.T) {
 	cases, err := filepath.Glob("testdata/cloudconfigtxt/*/boot-1")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
+	more, err2 := filepath.Glob("testdata/instancify/*/boot-1") // "#cloud-config {}" user-data
+	cases = append(cases, more...)
+	if err != nil || err2 != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v %v", err, err2)
 	}
 	for _, bdir := range cases {
 		t.Run(filepath.Base(filepath.Dir(bdir)), func(t *testing.T) {
 			tr := newRoot(t, &fakeRunner{})
 			run := newRoot(t, &fakeRunner{})
-			d := instancifyBoot(t, tr.Dir(), bdir, "")
+			srv := httptest.NewServer(http.FileServer(http.Dir(bdir)))
+			defer srv.Close()
+			d := instancifyBoot(t, tr.Dir(), bdir, srv.URL+"/")
 			var s state.State
 			st := state.NewStatus()
 			if err := Init(context.Background(), initOpts(tr, run, d), st.Get(state.StageInit), &s); err != nil {
