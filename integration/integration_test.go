@@ -156,7 +156,9 @@ func TestFirstBoot(t *testing.T) {
 	// cloud-init's layout.
 	d.wantLink(harness.InstanceLinkPath, "/var/lib/cloud/instances/"+demoIID)
 	d.wantContent(harness.InstanceIDPath, demoIID+"\n")
-	d.wantContent(harness.PrevInstanceIDPath, harness.NoPreviousInstanceID+"\n")
+	// A NoCloud seed in dsmode net: cloud-init 26.x's network stage
+	// instancifies again and finds the id its init-local stage just wrote.
+	d.wantContent(harness.PrevInstanceIDPath, demoIID+"\n")
 	d.wantExists("/var/lib/cloud/instances/" + demoIID + "/sem/config_runcmd")
 	d.wantExists(harness.BootFinishedPath)
 	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud")
@@ -223,12 +225,13 @@ func TestSecondBootAndNewInstance(t *testing.T) {
 		d.wantLines("/var/log/t-runcmd.log", 1)
 		d.wantLink(harness.InstanceLinkPath, "/var/lib/cloud/instances/"+iid1)
 		d.wantContent(harness.InstanceIDPath, iid1+"\n")
+		// dsmode net: previous-instance-id is the current id from the
+		// first boot on (cloud-init's second instancify, in its network
+		// stage); TestSeedCmdlineSeedfrom has the dsmode local case.
+		d.wantContent(harness.PrevInstanceIDPath, iid1+"\n")
 		if boot == 1 {
-			d.wantContent(harness.PrevInstanceIDPath, harness.NoPreviousInstanceID+"\n")
 			d.wantContent("/etc/demo/plain.txt", "plain\n")
 			d.wantMode("/etc/demo/plain.txt", 0o640, 0, d.groups()["adm"].GID)
-		} else {
-			d.wantContent(harness.PrevInstanceIDPath, iid1+"\n")
 		}
 		d.wantStagesDone(d.status(), true)
 		if t.Failed() {
@@ -244,7 +247,9 @@ func TestSecondBootAndNewInstance(t *testing.T) {
 		t.Errorf("third bootcmd line = %q, want %q", l[2], "bootcmd "+iid2)
 	}
 	d.wantLines("/var/log/t-runcmd.log", 2)
-	d.wantContent(harness.PrevInstanceIDPath, iid1+"\n")
+	// A new instance, dsmode net: the new id too (init-local wrote it
+	// before the network stage read it).
+	d.wantContent(harness.PrevInstanceIDPath, iid2+"\n")
 	d.wantContent(harness.InstanceIDPath, iid2+"\n")
 	d.wantLink(harness.InstanceLinkPath, "/var/lib/cloud/instances/"+iid2)
 	d.wantExists("/var/lib/cloud/instances/" + iid2 + "/sem/config_runcmd")
@@ -299,7 +304,11 @@ func TestSeedCmdlineSeedfrom(t *testing.T) {
 	// The datasource file holds "DataSourceNoCloud: <str(datasource)>" as in
 	// cloud-init, where str() is "DataSourceNoCloud [seed=...][dsmode=...]";
 	// the subplatform ("seed-dir (...)") is kept in the state file.
-	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud: DataSourceNoCloud [seed=/srv/seed/]")
+	// ds=nocloud with a file:// seedfrom is dsmode local (cloud-init's
+	// load_cmdline_data): instancified once, in init-local, so a first
+	// boot leaves NO_PREVIOUS_INSTANCE_ID.
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud: DataSourceNoCloud [seed=/srv/seed/][dsmode=local]")
+	d.wantContent(harness.PrevInstanceIDPath, harness.NoPreviousInstanceID+"\n")
 	if st, err := d.im.State(); err != nil {
 		t.Errorf("state file: %v", err)
 	} else if st.Datasource.Subplatform != "seed-dir (/srv/seed/)" {

@@ -215,6 +215,11 @@ func TestUserDataPipeline(t *testing.T) {
 	// The merged cloud-config as cloud-init keeps it holds the rendered
 	// template, not the template.
 	cc := d.read(idir + "/cloud-config.txt")
+	// Laid out as cloud-init's handler writes it: the parts it merged
+	// named above the document.
+	if !strings.HasPrefix(cc, "#cloud-config\n\n# from ") || !strings.HasSuffix(cc, "\n...\n") {
+		t.Errorf("%s/cloud-config.txt is not laid out as cloud-init's (# from N files, ---, ...):\n%s", idir, cc)
+	}
 	for _, s := range []string{"/etc/from-include", "/etc/ud/jinja.txt", "iid=" + udIID, "/etc/ud/archive.txt"} {
 		if !strings.Contains(cc, s) {
 			t.Errorf("%s/cloud-config.txt lacks %q:\n%s", idir, s, cc)

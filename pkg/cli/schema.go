@@ -117,8 +117,9 @@ const (
 // cloud-config.txt for a cloud-config part it had to ignore.
 const mergedPartErrorPrefix = "# Cloud-config part ignored SCHEMA_ERROR: "
 
-// emptyCloudConfig is what cloudroot writes to cloud-config.txt when the
-// user-data held no cloud-config (cloud-init writes an empty file).
+// emptyCloudConfig is what cloudroot before 2026-11-28 wrote to
+// cloud-config.txt when the user-data held no cloud-config (cloud-init, and
+// cloudroot since, write an empty file); such a file still counts as empty.
 const emptyCloudConfig = "#cloud-config\n{}\n"
 
 // schemaPart is one document to validate.

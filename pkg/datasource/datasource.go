@@ -35,6 +35,14 @@ type Data struct {
 	CloudName string
 	// Mode is the dsmode ("local" or "net").
 	Mode string
+	// NetworkStage is true when cloud-init finds this answer only in its
+	// network init stage: the source has no init-local variant (AltCloud,
+	// Bigstep, CloudCIX, Exoscale), or its local variant declines (Ec2Local
+	// off AWS and Outscale, MAASLocal without a klibc initramfs network,
+	// NoCloud's seed read over the network, which is NoCloudNet's). It
+	// decides what cloud-init leaves in data/previous-instance-id (see
+	// pkg/stages) and the class Description names.
+	NetworkStage bool `json:",omitempty"`
 
 	MetaData   map[string]any
 	UserData   []byte
@@ -247,7 +255,9 @@ func (d *Data) LocalHostname() string {
 // "[net,ver=2]", Azure/OVF/AltCloud/RbxCloud "[seed=…]"). The class is the
 // one cloud-init finds in its local stage, where cloudroot finds every
 // source (DataSourceEc2Local, DataSourceGCELocal, DataSourceOpenStackLocal,
-// DataSourceUpCloudLocal, DataSourceAkamaiLocal). Describe, when set,
+// DataSourceUpCloudLocal, DataSourceAkamaiLocal) unless NetworkStage
+// says cloud-init's network stage finds it (DataSourceEc2 off AWS,
+// DataSourceNoCloudNet for a seed read over the network). Describe, when set,
 // replaces it (SmartOS prints its metadata client).
 func (d *Data) Description() string {
 	if d.Describe != "" {
@@ -264,6 +274,9 @@ func (d *Data) Description() string {
 	class := "DataSource" + d.Name
 	switch d.Name {
 	case "NoCloud", "OpenNebula":
+		if d.NetworkStage && d.Name == "NoCloud" {
+			class += "Net"
+		}
 		return fmt.Sprintf("%s [seed=%s][dsmode=%s]", class, seed, mode)
 	case "ConfigDrive":
 		return fmt.Sprintf("%s [%s,ver=2][source=%s]", class, mode, seed)
@@ -272,6 +285,9 @@ func (d *Data) Description() string {
 	case "Azure", "OVF", "AltCloud", "RbxCloud":
 		return fmt.Sprintf("%s [seed=%s]", class, seed)
 	case "Ec2", "GCE", "UpCloud", "Akamai":
+		if d.NetworkStage {
+			return class
+		}
 		return class + "Local"
 	}
 	return class

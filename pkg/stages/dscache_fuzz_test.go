@@ -26,7 +26,7 @@ func FuzzReadDatasourceCache(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	if err := WriteInstanceLayout(r, run, "iid-1", "", "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]", "NoCloud"); err != nil {
+	if err := WriteInstanceLayout(r, run, Layout{IID: "iid-1", Description: "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"}); err != nil {
 		f.Fatal(err)
 	}
 	p := state.InstanceDir("iid-1") + "/" + DatasourceCacheName

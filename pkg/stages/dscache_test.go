@@ -55,7 +55,7 @@ func TestDatasourceCacheRoundTrip(t *testing.T) {
 		NetworkConfig: map[string]any{"version": float64(2)},
 		Files:         map[string][]byte{"/etc/x": []byte("x")},
 	}
-	if err := WriteInstanceLayout(r, cacheRoot(t), "iid-1", "", d.Description(), d.Name); err != nil {
+	if err := WriteInstanceLayout(r, cacheRoot(t), Layout{IID: "iid-1", Description: d.Description()}); err != nil {
 		t.Fatal(err)
 	}
 	// As Init does: the raw data first, then the cache that refers to it.
@@ -116,7 +116,7 @@ func TestCacheModeFor(t *testing.T) {
 	if m, _ := CacheModeFor(r, map[string]any{"manual_cache_clean": false}); m != CacheCheck {
 		t.Errorf("manual_cache_clean false → %s", m)
 	}
-	if err := WriteInstanceLayout(r, cacheRoot(t), "iid-1", "", "d", "NoCloud"); err != nil {
+	if err := WriteInstanceLayout(r, cacheRoot(t), Layout{IID: "iid-1", Description: "DataSourceNoCloud"}); err != nil {
 		t.Fatal(err)
 	}
 	// From the current instance's user-data, unless the system says no.

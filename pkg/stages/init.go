@@ -13,14 +13,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cilog"
@@ -219,7 +214,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Lay out /var/lib/cloud for this instance.
-	if err := WriteInstanceLayout(o.Target, o.Run, iid, prev, d.Description(), d.Name); err != nil {
+	if err := WriteInstanceLayout(o.Target, o.Run, Layout{IID: iid, Previous: prev, Description: d.Description(), Again: InstancifiedTwice(d)}); err != nil {
 		fail(err.Error())
 	}
 	if s.NewInstance || d.FilesEveryBoot {
@@ -231,8 +226,11 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 			fail(err.Error())
 		}
 	}
-	writeConfig := func(p string, cfg map[string]any) {
-		if err := writeCloudConfig(o.Target, p, cfg); err != nil {
+	writeConfig := func(p string, res *userdata.Result, cfg map[string]any) {
+		err := o.Target.WriteFileWith(p, target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}, func(w io.Writer) error {
+			return CloudConfigText(w, res, cfg)
+		})
+		if err != nil {
 			fail(err.Error())
 		}
 	}
@@ -244,18 +242,18 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if err := WriteDatasourceCache(o.Target, d); err != nil {
 		fail(err.Error())
 	}
-	writeConfig(idir+"/cloud-config.txt", m.User)
+	writeConfig(idir+"/cloud-config.txt", ud, m.User)
 	// Without vendor data cloud-init's _consume_vendordata returns early
 	// ("no vendordata provided"): no vendor cloud-config file. The raw
 	// vendor-data2.txt is written every time, empty when there is none
 	// (_store_raw_vendordata).
 	if m.VendorEnabled && len(d.VendorData) > 0 {
-		writeConfig(idir+"/vendor-cloud-config.txt", m.Vendor)
+		writeConfig(idir+"/vendor-cloud-config.txt", vd, m.Vendor)
 	}
 	writeSecret(idir+"/vendor-data2.txt", d.VendorData2)
 	if len(d.VendorData2) > 0 {
 		if m.Vendor2Enabled {
-			writeConfig(idir+"/vendor2-cloud-config.txt", m.Vendor2)
+			writeConfig(idir+"/vendor2-cloud-config.txt", vd2, m.Vendor2)
 		}
 	}
 
@@ -369,92 +367,6 @@ func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) 
 	}
 	s.HostKeysDeferred = d.Types
 	return nil
-}
-
-// writeCloudConfig writes cfg as "#cloud-config" YAML to p (0600),
-// encoded straight into the file: a large config is not built in memory.
-func writeCloudConfig(t *target.Root, p string, cfg map[string]any) error {
-	return t.WriteFileWith(p, target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}, func(w io.Writer) error {
-		if _, err := io.WriteString(w, "#cloud-config\n"); err != nil {
-			return err
-		}
-		if len(cfg) == 0 {
-			_, err := io.WriteString(w, "{}\n")
-			return err
-		}
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(4)
-		if err := enc.Encode(literalLarge(cfg)); err != nil {
-			return err
-		}
-		return enc.Close()
-	})
-}
-
-// largeScalar is the size from which writeCloudConfig hands a multi-line
-// string to the YAML encoder as a literal node.
-const largeScalar = 64 << 10
-
-// literalLarge returns v with every large string (valid UTF-8) replaced by
-// a yaml.Node that yaml.v3 writes exactly as it writes the string (literal
-// style for multi-line strings, plain for the others that would be plain),
-// the containers on the way to one copied (the others, and every string,
-// are shared): yaml.v3 then does not first try the string as a number,
-// whose strconv errors copy the string they fail on, three copies of a
-// write_files content that starts with a digit (docs/security.md, "Memory
-// ceiling").
-func literalLarge(v any) any {
-	out, _ := literalize(v)
-	return out
-}
-
-// literalize is literalLarge, saying whether v changed.
-func literalize(v any) (any, bool) {
-	switch v := v.(type) {
-	case string:
-		if len(v) < largeScalar || !utf8.ValidString(v) {
-			break
-		}
-		if strings.Contains(v, "\n") {
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.LiteralStyle, Value: v}, true
-		}
-		// A long single line (a base64 content): yaml.v3 writes it plain
-		// when it does not resolve to another type. Long as it is, it can
-		// only resolve to a float (or a sexagesimal one, which yaml.v3
-		// quotes), which needs it to be made of these characters; any
-		// other character makes it a plain string, given as an untagged
-		// plain node.
-		if strings.Trim(v, "0123456789+-._:eE") != "" {
-			return &yaml.Node{Kind: yaml.ScalarNode, Value: v}, true
-		}
-	case map[string]any:
-		var out map[string]any
-		for k, x := range v {
-			if y, ok := literalize(x); ok {
-				if out == nil {
-					out = maps.Clone(v)
-				}
-				out[k] = y
-			}
-		}
-		if out != nil {
-			return out, true
-		}
-	case []any:
-		var out []any
-		for i, x := range v {
-			if y, ok := literalize(x); ok {
-				if out == nil {
-					out = slices.Clone(v)
-				}
-				out[i] = y
-			}
-		}
-		if out != nil {
-			return out, true
-		}
-	}
-	return v, false
 }
 
 // recordSchema turns schema findings into status entries the way cloud-init

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -35,15 +36,46 @@ func PreviousInstanceID(t *target.Root) string {
 	return strings.TrimSpace(string(b))
 }
 
-// WriteInstanceLayout creates cloud-init's /var/lib/cloud tree for iid and
-// points /var/lib/cloud/instance at it (stages.py _reflect_cur_instance).
-func WriteInstanceLayout(t *target.Root, run *target.Root, iid, prev, dsDescription, dsName string) error {
+// Layout is what WriteInstanceLayout records for an instance.
+type Layout struct {
+	// IID is the instance-id; Previous is data/instance-id as the boot
+	// found it ("" on a first boot).
+	IID, Previous string
+	// Description is str(DataSource) (datasource.Data.Description).
+	Description string
+	// Again is true when cloud-init would instancify a second time in its
+	// network init stage (InstancifiedTwice).
+	Again bool
+}
+
+// InstancifiedTwice reports whether cloud-init 26.x instancifies d twice
+// in one boot. Its init-local stage instancifies whatever it finds; its
+// network init stage restores that datasource from the cache and, unless
+// the datasource's dsmode is local, instancifies again
+// (cmd/main.py main_init). A source only the network stage finds
+// (d.NetworkStage) is instancified there, once.
+func InstancifiedTwice(d *datasource.Data) bool {
+	return d.Mode != "local" && !d.NetworkStage
+}
+
+// WriteInstanceLayout creates cloud-init's /var/lib/cloud tree for l.IID,
+// points /var/lib/cloud/instance at it and records the instance in data/,
+// leaving what cloud-init's _reflect_cur_instance leaves after its last
+// call in the boot: cloudroot does init-local and init in one pass, so a
+// second instancify (l.Again) is emulated, not run. Each call reads
+// data/instance-id and instances/<iid>/datasource before writing them:
+// after two calls previous-instance-id is the current id and
+// previous-datasource the current datasource, even on a first boot or a
+// new instance; after one, they are what the boot found
+// (NO_PREVIOUS_INSTANCE_ID on a first boot; the current datasource when
+// this instance has none recorded yet).
+func WriteInstanceLayout(t *target.Root, run *target.Root, l Layout) error {
 	for _, d := range cloudDirs {
 		if err := t.MkdirAll(state.CloudDir+"/"+d, 0o755); err != nil {
 			return fmt.Errorf("layout: %w", err)
 		}
 	}
-	idir := state.InstanceDir(iid)
+	idir := state.InstanceDir(l.IID)
 	for _, d := range instanceDirs {
 		if err := t.MkdirAll(idir+"/"+d, 0o755); err != nil {
 			return fmt.Errorf("layout: %w", err)
@@ -52,17 +84,29 @@ func WriteInstanceLayout(t *target.Root, run *target.Root, iid, prev, dsDescript
 	if err := t.Symlink(idir, state.InstanceLink); err != nil {
 		return fmt.Errorf("layout: %w", err)
 	}
-	dsLine := fmt.Sprintf("DataSource%s: %s\n", dsName, dsDescription)
-	if prev == "" {
+	// "%s: %s" % (obj_name(ds), ds): str(ds) starts with the class name.
+	class, _, _ := strings.Cut(l.Description, " ")
+	dsLine := class + ": " + l.Description
+	prevDS := dsLine
+	if b, err := t.ReadFile(idir + "/datasource"); err == nil && !l.Again {
+		if old := strings.TrimSpace(string(b)); old != "" {
+			prevDS = old
+		}
+	}
+	prev := l.Previous
+	switch {
+	case l.Again:
+		prev = l.IID
+	case prev == "":
 		prev = NoPreviousInstanceID
 	}
 	files := []struct {
 		p    string
 		data string
 	}{
-		{idir + "/datasource", dsLine},
-		{state.PrevDatasource, dsLine},
-		{state.InstanceIDFile, iid + "\n"},
+		{idir + "/datasource", dsLine + "\n"},
+		{state.PrevDatasource, prevDS + "\n"},
+		{state.InstanceIDFile, l.IID + "\n"},
 		{state.PrevInstanceID, prev + "\n"},
 	}
 	for _, f := range files {
@@ -70,7 +114,7 @@ func WriteInstanceLayout(t *target.Root, run *target.Root, iid, prev, dsDescript
 			return fmt.Errorf("layout: %w", err)
 		}
 	}
-	if err := run.WriteFile(state.InstanceIDRunFile, []byte(iid+"\n"), 0o644); err != nil {
+	if err := run.WriteFile(state.InstanceIDRunFile, []byte(l.IID+"\n"), 0o644); err != nil {
 		return fmt.Errorf("layout: %w", err)
 	}
 	return nil

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -194,63 +192,5 @@ func TestMemoryCeiling(t *testing.T) {
 				t.Errorf("peak heap %d bytes over the ceiling %d (%.2f× + %d MiB of %d bytes of user-data)", peak, memoryCeiling(n), memoryFactor, memoryBase>>20, n)
 			}
 		})
-	}
-}
-
-// TestLiteralLargeSameYAML: cloud-config.txt is byte for byte what yaml.v3
-// writes for the config itself, large strings handed over as literal nodes.
-func TestLiteralLargeSameYAML(t *testing.T) {
-	big := func(head, tail string) string {
-		return head + strings.Repeat("line of text\n", largeScalar/13+1) + tail
-	}
-	cfg := map[string]any{
-		"write_files": []any{
-			map[string]any{"path": "/a", "content": big("0123 digits first\n", "")},
-			map[string]any{"path": "/b", "content": big("  indented first line\n", "no final newline")},
-			map[string]any{"path": "/c", "content": big("-1.5\n", "\n\n\n")},
-			map[string]any{"path": "/d", "content": big("trailing spaces   \n\t tab\n", "# not a comment\n")},
-			map[string]any{"path": "/e", "content": big("\x01control\n", "")},
-			map[string]any{"path": "/f", "content": big("\xffnot utf-8\n", "")},
-			map[string]any{"path": "/g", "content": big("true\n", "é 😀 \u2028\n")},
-			map[string]any{"path": "/h", "content": strings.Repeat("no newline ", largeScalar)},
-			map[string]any{"path": "/i", "content": "4" + strings.Repeat("QUJD+/", largeScalar/6+1) + "=="},
-			map[string]any{"path": "/j", "content": strings.Repeat("1", largeScalar)},
-			map[string]any{"path": "/k", "content": "0." + strings.Repeat("0", largeScalar) + "1e5"},
-			map[string]any{"path": "/l", "content": "1" + strings.Repeat(":5", largeScalar/2)},
-			map[string]any{"path": "/m", "content": "- " + strings.Repeat("x", largeScalar)},
-			map[string]any{"path": "/n", "content": strings.Repeat("a: b #c ", largeScalar/8)},
-			map[string]any{"path": "/o", "content": " " + strings.Repeat("lead space", largeScalar/10+1) + " "},
-			map[string]any{"path": "/p", "content": "0x" + strings.Repeat("f", largeScalar)},
-			map[string]any{"path": "/q", "content": strings.Repeat("é\u2028\x7f", largeScalar/5)},
-		},
-		"runcmd": []any{[]any{"sh", "-c", big("echo\n", "")}, "small\nmulti-line\n"},
-		"nested": map[string]any{"k": map[string]any{"v": big(": colon\n", "")}},
-	}
-	enc := func(v any) string {
-		var b strings.Builder
-		e := yaml.NewEncoder(&b)
-		e.SetIndent(4)
-		if err := e.Encode(v); err != nil {
-			t.Fatal(err)
-		}
-		e.Close()
-		return b.String()
-	}
-	lit := literalLarge(cfg)
-	for i, node := range []bool{true, true, true, true, true, false, true, true, true, false, false, false, true, true, true, true, true} {
-		c := lit.(map[string]any)["write_files"].([]any)[i].(map[string]any)["content"]
-		if _, ok := c.(*yaml.Node); ok != node {
-			t.Errorf("write_files[%d]: a node: %v, want %v", i, ok, node)
-		}
-	}
-	if cfg["write_files"].([]any)[0].(map[string]any)["content"].(string) == "" {
-		t.Fatal("config changed")
-	}
-	if got, want := enc(lit), enc(cfg); got != want {
-		i := 0
-		for i < len(got) && i < len(want) && got[i] == want[i] {
-			i++
-		}
-		t.Errorf("differs at byte %d: got %.80q want %.80q", i, got[i:], want[i:])
 	}
 }

@@ -50,6 +50,7 @@ type configView struct {
 	Config      map[string]any `json:"config"`
 	MergeHow    any            `json:"merge_how,omitempty"`
 	MergeHeader string         `json:"merge_header,omitempty"`
+	Null        bool           `json:"null,omitempty"`
 }
 
 // resultView is Result serialised for golden files.

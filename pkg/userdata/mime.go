@@ -48,7 +48,10 @@ func splitHeaders(b []byte) (header, []byte) {
 			return h, next
 		}
 		if (l[0] == ' ' || l[0] == '\t') && len(h) > 0 {
-			h[len(h)-1][1] += " " + strings.TrimSpace(l)
+			// Python's compat32 policy keeps the fold as a line break
+			// and the continuation's indent; cloud-init's handlers turn
+			// the break into a space ("third\n name" is "third  name").
+			h[len(h)-1][1] += " " + strings.TrimRight(l, " \t")
 			rest = next
 			continue
 		}

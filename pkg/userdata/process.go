@@ -248,6 +248,7 @@ func (p *processor) handle(pt *pending) {
 			p.notice(name, w.Message())
 		}
 		if err != nil {
+			p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
 			p.addError(name, 0, fmt.Errorf("invalid #cloud-config: %w", err))
 			return
 		}
@@ -256,7 +257,17 @@ func (p *processor) handle(pt *pending) {
 		if how == nil {
 			how = cfg["merge_type"]
 		}
-		p.res.CloudConfigs = append(p.res.CloudConfigs, CloudConfig{Part: name, Config: cfg, MergeHow: how, MergeHeader: pt.MergeType})
+		cc := CloudConfig{Part: name, Config: cfg, MergeHow: how, MergeHeader: pt.MergeType}
+		if len(cfg) == 0 {
+			if v, _, _ := yaml11.Load("", pt.Content); v == nil {
+				// cloud-init's handler refuses it ("empty cloud config")
+				// and names it in cloud-config.txt.
+				cc.Null = true
+				p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
+				p.notice(name, "empty cloud config: ignored")
+			}
+		}
+		p.res.CloudConfigs = append(p.res.CloudConfigs, cc)
 	case TypeCloudConfigJSONP:
 		body := bytes.TrimLeft(pt.Content, " \t\r\n")
 		if len(body) >= len("#cloud-config-jsonp") && strings.EqualFold(string(body[:len("#cloud-config-jsonp")]), "#cloud-config-jsonp") {
@@ -264,6 +275,7 @@ func (p *processor) handle(pt *pending) {
 		}
 		var v any
 		if err := json.Unmarshal(body, &v); err != nil {
+			p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
 			p.addError(name, jsonLine(pt.Content, body, err), fmt.Errorf("invalid #cloud-config-jsonp: %w", err))
 			return
 		}

@@ -122,6 +122,10 @@ type CloudConfig struct {
 	MergeHow any
 	// MergeHeader is the Merge-Type or X-Merge-Type MIME header.
 	MergeHeader string
+	// Null is true for a part whose YAML is empty or null (Config is
+	// empty): cloud-init's handler ignores it as "empty cloud config"
+	// (it is also in Result.IgnoredCloudConfigs).
+	Null bool `json:",omitempty"`
 }
 
 // JSONPatch is one #cloud-config-jsonp part: an RFC 6902 patch applied to the
@@ -149,6 +153,12 @@ type Result struct {
 	// CloudConfigs and JSONPatches in order (see Merged).
 	CloudConfigs []CloudConfig
 	JSONPatches  []JSONPatch
+	// IgnoredCloudConfigs names, in order, the cloud-config and
+	// cloud-config-jsonp parts cloud-init's CloudConfigPartHandler refuses
+	// with a ValueError (empty or null YAML, YAML that is invalid or not a
+	// mapping, a patch that is not JSON): cloud-config.txt lists them as
+	// "# Cloud-config part ignored SCHEMA_ERROR: <name>".
+	IgnoredCloudConfigs []string
 	// InstanceScripts are text/x-shellscript parts: instance/scripts/
 	// (vendor-data: instance/scripts/vendor/), run by scripts_user.
 	InstanceScripts []Script

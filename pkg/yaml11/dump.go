@@ -7,7 +7,9 @@ package yaml11
 // reader would otherwise take them for something else.
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math/big"
 	"regexp"
 	"sort"
@@ -38,17 +40,32 @@ type Number interface {
 	Float64() (float64, error)
 }
 
-// SafeDumps is cloud-init's safeyaml.dumps: indent 4, explicit --- and ...
-func SafeDumps(v any) string { return Dump(v, DumpOptions{Indent: 4, Explicit: true}) }
+// SafeDumpOptions are cloud-init's safeyaml.dumps: indent 4, explicit ---
+// and ...
+var SafeDumpOptions = DumpOptions{Indent: 4, Explicit: true}
+
+// SafeDumps is cloud-init's safeyaml.dumps.
+func SafeDumps(v any) string { return Dump(v, SafeDumpOptions) }
 
 // Dump renders v (maps, []any, strings, booleans, nil, integers, floats)
 // as PyYAML's yaml.dump(v, default_flow_style=False) with o.
 func Dump(v any, o DumpOptions) string {
+	var b strings.Builder
+	_ = DumpTo(&b, v, o) // a strings.Builder does not fail
+	return b.String()
+}
+
+// DumpTo is Dump writing into w as it goes: a large document (a
+// cloud-config.txt of a big user-data) is never built in memory, and no
+// string of v is copied on the way (strings are walked by byte offset).
+// It returns w's first error.
+func DumpTo(w io.Writer, v any, o DumpOptions) error {
 	best := o.Indent
 	if best < 2 || best > 9 {
 		best = 2
 	}
-	e := &yamlEmitter{indent: -1, best: best, whitespace: true, indention: true}
+	bw := bufio.NewWriterSize(w, 32<<10)
+	e := &yamlEmitter{w: bw, indent: -1, best: best, whitespace: true, indention: true}
 	if o.Explicit {
 		e.writeIndicator("---", true, false, false)
 	}
@@ -58,14 +75,18 @@ func Dump(v any, o DumpOptions) string {
 		e.writeIndicator("...", true, false, false)
 	}
 	e.writeIndent()
-	return e.buf.String()
+	if e.err != nil {
+		return e.err
+	}
+	return bw.Flush()
 }
 
 // yamlEmitter follows PyYAML's emitter closely enough for JSON-shaped data:
 // the column and whitespace bookkeeping decides where lines fold.
 type yamlEmitter struct {
-	buf        strings.Builder
-	indent     int // -1 is PyYAML's None
+	w          *bufio.Writer
+	err        error // w's first error; later writes are dropped
+	indent     int   // -1 is PyYAML's None
 	best       int
 	indents    []int
 	column     int
@@ -94,7 +115,9 @@ func (e *yamlEmitter) popIndent() {
 }
 
 func (e *yamlEmitter) write(s string) {
-	e.buf.WriteString(s)
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
+	}
 	e.column += utf8.RuneCountInString(s)
 }
 
@@ -108,7 +131,9 @@ func (e *yamlEmitter) writeIndicator(ind string, needWhitespace, whitespace, ind
 }
 
 func (e *yamlEmitter) writeLineBreak() {
-	e.buf.WriteByte('\n')
+	if e.err == nil {
+		e.err = e.w.WriteByte('\n')
+	}
 	e.whitespace = true
 	e.indention = true
 	e.column = 0
@@ -279,22 +304,33 @@ func isYAMLSpaceOrBreak(r rune) bool {
 	return r == 0 || r == ' ' || r == '\t' || r == '\r' || isYAMLBreak(r)
 }
 
+// runeAt decodes the rune of s at byte offset i, -1 past the end.
+func runeAt(s string, i int) (rune, int) {
+	if i >= len(s) {
+		return -1, 0
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
 // analyzeYAMLScalar is PyYAML's Emitter.analyze_scalar for block context
-// with allow_unicode off.
+// with allow_unicode off. It walks s by byte offset: a large scalar is not
+// copied.
 func analyzeYAMLScalar(s string) yamlAnalysis {
 	if s == "" {
 		return yamlAnalysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true}
 	}
-	rs := []rune(s)
 	var blockIndicators, lineBreaks, special bool
 	var leadingSpace, leadingBreak, trailingSpace, trailingBreak, breakSpace, spaceBreak bool
 	if strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
 		blockIndicators = true
 	}
 	preceded := true
-	followed := len(rs) == 1 || isYAMLSpaceOrBreak(rs[1])
+	ch, size := runeAt(s, 0)
+	next, nsize := runeAt(s, size)
+	followed := next == -1 || isYAMLSpaceOrBreak(next)
 	prevSpace, prevBreak := false, false
-	for i, ch := range rs {
+	for i := 0; ch != -1; {
+		last := next == -1
 		if i == 0 {
 			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
 				blockIndicators = true
@@ -321,7 +357,7 @@ func analyzeYAMLScalar(s string) yamlAnalysis {
 			if i == 0 {
 				leadingSpace = true
 			}
-			if i == len(rs)-1 {
+			if last {
 				trailingSpace = true
 			}
 			if prevBreak {
@@ -332,7 +368,7 @@ func analyzeYAMLScalar(s string) yamlAnalysis {
 			if i == 0 {
 				leadingBreak = true
 			}
-			if i == len(rs)-1 {
+			if last {
 				trailingBreak = true
 			}
 			if prevSpace {
@@ -343,7 +379,12 @@ func analyzeYAMLScalar(s string) yamlAnalysis {
 			prevSpace, prevBreak = false, false
 		}
 		preceded = isYAMLSpaceOrBreak(ch)
-		followed = i+2 >= len(rs) || isYAMLSpaceOrBreak(rs[i+2])
+		// followed, for the next rune: the one after it is the end or a
+		// space or break.
+		j := i + size
+		after, asize := runeAt(s, j+nsize)
+		followed = next == -1 || after == -1 || isYAMLSpaceOrBreak(after)
+		i, ch, size, next, nsize = j, next, nsize, after, asize
 	}
 	a := yamlAnalysis{multiline: lineBreaks, allowBlockPlain: true, allowSingleQuoted: true}
 	if leadingSpace || leadingBreak || trailingSpace || trailingBreak {
@@ -366,14 +407,10 @@ func (e *yamlEmitter) writePlain(text string, split bool) {
 		e.write(" ")
 	}
 	e.whitespace, e.indention = false, false
-	rs := []rune(text)
 	spaces, breaks := false, false
 	start := 0
-	for end := 0; end <= len(rs); end++ {
-		var ch rune = -1
-		if end < len(rs) {
-			ch = rs[end]
-		}
+	for end := 0; ; {
+		ch, size := runeAt(text, end)
 		switch {
 		case spaces:
 			if ch != ' ' {
@@ -381,16 +418,16 @@ func (e *yamlEmitter) writePlain(text string, split bool) {
 					e.writeIndent()
 					e.whitespace, e.indention = false, false
 				} else {
-					e.write(string(rs[start:end]))
+					e.write(text[start:end])
 				}
 				start = end
 			}
 		case breaks:
 			if ch == -1 || !isYAMLBreak(ch) {
-				if rs[start] == '\n' {
+				if text[start] == '\n' {
 					e.writeLineBreak()
 				}
-				for range rs[start:end] {
+				for range utf8.RuneCountInString(text[start:end]) {
 					e.writeLineBreak()
 				}
 				e.writeIndent()
@@ -399,42 +436,40 @@ func (e *yamlEmitter) writePlain(text string, split bool) {
 			}
 		default:
 			if ch == -1 || ch == ' ' || isYAMLBreak(ch) {
-				e.write(string(rs[start:end]))
+				e.write(text[start:end])
 				start = end
 			}
 		}
-		if ch != -1 {
-			spaces, breaks = ch == ' ', isYAMLBreak(ch)
+		if ch == -1 {
+			return
 		}
+		spaces, breaks = ch == ' ', isYAMLBreak(ch)
+		end += size
 	}
 }
 
 func (e *yamlEmitter) writeSingleQuoted(text string, split bool) {
 	e.writeIndicator("'", true, false, false)
-	rs := []rune(text)
 	spaces, breaks := false, false
 	start := 0
-	for end := 0; end <= len(rs); end++ {
-		var ch rune = -1
-		if end < len(rs) {
-			ch = rs[end]
-		}
+	for end := 0; ; {
+		ch, size := runeAt(text, end)
 		switch {
 		case spaces:
 			if ch != ' ' {
-				if start+1 == end && e.column > yamlBestWidth && split && start != 0 && end != len(rs) {
+				if start+1 == end && e.column > yamlBestWidth && split && start != 0 && end != len(text) {
 					e.writeIndent()
 				} else {
-					e.write(string(rs[start:end]))
+					e.write(text[start:end])
 				}
 				start = end
 			}
 		case breaks:
 			if ch == -1 || !isYAMLBreak(ch) {
-				if rs[start] == '\n' {
+				if text[start] == '\n' {
 					e.writeLineBreak()
 				}
-				for range rs[start:end] {
+				for range utf8.RuneCountInString(text[start:end]) {
 					e.writeLineBreak()
 				}
 				e.writeIndent()
@@ -443,7 +478,7 @@ func (e *yamlEmitter) writeSingleQuoted(text string, split bool) {
 		default:
 			if ch == -1 || ch == ' ' || ch == '\'' || isYAMLBreak(ch) {
 				if start < end {
-					e.write(string(rs[start:end]))
+					e.write(text[start:end])
 					start = end
 				}
 			}
@@ -452,9 +487,11 @@ func (e *yamlEmitter) writeSingleQuoted(text string, split bool) {
 			e.write("''")
 			start = end + 1
 		}
-		if ch != -1 {
-			spaces, breaks = ch == ' ', isYAMLBreak(ch)
+		if ch == -1 {
+			break
 		}
+		spaces, breaks = ch == ' ', isYAMLBreak(ch)
+		end += size
 	}
 	e.writeIndicator("'", false, false, false)
 }
@@ -467,17 +504,15 @@ var yamlEscapes = map[rune]string{
 
 func (e *yamlEmitter) writeDoubleQuoted(text string, split bool) {
 	e.writeIndicator("\"", true, false, false)
-	rs := []rune(text)
-	start := 0
-	for end := 0; end <= len(rs); end++ {
-		var ch rune = -1
-		if end < len(rs) {
-			ch = rs[end]
-		}
+	// pend is the number of runes in text[start:end], or -1 when start is
+	// just past the rune at end (it was written escaped).
+	start, pend := 0, 0
+	for end := 0; ; {
+		ch, size := runeAt(text, end)
 		if ch == -1 || ch == '"' || ch == '\\' || ch == 0x85 || ch == 0x2028 || ch == 0x2029 || ch == 0xfeff || ch < 0x20 || ch > 0x7e {
 			if start < end {
-				e.write(string(rs[start:end]))
-				start = end
+				e.write(text[start:end])
+				start, pend = end, 0
 			}
 			if ch != -1 {
 				var data string
@@ -491,22 +526,31 @@ func (e *yamlEmitter) writeDoubleQuoted(text string, split bool) {
 					data = fmt.Sprintf("\\U%08X", ch)
 				}
 				e.write(data)
-				start = end + 1
+				start, pend = end+size, -1
 			}
 		}
-		if end > 0 && end < len(rs)-1 && (ch == ' ' || start >= end) && e.column+(end-start) > yamlBestWidth && split {
+		if end > 0 && ch != -1 && end+size < len(text) && (ch == ' ' || start >= end) && e.column+pend > yamlBestWidth && split {
 			data := "\\"
 			if start < end {
-				data = string(rs[start:end]) + data
-				start = end
+				data = text[start:end] + data
+				start, pend = end, 0
 			}
 			e.write(data)
 			e.writeIndent()
 			e.whitespace, e.indention = false, false
-			if rs[start] == ' ' {
+			if text[start] == ' ' {
 				e.write("\\")
 			}
 		}
+		if ch == -1 {
+			break
+		}
+		if start <= end {
+			pend++
+		} else {
+			pend = 0
+		}
+		end += size
 	}
 	e.writeIndicator("\"", false, false, false)
 }

@@ -76,7 +76,7 @@ func Parse(userData []byte, cloudType, device string) *datasource.Data {
 		return nil
 	}
 	return &datasource.Data{
-		Name: "AltCloud", Platform: "altcloud", CloudName: "altcloud", Mode: "net",
+		Name: "AltCloud", Platform: "altcloud", CloudName: "altcloud", Mode: "net", NetworkStage: true,
 		Subplatform: strings.ToLower(cloudType) + " (" + device + ")",
 		MetaData:    MetaData(), UserData: append([]byte(nil), ud...),
 	}

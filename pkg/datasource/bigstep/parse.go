@@ -69,13 +69,14 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 	}
 	md["instance-id"] = id
 	d := &datasource.Data{
-		Name:        "Bigstep",
-		Platform:    "bigstep",
-		CloudName:   "bigstep",
-		Subplatform: "metadata (" + url + ")",
-		Mode:        "net",
-		MetaData:    md,
-		PublicKeys:  datasource.NormalizePubKeys(md["public-keys"]),
+		Name:         "Bigstep",
+		Platform:     "bigstep",
+		CloudName:    "bigstep",
+		Subplatform:  "metadata (" + url + ")",
+		Mode:         "net",
+		NetworkStage: true, // no init-local variant in cloud-init
+		MetaData:     md,
+		PublicKeys:   datasource.NormalizePubKeys(md["public-keys"]),
 	}
 	if h := scalar(md["local-hostname"]); h != "" {
 		d.Hostname = h

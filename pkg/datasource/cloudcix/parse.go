@@ -51,14 +51,15 @@ func Build(url string, b, userData []byte) (*datasource.Data, error) {
 	}
 	md["instance-id"] = id
 	d := &datasource.Data{
-		Name:        "CloudCIX",
-		Platform:    "cloudcix",
-		CloudName:   "cloudcix",
-		Subplatform: datasource.SubplatformUnknown, // as cloud-init: no metadata_address
-		Mode:        "net",
-		MetaData:    md,
-		PublicKeys:  datasource.NormalizePubKeys(md["public-keys"]),
-		UserData:    userData,
+		Name:         "CloudCIX",
+		Platform:     "cloudcix",
+		CloudName:    "cloudcix",
+		Subplatform:  datasource.SubplatformUnknown, // as cloud-init: no metadata_address
+		Mode:         "net",
+		NetworkStage: true, // no init-local variant in cloud-init
+		MetaData:     md,
+		PublicKeys:   datasource.NormalizePubKeys(md["public-keys"]),
+		UserData:     userData,
 	}
 	if h := scalar(md["local-hostname"]); h != "" {
 		d.Hostname = h

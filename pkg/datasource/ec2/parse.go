@@ -136,8 +136,10 @@ func MaybeBase64(b []byte) []byte {
 
 // Cloud names, from the platform's DMI (cloud-init's identify_platform).
 const (
-	CloudAWS     = "aws"
-	CloudUnknown = "unknown"
+	CloudAWS = "aws"
+	// CloudOutscale is the other cloud Ec2Local runs in init-local for.
+	CloudOutscale = "outscale"
+	CloudUnknown  = "unknown"
 )
 
 // Platform is cloud-init's identify_platform: the EC2-like cloud DMI names
@@ -190,6 +192,9 @@ func Build(in Input) *datasource.Data {
 		MetaData:    md,
 		PublicKeys:  datasource.NormalizePubKeys(md["public-keys"]),
 		DS:          map[string]any{"_metadata_api_version": in.APIVersion},
+		// Ec2Local answers only on AWS and Outscale; elsewhere cloud-init's
+		// network stage finds DataSourceEc2.
+		NetworkStage: in.CloudName != CloudAWS && in.CloudName != CloudOutscale,
 	}
 	if in.UserData != nil {
 		d.UserData = MaybeBase64(in.UserData)

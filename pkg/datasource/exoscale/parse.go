@@ -50,6 +50,7 @@ func Build(in Input) (*datasource.Data, error) {
 		CloudName:        "exoscale",
 		Subplatform:      datasource.SubplatformUnknown, // as cloud-init: no metadata_address
 		Mode:             "net",
+		NetworkStage:     true, // no init-local variant in cloud-init
 		MetaData:         md,
 		AvailabilityZone: text(md["availability-zone"]),
 		PublicKeys:       datasource.NormalizePubKeys(md["public-keys"]),

@@ -102,9 +102,12 @@ func Build(in Input, log *slog.Logger) (*datasource.Data, error) {
 		CloudName:   "maas",
 		Subplatform: "seed-dir (" + in.Source + ")",
 		Mode:        "net",
-		MetaData:    md,
-		PublicKeys:  datasource.NormalizePubKeys(md["public-keys"]),
-		UserData:    in.Files[PathUserData],
+		// MAASLocal needs a klibc initramfs network (/run/net-*.conf),
+		// which a cloudroot boot never has: the network stage finds it.
+		NetworkStage: true,
+		MetaData:     md,
+		PublicKeys:   datasource.NormalizePubKeys(md["public-keys"]),
+		UserData:     in.Files[PathUserData],
 	}
 	if vd := in.Files[PathVendorData]; len(vd) > 0 {
 		v, err := ParseVendorData(vd)

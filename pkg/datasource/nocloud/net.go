@@ -86,7 +86,14 @@ func readURL(ctx context.Context, env datasource.Env, seedfrom string, ov Overri
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return Parse(files, "seed-dir ("+seedfrom+")", ov)
+	d, err := Parse(files, "seed-dir ("+seedfrom+")", ov)
+	if err != nil {
+		return nil, err
+	}
+	// A seed over the network is NoCloudNet's, found in cloud-init's
+	// network stage (NoCloud in init-local reads only / and file://).
+	d.NetworkStage = true
+	return d, nil
 }
 
 // followSeedfrom implements `seedfrom` inside a local seed's meta-data:
@@ -117,6 +124,7 @@ func followSeedfrom(ctx context.Context, env datasource.Env, d *datasource.Data,
 	}
 	out := *d
 	out.MetaData = mergeFirstWins(d.MetaData, seeded.MetaData)
+	out.NetworkStage = d.NetworkStage || seeded.NetworkStage
 	out.UserData = seeded.UserData
 	if seeded.VendorData != nil {
 		out.VendorData = seeded.VendorData

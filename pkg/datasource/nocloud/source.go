@@ -59,11 +59,51 @@ func (*Source) Doc() datasource.Doc {
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
 	defer cancel()
-	var ov Overrides
 	arg, ok := env.Cmdline.DS()
 	if !ok || !arg.NoCloud() {
 		arg, ok = env.DMI.DS()
 	}
+	d, err := s.get(ctx, env, arg, ok)
+	if err != nil {
+		return nil, err
+	}
+	if ok && arg.NoCloud() {
+		if m := ArgDSMode(arg); m != "" {
+			d.MetaData["dsmode"] = m
+			d.Mode = m
+		}
+	}
+	if d.Mode == "disabled" {
+		return nil, fmt.Errorf("nocloud: %s: dsmode is disabled: %w", d.Subplatform, datasource.ErrNotFound)
+	}
+	return d, nil
+}
+
+// ArgDSMode is the dsmode a `ds=nocloud` selection gives (cloud-init's
+// load_cmdline_data), which wins over the seed's meta-data: its own
+// `dsmode=`, else net for an http(s)/ftp(s) seedfrom and local for a
+// file:// or absolute one, else (no seedfrom) local for nocloud and net
+// for nocloud-net. "" when it gives none (a seedfrom of another kind).
+func ArgDSMode(arg bootenv.DSArg) string {
+	if m, ok := arg.Raw["dsmode"]; ok {
+		return m
+	}
+	switch {
+	case arg.SeedFrom == "":
+		if strings.EqualFold(arg.Name, "nocloud-net") {
+			return "net"
+		}
+		return "local"
+	case arg.Network():
+		return "net"
+	case strings.HasPrefix(arg.SeedFrom, "file://") || strings.HasPrefix(arg.SeedFrom, "/"):
+		return "local"
+	}
+	return ""
+}
+
+func (s *Source) get(ctx context.Context, env datasource.Env, arg bootenv.DSArg, ok bool) (*datasource.Data, error) {
+	var ov Overrides
 	var seedfrom string
 	if ok && arg.NoCloud() {
 		ov = Overrides{InstanceID: arg.InstanceID, Hostname: arg.Hostname}

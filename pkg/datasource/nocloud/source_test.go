@@ -55,3 +55,42 @@ func TestSource(t *testing.T) {
 		t.Errorf("unreadable device: err = %v", err)
 	}
 }
+
+// TestArgDSMode: the dsmode a ds=nocloud selection gives, as cloud-init's
+// load_cmdline_data decides it.
+func TestArgDSMode(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"ds=nocloud", "local"},
+		{"ds=nocloud-net", "net"},
+		{"ds=nocloud;s=http://10.0.0.1/seed/", "net"},
+		{"ds=nocloud;s=ftps://10.0.0.1/seed/", "net"},
+		{"ds=nocloud;s=file:///srv/seed/", "local"},
+		{"ds=nocloud;s=/srv/seed/", "local"},
+		{"ds=nocloud-net;s=/srv/seed/", "local"},
+		{"ds=nocloud;s=tftp://x/", ""},
+		{"ds=nocloud;s=http://10.0.0.1/;dsmode=local", "local"},
+		{"ds=nocloud;dsmode=disabled", "disabled"},
+	} {
+		if got := ArgDSMode(bootenv.ParseDSString(c.arg)); got != c.want {
+			t.Errorf("ArgDSMode(%q) = %q, want %q", c.arg, got, c.want)
+		}
+	}
+}
+
+// TestDSModeDisabled: dsmode disabled on the command line makes NoCloud
+// decline the seed it would have used.
+func TestDSModeDisabled(t *testing.T) {
+	root := fstest.MapFS{
+		"var/lib/cloud/seed/nocloud/meta-data": {Data: []byte("instance-id: i-1\n")},
+		"var/lib/cloud/seed/nocloud/user-data": {Data: []byte("#cloud-config\n")},
+	}
+	env := datasource.Env{Root: root, Cmdline: bootenv.ParseCmdline("ds=nocloud;dsmode=disabled")}
+	if _, err := (&Source{}).Get(context.Background(), env); !errors.Is(err, datasource.ErrNotFound) {
+		t.Fatalf("Get = %v, want ErrNotFound", err)
+	}
+	env.Cmdline = bootenv.ParseCmdline("ds=nocloud")
+	d, err := (&Source{}).Get(context.Background(), env)
+	if err != nil || d.Mode != "local" || d.MetaData["dsmode"] != "local" {
+		t.Fatalf("ds=nocloud: mode %q meta-data dsmode %v, %v; want local", d.Mode, d.MetaData["dsmode"], err)
+	}
+}
