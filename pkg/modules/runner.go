@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -58,6 +59,10 @@ var knownKeys = map[string][]string{
 	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
 	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
 }
+
+// modulesPy is the file cloud-init logs a stage's module selection under
+// (cloudinit/config/modules.py).
+const modulesPy = "modules.py"
 
 // Entry is one item of a cloud_*_modules list.
 type Entry struct {
@@ -165,35 +170,13 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	for _, p := range problems {
 		c.warn("%s", p)
 	}
-	byName := map[string]Module{}
-	for _, m := range Registry() {
-		byName[m.Name] = m
+	plan := planStage(c, entries)
+	rep.Skipped = append(rep.Skipped, plan.skipped...)
+	for _, n := range plan.notes {
+		c.Log.Info(n, cilog.LoggerKey, modulesPy)
 	}
-	for _, e := range entries {
-		m, ok := byName[e.Name]
-		if !ok {
-			if keys := presentKeys(c.Config, knownKeys[e.Name]); len(keys) > 0 {
-				c.warn("module %s is not supported by cloudroot yet; ignoring config keys %s", e.Name, strings.Join(keys, ", "))
-			} else {
-				c.Log.Debug("module not implemented, nothing configured for it", "module", e.Name)
-			}
-			rep.Skipped = append(rep.Skipped, e.Name)
-			continue
-		}
-		if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
-			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", m.Name))
-			rep.Skipped = append(rep.Skipped, m.Name)
-			continue
-		}
-		if !verifiedOn(c, m) {
-			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, distroName(c)))
-			rep.Skipped = append(rep.Skipped, m.Name)
-			continue
-		}
-		freq := m.Frequency
-		if e.Frequency != "" {
-			freq = e.Frequency
-		}
+	for _, p := range plan.run {
+		m, freq := p.m, p.freq
 		// cloud-init reports every module it considers, one that already
 		// ran included ("config-NAME" under the stage's event).
 		ev := c.Event.StartModule(m.Name, string(freq))
@@ -248,6 +231,75 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	}
 	c.commitSems(&rep, pending, false)
 	return rep
+}
+
+// plannedModule is a module a stage runs, with its frequency.
+type plannedModule struct {
+	m    Module
+	freq state.Frequency
+}
+
+// stagePlan is what a stage does with its list.
+type stagePlan struct {
+	run     []plannedModule
+	skipped []string
+	// notes are the INFO lines cloud-init logs (modules.py) about the
+	// modules it leaves out or forces, before any module runs.
+	notes []string
+}
+
+// planStage is cloud-init's run_section selection: every entry is
+// resolved (an unimplemented module is reported here), then the modules
+// whose activation keys are all absent from the config and those not
+// verified on this distro are left out, each group named in one line,
+// as are the ones unverified_modules forces.
+func planStage(c *Context, entries []Entry) stagePlan {
+	byName := map[string]Module{}
+	for _, m := range Registry() {
+		byName[m.Name] = m
+	}
+	var plan stagePlan
+	var inapplicable, unverified, forced []string
+	for _, e := range entries {
+		m, ok := byName[e.Name]
+		if !ok {
+			if keys := presentKeys(c.Config, knownKeys[e.Name]); len(keys) > 0 {
+				c.warn("module %s is not supported by cloudroot yet; ignoring config keys %s", e.Name, strings.Join(keys, ", "))
+			} else {
+				c.Log.Debug("module not implemented, nothing configured for it", "module", e.Name)
+			}
+			plan.skipped = append(plan.skipped, e.Name)
+			continue
+		}
+		if !isActive(c.Config, m) {
+			inapplicable = append(inapplicable, m.Name)
+			plan.skipped = append(plan.skipped, m.Name)
+			continue
+		}
+		if !verifiedOn(c, m) {
+			unverified = append(unverified, m.Name)
+			plan.skipped = append(plan.skipped, m.Name)
+			continue
+		}
+		if !verified(c, m) {
+			forced = append(forced, m.Name)
+		}
+		freq := m.Frequency
+		if e.Frequency != "" {
+			freq = e.Frequency
+		}
+		plan.run = append(plan.run, plannedModule{m, freq})
+	}
+	if len(inapplicable) > 0 {
+		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", strings.Join(inapplicable, ",")))
+	}
+	if len(unverified) > 0 {
+		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", strings.Join(unverified, ","), distroName(c)))
+	}
+	if len(forced) > 0 {
+		plan.notes = append(plan.notes, fmt.Sprintf("running unverified_modules: '%s'", strings.Join(forced, ", ")))
+	}
+	return plan
 }
 
 // semWrite is a semaphore to take.
@@ -315,15 +367,36 @@ func distroName(c *Context) string {
 	return c.Distro.Variant()
 }
 
+// verified reports whether m is verified on c's distro (its Distros
+// list it, or it has none).
+func verified(c *Context, m Module) bool {
+	return len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c))
+}
+
 // verifiedOn reports whether m may run on c's distro: it is verified there,
 // or the config forces it through unverified_modules.
-func verifiedOn(c *Context, m Module) bool {
-	if len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c)) {
-		return true
-	}
+func verifiedOn(c *Context, m Module) bool { return verified(c, m) || forcedUnverified(c, m) }
+
+// forcedUnverified reports whether the config's unverified_modules forces
+// m to run on a distro it is not verified on.
+func forcedUnverified(c *Context, m Module) bool {
 	for _, n := range stringList(c.Config["unverified_modules"]) {
 		if CanonicalName(n) == m.Name {
-			c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
+			return true
+		}
+	}
+	return false
+}
+
+// isActive is cloud-init's _is_active: a module with activation keys runs
+// only when the merged config has one of them, whatever its value (null
+// included); one without runs always.
+func isActive(cfg Config, m Module) bool {
+	if len(m.ActivateBy) == 0 {
+		return true
+	}
+	for _, k := range m.ActivateBy {
+		if cfg.Has(k) {
 			return true
 		}
 	}
@@ -400,7 +473,7 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 		}
 	}
 	res.Ran = true
-	if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
+	if !isActive(c.Config, m) {
 		c.Log.Debug(fmt.Sprintf("Skipping module named %s, no '%s' key in configuration", m.Name, m.ActivateBy[0]), "module", m.Name)
 		res.Skipped = true
 		return res, nil
