@@ -20,12 +20,12 @@ func MarkdownTable() string {
 	row := func(stage, n string) {
 		seen[n] = true
 		m, ok := impl[n]
-		status := "not yet (keys reported as unsupported)"
+		status := "not implemented"
 		if why, ok := missing[n]; ok {
 			status = "no: " + why
 		}
 		freq, activate, distros, tested := "—", "—", "—", "—"
-		keys := knownKeys[n]
+		var keys []string
 		if ok {
 			status, freq, keys, distros = "yes", string(m.Frequency), m.Keys, "all"
 			activate = "always"

@@ -39,27 +39,6 @@ var DefaultStageLists = map[Stage][]string{
 		"install_hotplug", "phone_home", "final_message", "power_state_change"},
 }
 
-// knownKeys are config keys of cloud-init modules cloudroot does not
-// implement yet; when one is present the run reports it instead of silently
-// ignoring the user's request.
-var knownKeys = map[string][]string{
-	"growpart":                 {"growpart"},
-	"resizefs":                 {"resize_rootfs"},
-	"disk_setup":               {"disk_setup", "fs_setup", "device_aliases"},
-	"mounts":                   {"mounts", "swap"},
-	"snap":                     {"snap"},
-	"ssh_import_id":            {"ssh_import_id"},
-	"grub_dpkg":                {"grub_dpkg", "grub-dpkg"},
-	"apt_pipelining":           {"apt_pipelining"},
-	"apt_configure":            {"apt"},
-	"byobu":                    {"byobu_by_default"},
-	"fan":                      {"fan"},
-	"landscape":                {"landscape"},
-	"lxd":                      {"lxd"},
-	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
-	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
-}
-
 // modulesPy is the file cloud-init logs a stage's module selection under
 // (cloudinit/config/modules.py).
 const modulesPy = "modules.py"
@@ -249,7 +228,7 @@ type stagePlan struct {
 }
 
 // planStage is cloud-init's run_section selection: every entry is
-// resolved (an unimplemented module is reported here), then the modules
+// resolved (a name cloudroot does not know is skipped), then the modules
 // whose activation keys are all absent from the config and those not
 // verified on this distro are left out, each group named in one line,
 // as are the ones unverified_modules forces.
@@ -263,11 +242,7 @@ func planStage(c *Context, entries []Entry) stagePlan {
 	for _, e := range entries {
 		m, ok := byName[e.Name]
 		if !ok {
-			if keys := presentKeys(c.Config, knownKeys[e.Name]); len(keys) > 0 {
-				c.warn("module %s is not supported by cloudroot yet; ignoring config keys %s", e.Name, strings.Join(keys, ", "))
-			} else {
-				c.Log.Debug("module not implemented, nothing configured for it", "module", e.Name)
-			}
+			c.Log.Debug("module not implemented", "module", e.Name)
 			plan.skipped = append(plan.skipped, e.Name)
 			continue
 		}
@@ -401,33 +376,6 @@ func isActive(cfg Config, m Module) bool {
 		}
 	}
 	return false
-}
-
-func presentKeys(cfg Config, keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if cfg.Has(k) && !noopValue(k, cfg[k]) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// noopValue reports whether key's value asks an unimplemented module for
-// nothing cloud-init would do on a fresh image, so that no warning is due:
-// Debian's and Ubuntu's default cloud.cfg carry
-// `apt: {preserve_sources_list: true}`, which only tells apt_configure to
-// leave sources.list alone.
-func noopValue(key string, v any) bool {
-	if key != "apt" {
-		return false
-	}
-	m, ok := v.(map[string]any)
-	if !ok || len(m) != 1 {
-		return false
-	}
-	b, ok := m["preserve_sources_list"].(bool)
-	return ok && b
 }
 
 // SingleResult is what RunSingle did.
