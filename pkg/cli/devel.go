@@ -30,7 +30,6 @@ package cli
 // root logger: "<UTC time> - <file>.py[<LEVEL>]: <message>".
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
 )
@@ -446,7 +446,7 @@ func writeJSONIndent1(b *strings.Builder, v any, level int) {
 			b.WriteString(s)
 		}
 	case string:
-		b.WriteString(pyJSONQuote(t))
+		b.WriteString(pyval.JSONQuote(t))
 	case []any:
 		if len(t) == 0 {
 			b.WriteString("[]")
@@ -478,7 +478,7 @@ func writeJSONIndent1(b *strings.Builder, v any, level int) {
 				b.WriteString(",")
 			}
 			nl(level + 1)
-			b.WriteString(pyJSONQuote(k))
+			b.WriteString(pyval.JSONQuote(k))
 			b.WriteString(": ")
 			writeJSONIndent1(b, t[k], level+1)
 		}
@@ -487,13 +487,6 @@ func writeJSONIndent1(b *strings.Builder, v any, level int) {
 	default:
 		writeJSONIndent1(b, plainValue(v), level)
 	}
-}
-
-// pyJSONQuote is a JSON string literal as Python's json.dumps writes it.
-func pyJSONQuote(s string) string {
-	var b bytes.Buffer
-	writePyJSONString(&b, s)
-	return b.String()
 }
 
 // ---------------------------------------------------------------------------

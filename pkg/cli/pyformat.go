@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -144,7 +144,7 @@ func writePyJSON(w *bytes.Buffer, v any, indent int) {
 	case json.Number:
 		w.WriteString(pyJSONNumber(v))
 	case string:
-		writePyJSONString(w, v)
+		w.WriteString(pyval.JSONQuote(v))
 	case []any:
 		if len(v) == 0 {
 			w.WriteString("[]")
@@ -175,7 +175,7 @@ func writePyJSON(w *bytes.Buffer, v any, indent int) {
 				w.WriteString(sep)
 			}
 			nl(indent + 1)
-			writePyJSONString(w, k)
+			w.WriteString(pyval.JSONQuote(k))
 			w.WriteString(": ")
 			writePyJSON(w, v.vals[k], nextIndent(indent))
 		}
@@ -189,39 +189,6 @@ func nextIndent(indent int) int {
 		return indent
 	}
 	return indent + 1
-}
-
-func writePyJSONString(w *bytes.Buffer, s string) {
-	w.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			w.WriteString(`\"`)
-		case '\\':
-			w.WriteString(`\\`)
-		case '\n':
-			w.WriteString(`\n`)
-		case '\r':
-			w.WriteString(`\r`)
-		case '\t':
-			w.WriteString(`\t`)
-		case '\b':
-			w.WriteString(`\b`)
-		case '\f':
-			w.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20 || (r > 0x7e && r <= 0xffff && r != 0x7f):
-				fmt.Fprintf(w, `\u%04x`, r)
-			case r > 0xffff:
-				r -= 0x10000
-				fmt.Fprintf(w, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-			default:
-				w.WriteRune(r)
-			}
-		}
-	}
-	w.WriteByte('"')
 }
 
 // pyNumber renders a JSON number as Python's repr of the value json.load

@@ -77,7 +77,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 	}
 	for _, k := range []string{"install_method", "package_name"} {
 		if !pyval.Truthy(m[k]) {
-			return a, fmt.Errorf("Missing required key '%s' from %s", k, pyRepr(m))
+			return a, fmt.Errorf("Missing required key '%s' from %s", k, pyval.Repr(m))
 		}
 	}
 	a.InstallMethod, a.Package = pyStrOf(m["install_method"]), pyStrOf(m["package_name"])
@@ -90,30 +90,30 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		for _, e := range p {
 			pm, ok := e.(map[string]any)
 			if !ok {
-				return a, fmt.Errorf("Invalid value of ansible.pull. Expected dict but found %s", pyRepr(e))
+				return a, fmt.Errorf("Invalid value of ansible.pull. Expected dict but found %s", pyval.Repr(e))
 			}
 			a.Pulls = append(a.Pulls, pm)
 		}
 	default:
 		if pyval.Truthy(p) {
-			return a, fmt.Errorf("Invalid value ansible.pull. Expected either dict of list of dicts but found %s", pyRepr(p))
+			return a, fmt.Errorf("Invalid value ansible.pull. Expected either dict of list of dicts but found %s", pyval.Repr(p))
 		}
 	}
 	for _, p := range a.Pulls {
 		if !pyval.Truthy(p["url"]) {
-			return a, fmt.Errorf("Missing required key 'url' from %s", pyRepr(p))
+			return a, fmt.Errorf("Missing required key 'url' from %s", pyval.Repr(p))
 		}
 		one, many := pyval.Truthy(p["playbook_name"]), pyval.Truthy(p["playbook_names"])
 		switch {
 		case !one && !many:
-			return a, fmt.Errorf("Missing required key 'playbook_names' from %s", pyRepr(p))
+			return a, fmt.Errorf("Missing required key 'playbook_names' from %s", pyval.Repr(p))
 		case one && many:
-			return a, fmt.Errorf("Key 'ansible.pull.playbook_name' and 'ansible.pull.playbook_names' are mutually exclusive. Please use 'playbook_names' in %s", pyRepr(p))
+			return a, fmt.Errorf("Key 'ansible.pull.playbook_name' and 'ansible.pull.playbook_names' are mutually exclusive. Please use 'playbook_names' in %s", pyval.Repr(p))
 		}
 	}
 	if sc, ok := m["setup_controller"].(map[string]any); ok && len(sc) > 0 {
 		if !pyval.Truthy(sc["repositories"]) && !pyval.Truthy(sc["run_ansible"]) {
-			return a, fmt.Errorf("Missing required key from %s", pyRepr(sc))
+			return a, fmt.Errorf("Missing required key from %s", pyval.Repr(sc))
 		}
 		for _, r := range anyList(sc["repositories"]) {
 			rm, _ := r.(map[string]any)
@@ -193,7 +193,7 @@ func runAnsible(ctx context.Context, c *Context) error {
 	}
 	if a.galaxy != nil {
 		if len(a.GalaxyActions) == 0 {
-			c.warn("Invalid config: %s", pyRepr(a.galaxy))
+			c.warn("Invalid config: %s", pyval.Repr(a.galaxy))
 		}
 		for _, act := range a.GalaxyActions {
 			if _, err := r.cmd(ctx, act, "", false); err != nil {
@@ -220,7 +220,7 @@ func runAnsible(ctx context.Context, c *Context) error {
 		}
 		for _, k := range []string{"playbook_dir", "playbook_name"} {
 			if _, ok := ra[k]; !ok {
-				return fmt.Errorf("run_ansible: %s", pyStrRepr(k))
+				return fmt.Errorf("run_ansible: %s", pyval.StrRepr(k))
 			}
 		}
 		argv := append([]string{"ansible-playbook", pyStrOf(ra["playbook_name"])}, ansibleFlags(rest, false)...)
@@ -378,7 +378,7 @@ func (r *ansibleRun) version(ctx context.Context) ([4]int, bool, error) {
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
 		if err != nil {
-			return v, false, fmt.Errorf("invalid literal for int() with base 10: %s", pyStrRepr(p))
+			return v, false, fmt.Errorf("invalid literal for int() with base 10: %s", pyval.StrRepr(p))
 		}
 		v[i] = n
 	}

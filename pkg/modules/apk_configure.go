@@ -23,11 +23,12 @@ const (
 
 // ApkConfigure is cc_apk_configure.
 var ApkConfigure = Module{
-	Name:      "apk_configure",
-	Frequency: state.PerInstance,
-	Keys:      []string{"apk_repos"},
-	Distros:   []string{"alpine"},
-	Run:       runApkConfigure,
+	Name:       "apk_configure",
+	ActivateBy: []string{"apk_repos"},
+	Frequency:  state.PerInstance,
+	Keys:       []string{"apk_repos"},
+	Distros:    []string{"alpine"},
+	Run:        runApkConfigure,
 }
 
 // apkConfig is apk_repos, decoded once; Write is false when cloud-init

@@ -10,9 +10,10 @@ import (
 // Bootcmd is cc_bootcmd: run commands early, every boot, with INSTANCE_ID in
 // the environment. In the initramfs it runs chrooted into the target.
 var Bootcmd = Module{
-	Name:      "bootcmd",
-	Frequency: state.PerAlways,
-	Keys:      []string{"bootcmd"},
+	Name:       "bootcmd",
+	ActivateBy: []string{"bootcmd"},
+	Frequency:  state.PerAlways,
+	Keys:       []string{"bootcmd"},
 	Run: func(ctx context.Context, c *Context) error {
 		cmds, ok := c.Config["bootcmd"]
 		if !ok || cmds == nil {
@@ -36,9 +37,10 @@ var Bootcmd = Module{
 // Runcmd is cc_runcmd: it does not run anything; it writes the commands to
 // instance/scripts/runcmd, which scripts_user runs in the final stage.
 var Runcmd = Module{
-	Name:      "runcmd",
-	Frequency: state.PerInstance,
-	Keys:      []string{"runcmd"},
+	Name:       "runcmd",
+	ActivateBy: []string{"runcmd"},
+	Frequency:  state.PerInstance,
+	Keys:       []string{"runcmd"},
 	Run: func(ctx context.Context, c *Context) error {
 		cmds, ok := c.Config["runcmd"]
 		if !ok || cmds == nil {

@@ -371,7 +371,7 @@ func writePyJSON(b *strings.Builder, v any) {
 		}
 		b.WriteString(pyJSONObject(items))
 	case float64:
-		s := pyRepr(t)
+		s := pyval.Repr(t)
 		switch s {
 		case "inf":
 			s = "Infinity"

@@ -17,8 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/target"
-	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // cmCmd is one command a configuration-management module runs.
@@ -84,80 +84,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-// pyRepr is Python's repr of a decoded YAML value (dict keys in sorted
-// order: the decoded config does not keep YAML's order).
-func pyRepr(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case string:
-		return pyStrRepr(t)
-	case float64:
-		return yaml11.PyFloatRepr(t)
-	case []any:
-		parts := make([]string, len(t))
-		for i, e := range t {
-			parts[i] = pyRepr(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyStrRepr(k) + ": " + pyRepr(t[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return scalarString(v)
-}
-
 // pyStrOf is Python's str(): strings as they are, the rest as repr.
 func pyStrOf(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return pyRepr(v)
-}
-
-// pyStrRepr is repr(str): single quotes unless the text has a single quote
-// and no double one.
-func pyStrRepr(s string) string {
-	q := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
+	return pyval.Repr(v)
 }
 
 // fqdn is socket.getfqdn() for the target: its host name (the running

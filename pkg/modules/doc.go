@@ -15,19 +15,23 @@ func MarkdownTable() string {
 		impl[m.Name] = m
 	}
 	var b strings.Builder
-	b.WriteString("| stage | module | cloudroot | frequency | config keys | distros | tested by |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| stage | module | cloudroot | frequency | activated by | config keys | distros | tested by |\n|---|---|---|---|---|---|---|---|\n")
 	seen := map[string]bool{}
 	row := func(stage, n string) {
 		seen[n] = true
 		m, ok := impl[n]
-		status := "not yet (keys reported as unsupported)"
+		status := "not implemented"
 		if why, ok := missing[n]; ok {
 			status = "no: " + why
 		}
-		freq, distros, tested := "—", "—", "—"
-		keys := knownKeys[n]
+		freq, activate, distros, tested := "—", "—", "—", "—"
+		var keys []string
 		if ok {
 			status, freq, keys, distros = "yes", string(m.Frequency), m.Keys, "all"
+			activate = "always"
+			if len(m.ActivateBy) > 0 {
+				activate = codeList(m.ActivateBy)
+			}
 			if len(m.Distros) > 0 {
 				distros = strings.Join(m.Distros, ", ")
 			}
@@ -39,11 +43,7 @@ func MarkdownTable() string {
 				status, tested = "implemented, untested", "—"
 			}
 		}
-		ks := make([]string, 0, len(keys))
-		for _, k := range keys {
-			ks = append(ks, "`"+k+"`")
-		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", stage, n, status, freq, strings.Join(ks, ", "), distros, tested)
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", stage, n, status, freq, activate, codeList(keys), distros, tested)
 	}
 	for _, st := range []Stage{StageInit, StageConfig, StageFinal} {
 		for _, n := range DefaultStageLists[st] {
@@ -71,4 +71,13 @@ func MarkdownTable() string {
 		row("(not in default lists)", n)
 	}
 	return b.String()
+}
+
+// codeList renders keys as `a`, `b`.
+func codeList(keys []string) string {
+	ks := make([]string, 0, len(keys))
+	for _, k := range keys {
+		ks = append(ks, "`"+k+"`")
+	}
+	return strings.Join(ks, ", ")
 }

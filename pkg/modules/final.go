@@ -71,9 +71,10 @@ var FinalMessage = Module{
 // has finished and its status is on disk (cloud-init forks a child that waits
 // for the process to exit; this is the same ordering without the fork).
 var PowerStateChange = Module{
-	Name:      "power_state_change",
-	Frequency: state.PerInstance,
-	Keys:      []string{"power_state"},
+	Name:       "power_state_change",
+	ActivateBy: []string{"power_state"},
+	Frequency:  state.PerInstance,
+	Keys:       []string{"power_state"},
 	Run: func(ctx context.Context, c *Context) error {
 		ps := c.Config.Map("power_state")
 		if ps == nil {

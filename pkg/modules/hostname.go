@@ -184,9 +184,10 @@ var UpdateHostname = Module{
 
 // UpdateEtcHosts is cc_update_etc_hosts.
 var UpdateEtcHosts = Module{
-	Name:      "update_etc_hosts",
-	Frequency: state.PerAlways,
-	Keys:      []string{"manage_etc_hosts", "fqdn", "hostname"},
+	Name:       "update_etc_hosts",
+	ActivateBy: []string{"manage_etc_hosts"},
+	Frequency:  state.PerAlways,
+	Keys:       []string{"manage_etc_hosts", "fqdn", "hostname"},
 	Run: func(ctx context.Context, c *Context) error {
 		mode := strings.ToLower(c.Config.String("manage_etc_hosts"))
 		switch {

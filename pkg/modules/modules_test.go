@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -450,25 +449,6 @@ func TestScriptsVendorPrefix(t *testing.T) {
 	want := [][]string{{"/usr/bin/ltrace", "-f", c.InstanceDir() + "/scripts/vendor/part-001"}}
 	if diff := cmp.Diff(want, rr.calls); diff != "" {
 		t.Errorf("vendor script argv (-want +got):\n%s", diff)
-	}
-}
-
-func TestPresentKeysSkipsNoopDefaults(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-		want []string
-	}{
-		{"debian default", Config{"apt": map[string]any{"preserve_sources_list": true}}, nil},
-		{"sources list replaced", Config{"apt": map[string]any{"preserve_sources_list": false}}, []string{"apt"}},
-		{"more apt config", Config{"apt": map[string]any{"preserve_sources_list": true, "proxy": "http://p"}}, []string{"apt"}},
-		{"apt not a map", Config{"apt": "x"}, []string{"apt"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := presentKeys(tc.cfg, []string{"apt", "apt_pipelining"}); !slices.Equal(got, tc.want) {
-				t.Errorf("presentKeys = %q, want %q", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
@@ -433,11 +434,11 @@ func parseRawConfig(text, source string) (*rawConfig, error) {
 			continue
 		}
 		if cur == nil {
-			return nil, fmt.Errorf("File contains no section headers.\nfile: '%s', line: %d\n%s", source, i+1, pyStrRepr(line+"\n"))
+			return nil, fmt.Errorf("File contains no section headers.\nfile: '%s', line: %d\n%s", source, i+1, pyval.StrRepr(line+"\n"))
 		}
 		k, v, ok := cutINI(t)
 		if !ok {
-			return nil, errors.New("Source contains parsing errors: " + pyStrRepr(source) + "\n\t[line " + fmt.Sprintf("%2d", i+1) + "]: " + pyStrRepr(line))
+			return nil, errors.New("Source contains parsing errors: " + pyval.StrRepr(source) + "\n\t[line " + fmt.Sprintf("%2d", i+1) + "]: " + pyval.StrRepr(line))
 		}
 		k = strings.ToLower(k)
 		if _, dup := cur.vals[k]; dup {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -38,26 +39,9 @@ var DefaultStageLists = map[Stage][]string{
 		"install_hotplug", "phone_home", "final_message", "power_state_change"},
 }
 
-// knownKeys are config keys of cloud-init modules cloudroot does not
-// implement yet; when one is present the run reports it instead of silently
-// ignoring the user's request.
-var knownKeys = map[string][]string{
-	"growpart":                 {"growpart"},
-	"resizefs":                 {"resize_rootfs"},
-	"disk_setup":               {"disk_setup", "fs_setup", "device_aliases"},
-	"mounts":                   {"mounts", "swap"},
-	"snap":                     {"snap"},
-	"ssh_import_id":            {"ssh_import_id"},
-	"grub_dpkg":                {"grub_dpkg", "grub-dpkg"},
-	"apt_pipelining":           {"apt_pipelining"},
-	"apt_configure":            {"apt"},
-	"byobu":                    {"byobu_by_default"},
-	"fan":                      {"fan"},
-	"landscape":                {"landscape"},
-	"lxd":                      {"lxd"},
-	"keys_to_console":          {"ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
-	"ssh_authkey_fingerprints": {"no_ssh_fingerprints", "authkey_hash"},
-}
+// modulesPy is the file cloud-init logs a stage's module selection under
+// (cloudinit/config/modules.py).
+const modulesPy = "modules.py"
 
 // Entry is one item of a cloud_*_modules list.
 type Entry struct {
@@ -165,35 +149,13 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	for _, p := range problems {
 		c.warn("%s", p)
 	}
-	byName := map[string]Module{}
-	for _, m := range Registry() {
-		byName[m.Name] = m
+	plan := planStage(c, entries)
+	rep.Skipped = append(rep.Skipped, plan.skipped...)
+	for _, n := range plan.notes {
+		c.Log.Info(n, cilog.LoggerKey, modulesPy)
 	}
-	for _, e := range entries {
-		m, ok := byName[e.Name]
-		if !ok {
-			if keys := presentKeys(c.Config, knownKeys[e.Name]); len(keys) > 0 {
-				c.warn("module %s is not supported by cloudroot yet; ignoring config keys %s", e.Name, strings.Join(keys, ", "))
-			} else {
-				c.Log.Debug("module not implemented, nothing configured for it", "module", e.Name)
-			}
-			rep.Skipped = append(rep.Skipped, e.Name)
-			continue
-		}
-		if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
-			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", m.Name))
-			rep.Skipped = append(rep.Skipped, m.Name)
-			continue
-		}
-		if !verifiedOn(c, m) {
-			c.Log.Info(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", m.Name, distroName(c)))
-			rep.Skipped = append(rep.Skipped, m.Name)
-			continue
-		}
-		freq := m.Frequency
-		if e.Frequency != "" {
-			freq = e.Frequency
-		}
+	for _, p := range plan.run {
+		m, freq := p.m, p.freq
 		// cloud-init reports every module it considers, one that already
 		// ran included ("config-NAME" under the stage's event).
 		ev := c.Event.StartModule(m.Name, string(freq))
@@ -248,6 +210,71 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	}
 	c.commitSems(&rep, pending, false)
 	return rep
+}
+
+// plannedModule is a module a stage runs, with its frequency.
+type plannedModule struct {
+	m    Module
+	freq state.Frequency
+}
+
+// stagePlan is what a stage does with its list.
+type stagePlan struct {
+	run     []plannedModule
+	skipped []string
+	// notes are the INFO lines cloud-init logs (modules.py) about the
+	// modules it leaves out or forces, before any module runs.
+	notes []string
+}
+
+// planStage is cloud-init's run_section selection: every entry is
+// resolved (a name cloudroot does not know is skipped), then the modules
+// whose activation keys are all absent from the config and those not
+// verified on this distro are left out, each group named in one line,
+// as are the ones unverified_modules forces.
+func planStage(c *Context, entries []Entry) stagePlan {
+	byName := map[string]Module{}
+	for _, m := range Registry() {
+		byName[m.Name] = m
+	}
+	var plan stagePlan
+	var inapplicable, unverified, forced []string
+	for _, e := range entries {
+		m, ok := byName[e.Name]
+		if !ok {
+			c.Log.Debug("module not implemented", "module", e.Name)
+			plan.skipped = append(plan.skipped, e.Name)
+			continue
+		}
+		if !isActive(c.Config, m) {
+			inapplicable = append(inapplicable, m.Name)
+			plan.skipped = append(plan.skipped, m.Name)
+			continue
+		}
+		if !verifiedOn(c, m) {
+			unverified = append(unverified, m.Name)
+			plan.skipped = append(plan.skipped, m.Name)
+			continue
+		}
+		if !verified(c, m) {
+			forced = append(forced, m.Name)
+		}
+		freq := m.Frequency
+		if e.Frequency != "" {
+			freq = e.Frequency
+		}
+		plan.run = append(plan.run, plannedModule{m, freq})
+	}
+	if len(inapplicable) > 0 {
+		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", strings.Join(inapplicable, ",")))
+	}
+	if len(unverified) > 0 {
+		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", strings.Join(unverified, ","), distroName(c)))
+	}
+	if len(forced) > 0 {
+		plan.notes = append(plan.notes, fmt.Sprintf("running unverified_modules: '%s'", strings.Join(forced, ", ")))
+	}
+	return plan
 }
 
 // semWrite is a semaphore to take.
@@ -315,46 +342,40 @@ func distroName(c *Context) string {
 	return c.Distro.Variant()
 }
 
+// verified reports whether m is verified on c's distro (its Distros
+// list it, or it has none).
+func verified(c *Context, m Module) bool {
+	return len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c))
+}
+
 // verifiedOn reports whether m may run on c's distro: it is verified there,
 // or the config forces it through unverified_modules.
-func verifiedOn(c *Context, m Module) bool {
-	if len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c)) {
-		return true
-	}
+func verifiedOn(c *Context, m Module) bool { return verified(c, m) || forcedUnverified(c, m) }
+
+// forcedUnverified reports whether the config's unverified_modules forces
+// m to run on a distro it is not verified on.
+func forcedUnverified(c *Context, m Module) bool {
 	for _, n := range stringList(c.Config["unverified_modules"]) {
 		if CanonicalName(n) == m.Name {
-			c.Log.Info(fmt.Sprintf("running unverified_modules: '%s'", m.Name))
 			return true
 		}
 	}
 	return false
 }
 
-func presentKeys(cfg Config, keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if cfg.Has(k) && !noopValue(k, cfg[k]) {
-			out = append(out, k)
+// isActive is cloud-init's _is_active: a module with activation keys runs
+// only when the merged config has one of them, whatever its value (null
+// included); one without runs always.
+func isActive(cfg Config, m Module) bool {
+	if len(m.ActivateBy) == 0 {
+		return true
+	}
+	for _, k := range m.ActivateBy {
+		if cfg.Has(k) {
+			return true
 		}
 	}
-	return out
-}
-
-// noopValue reports whether key's value asks an unimplemented module for
-// nothing cloud-init would do on a fresh image, so that no warning is due:
-// Debian's and Ubuntu's default cloud.cfg carry
-// `apt: {preserve_sources_list: true}`, which only tells apt_configure to
-// leave sources.list alone.
-func noopValue(key string, v any) bool {
-	if key != "apt" {
-		return false
-	}
-	m, ok := v.(map[string]any)
-	if !ok || len(m) != 1 {
-		return false
-	}
-	b, ok := m["preserve_sources_list"].(bool)
-	return ok && b
+	return false
 }
 
 // SingleResult is what RunSingle did.
@@ -400,7 +421,7 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 		}
 	}
 	res.Ran = true
-	if len(m.ActivateBy) > 0 && len(presentKeys(c.Config, m.ActivateBy)) == 0 {
+	if !isActive(c.Config, m) {
 		c.Log.Debug(fmt.Sprintf("Skipping module named %s, no '%s' key in configuration", m.Name, m.ActivateBy[0]), "module", m.Name)
 		res.Skipped = true
 		return res, nil

@@ -29,19 +29,21 @@ var WriteFilesDeferred = NewWriteFilesDeferred(WriteFilesOptions{})
 // NewWriteFiles builds write_files with opts (for `source:` downloads).
 func NewWriteFiles(opts WriteFilesOptions) Module {
 	return Module{
-		Name:      "write_files",
-		Frequency: state.PerInstance,
-		Keys:      []string{"write_files"},
-		Run:       func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, false, opts) },
+		Name:       "write_files",
+		Frequency:  state.PerInstance,
+		Keys:       []string{"write_files"},
+		ActivateBy: []string{"write_files"},
+		Run:        func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, false, opts) },
 	}
 }
 
 // NewWriteFilesDeferred builds write_files_deferred with opts.
 func NewWriteFilesDeferred(opts WriteFilesOptions) Module {
 	return Module{
-		Name:      "write_files_deferred",
-		Frequency: state.PerInstance,
-		Run:       func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, true, opts) },
+		Name:       "write_files_deferred",
+		ActivateBy: []string{"write_files"},
+		Frequency:  state.PerInstance,
+		Run:        func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, true, opts) },
 	}
 }
 

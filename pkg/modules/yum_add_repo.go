@@ -24,9 +24,10 @@ const DefaultYumRepoDir = "/etc/yum.repos.d/"
 
 // YumAddRepo is cc_yum_add_repo.
 var YumAddRepo = Module{
-	Name:      "yum_add_repo",
-	Frequency: state.PerInstance,
-	Keys:      []string{"yum_repos", "yum_repo_dir"},
+	Name:       "yum_add_repo",
+	ActivateBy: []string{"yum_repos"},
+	Frequency:  state.PerInstance,
+	Keys:       []string{"yum_repos", "yum_repo_dir"},
 	Distros: []string{"almalinux", "amazon", "azurelinux", "centos", "cloudlinux", "eurolinux", "fedora", "mariner",
 		"openeuler", "OpenCloudOS", "openmandriva", "photon", "rhel", "rocky", "TencentOS", "virtuozzo"},
 	Run: runYumAddRepo,

@@ -26,11 +26,12 @@ const ZyppConf = "/etc/zypp/zypp.conf"
 
 // ZypperAddRepo is cc_zypper_add_repo.
 var ZypperAddRepo = Module{
-	Name:      "zypper_add_repo",
-	Frequency: state.PerAlways,
-	Keys:      []string{"zypper"},
-	Distros:   []string{"opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "sle_hpc", "sle-micro", "sles"},
-	Run:       runZypperAddRepo,
+	Name:       "zypper_add_repo",
+	ActivateBy: []string{"zypper"},
+	Frequency:  state.PerAlways,
+	Keys:       []string{"zypper"},
+	Distros:    []string{"opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "sle_hpc", "sle-micro", "sles"},
+	Run:        runZypperAddRepo,
 }
 
 // zypperConfig is the zypper key, decoded once.

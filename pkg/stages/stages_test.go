@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/nocloud"
 	"github.com/cloudroot/cloudroot/pkg/modules"
@@ -540,5 +541,43 @@ func TestInitUserDataYAML11(t *testing.T) {
 	}
 	if !strings.Contains(logBuf.String(), `user-data: part-001: line 10 column 1: duplicate key \"hostname\" (first at line 2)`) {
 		t.Errorf("duplicate key not logged:\n%s", logBuf.String())
+	}
+}
+
+// TestInapplicableModulesLeaveNoTrace: a module whose activation keys are
+// all absent (bootcmd, write_files, update_etc_hosts... here) is left out as
+// cloud-init 26.x's run_section does: one modules.py INFO line names them
+// all, none takes a semaphore or has an event, and status.json records
+// nothing for them (no error, no recoverable error).
+func TestInapplicableModulesLeaveNoTrace(t *testing.T) {
+	fr := &fakeRunner{}
+	tr := newRoot(t, fr)
+	run := newRoot(t, fr)
+	d := seed(t, "instance-id: i-1\n", "#cloud-config\nhostname: quiet\nssh_genkeytypes: [ed25519]\n")
+	var s state.State
+	st := state.NewStatus()
+	var logBuf bytes.Buffer
+	o := initOpts(tr, run, d)
+	o.Log = slog.New(cilog.NewHandler(&logBuf, cilog.Options{Logger: "stages.py", Now: o.Now}))
+	if err := Init(context.Background(), o, st.Get(state.StageInit), &s); err != nil {
+		t.Fatal(err)
+	}
+	const line = " - modules.py[INFO]: Skipping modules 'bootcmd,write_files,disk_setup,update_etc_hosts,ca_certs,rsyslog' because no applicable config is provided.\n"
+	if !strings.Contains(logBuf.String(), line) {
+		t.Errorf("log lacks %q:\n%s", line, logBuf.String())
+	}
+	for _, m := range []string{"write_files", "disk_setup", "ca_certs", "rsyslog"} {
+		if sem := "/var/lib/cloud/instances/i-1/sem/config_" + m; tr.Exists(sem) {
+			t.Errorf("%s exists", sem)
+		}
+		if strings.Contains(logBuf.String(), "config-"+m) {
+			t.Errorf("%s has an event", m)
+		}
+	}
+	if !tr.Exists("/var/lib/cloud/instances/i-1/sem/config_set_hostname") {
+		t.Error("set_hostname (no activation keys) took no semaphore")
+	}
+	if stage := st.Get(state.StageInit); len(stage.Errors) > 0 || len(stage.RecoverableErrors) > 0 {
+		t.Errorf("init errors %v, recoverable %v", stage.Errors, stage.RecoverableErrors)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -43,7 +44,7 @@ func collect(ve *jsonschema.ValidationError, inst any) []Finding {
 		var out []Finding
 		for _, m := range k.Missing {
 			out = append(out, Finding{Path: pathOf(ve.InstanceLocation), Severity: Error,
-				Message: fmt.Sprintf("%s is a required property", pyStr(m))})
+				Message: fmt.Sprintf("%s is a required property", pyval.StrRepr(m))})
 		}
 		return out
 	}
@@ -163,7 +164,7 @@ func containsStr(l []string, s string) bool {
 func quoteList(l []string) string {
 	q := make([]string, len(l))
 	for i, s := range l {
-		q[i] = pyStr(s)
+		q[i] = pyval.StrRepr(s)
 	}
 	return strings.Join(q, ", ")
 }
@@ -208,7 +209,7 @@ func reprAt(inst any, loc []string) string {
 	if secret.Path(loc) || secret.Contains(v) {
 		return Redacted
 	}
-	return pyRepr(v)
+	return pyval.Repr(v)
 }
 
 func ratString(r *big.Rat) string {
@@ -219,7 +220,7 @@ func ratString(r *big.Rat) string {
 		return r.Num().String()
 	}
 	f, _ := r.Float64()
-	return pyRepr(f)
+	return pyval.Repr(f)
 }
 
 var printer = message.NewPrinter(language.English)
@@ -234,11 +235,11 @@ func leaf(ve *jsonschema.ValidationError, inst any) Finding {
 	case *kind.Enum:
 		w := make([]string, len(k.Want))
 		for i, e := range k.Want {
-			w[i] = pyRepr(e)
+			w[i] = pyval.Repr(e)
 		}
 		msg = fmt.Sprintf("%s is not one of [%s]", r, strings.Join(w, ", "))
 	case *kind.Const:
-		msg = fmt.Sprintf("%s was expected", pyRepr(k.Want))
+		msg = fmt.Sprintf("%s was expected", pyval.Repr(k.Want))
 	case *kind.MinItems:
 		if k.Want == 1 {
 			msg = fmt.Sprintf("%s should be non-empty", r)
@@ -266,7 +267,7 @@ func leaf(ve *jsonschema.ValidationError, inst any) Finding {
 	case *kind.MaxLength:
 		msg = fmt.Sprintf("%s is too long", r)
 	case *kind.Pattern:
-		msg = fmt.Sprintf("%s does not match %s", r, pyStr(k.Want))
+		msg = fmt.Sprintf("%s does not match %s", r, pyval.StrRepr(k.Want))
 	case *kind.Minimum:
 		msg = fmt.Sprintf("%s is less than the minimum of %s", r, ratString(k.Want))
 	case *kind.Maximum:
@@ -303,7 +304,7 @@ func unexpectedMessage(f Finding, line func(path string) int) Finding {
 	})
 	q := make([]string, len(keys))
 	for i, k := range keys {
-		q[i] = pyStr(k)
+		q[i] = pyval.StrRepr(k)
 	}
 	verb := "was"
 	if len(keys) > 1 {

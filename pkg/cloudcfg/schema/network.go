@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,7 +223,7 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 	case *kind.Required:
 		var out []pyErr
 		for _, m := range k.Missing {
-			out = append(out, pyErr{loc: here, keyword: "required", schema: sch, msg: fmt.Sprintf("%s is a required property", pyStr(m))})
+			out = append(out, pyErr{loc: here, keyword: "required", schema: sch, msg: fmt.Sprintf("%s is a required property", pyval.StrRepr(m))})
 		}
 		return out
 	case *kind.AdditionalProperties:
@@ -256,11 +255,11 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 		out := []pyErr{{loc: here, keyword: "type", schema: sch, msg: fmt.Sprintf("%s is not of type %s", w.repr(here), quoteList(want))}}
 		// Python's jsonschema goes on to the enum of the same schema.
 		if enum, ok := sch["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return enumEqual(e, valueAt(w.inst, here)) }) {
-			out = append(out, pyErr{loc: here, keyword: "enum", schema: sch, msg: fmt.Sprintf("%s is not one of %s", w.repr(here), pyRepr(enum))})
+			out = append(out, pyErr{loc: here, keyword: "enum", schema: sch, msg: fmt.Sprintf("%s is not one of %s", w.repr(here), pyval.Repr(enum))})
 		}
 		return out
 	case *kind.Enum:
-		return []pyErr{{loc: here, keyword: "enum", schema: sch, msg: fmt.Sprintf("%s is not one of %s", w.repr(here), pyRepr(k.Want))}}
+		return []pyErr{{loc: here, keyword: "enum", schema: sch, msg: fmt.Sprintf("%s is not one of %s", w.repr(here), pyval.Repr(k.Want))}}
 	case *kind.AnyOf:
 		return w.anyOf(ve, sch)
 	case *kind.OneOf:
@@ -270,7 +269,7 @@ func (w *netWalker) walk(ve *jsonschema.ValidationError) []pyErr {
 			order := append(slices.Clone(k.Subschemas[1:]), k.Subschemas[0])
 			reprs := make([]string, len(order))
 			for i, n := range order {
-				reprs[i] = pyRepr(w.schemaAt(ve.SchemaURL + "/oneOf/" + strconv.Itoa(n)))
+				reprs[i] = pyval.Repr(w.schemaAt(ve.SchemaURL + "/oneOf/" + strconv.Itoa(n)))
 			}
 			return []pyErr{{loc: here, keyword: "oneOf", schema: sch,
 				msg: fmt.Sprintf("%s is valid under each of %s", w.repr(here), strings.Join(reprs, ", "))}}
@@ -538,17 +537,13 @@ func (w *netWalker) repr(loc []string) string {
 }
 
 func (w *netWalker) reprValue(v any, path string) string {
-	switch t := v.(type) {
-	case []any:
-		parts := make([]string, len(t))
-		for i, e := range t {
-			parts[i] = w.reprValue(e, joinPath(path, strconv.Itoa(i)))
+	return pyval.ReprOrdered(v, func(sub, keys []string) {
+		at := path
+		for _, k := range sub {
+			at = joinPath(at, k)
 		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := slices.Collect(maps.Keys(t))
 		slices.SortFunc(keys, func(a, b string) int {
-			pa, pb := w.conv.pos[joinPath(path, a)], w.conv.pos[joinPath(path, b)]
+			pa, pb := w.conv.pos[joinPath(at, a)], w.conv.pos[joinPath(at, b)]
 			if pa.line != pb.line {
 				return pa.line - pb.line
 			}
@@ -557,11 +552,5 @@ func (w *netWalker) reprValue(v any, path string) string {
 			}
 			return strings.Compare(a, b)
 		})
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyStr(k) + ": " + w.reprValue(t[k], joinPath(path, k))
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return pyRepr(v)
+	})
 }

@@ -23,7 +23,6 @@ package schema
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -31,6 +30,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -135,7 +135,7 @@ func Validate(doc []byte, source string) Report {
 	// nothing; cloudroot warns, and the document stays valid.
 	for _, w := range d.Warnings {
 		r.Findings = append(r.Findings, Finding{Line: w.Line, Column: w.Column, Severity: Warning, Notice: true,
-			Message: fmt.Sprintf("duplicate key %s (first at line %d): the last value is used, as cloud-init does", pyStr(w.Key), w.FirstLine)})
+			Message: fmt.Sprintf("duplicate key %s (first at line %d): the last value is used, as cloud-init does", pyval.StrRepr(w.Key), w.FirstLine)})
 	}
 	c := newConverter()
 	inst := c.convert(d.Root, "")
@@ -241,74 +241,4 @@ func (c *converter) position(path string) (int, int) {
 			path = path[:i]
 		}
 	}
-}
-
-// pyRepr renders v as Python's repr would (jsonschema messages use it).
-func pyRepr(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case string:
-		return pyStr(t)
-	case json.Number:
-		return t.String()
-	case int, int64, uint64, int32, uint32, int16, int8, uint, uint8, uint16:
-		return fmt.Sprint(t)
-	case float64:
-		if t == float64(int64(t)) && t < 1e16 && t > -1e16 {
-			return strconv.FormatFloat(t, 'f', 1, 64)
-		}
-		return strconv.FormatFloat(t, 'g', -1, 64)
-	case []any:
-		parts := make([]string, len(t))
-		for i, e := range t {
-			parts[i] = pyRepr(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyStr(k) + ": " + pyRepr(t[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-func pyStr(s string) string {
-	q := byte('\'')
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }

@@ -162,17 +162,6 @@ func TestValidateFindings(t *testing.T) {
 	}
 }
 
-func TestPyRepr(t *testing.T) {
-	for v, want := range map[any]string{nil: "None", true: "True", "it's": `"it's"`, `a'b"c`: `'a\'b"c'`, 2.0: "2.0", 1.5: "1.5", 7: "7"} {
-		if got := pyRepr(v); got != want {
-			t.Errorf("pyRepr(%#v) = %s, want %s", v, got, want)
-		}
-	}
-	if got := pyRepr(map[string]any{"b": []any{1, "x"}, "a": nil}); got != "{'a': None, 'b': [1, 'x']}" {
-		t.Errorf("got %s", got)
-	}
-}
-
 func TestAnnotateUnchangedWhenValid(t *testing.T) {
 	doc := []byte("#cloud-config\nhostname: a\n")
 	if got := Annotate(doc, Validate(doc, "x")); got != string(doc) {

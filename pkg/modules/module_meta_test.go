@@ -1,0 +1,167 @@
+package modules
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/datasource"
+)
+
+// upstreamMeta is one module of testdata/module-meta-upstream.json
+// (scripts/module-meta-goldens.py: every upstream cc_*.meta).
+type upstreamMeta struct {
+	ID         string   `json:"id"`
+	Frequency  string   `json:"frequency"`
+	Distros    []string `json:"distros"`
+	ActivateBy []string `json:"activate_by_schema_keys"`
+}
+
+// metaDifferences are cloudroot's deliberate departures from upstream's
+// meta, by module and field, with the reason. Anything else must match.
+var metaDifferences = map[string]map[string]string{}
+
+// TestModuleMetaUpstream checks every registered module's spec against
+// upstream's meta: the name is a cc_ module of 26.x, and its frequency,
+// distros (nil for ["all"]) and ActivateBy (nil for []) are upstream's,
+// unless metaDifferences explains why not.
+func TestModuleMetaUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/module-meta-upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up struct {
+		Version string                  `json:"version"`
+		Modules map[string]upstreamMeta `json:"modules"`
+	}
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	if len(up.Modules) == 0 {
+		t.Fatal("no modules in testdata/module-meta-upstream.json")
+	}
+	used := map[string]map[string]bool{}
+	differs := func(name, field string) bool {
+		if _, ok := metaDifferences[name][field]; ok {
+			if used[name] == nil {
+				used[name] = map[string]bool{}
+			}
+			used[name][field] = true
+			return true
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for _, m := range Registry() {
+		seen[m.Name] = true
+		want, ok := up.Modules[m.Name]
+		if !ok {
+			t.Errorf("%s: no such module in upstream %s", m.Name, up.Version)
+			continue
+		}
+		if want.ID != "cc_"+m.Name {
+			t.Errorf("%s: upstream id %q", m.Name, want.ID)
+		}
+		if string(m.Frequency) != want.Frequency && !differs(m.Name, "frequency") {
+			t.Errorf("%s: Frequency %q, upstream %q", m.Name, m.Frequency, want.Frequency)
+		}
+		wantDistros := want.Distros
+		if slices.Equal(wantDistros, []string{"all"}) {
+			wantDistros = nil
+		}
+		if !slices.Equal(m.Distros, wantDistros) && !differs(m.Name, "distros") {
+			t.Errorf("%s: Distros %q, upstream %q", m.Name, m.Distros, wantDistros)
+		}
+		wantKeys := want.ActivateBy
+		if len(wantKeys) == 0 {
+			wantKeys = nil
+		}
+		if !slices.Equal(sorted(m.ActivateBy), sorted(wantKeys)) && !differs(m.Name, "activate_by_schema_keys") {
+			t.Errorf("%s: ActivateBy %q, upstream activate_by_schema_keys %q", m.Name, m.ActivateBy, wantKeys)
+		}
+	}
+	for name := range up.Modules {
+		if !seen[name] {
+			t.Logf("upstream module %s is not implemented", name)
+		}
+	}
+	for name, fields := range metaDifferences {
+		for f := range fields {
+			if !used[name][f] {
+				t.Errorf("metaDifferences[%s][%s] no longer differs from upstream; drop it", name, f)
+			}
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// upstreamSection is one stage list of one case of
+// testdata/activation/upstream.json: what upstream's run_section logged
+// (modules.py, INFO and up) and the [name, frequency] it would run.
+type upstreamSection struct {
+	Log []string   `json:"log"`
+	Run [][]string `json:"run"`
+}
+
+// TestModuleActivationUpstream holds planStage to upstream's run_section
+// selection (scripts/module-activation-goldens.py) on the cases of
+// testdata/activation/cases.yaml: the same modules left out for want of
+// config (a key with a null or empty value counts as present) or of a
+// verified distro, the same lines about them, the same modules run with
+// the same frequencies.
+func TestModuleActivationUpstream(t *testing.T) {
+	b, err := os.ReadFile("testdata/activation/cases.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := datasource.DecodeYAMLMap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ub, err := os.ReadFile("testdata/activation/upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]map[string]upstreamSection
+	if err := json.Unmarshal(ub, &up); err != nil {
+		t.Fatal(err)
+	}
+	if len(up) != len(cases) {
+		t.Fatalf("%d cases, %d in upstream's goldens: run scripts/module-activation-goldens.py", len(cases), len(up))
+	}
+	stages := map[string]Stage{"cloud_init_modules": StageInit, "cloud_config_modules": StageConfig, "cloud_final_modules": StageFinal}
+	for name, sections := range up {
+		t.Run(name, func(t *testing.T) {
+			cfg, ok := cases[name].(map[string]any)
+			if !ok {
+				t.Fatalf("case %s is not a mapping", name)
+			}
+			for section, want := range sections {
+				c, _, _ := testContext(t, Config(cfg), nil)
+				entries, problems := StageList(c.Config, stages[section])
+				if len(problems) > 0 {
+					t.Fatalf("%s: %v", section, problems)
+				}
+				plan := planStage(c, entries)
+				got := upstreamSection{Log: []string{}, Run: [][]string{}}
+				for _, n := range plan.notes {
+					got.Log = append(got.Log, "INFO: "+n)
+				}
+				for _, p := range plan.run {
+					got.Run = append(got.Run, []string{p.m.Name, string(p.freq)})
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s (-upstream +cloudroot):\n%s", section, diff)
+				}
+			}
+		})
+	}
+}
