@@ -29,6 +29,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/netup"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -72,6 +73,9 @@ type boot struct {
 	imageErr     error
 	// failedStages are the steps that returned an error (the banner).
 	failedStages []string
+	// nicPlan is the init stage's ifupdown-pre plan: the NICs to give
+	// their booted-system names once the network is down (renameNICs).
+	nicPlan *stages.IfupdownPre
 }
 
 func uptime() float64 {
@@ -203,6 +207,7 @@ func run() error {
 		b.status.Get(state.StageInit).Finished = &initEnd
 	}
 	net.down(ctx)
+	b.renameNICs(run)
 	b.recordEntropy()
 	b.recordHostKeys()
 	b.step("handoff", func() error { return b.handoff(t, run) })
@@ -647,8 +652,33 @@ func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource
 			b.secrets.Set(v)
 			b.status.Secrets = v
 		},
+		Network: func(r *stages.NetworkResult) { b.nicPlan = r.IfupdownPre },
 	}
 	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
+}
+
+// renameNICs gives the configured NICs the names the booted system's udev
+// would give them (the configuration's set-name, else the predictable name),
+// once the initramfs is done with the network, so the booted system need
+// not wait for udev to name them (stages.RenameNICs). A NIC that cannot
+// be renamed is left to udev, as without this.
+func (b *boot) renameNICs(run *target.Root) {
+	if b.nicPlan == nil || len(b.nicPlan.Renames) == 0 {
+		return
+	}
+	start := uptime()
+	names, err := stages.RenameNICs(run, b.nicPlan, func(r stages.NICRename) error {
+		return netup.Rename(r.From, r.To, r.MAC)
+	})
+	if err != nil {
+		b.log.Warn("NIC left for udev to name", "err", err)
+	}
+	for _, r := range b.nicPlan.Renames {
+		if slices.Contains(names, r.To) {
+			b.log.Info("NIC renamed to its name in the booted system", "from", r.From, "to", r.To, "mac", r.MAC)
+		}
+	}
+	b.st.Timings = append(b.st.Timings, state.Timing{Stage: "nic-names", Start: start, Duration: uptime() - start})
 }
 
 func cstr(b []byte) string {

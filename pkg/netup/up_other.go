@@ -24,3 +24,8 @@ func (l *Lease) Release(ctx context.Context) error { return nil }
 
 // Down does nothing off Linux: nothing can have been applied.
 func (l *Lease) Down() error { return nil }
+
+// Rename is only implemented on Linux.
+func Rename(from, to, mac string) error {
+	return fmt.Errorf("netup.Rename: %w", ErrUnsupported)
+}

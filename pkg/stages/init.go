@@ -69,6 +69,9 @@ type InitOptions struct {
 	// the merged config is known, so the caller's log and console writers
 	// can scrub them from then on.
 	Secrets func([]string)
+	// Network, if set, is told what the network step did (the initramfs
+	// renames NICs by its IfupdownPre plan once it is done with them).
+	Network func(*NetworkResult)
 }
 
 // Init provisions the target from o.Data and returns the state to hand
@@ -298,6 +301,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		o.Log.Info("network configuration", "source", nres.Source, "renderer", nres.Renderer, "files", strings.Join(nres.Files, ","))
 		for _, w := range nres.Warnings {
 			o.Log.Info(w)
+		}
+		if o.Network != nil {
+			o.Network(nres)
 		}
 	}
 

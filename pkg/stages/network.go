@@ -44,6 +44,9 @@ type NetworkResult struct {
 	Renderer string
 	Files    []string
 	Warnings []string
+	// IfupdownPre is the ifupdown-pre drop-in's plan (nil: none written);
+	// RenameNICs applies its renames.
+	IfupdownPre *IfupdownPre
 }
 
 // networkInput picks the network configuration the way cloud-init's
@@ -295,10 +298,11 @@ func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system,
 		res.Files = append(res.Files, p)
 	}
 	if res.Renderer == netconfig.RendererENI {
-		if w, err := ifupdownPreWait(t, run, cfg, macs); err != nil {
+		if p, err := ifupdownPreWait(t, run, cfg, macs, links, policy, res.Files); err != nil {
 			res.Warnings = append(res.Warnings, err.Error())
-		} else if len(w) > 0 {
-			res.Warnings = append(res.Warnings, "ifupdown-pre waits for "+strings.Join(w, ", ")+" instead of the whole udev coldplug ("+IfupdownPreDropIn+")")
+		} else if p != nil {
+			res.IfupdownPre = p
+			res.Warnings = append(res.Warnings, "ifupdown-pre waits for "+strings.Join(p.Wait, ", ")+" instead of the whole udev coldplug ("+IfupdownPreDropIn+")")
 		}
 	}
 	if j, err := json.MarshalIndent(rawForJSON(doc, cfg), "", " "); err == nil {
