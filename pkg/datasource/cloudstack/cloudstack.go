@@ -118,6 +118,7 @@ func (*Source) Doc() datasource.Doc {
 		NetworkConfig: "none (fallback: DHCP on the first NIC)",
 		Tests: "golden trees served by httptest on 127.0.0.1 (new password acknowledged, password already saved, no user-data); " +
 			"router found through an injected resolver, the lease's server identifier and its router, and precedence of each; " +
+			"under the boot's timing policy a slow resolver and router read, a silent resolver and a hanging router ended within the detection window; " +
 			"no router, absent, slow, 404, 500 and broken services, failing and bad_request password servers; fuzzed password reply",
 	}
 }

@@ -108,7 +108,7 @@ func (*Source) Doc() datasource.Doc {
 		Reads: "env `VMX_GUESTINFO` + `VMX_GUESTINFO_{METADATA,USERDATA,VENDORDATA}[_ENCODING]`; on VMware (DMI) guestinfo `guestinfo.{metadata,userdata,vendordata}[.encoding]` (base64, gzip+base64) via `vmware-rpctool`, `vmtoolsd --cmd` or the native backdoor RPCI channel; " +
 			"else guest customization `" + DefaultIMCDir + "/cust.cfg` (LinuxPrep: hostname, domain, timezone, instance-id, NICs; raw data: [CLOUDINIT] meta-data and user-data files) when the deployPkg plugin is installed and customization is allowed",
 		NetworkConfig: "meta-data `network` (v1/v2 mapping, or a string with `network.encoding`); IMC NIC spec handed on under `" + NetworkKey + "` for netconfig.ConvertVMwareMap; else fallback",
-		Tests:         "golden cases with fake vmware-rpctool/vmtoolsd scripts, the envvar transport, a fake backdoor host speaking RPCI, LinuxPrep and raw-data cust.cfg; negatives (not VMware, no tool, unset keys, failing and hanging tools, bad base64/gzip/JSON/YAML, bad specs, redaction); fuzzed decoding, meta-data and cust.cfg parsers and RPCI framing",
+		Tests:         "golden cases with fake vmware-rpctool/vmtoolsd scripts, the envvar transport, a fake backdoor host speaking RPCI, LinuxPrep and raw-data cust.cfg; negatives (not VMware, no tool, unset keys, failing and hanging tools; under the boot's timing policy a slow tool and a late cust.cfg read, a hanging tool ended at the deadline; bad base64/gzip/JSON/YAML, bad specs, redaction); fuzzed decoding, meta-data and cust.cfg parsers and RPCI framing",
 	}
 }
 
