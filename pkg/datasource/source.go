@@ -13,7 +13,11 @@ package datasource
 //     absent metadata service costs at most about that. Under Env.Policy
 //     (the initramfs's search), a network source is bounded by the
 //     caller's context (the search's deadline) and an absent service costs
-//     at most about the Policy's detection window (imds.Policy).
+//     at most about the Policy's detection window (imds.Policy). Waits
+//     that are not an Env.IMDS client follow the same Policy: discovery
+//     before the service answers has Env.Window, waits on a platform
+//     known to be there Env.Bound; Env.Budget then bounds only what a
+//     source does with volumes and seed directories before the network.
 //   - Get reads only what Env gives it: the target root's seed directories
 //     through Env.Root, volumes through Env.OpenFS, metadata services through
 //     Env.HTTP at the source's default URLs or Env.Config's overrides. It
