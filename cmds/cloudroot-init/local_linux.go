@@ -309,7 +309,7 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 		doc, documented := src.(datasource.Documented)
 		switch {
 		case env.NetworkUp:
-			b.log.Info(datasourceLine(src.Name(), true, sourceProbe(env, src.Name()), timeLeft(ctx)))
+			b.log.Info(datasourceLine(src.Name(), true, env.Window(src.Name(), 0), timeLeft(ctx)))
 		case !documented || !doc.Doc().Network:
 			b.log.Info(datasourceLine(src.Name(), false, 0, 0))
 		}
@@ -322,7 +322,7 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 			env.NetworkUp = true
 			env.HTTP = n.client
 			env.Lease = n.dsLease()
-			b.log.Info(datasourceLine(src.Name(), true, sourceProbe(env, src.Name()), timeLeft(ctx)))
+			b.log.Info(datasourceLine(src.Name(), true, env.Window(src.Name(), 0), timeLeft(ctx)))
 			d, err = src.Get(ctx, env)
 		}
 		switch {
@@ -370,21 +370,6 @@ func (b *boot) searchDatasources(ctx context.Context, sel datasource.Registry, l
 		return nil, fmt.Errorf("none of datasource_list [%s] is provided by this build: %w", strings.Join(list, ", "), datasource.ErrNotFound)
 	}
 	return nil, fmt.Errorf("tried %s: %w", strings.Join(tried, ", "), datasource.ErrNotFound)
-}
-
-// sourceProbe is how long a network datasource waits for its service to
-// answer: its max_wait when configured, else the policy's detection
-// window (datasource.Env.IMDS).
-func sourceProbe(env datasource.Env, name string) time.Duration {
-	if v, ok := env.SourceConfig(name)["max_wait"]; ok {
-		if d, err := datasource.Seconds(v); err == nil && d > 0 {
-			return d
-		}
-	}
-	if env.Policy != nil {
-		return env.Policy.Resolve().Probe
-	}
-	return env.Budget
 }
 
 // timeLeft is what is left before ctx's deadline (0: none).

@@ -24,7 +24,11 @@ package cli
 //   - --dmi FIELD=VALUE (repeatable) replaces one DMI field, so a source
 //     that checks its platform (Azure's chassis asset tag, Oracle's, ...)
 //     can be pointed at a simulator from any machine.
-//   - --timeout is Env.Budget (0: the source's default).
+//   - Timing is the boot's metadata policy (Env.Policy, imds.Policy):
+//     the defaults with the cloudroot.ds-* keys of the command line read
+//     (datasource.CmdlinePolicy), as the initramfs's search has it;
+//     --timeout, when given, is its Deadline, which bounds the whole run
+//     (imds.ErrDeadline).
 //   - stdout: the instance data found as JSON, shaped like
 //     instance-data-sensitive.json (v1 keys, ds.meta_data, sys_info...),
 //     plus `userdata` and `vendordata` as text (base64, and named in
@@ -58,6 +62,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/vmware"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/identify"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 )
 
@@ -114,7 +119,7 @@ func parseProbeArgs(env *Env, args []string) (probeOptions, int, bool) {
 		return nil
 	})
 	fl.StringVar(&opts.seed, "seed", "", "a seed directory, root directory or seed image (`PATH`) replacing the system's")
-	fl.DurationVar(&opts.timeout, "timeout", 0, "the datasource's budget (`D`, e.g. 5s; 0: its default)")
+	fl.DurationVar(&opts.timeout, "timeout", 0, "the deadline of the whole probe (`D`, e.g. 5s; 0: the policy's, cloudroot.ds-deadline= or 2m)")
 	fl.StringVar(&opts.root, "root", opts.root, "the system root `DIR`")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -169,7 +174,12 @@ func runProbe(ctx context.Context, env *Env, args []string) int {
 	}
 	name := opts.source.Name()
 	start := time.Now()
+	ctx, cancel := context.WithTimeoutCause(ctx, denv.Policy.Deadline, imds.ErrDeadline)
+	defer cancel()
 	d, err := opts.source.Get(ctx, denv)
+	if err != nil && errors.Is(context.Cause(ctx), imds.ErrDeadline) {
+		err = fmt.Errorf("%w (%s): %w", imds.ErrDeadline, denv.Policy.Deadline, err)
+	}
 	if err != nil {
 		if errors.Is(err, datasource.ErrNotFound) {
 			fmt.Fprintf(env.Stderr, "%s: not found: %v\n", name, err)
@@ -266,15 +276,33 @@ func dmiField(d *bootenv.DMI, name string) *string {
 }
 
 // probeEnv is the datasource.Env of the running system under opts.root,
-// with opts' overrides.
+// with opts' overrides, under the boot's timing policy (the command
+// line's cloudroot.ds-* keys, --timeout as its Deadline).
 func probeEnv(env *Env, opts probeOptions) (datasource.Env, error) {
+	denv, err := probeSystemEnv(env, opts)
+	if err != nil {
+		return denv, err
+	}
+	pol, perrs := datasource.CmdlinePolicy(denv.Cmdline)
+	for _, e := range perrs {
+		fmt.Fprintf(env.Stderr, "warning: %v\n", e)
+	}
+	if opts.timeout > 0 {
+		pol.Deadline = opts.timeout
+		pol = pol.Resolve()
+	}
+	denv.Policy = &pol
+	return denv, nil
+}
+
+// probeSystemEnv is probeEnv without the policy.
+func probeSystemEnv(env *Env, opts probeOptions) (datasource.Env, error) {
 	root := opts.root
 	dist := distro.Detect(func(p string) ([]byte, error) { return os.ReadFile(filepath.Join(root, p)) })
 	denv := datasource.Env{
 		DMI:       bootenv.ReadDMI(filepath.Join(root, "sys")),
 		NetworkUp: true,
 		HTTP:      &http.Client{Transport: &http.Transport{Proxy: nil}},
-		Budget:    opts.timeout,
 		Log:       env.Log,
 	}
 	for k, v := range opts.dmi {

@@ -13,7 +13,11 @@ package datasource
 //     absent metadata service costs at most about that. Under Env.Policy
 //     (the initramfs's search), a network source is bounded by the
 //     caller's context (the search's deadline) and an absent service costs
-//     at most about the Policy's detection window (imds.Policy).
+//     at most about the Policy's detection window (imds.Policy). Waits
+//     that are not an Env.IMDS client follow the same Policy: discovery
+//     before the service answers has Env.Window, waits on a platform
+//     known to be there Env.Bound; Env.Budget then bounds only what a
+//     source does with volumes and seed directories before the network.
 //   - Get reads only what Env gives it: the target root's seed directories
 //     through Env.Root, volumes through Env.OpenFS, metadata services through
 //     Env.HTTP at the source's default URLs or Env.Config's overrides. It
@@ -103,7 +107,10 @@ type Env struct {
 	// ssh-keys of `<user>:` entries for that name).
 	DefaultUser string
 	// Budget bounds one Get; 0 means the source's default. With Policy
-	// set, it bounds only what a source does before the network is up.
+	// set, it bounds only what a source that reads no platform service
+	// does before the network is up (scanning volumes and seed
+	// directories); every wait on a metadata service or platform follows
+	// the Policy (Env.IMDS, Bound, Window).
 	Budget time.Duration
 	// Policy, when set, is the boot's one timing policy for metadata
 	// services (imds.Policy: detection window, per-request timeout,
@@ -165,17 +172,53 @@ func (e Env) Logger(name string) *slog.Logger {
 }
 
 // WithBudget bounds ctx by e.Budget, or def when e.Budget is 0. Once the
-// network is up under a Policy, the bound is the Policy's Deadline (the
-// search's own deadline is already on ctx).
+// network is up under a Policy, the bound is the Policy's Deadline (Bound;
+// the search's own deadline is already on ctx).
 func (e Env) WithBudget(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
 	if e.Policy != nil && e.NetworkUp {
-		return context.WithTimeout(ctx, e.Policy.Resolve().Deadline)
+		return context.WithTimeout(ctx, e.Bound(def))
 	}
 	b := e.Budget
 	if b <= 0 {
 		b = def
 	}
 	return context.WithTimeout(ctx, b)
+}
+
+// Bound is how long a source may wait on its platform once it knows the
+// platform is there (reading a metadata service that answered, reporting
+// to Azure's wireserver, querying VMware's guest tools): under a Policy
+// the Policy's Deadline (the caller's context carries what is left of the
+// search's), else e.Budget, else def.
+func (e Env) Bound(def time.Duration) time.Duration {
+	switch {
+	case e.Policy != nil:
+		return e.Policy.Resolve().Deadline
+	case e.Budget > 0:
+		return e.Budget
+	}
+	return def
+}
+
+// Window is how long source name may look for its service before the
+// service has answered (its detection window): the source's `max_wait`
+// when configured and positive, else under a Policy the Policy's Probe,
+// else e.Budget, else def. Env.IMDS gives its clients the same window;
+// sources use Window for the discovery that comes before them (CloudStack's
+// virtual router), and the initramfs to announce the wait.
+func (e Env) Window(name string, def time.Duration) time.Duration {
+	if v, ok := e.SourceConfig(name)["max_wait"]; ok {
+		if d, err := Seconds(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	switch {
+	case e.Policy != nil:
+		return e.Policy.Resolve().Probe
+	case e.Budget > 0:
+		return e.Budget
+	}
+	return def
 }
 
 // Open opens dev's filesystem with e.OpenFS, or OpenDevice.

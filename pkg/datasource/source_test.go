@@ -243,3 +243,33 @@ func TestDescription(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundAndWindow: a source's waits on its platform follow the Policy
+// when there is one, Env.Budget when there is not, the source's default
+// when neither; a configured max_wait is the detection window.
+func TestBoundAndWindow(t *testing.T) {
+	pol := &imds.Policy{Deadline: 90 * time.Second, Probe: 4 * time.Second}
+	maxWait := map[string]any{"Src": map[string]any{"max_wait": 7}}
+	for _, tc := range []struct {
+		name          string
+		env           Env
+		bound, window time.Duration
+	}{
+		{"defaults", Env{}, time.Minute, 3 * time.Second},
+		{"budget", Env{Budget: 2 * time.Second}, 2 * time.Second, 2 * time.Second},
+		{"policy over budget", Env{Budget: 2 * time.Second, Policy: pol}, 90 * time.Second, 4 * time.Second},
+		{"policy defaults", Env{Policy: &imds.Policy{}}, imds.DefaultDeadline, imds.DefaultProbe},
+		{"max_wait", Env{Budget: 2 * time.Second, Policy: pol, Config: maxWait}, 90 * time.Second, 7 * time.Second},
+		{"max_wait without policy", Env{Config: maxWait}, time.Minute, 7 * time.Second},
+		{"max_wait 0 keeps the window", Env{Policy: pol, Config: map[string]any{"src": map[string]any{"max_wait": 0}}}, 90 * time.Second, 4 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.env.Bound(time.Minute); got != tc.bound {
+				t.Errorf("Bound = %v, want %v", got, tc.bound)
+			}
+			if got := tc.env.Window("Src", 3*time.Second); got != tc.window {
+				t.Errorf("Window = %v, want %v", got, tc.window)
+			}
+		})
+	}
+}

@@ -50,8 +50,8 @@ const (
 )
 
 // DefaultReportBudget bounds ReportReady (goal state and health report
-// together) when Env.Budget is 0; cloud-init retries each request for up
-// to 20 minutes.
+// together) when neither Env.Policy nor Env.Budget does; cloud-init
+// retries each request for up to 20 minutes.
 const DefaultReportBudget = 2 * time.Minute
 
 // DefaultWireserverRetry is the pause between attempts (cloud-init: 5 s).
@@ -197,9 +197,11 @@ func (s *Source) WireserverURL(env datasource.Env) string {
 // `wireserver_address`, else fails with ErrNotOnAzure. The requests go
 // through pkg/imds; each is retried on transport errors (but an
 // unreachable network), 404/408/410/429 and 5xx, every Source.RetryDelay
-// (DefaultWireserverRetry), within Env.Budget (DefaultReportBudget) for
-// both. A failure is returned for the caller to log:
-// it is not fatal to the boot.
+// (DefaultWireserverRetry), each bounded by cloud-init's 60 s, all within
+// Env.Bound: under the boot's Policy its Deadline (and what the caller's
+// context, the search's, has left), else Env.Budget, else
+// DefaultReportBudget. A failure is returned for the caller to log: it is
+// not fatal to the boot.
 func (s *Source) ReportReady(ctx context.Context, env datasource.Env, d *datasource.Data) error {
 	if d == nil || d.Name != s.Name() {
 		return errors.New("azure: report ready: the data is not from the Azure datasource")
@@ -222,10 +224,7 @@ func (s *Source) report(ctx context.Context, env datasource.Env, state, substatu
 		return fmt.Errorf("azure: report %s: %w", state, ErrNotOnAzure)
 	}
 	log := env.Logger(s.Name())
-	b := env.Budget
-	if b <= 0 {
-		b = DefaultReportBudget
-	}
+	b := env.Bound(DefaultReportBudget)
 	start := time.Now()
 	base := s.WireserverURL(env)
 	c := s.wireClient(env.HTTP, base, b, log)

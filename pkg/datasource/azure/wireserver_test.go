@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/imds"
 )
 
 const goalState = `<?xml version="1.0" encoding="utf-8"?>
@@ -290,4 +291,75 @@ func FuzzParseGoalState(f *testing.F) {
 			t.Fatalf("goal state %+v came back as %+v", gs, v)
 		}
 	})
+}
+
+// TestReportFollowsPolicy: under the boot's Policy the report is bounded
+// by its Deadline, not Env.Budget (which the initramfs keeps short for
+// local sources): a wireserver that needs retries is reported to; one
+// that hangs ends at the Deadline, and at the caller's context when that
+// ends first.
+func TestReportFollowsPolicy(t *testing.T) {
+	short := 50 * time.Millisecond // shorter than the retries below take
+	t.Run("busy wireserver reported to", func(t *testing.T) {
+		w := newWireserver(t)
+		w.fail["GET "+GoalStatePath] = 3
+		w.status = http.StatusServiceUnavailable
+		e := wireEnv(w.srv.URL)
+		e.Budget = short
+		e.Policy = &imds.Policy{Deadline: time.Minute}
+		if err := (&Source{RetryDelay: 100 * time.Millisecond}).ReportReady(context.Background(), e, azureData); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.health) != 1 || parseHealth(t, w.health[0]).State != HealthReady {
+			t.Fatalf("health reports %q", w.health)
+		}
+	})
+	t.Run("busy wireserver without policy cut by the budget", func(t *testing.T) {
+		w := newWireserver(t)
+		w.fail["GET "+GoalStatePath] = 3
+		w.status = http.StatusServiceUnavailable
+		e := wireEnv(w.srv.URL)
+		e.Budget = short
+		err := (&Source{RetryDelay: 100 * time.Millisecond}).ReportReady(context.Background(), e, azureData)
+		if !errors.Is(err, imds.ErrBudget) {
+			t.Fatalf("err = %v, want ErrBudget", err)
+		}
+	})
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration
+		ctx      func() (context.Context, context.CancelFunc)
+		want     error
+	}{
+		{"hang: policy deadline", 300 * time.Millisecond, func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(context.Background())
+		}, imds.ErrBudget},
+		{"hang: search deadline", time.Hour, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeoutCause(context.Background(), 300*time.Millisecond, imds.ErrDeadline)
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWireserver(t)
+			w.hang["GET "+GoalStatePath] = true
+			e := wireEnv(w.srv.URL)
+			e.Budget = time.Hour
+			e.Policy = &imds.Policy{Deadline: tc.deadline}
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- (&Source{RetryDelay: 20 * time.Millisecond}).ReportReady(ctx, e, azureData) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err = %v, want %v", err, tc.want)
+				}
+				t.Log(err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("ReportReady did not end with the deadline")
+			}
+			if len(w.health) != 0 {
+				t.Errorf("health reported without a goal state: %q", w.health)
+			}
+		})
+	}
 }

@@ -10,14 +10,17 @@
 //     http://<router>/}}), else Source.URL; else the virtual router found
 //     as cloud-init's get_vr_address does, first answer wins:
 //     (a) the DNS name DataServerName ("data-server.", resolved through
-//     Source.Resolver, at most DNSTimeout and Env.Budget), (b) the DHCP
+//     Source.Resolver, at most DNSTimeout and the source's detection
+//     window, Env.Window: max_wait, else the boot's Policy.Probe), (b) the DHCP
 //     server identifier (option 54) of Env.Lease, (c) the default gateway
 //     (Env.Lease.Router). The service is then
 //     http://<router>[:MetadataPort]/. No router at all is ErrNotFound,
 //     naming what was tried; no DNS lookup is made when a URL is
 //     configured.
 //   - Requests go through pkg/imds, built by Env.IMDS (max_wait, timeout,
-//     retries; one budget for all of them, default DefaultBudget). First
+//     retries; one budget for all of them, default DefaultBudget; under
+//     the boot's Env.Policy its detection window, per-request timeout and
+//     deadline). First
 //     <base>/latest/meta-data/instance-id is waited for (cloud-init's
 //     wait_for_metadata_service); with several configured URLs the one
 //     that answers is used for the rest. Then the meta-data tree under
@@ -63,7 +66,8 @@ const (
 	DefaultPasswordPort = 8080
 )
 
-// DefaultBudget bounds one Get when neither Env.Budget nor max_wait does;
+// DefaultBudget bounds one Get (and the router's discovery) when neither
+// Env.Policy, Env.Budget nor max_wait does;
 // DNSTimeout bounds the data-server lookup.
 const (
 	DefaultBudget = 15 * time.Second
@@ -114,6 +118,7 @@ func (*Source) Doc() datasource.Doc {
 		NetworkConfig: "none (fallback: DHCP on the first NIC)",
 		Tests: "golden trees served by httptest on 127.0.0.1 (new password acknowledged, password already saved, no user-data); " +
 			"router found through an injected resolver, the lease's server identifier and its router, and precedence of each; " +
+			"under the boot's timing policy a slow resolver and router read, a silent resolver and a hanging router ended within the detection window; " +
 			"no router, absent, slow, 404, 500 and broken services, failing and bad_request password servers; fuzzed password reply",
 	}
 }
@@ -197,11 +202,10 @@ func (s *Source) bases(ctx context.Context, env datasource.Env) ([]string, error
 	if s.URL != "" {
 		return []string{s.URL}, nil
 	}
-	if env.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, env.Budget)
-		defer cancel()
-	}
+	// Finding the router is part of looking for the service: it has the
+	// source's detection window (max_wait, else the Policy's Probe).
+	ctx, cancel := context.WithTimeout(ctx, env.Window(s.Name(), DefaultBudget))
+	defer cancel()
 	r, err := s.FindRouter(ctx, env.Lease)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,11 @@
 // DataSourceOVF).
 //
 // Contract (DataSourceVMware):
-//   - Local: never touches a network; bounded by Env.Budget (default
-//     DefaultBudget), each tool run by Source.CommandTimeout.
+//   - Local: never touches a network; bounded by Env.Bound (under the
+//     boot's Env.Policy its Deadline, else Env.Budget, else
+//     DefaultBudget; without a Policy, on VMware, at least the
+//     customization wait plus 5 s), each tool run by
+//     Source.CommandTimeout.
 //   - envvar: when VMX_GUESTINFO is set in the environment (Source.Environ,
 //     else the process's), guestinfo keys come from VMX_GUESTINFO_METADATA,
 //     _USERDATA, _VENDORDATA and their _ENCODING variables. No VMware
@@ -62,8 +65,9 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
-// DefaultBudget bounds one Get when Env.Budget is 0: the customization
-// wait (15 s by default) and the guestinfo queries.
+// DefaultBudget bounds one Get when neither Env.Policy nor Env.Budget
+// does: the customization wait (15 s by default) and the guestinfo
+// queries.
 const DefaultBudget = 30 * time.Second
 
 // Source is the VMware datasource. The zero value uses the process
@@ -104,7 +108,7 @@ func (*Source) Doc() datasource.Doc {
 		Reads: "env `VMX_GUESTINFO` + `VMX_GUESTINFO_{METADATA,USERDATA,VENDORDATA}[_ENCODING]`; on VMware (DMI) guestinfo `guestinfo.{metadata,userdata,vendordata}[.encoding]` (base64, gzip+base64) via `vmware-rpctool`, `vmtoolsd --cmd` or the native backdoor RPCI channel; " +
 			"else guest customization `" + DefaultIMCDir + "/cust.cfg` (LinuxPrep: hostname, domain, timezone, instance-id, NICs; raw data: [CLOUDINIT] meta-data and user-data files) when the deployPkg plugin is installed and customization is allowed",
 		NetworkConfig: "meta-data `network` (v1/v2 mapping, or a string with `network.encoding`); IMC NIC spec handed on under `" + NetworkKey + "` for netconfig.ConvertVMwareMap; else fallback",
-		Tests:         "golden cases with fake vmware-rpctool/vmtoolsd scripts, the envvar transport, a fake backdoor host speaking RPCI, LinuxPrep and raw-data cust.cfg; negatives (not VMware, no tool, unset keys, failing and hanging tools, bad base64/gzip/JSON/YAML, bad specs, redaction); fuzzed decoding, meta-data and cust.cfg parsers and RPCI framing",
+		Tests:         "golden cases with fake vmware-rpctool/vmtoolsd scripts, the envvar transport, a fake backdoor host speaking RPCI, LinuxPrep and raw-data cust.cfg; negatives (not VMware, no tool, unset keys, failing and hanging tools; under the boot's timing policy a slow tool and a late cust.cfg read, a hanging tool ended at the deadline; bad base64/gzip/JSON/YAML, bad specs, redaction); fuzzed decoding, meta-data and cust.cfg parsers and RPCI framing",
 	}
 }
 
@@ -157,13 +161,13 @@ func (s *Source) transports(env datasource.Env, log *slog.Logger) []Transport {
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	log := env.Logger(s.Name())
-	// On VMware the customization wait (vmware_cust_file_max_wait) is part
-	// of the search: a caller's shorter budget does not cut it.
-	budget := env.Budget
-	if budget <= 0 {
-		budget = DefaultBudget
-	}
-	if IsVMware(env.DMI) {
+	// On VMware the guest tools and the customization wait
+	// (vmware_cust_file_max_wait) are waits on the platform: under the
+	// boot's Policy they have its Deadline (Env.Bound; the caller's
+	// context carries what is left of the search's), without one a
+	// caller's shorter budget does not cut the customization wait.
+	budget := env.Bound(DefaultBudget)
+	if IsVMware(env.DMI) && env.Policy == nil {
 		budget = max(budget, time.Duration(custMaxWait(env.SourceConfig(s.Name())))*time.Second+5*time.Second)
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
