@@ -12,7 +12,6 @@ package cli
 //     "DEPRECATED: Use: cloud-init query v1" on stderr; --long: id TAB region.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -140,25 +139,11 @@ func runCloudID(_ context.Context, env *Env, args []string) int {
 	case asJSON:
 		fmt.Fprint(env.Stderr, "DEPRECATED: Use: cloud-init query v1\n")
 		v1.set("cloud_id", id)
-		fmt.Fprintf(env.Stdout, "%s\n", pyJSONIndent1(v1))
+		fmt.Fprintf(env.Stdout, "%s\n", jsonDumps(v1))
 	case long:
 		fmt.Fprintf(env.Stdout, "%s\t%s\n", pyStr(id), pyStr(get("region")))
 	default:
 		fmt.Fprintf(env.Stdout, "%s\n", pyStr(id))
 	}
 	return 0
-}
-
-// pyJSONIndent1 is json.dumps(v, indent=1, sort_keys=True,
-// separators=(",", ": ")): writePyJSON's two-space indent halved (strings
-// are escaped, so leading spaces are only indentation).
-func pyJSONIndent1(v any) string {
-	var b bytes.Buffer
-	writePyJSON(&b, v, 0)
-	lines := strings.Split(b.String(), "\n")
-	for i, l := range lines {
-		n := len(l) - len(strings.TrimLeft(l, " "))
-		lines[i] = l[n/2:]
-	}
-	return strings.Join(lines, "\n")
 }

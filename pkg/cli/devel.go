@@ -39,7 +39,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -412,81 +411,11 @@ func plainValue(v any) any {
 // jsonDumps is cloud-init's atomic_helper.json_dumps: json.dumps(indent=1,
 // sort_keys=True, separators=(",", ": ")), ASCII-escaped.
 func jsonDumps(v any) string {
-	var b strings.Builder
-	writeJSONIndent1(&b, v, 0)
-	return b.String()
-}
-
-func writeJSONIndent1(b *strings.Builder, v any, level int) {
-	nl := func(n int) { b.WriteString("\n" + strings.Repeat(" ", n)) }
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if t {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case json.Number:
-		b.WriteString(pyJSONNumber(t))
-	case int64:
-		fmt.Fprintf(b, "%d", t)
-	case int:
-		fmt.Fprintf(b, "%d", t)
-	case float64:
-		switch s := pyFloatRepr(t); s {
-		case "inf":
-			b.WriteString("Infinity")
-		case "-inf":
-			b.WriteString("-Infinity")
-		case "nan":
-			b.WriteString("NaN")
-		default:
-			b.WriteString(s)
-		}
-	case string:
-		b.WriteString(pyval.JSONQuote(t))
-	case []any:
-		if len(t) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteString("[")
-		for i, e := range t {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			nl(level + 1)
-			writeJSONIndent1(b, e, level+1)
-		}
-		nl(level)
-		b.WriteString("]")
-	case map[string]any:
-		if len(t) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteString("{")
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			nl(level + 1)
-			b.WriteString(pyval.JSONQuote(k))
-			b.WriteString(": ")
-			writeJSONIndent1(b, t[k], level+1)
-		}
-		nl(level)
-		b.WriteString("}")
-	default:
-		writeJSONIndent1(b, plainValue(v), level)
+	s, err := pyval.JSONDumps(v, pyval.JSONOptions{Indent: 1, SortKeys: true, Default: plainValue})
+	if err != nil { // plainValue makes everything a plain value
+		return fmt.Sprint(v)
 	}
+	return s
 }
 
 // ---------------------------------------------------------------------------

@@ -9,10 +9,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"math"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -35,9 +34,11 @@ func pyStr(v any) string {
 	case json.Number:
 		return pyNumber(v)
 	}
-	var b bytes.Buffer
-	writePyJSON(&b, v, -1)
-	return b.String()
+	s, err := pyval.JSONDumps(v, pyval.JSONOptions{})
+	if err != nil { // not a decoded JSON value
+		return fmt.Sprint(v)
+	}
+	return s
 }
 
 func jsonFloat(v any) float64 {
@@ -123,74 +124,6 @@ func decodeJSONValue(dec *json.Decoder) (any, error) {
 	return t, nil
 }
 
-// writePyJSON writes v as Python's json.dumps(v, indent=2, sort_keys=True,
-// separators=(",", ": ")) does (ensure_ascii). indent < 0 writes the compact
-// one-line form with Python's default separators.
-func writePyJSON(w *bytes.Buffer, v any, indent int) {
-	nl := func(n int) {
-		if indent >= 0 {
-			w.WriteString("\n" + strings.Repeat("  ", n))
-		}
-	}
-	sep := ", "
-	if indent >= 0 {
-		sep = ","
-	}
-	switch v := v.(type) {
-	case nil:
-		w.WriteString("null")
-	case bool:
-		w.WriteString(strconv.FormatBool(v))
-	case json.Number:
-		w.WriteString(pyJSONNumber(v))
-	case string:
-		w.WriteString(pyval.JSONQuote(v))
-	case []any:
-		if len(v) == 0 {
-			w.WriteString("[]")
-			return
-		}
-		w.WriteString("[")
-		for i, e := range v {
-			if i > 0 {
-				w.WriteString(sep)
-			}
-			nl(indent + 1)
-			writePyJSON(w, e, nextIndent(indent))
-		}
-		nl(indent)
-		w.WriteString("]")
-	case *jsonObject:
-		if len(v.keys) == 0 {
-			w.WriteString("{}")
-			return
-		}
-		keys := append([]string(nil), v.keys...)
-		if indent >= 0 {
-			sort.Strings(keys)
-		}
-		w.WriteString("{")
-		for i, k := range keys {
-			if i > 0 {
-				w.WriteString(sep)
-			}
-			nl(indent + 1)
-			w.WriteString(pyval.JSONQuote(k))
-			w.WriteString(": ")
-			writePyJSON(w, v.vals[k], nextIndent(indent))
-		}
-		nl(indent)
-		w.WriteString("}")
-	}
-}
-
-func nextIndent(indent int) int {
-	if indent < 0 {
-		return indent
-	}
-	return indent + 1
-}
-
 // pyNumber renders a JSON number as Python's repr of the value json.load
 // would have produced (int or float).
 func pyNumber(n json.Number) string {
@@ -202,47 +135,14 @@ func pyNumber(n json.Number) string {
 		return s
 	}
 	f, _ := strconv.ParseFloat(s, 64)
-	return pyFloatRepr(f)
-}
-
-func pyJSONNumber(n json.Number) string {
-	s := pyNumber(n)
-	switch s {
-	case "inf":
-		return "Infinity"
-	case "-inf":
-		return "-Infinity"
-	}
-	return s
-}
-
-// pyFloatRepr is Python's repr(float).
-func pyFloatRepr(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
+	return yaml11.PyFloatRepr(f)
 }
 
 // pyYAMLDump renders v as cloud-init's safeyaml.dumps: PyYAML SafeDumper,
 // indent 4, width 80, block style, sorted keys, explicit --- and ...
 func pyYAMLDump(v any) string { return yaml11.SafeDumps(v) }
 
-// Keys and Get let yaml11.Dump walk a decoded JSON object.
+// Keys and Get let yaml11.Dump and pyval.JSONDumps walk a decoded JSON object.
 func (o *jsonObject) Keys() []string { return o.keys }
 
 // Get is the value of k.

@@ -48,6 +48,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -530,8 +531,11 @@ func (d *statusDetails) dict() *jsonObject {
 func (d *statusDetails) print(w *bytes.Buffer, opts statusOptions) {
 	switch opts.format {
 	case "json":
-		writePyJSON(w, d.dict(), 0)
-		w.WriteString("\n")
+		s, err := pyval.JSONDumps(d.dict(), pyval.JSONOptions{Indent: 2, SortKeys: true})
+		if err != nil { // d.dict holds decoded JSON only
+			s = fmt.Sprint(err)
+		}
+		w.WriteString(s + "\n")
 	case "yaml":
 		w.WriteString(pyYAMLDump(d.dict()))
 		w.WriteString("\n")

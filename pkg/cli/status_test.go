@@ -290,17 +290,6 @@ func TestStatusWaitCancelled(t *testing.T) {
 	}
 }
 
-func TestPyFloatRepr(t *testing.T) {
-	for f, want := range map[float64]string{
-		3: "3.0", 12.87: "12.87", 0.1: "0.1", 1e16: "1e+16", 1.5e-5: "1.5e-05",
-		0.0001: "0.0001", 123456789012345.6: "123456789012345.6", -2.5: "-2.5",
-	} {
-		if got := pyFloatRepr(f); got != want {
-			t.Errorf("pyFloatRepr(%v) = %q, want %q", f, got, want)
-		}
-	}
-}
-
 // FuzzStatusJSON feeds arbitrary status.json content through every output
 // format: nothing may panic, and the json output must parse.
 func FuzzStatusJSON(f *testing.F) {

@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -122,9 +121,9 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
 	if fb := cfgStr(m, "firstboot_path", ChefFirstBoot); fb == "" {
 		c.Log.Info("First boot path empty, not writing first boot json file")
 	} else {
-		var doc []pyJSONItem
+		doc := &chefFirstBoot{vals: map[string]any{}}
 		if v, ok := m["run_list"]; ok {
-			doc = append(doc, pyJSONItem{"run_list", v})
+			doc.set("run_list", v)
 		}
 		if attrs, ok := m["initial_attributes"].(map[string]any); ok {
 			keys := make([]string, 0, len(attrs))
@@ -133,10 +132,14 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				doc = append(doc, pyJSONItem{k, attrs[k]})
+				doc.set(k, attrs[k])
 			}
 		}
-		if err := c.Root.WriteFile(fb, []byte(pyJSONObject(doc)), 0o644); err != nil {
+		js, err := pyval.JSONDumps(doc, pyval.JSONOptions{})
+		if err != nil {
+			return fmt.Errorf("chef: %s: %w", fb, err)
+		}
+		if err := c.Root.WriteFile(fb, []byte(js), 0o644); err != nil {
 			return fmt.Errorf("chef: %w", err)
 		}
 	}
@@ -318,70 +321,22 @@ func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOp
 	}
 }
 
-// pyJSONItem is one key of a JSON object in the order written.
-type pyJSONItem struct {
-	Key   string
-	Value any
+// chefFirstBoot is the first boot JSON object as cloud-init builds its
+// dict: keys in insertion order, a key set again keeps its place.
+type chefFirstBoot struct {
+	keys []string
+	vals map[string]any
 }
 
-// pyJSONObject is Python's json.dumps of an object with these items
-// (", " and ": " separators, non-ASCII escaped; nested objects' keys
-// sorted).
-func pyJSONObject(items []pyJSONItem) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writePyJSON(&b, it.Key)
-		b.WriteString(": ")
-		writePyJSON(&b, it.Value)
+func (o *chefFirstBoot) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
 	}
-	b.WriteByte('}')
-	return b.String()
+	o.vals[k] = v
 }
 
-func writePyJSON(b *strings.Builder, v any) {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(map[bool]string{true: "true", false: "false"}[t])
-	case string:
-		b.WriteString(pyval.JSONQuote(t))
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writePyJSON(b, e)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		items := make([]pyJSONItem, len(keys))
-		for i, k := range keys {
-			items[i] = pyJSONItem{k, t[k]}
-		}
-		b.WriteString(pyJSONObject(items))
-	case float64:
-		s := pyval.Repr(t)
-		switch s {
-		case "inf":
-			s = "Infinity"
-		case "-inf":
-			s = "-Infinity"
-		case "nan":
-			s = "NaN"
-		}
-		b.WriteString(s)
-	default:
-		b.WriteString(scalarString(t))
-	}
-}
+// Keys and Get make it a yaml11.Ordered for pyval.JSONDumps.
+func (o *chefFirstBoot) Keys() []string { return o.keys }
+
+// Get is the value of k.
+func (o *chefFirstBoot) Get(k string) any { return o.vals[k] }
