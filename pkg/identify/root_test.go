@@ -12,21 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
-
-// writeTree creates files (path → content) under root.
-func writeTree(t *testing.T, root string, tree map[string]string) {
-	t.Helper()
-	for p, c := range tree {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // makeSeedISO builds a real NoCloud ISO labelled cidata with genisoimage.
 func makeSeedISO(t *testing.T, label string) []byte {
@@ -36,7 +23,7 @@ func makeSeedISO(t *testing.T, label string) []byte {
 		t.Skip("genisoimage not installed")
 	}
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{
+	testtree.Write(t, src, map[string]string{
 		"meta-data": "instance-id: iid-fromroot\n",
 		"user-data": "#cloud-config\nhostname: fromroot\n",
 	})
@@ -75,7 +62,7 @@ func fakeRoot(t *testing.T, iso []byte, extra map[string]string) string {
 	for k, v := range extra {
 		tree[k] = v
 	}
-	writeTree(t, root, tree)
+	testtree.Write(t, root, tree)
 	return root
 }
 
@@ -139,7 +126,7 @@ func TestFromRootEmpty(t *testing.T) {
 // followed: an absolute link to a NoCloud seed outside it finds nothing.
 func TestFromRootConfined(t *testing.T) {
 	outside := t.TempDir()
-	writeTree(t, outside, map[string]string{"meta-data": "x", "user-data": "y"})
+	testtree.Write(t, outside, map[string]string{"meta-data": "x", "user-data": "y"})
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, PathSeedDir), 0o755); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/azure"
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 const azureDoc = `{"compute": {"vmId": "11111111-2222-3333-4444-555555555555", "name": "vm1", "userData": "I2Nsb3VkLWNvbmZpZwo=",
@@ -42,7 +43,7 @@ func doBody(t *testing.T, method, url string, hdr map[string]string, body string
 }
 
 func TestAzureIMDS(t *testing.T) {
-	dir := writeTree(t, map[string]string{"metadata/instance": azureDoc, "metadata/identity/info": `{"tenantId": "t"}`})
+	dir := testtree.Dir(t, map[string]string{"metadata/instance": azureDoc, "metadata/identity/info": `{"tenantId": "t"}`})
 	_, hs, _ := serve(t, Options{Cloud: CloudAzure, Dir: dir})
 	u := hs.URL + "/metadata/instance"
 	for _, tc := range []struct {
@@ -80,7 +81,7 @@ func TestAzureIMDS(t *testing.T) {
 }
 
 func TestAzureAPIVersions(t *testing.T) {
-	dir := writeTree(t, map[string]string{"metadata/instance": azureDoc})
+	dir := testtree.Dir(t, map[string]string{"metadata/instance": azureDoc})
 	_, hs, _ := serve(t, Options{Cloud: CloudAzure, Dir: dir, APIVersions: []string{"2019-06-01"}})
 	if r := do(t, "GET", hs.URL+"/metadata/instance?api-version=2021-08-01&extended=true", imdsHdr); r.code != 400 {
 		t.Errorf("2021-08-01: %d", r.code)
@@ -91,7 +92,7 @@ func TestAzureAPIVersions(t *testing.T) {
 }
 
 func TestAzureWireserver(t *testing.T) {
-	dir := writeTree(t, map[string]string{"metadata/instance": azureDoc})
+	dir := testtree.Dir(t, map[string]string{"metadata/instance": azureDoc})
 	s, hs, log := serve(t, Options{Cloud: CloudAzure, Dir: dir})
 	ws := map[string]string{"x-ms-version": "2012-11-30", "x-ms-agent-name": "WALinuxAgent"}
 	if r := do(t, "GET", hs.URL+"/machine/?comp=goalstate", nil); r.code != 400 {
@@ -129,7 +130,7 @@ func TestAzureWireserver(t *testing.T) {
 	}
 
 	// A goal state in the tree wins.
-	dir2 := writeTree(t, map[string]string{"machine/goalstate": "<GoalState><Incarnation>9</Incarnation></GoalState>"})
+	dir2 := testtree.Dir(t, map[string]string{"machine/goalstate": "<GoalState><Incarnation>9</Incarnation></GoalState>"})
 	_, hs2, _ := serve(t, Options{Cloud: CloudAzure, Dir: dir2})
 	if r := do(t, "GET", hs2.URL+"/machine/?comp=goalstate", ws); !strings.Contains(r.body, "<Incarnation>9</Incarnation>") {
 		t.Errorf("tree goal state: %q", r.body)

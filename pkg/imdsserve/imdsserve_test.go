@@ -19,6 +19,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/ec2"
 	"github.com/cloudroot/cloudroot/pkg/datasource/gce"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 const testdata = "../datasource"
@@ -66,22 +67,6 @@ func do(t *testing.T, method, url string, hdr map[string]string) reply {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return reply{resp.StatusCode, string(b), resp.Header}
-}
-
-// writeTree makes a tree from path → content.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		f := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 func TestNewErrors(t *testing.T) {
@@ -173,7 +158,7 @@ func TestEC2OptionalToken(t *testing.T) {
 }
 
 func TestVersionOnlyLatest(t *testing.T) {
-	tree := writeTree(t, map[string]string{"latest/meta-data/instance-id": "i-1"})
+	tree := testtree.Dir(t, map[string]string{"latest/meta-data/instance-id": "i-1"})
 	_, hs, _ := serve(t, Options{Cloud: CloudEC2, Dir: tree})
 	for _, p := range []string{"/latest/meta-data/instance-id", "/2021-03-23/meta-data/instance-id", "/2009-04-04/meta-data/instance-id"} {
 		if r := do(t, "GET", hs.URL+p, nil); r.code != 200 || r.body != "i-1" {
@@ -207,7 +192,7 @@ func TestOpenStack(t *testing.T) {
 
 	// Without openstack/_index nor openstack/latest: the listing is made
 	// up and latest is the newest dated version.
-	tree := writeTree(t, map[string]string{
+	tree := testtree.Dir(t, map[string]string{
 		"openstack/2013-04-04/meta_data.json": `{"uuid": "old"}`,
 		"openstack/2018-08-27/meta_data.json": `{"uuid": "new"}`,
 		"openstack/content/0000":              "file",
@@ -372,7 +357,7 @@ func TestCheckLoopback(t *testing.T) {
 }
 
 func TestStart(t *testing.T) {
-	tree := writeTree(t, map[string]string{"latest/meta-data/instance-id": "i-1"})
+	tree := testtree.Dir(t, map[string]string{"latest/meta-data/instance-id": "i-1"})
 	s, err := New(Options{Cloud: CloudEC2, Dir: tree})
 	if err != nil {
 		t.Fatal(err)

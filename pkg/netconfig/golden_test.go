@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -134,19 +136,6 @@ func readTree(t *testing.T, dir string) map[string]string {
 	return tree
 }
 
-func writeTree(t *testing.T, dir string, tree map[string]string) {
-	t.Helper()
-	for rel, data := range tree {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestGolden renders every testdata case with every renderer and compares
 // with want/<renderer>/. Run with -update to rewrite.
 func TestGolden(t *testing.T) {
@@ -186,7 +175,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				for sub, tree := range got {
-					writeTree(t, filepath.Join(want, sub), tree)
+					testtree.Write(t, filepath.Join(want, sub), tree)
 				}
 				if len(got["."]) == 0 {
 					// Keep the directory: an empty case still needs want/.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 	"github.com/cloudroot/cloudroot/pkg/imds/imdstest"
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 // lateBy is how late the slow services below answer every request: more
@@ -37,21 +36,6 @@ func initramfsEnv(cfg map[string]any, cmdline string) datasource.Env {
 	}
 }
 
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // ec2Token answers the IMDSv2 token PUT.
 func ec2Token(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.Path != "/latest/api/token" {
@@ -69,7 +53,7 @@ func ec2Token(w http.ResponseWriter, r *http.Request) bool {
 // 1.5 s late is read in full by Ec2, OpenStack and NoCloud-net under the
 // initramfs's policy (the 5 s budget per source used to drop it for None).
 func TestSlowServiceProvisions(t *testing.T) {
-	ec2Tree := writeTree(t, map[string]string{
+	ec2Tree := testtree.Dir(t, map[string]string{
 		"2021-03-23/meta-data/instance-id":                 "i-0510w510w510w5100",
 		"2021-03-23/meta-data/local-hostname":              "ip-10-0-0-9.ec2.internal",
 		"2021-03-23/meta-data/hostname":                    "ip-10-0-0-9.ec2.internal",
@@ -77,7 +61,7 @@ func TestSlowServiceProvisions(t *testing.T) {
 		"2021-03-23/meta-data/placement/availability-zone": "us-east-1a",
 		"2021-03-23/user-data":                             "#cloud-config\nhostname: slow-ec2\n",
 	})
-	nocloudTree := writeTree(t, map[string]string{
+	nocloudTree := testtree.Dir(t, map[string]string{
 		"seed/meta-data": "instance-id: iid-slow-nocloud\n",
 		"seed/user-data": "#cloud-config\nhostname: slow-nocloud\n",
 	})
@@ -164,7 +148,7 @@ func TestDeadServiceEndsInTime(t *testing.T) {
 
 	t.Run("answers then hangs", func(t *testing.T) {
 		// The token and version probe answer; everything after hangs.
-		tree := writeTree(t, map[string]string{"2021-03-23/meta-data/instance-id": "i-0123456789abcdef0"})
+		tree := testtree.Dir(t, map[string]string{"2021-03-23/meta-data/instance-id": "i-0123456789abcdef0"})
 		hang := func(w http.ResponseWriter, r *http.Request) bool {
 			if ec2Token(w, r) || r.URL.Path == "/2021-03-23/meta-data/instance-id" {
 				return r.URL.Path == "/latest/api/token"

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 func TestSeedURLs(t *testing.T) {
@@ -34,24 +33,8 @@ func TestSeedURLs(t *testing.T) {
 	}
 }
 
-// seedTree writes a seed to serve under dir/<sub>/.
-func seedTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestNetworkSeed(t *testing.T) {
-	srv := dstest.Serve(t, seedTree(t, map[string]string{
+	srv := dstest.Serve(t, testtree.Dir(t, map[string]string{
 		"seed/meta-data":      "instance-id: iid-net\nlocal-hostname: nethost\n",
 		"seed/user-data":      "#cloud-config\nruncmd: [true]\n",
 		"seed/vendor-data":    "#cloud-config\npackages: [htop]\n",
@@ -106,7 +89,7 @@ func TestNetworkSeed(t *testing.T) {
 }
 
 func TestMetaDataSeedfrom(t *testing.T) {
-	srv := dstest.Serve(t, seedTree(t, map[string]string{
+	srv := dstest.Serve(t, testtree.Dir(t, map[string]string{
 		"s/meta-data":      "instance-id: iid-remote\nlocal-hostname: remote\nplacement: {zone: z1}\n",
 		"s/user-data":      "#cloud-config\nhostname: fromremote\n",
 		"s/network-config": "version: 1\nconfig: []\n",
@@ -159,7 +142,7 @@ func TestMetaDataSeedfrom(t *testing.T) {
 // 1 s default timeout every request was sent again while the server was
 // still serving it, until the budget ran out: the seed was never read.
 func TestNetworkSeedSlowServerNotRetried(t *testing.T) {
-	dir := seedTree(t, map[string]string{
+	dir := testtree.Dir(t, map[string]string{
 		"seed/meta-data": "instance-id: iid-slow\n",
 		"seed/user-data": "#cloud-config\n",
 	})
