@@ -78,7 +78,7 @@ bench-vs-cloud-init runs="3": deps agent kernel initramfs debian-image
 
 # Boot the Debian 12 image and its cloud-init twin once each with one seed and diff their end states
 # (users, keys, sudoers, files, network, /var/lib/cloud, status) against integration/testdata/endstate-allowlist.json.
-endstate: deps agent kernel initramfs debian-image
+endstate: deps agent kernel initramfs rootfs debian-image
     DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
     CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 40m -v -run TestDebianEndStateVsCloudInit ./integration/
 
