@@ -530,6 +530,8 @@ func TestSeedNetwork(t *testing.T) {
 	d.wantContent(harness.InstanceIDPath, "iid-netseed-001\n")
 	d.wantLines("/var/log/t-runcmd.log", 1)
 	d.wantLines("/var/log/t-vendor.log", 1)
-	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloud [seed=http://"+imdsIP+"/seed/]")
+	// An http seed is found by cloud-init's network stage: the class is
+	// DataSourceNoCloudNet (the instancify goldens of pkg/stages).
+	d.wantContains("/var/lib/cloud/instance/datasource", "DataSourceNoCloudNet: DataSourceNoCloudNet [seed=http://"+imdsIP+"/seed/]")
 	d.wantStagesDone(d.status(), true)
 }
