@@ -3,7 +3,7 @@ pkg/modules/testdata/activation/cases.yaml and record, per stage list, the
 lines cloudinit.config.modules logs (INFO and above) and the modules it
 would run, for pkg/modules' TestModuleActivationUpstream.
 
-  CLOUDINIT_SRC=/work/upstream/cloud-init scripts/upstream-cloudinit.sh --python \
+  CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh --python \
       scripts/module-activation-goldens.py pkg/modules/testdata/activation/cases.yaml \
       > pkg/modules/testdata/activation/upstream.json
 

@@ -1,7 +1,7 @@
 """Record every upstream config module's `meta` (id, frequency, distros,
 activate_by_schema_keys) for pkg/modules' TestModuleMetaUpstream.
 
-  CLOUDINIT_SRC=/work/upstream/cloud-init scripts/upstream-cloudinit.sh \
+  CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh \
       --python scripts/module-meta-goldens.py > pkg/modules/testdata/module-meta-upstream.json
 
 Only imports cloudinit.config.cc_* and reads their `meta`; nothing runs.

@@ -79,16 +79,7 @@ func KeyString(k *yaml.Node) string {
 	}
 	switch k.Tag {
 	case tagFloat:
-		f := floatOf(k.Value)
-		switch {
-		case math.IsNaN(f):
-			return "NaN"
-		case math.IsInf(f, 1):
-			return "Infinity"
-		case math.IsInf(f, -1):
-			return "-Infinity"
-		}
-		return PyFloatRepr(f)
+		return PyJSONFloat(floatOf(k.Value))
 	case tagBinary:
 		b, _ := base64.StdEncoding.DecodeString(k.Value)
 		return string(b)
@@ -102,4 +93,18 @@ func isInt(v any) bool {
 		return true
 	}
 	return false
+}
+
+// PyJSONFloat is a float as Python's json.dumps writes it (allow_nan):
+// repr, with NaN, Infinity and -Infinity for the values JSON lacks.
+func PyJSONFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return PyFloatRepr(f)
 }

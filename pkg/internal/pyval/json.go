@@ -3,7 +3,6 @@ package pyval
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -95,7 +94,7 @@ func writeJSON(b *strings.Builder, v any, o JSONOptions, level int) error {
 	case *big.Int:
 		b.WriteString(t.String())
 	case float64:
-		b.WriteString(jsonFloat(t))
+		b.WriteString(yaml11.PyJSONFloat(t))
 	case []any:
 		return writeJSONItems(b, "[", "]", len(t), o, level, func(i int) error {
 			return writeJSON(b, t[i], o, level+1)
@@ -177,18 +176,5 @@ func jsonNumber(n json.Number) string {
 		return s
 	}
 	f, _ := strconv.ParseFloat(s, 64) // out of range: ±Inf, as float() gives
-	return jsonFloat(f)
-}
-
-// jsonFloat is float.__repr__ as json.dumps writes it (allow_nan).
-func jsonFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return yaml11.PyFloatRepr(f)
+	return yaml11.PyJSONFloat(f)
 }
