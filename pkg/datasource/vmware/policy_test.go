@@ -3,8 +3,6 @@ package vmware
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -35,16 +33,7 @@ func TestPlatformWaitsFollowPolicy(t *testing.T) {
 	})
 	t.Run("late customization", func(t *testing.T) {
 		plugin := fstest.MapFS{"usr/lib/vmware-tools/plugins/vmsvc/libdeployPkgPlugin.so": {}}
-		dir := t.TempDir()
-		src, err := os.ReadFile("testdata/imc-raw/imc/test-meta")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			time.Sleep(300 * time.Millisecond)
-			os.WriteFile(filepath.Join(dir, "md"), src, 0o644)
-			os.WriteFile(filepath.Join(dir, "cust.cfg"), []byte("[CLOUDINIT]\nMETADATA = md\n"), 0o644)
-		}()
+		dir := custLater(t)
 		s := &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}, IMCDir: dir}
 		env := datasource.Env{DMI: vmDMI, Root: plugin, Budget: short, Policy: &imds.Policy{Deadline: time.Minute},
 			Config: map[string]any{"VMware": map[string]any{"vmware_cust_file_max_wait": "3"}}}

@@ -394,16 +394,7 @@ func TestRedact(t *testing.T) {
 // the wait.
 func TestIMCWait(t *testing.T) {
 	plugin := fstest.MapFS{"usr/lib/vmware-tools/plugins/vmsvc/libdeployPkgPlugin.so": {}}
-	dir := t.TempDir()
-	src, err := os.ReadFile("testdata/imc-raw/imc/test-meta")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		os.WriteFile(filepath.Join(dir, "md"), src, 0o644)
-		os.WriteFile(filepath.Join(dir, "cust.cfg"), []byte("[CLOUDINIT]\nMETADATA = md\n"), 0o644)
-	}()
+	dir := custLater(t)
 	s := &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}, IMCDir: dir}
 	env := datasource.Env{DMI: vmDMI, Root: plugin, Budget: 20 * time.Second,
 		Config: map[string]any{"VMware": map[string]any{"vmware_cust_file_max_wait": "3"}}}
@@ -479,4 +470,21 @@ func TestIMCPluginSearch(t *testing.T) {
 	if findPlugin(nil) != "" {
 		t.Error("found a plugin without a root")
 	}
+}
+
+// custLater returns an IMC directory in which the metadata and cust.cfg
+// appear 300 ms from now, as the VMware tools drop a late customization.
+func custLater(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/imc-raw/imc/test-meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(filepath.Join(dir, "md"), src, 0o644)
+		os.WriteFile(filepath.Join(dir, "cust.cfg"), []byte("[CLOUDINIT]\nMETADATA = md\n"), 0o644)
+	}()
+	return dir
 }
