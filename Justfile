@@ -72,7 +72,7 @@ debian-image: agent kernel
     AGENT={{build}}/cloudroot bash scripts/debian-image.sh
 
 # Boot the Debian 12 image and its cloud-init twin (Debian's cloud-init package instead of cloudroot) N times each; one table of medians.
-bench-vs-cloud-init runs="3": deps agent kernel initramfs debian-image
+bench-vs-cloud-init runs="3": deps agent kernel initramfs rootfs debian-image
     DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
     CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_BENCH={{runs}} go test -count=1 -timeout 120m -v -run TestBenchDebianVsCloudInit ./integration/
 
