@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -400,6 +401,9 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 		out = io.Discard
 	}
 	if o.ConsoleLog != "" {
+		if err := os.MkdirAll(filepath.Dir(o.ConsoleLog), 0o755); err != nil {
+			return nil, fmt.Errorf("boot: console log: %w", err)
+		}
 		f, err := os.Create(o.ConsoleLog)
 		if err != nil {
 			return nil, fmt.Errorf("boot: console log: %w", err)
