@@ -188,6 +188,10 @@ func benchBoot(t *testing.T, a harness.Artifacts, im debianImage, i int) benchRu
 		}
 	}
 	if b, err := d.ReadFile(harness.CloudInitLogPath); err == nil {
+		// Kept beside the console log for reading where the time went.
+		if err := os.WriteFile(filepath.Join(a.Dir, "integration", fmt.Sprintf("bench-%s-%d.cloud-init.log", im.name, i+1)), b, 0o644); err != nil {
+			t.Error(err)
+		}
 		br.mods = harness.ModuleTimes(b)
 		if v, ok := harness.HostKeyCPU(b); ok {
 			br.keyCPU = v

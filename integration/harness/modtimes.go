@@ -98,12 +98,13 @@ func cloudInitEvent(line string) (kind, name string, ts time.Time, ok bool) {
 	return strings.TrimSuffix(f[1], ":"), strings.TrimSuffix(f[2], ":"), t, true
 }
 
-var hostKeyCPURE = regexp.MustCompile(`msg="host key generation".* cpu=([0-9][0-9.]*)s(?:\s|$)`)
+var hostKeyCPURE = regexp.MustCompile(`(?m)(?:msg="host key generation"|\]: host key generation) .*\bcpu=([0-9][0-9.]*)s(?:\s|$)`)
 
 // HostKeyCPU reads the CPU seconds cloudroot's initramfs spent generating
-// host keys in the background ("msg=\"host key generation\" keys=3
-// cpu=2.345s"); ok is false when the log has no such line (cloud-init's, or
-// keys made in the booted system).
+// host keys in the background (cloud-init.log's "… [INFO]: host key
+// generation keys=3 cpu=2.345s", or slog's text form); ok is false when
+// the log has no such line (cloud-init's, or keys made in the booted
+// system).
 func HostKeyCPU(log []byte) (secs float64, ok bool) {
 	for _, m := range hostKeyCPURE.FindAllSubmatch(log, -1) {
 		if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil && v >= 0 {

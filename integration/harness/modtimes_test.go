@@ -61,6 +61,8 @@ func TestHostKeyCPU(t *testing.T) {
 		want   float64
 		wantOK bool
 	}{
+		{log: "2026-11-28 07:55:57,123 - init_linux.go[INFO]: host key generation keys=3 cpu=2.489s\n", want: 2.489, wantOK: true},
+		{log: "2026-11-28 07:55:57,123 - init_linux.go[INFO]: some other line cpu=2.489s\n", want: 0, wantOK: false},
 		{log: "time=2026-11-25T16:01:13.640Z level=INFO msg=\"host key generation\" keys=3 cpu=2.345s\n", want: 2.345, wantOK: true},
 		{log: "time=x level=INFO msg=\"finished module\" module=ssh duration=0.1\n"},
 		{log: "2026-11-25 15:20:02,100 - handlers.py[DEBUG]: start: init-network/config-ssh: x\n"},
