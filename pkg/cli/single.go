@@ -105,8 +105,7 @@ func runSingle(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "Failed to fetch your datasource, likely bad things to come!\n%s\n", err)
 		return 1
 	case !res.Found:
-		mod := "cc_" + modules.CanonicalName(name)
-		log.Warn(fmt.Sprintf("Could not find module named %s (searched ['%s', 'cloudinit.config.%s'])", mod, mod, mod))
+		// The runner logged why (removed, or not found).
 		log.Warn(fmt.Sprintf("Did not run %s, does it exist?", name))
 		return 1
 	case err != nil:

@@ -49,7 +49,10 @@ func TestUnverifiedDistro(t *testing.T) {
 		runs bool
 	}{
 		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\n", false},
-		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nunverified_modules: [apt-pipelining]\n", true},
+		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nunverified_modules: [apt_pipelining]\n", true},
+		// unverified_modules names a module as the list does, unnormalised.
+		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nunverified_modules: [apt-pipelining]\n", false},
+		{"cloud_config_modules: [apt-pipelining]\napt_pipelining: 2\nunverified_modules: [apt-pipelining]\n", true},
 		// cloud-init's distro name is system_info.distro when the image sets it.
 		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nsystem_info: {distro: debian}\n", true},
 	} {

@@ -126,7 +126,7 @@ func deprecate(c *Context, what, version, extra string) {
 	major, minor, _ := strings.Cut(version, ".")
 	n := 0
 	fmt.Sscanf(major, "%d", &n)
-	msg := fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra)
+	msg := strings.TrimRight(fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra), " \t\n")
 	if c.Deprecated == nil {
 		c.warn("%s", msg)
 		return

@@ -108,9 +108,19 @@ type Script struct {
 func (c *Context) InstanceDir() string { return state.InstanceDir(c.InstanceID) }
 
 func (c *Context) warn(format string, args ...any) {
+	c.warnAs("", format, args...)
+}
+
+// warnAs is warn with the line attributed to logger (cloud-init's file
+// name, e.g. "modules.py"); "" leaves the attribution to the handler.
+func (c *Context) warnAs(logger, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if c.Log != nil {
-		c.Log.Warn(msg)
+		if logger != "" {
+			c.Log.Warn(msg, cilog.LoggerKey, logger)
+		} else {
+			c.Log.Warn(msg)
+		}
 	}
 	if c.Warn != nil {
 		c.Warn(msg)

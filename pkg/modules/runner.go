@@ -43,21 +43,34 @@ var DefaultStageLists = map[Stage][]string{
 // (cloudinit/config/modules.py).
 const modulesPy = "modules.py"
 
-// Entry is one item of a cloud_*_modules list.
+// Entry is one item of a cloud_*_modules list (cloud-init's _read_modules).
 type Entry struct {
-	Name      string
-	Frequency state.Frequency // "" = module default
+	// Name is the name as listed, stripped of surrounding space
+	// (cloud-init's raw_name): it names the module in the log lines about
+	// the list, its reporting event and its semaphore (config_cc_ntp for
+	// "cc_ntp"), as in cloud-init.
+	Name string
+	// Frequency is the frequency as listed ("" = module default); one
+	// cloud-init does not know is reported when the list is resolved.
+	Frequency string
 }
 
-// CanonicalName normalises "cc_write-files" to "write_files".
+// CanonicalName normalises a listed name the way cloud-init's
+// form_module_name does, without its "cc_" prefix: "cc_write-files" and
+// "write_files.py" are "write_files". Case is kept ("NTP" is no module).
 func CanonicalName(n string) string {
-	n = strings.TrimSpace(strings.ReplaceAll(n, "-", "_"))
-	return strings.TrimPrefix(n, "cc_")
+	n = strings.ReplaceAll(n, "-", "_")
+	if strings.HasSuffix(strings.ToLower(n), ".py") {
+		n = n[:len(n)-3]
+	}
+	return strings.TrimPrefix(strings.TrimSpace(n), "cc_")
 }
 
 // StageList reads the list for stage from cfg (cloud_init_modules,
 // cloud_config_modules, cloud_final_modules), falling back to the defaults.
-// Items are names, [name, frequency] or {name:, frequency:}.
+// Items are names, [name, frequency, args...] or {name:, frequency:,
+// args:}; empty items and a mapping without name are passed over silently
+// (as cloud-init does), anything else is a problem.
 func StageList(cfg Config, stage Stage) ([]Entry, []string) {
 	key := map[Stage]string{StageInit: "cloud_init_modules", StageConfig: "cloud_config_modules", StageFinal: "cloud_final_modules"}[stage]
 	raw, ok := cfg[key].([]any)
@@ -72,32 +85,31 @@ func StageList(cfg Config, stage Stage) ([]Entry, []string) {
 	var problems []string
 	for i, it := range raw {
 		var e Entry
-		var freq string
 		switch t := it.(type) {
+		case nil:
+			continue
 		case string:
-			e.Name = t
-		case []any:
-			if len(t) > 0 {
-				e.Name = scalarString(t[0])
+			if t == "" {
+				continue
 			}
+			e.Name = strings.TrimSpace(t)
+		case []any:
+			if len(t) == 0 {
+				continue
+			}
+			e.Name = strings.TrimSpace(scalarString(t[0]))
 			if len(t) > 1 {
-				freq = scalarString(t[1])
+				e.Frequency = strings.TrimSpace(scalarString(t[1]))
 			}
 		case map[string]any:
-			e.Name = scalarString(t["name"])
-			freq = scalarString(t["frequency"])
-		}
-		if e.Name == "" {
+			if _, ok := t["name"]; !ok {
+				continue
+			}
+			e.Name = strings.TrimSpace(scalarString(t["name"]))
+			e.Frequency = strings.TrimSpace(scalarString(t["frequency"]))
+		default:
 			problems = append(problems, fmt.Sprintf("%s[%d]: unrecognised module entry %v", key, i, it))
 			continue
-		}
-		e.Name = CanonicalName(e.Name)
-		if freq != "" {
-			f, ok := state.ParseFrequency(freq)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s[%d]: unknown frequency %q for %s", key, i, freq, e.Name))
-			}
-			e.Frequency = f
 		}
 		out = append(out, e)
 	}
@@ -155,19 +167,19 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		c.Log.Info(n, cilog.LoggerKey, modulesPy)
 	}
 	for _, p := range plan.run {
-		m, freq := p.m, p.freq
+		m, name, freq := p.m, p.name, p.freq
 		// cloud-init reports every module it considers, one that already
 		// ran included ("config-NAME" under the stage's event).
-		ev := c.Event.StartModule(m.Name, string(freq))
-		sem := state.SemaphorePath(c.InstanceID, m.Name, freq)
+		ev := c.Event.StartModule(name, string(freq))
+		sem := p.semaphore(c.InstanceID)
 		if sem != "" && c.Root.Exists(sem) {
 			c.Log.Debug("module already ran", "module", m.Name, "frequency", string(freq), "path", sem)
-			rep.Skipped = append(rep.Skipped, m.Name)
+			rep.Skipped = append(rep.Skipped, name)
 			ev.Finish()
 			continue
 		}
 		if sem != "" {
-			w := semWrite{module: m.Name, path: sem, body: fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)}
+			w := semWrite{module: name, path: sem, body: fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)}
 			if atMostOnce[m.Name] {
 				if !c.commitSems(&rep, append(pending, w), true) {
 					pending = nil
@@ -198,7 +210,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		rep.Durations[m.Name] = d
 		rep.Ran = append(rep.Ran, m.Name)
 		if err != nil {
-			msg := fmt.Sprintf("Running module %s (%s) failed: %v", m.Name, "cc_"+m.Name, err)
+			msg := fmt.Sprintf("Running module %s (%s) failed: %v", name, "cc_"+m.Name, err)
 			c.Log.Error(msg, "module", m.Name, "duration", d)
 			rep.Errors = append(rep.Errors, msg)
 			ev.Fail()
@@ -212,10 +224,18 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	return rep
 }
 
-// plannedModule is a module a stage runs, with its frequency.
+// plannedModule is a module a stage runs, with its frequency and the
+// name it was listed under (cloud-init's raw_name).
 type plannedModule struct {
 	m    Module
+	name string
 	freq state.Frequency
+}
+
+// semaphore is where p's semaphore lives ("" for always): cloud-init
+// names it after the listed name, config_cc_ntp for "cc_ntp".
+func (p plannedModule) semaphore(iid string) string {
+	return state.SemaphorePath(iid, "config-"+p.name, p.freq)
 }
 
 // stagePlan is what a stage does with its list.
@@ -227,43 +247,93 @@ type stagePlan struct {
 	notes []string
 }
 
-// planStage is cloud-init's run_section selection: every entry is
-// resolved (a name cloudroot does not know is skipped), then the modules
-// whose activation keys are all absent from the config and those not
-// verified on this distro are left out, each group named in one line,
-// as are the ones unverified_modules forces.
-func planStage(c *Context, entries []Entry) stagePlan {
+// removedModules are the names cloud-init drops with an INFO line
+// (modules.py REMOVED_MODULES, verbatim: its "….py" entry never matches a
+// normalised name, so that module gets the "Could not find" warning).
+var removedModules = []string{"cc_emit_upstart", "cc_refresh_rmc_and_interface.py", "cc_migrator", "cc_rightscale_userdata"}
+
+// renamedModules are the old names cloud-init maps to new ones, with a
+// deprecation (modules.py RENAMED_MODULES).
+var renamedModules = map[string]string{"cc_ubuntu_advantage": "cc_ubuntu_pro"}
+
+// listFrequencies are the frequencies a module list may name
+// (cloudinit.settings.FREQUENCIES, matched exactly).
+var listFrequencies = map[string]state.Frequency{"once-per-instance": state.PerInstance, "always": state.PerAlways, "once": state.PerOnce}
+
+// resolve is cloud-init's _fixup_modules: each entry's name is normalised
+// (form_module_name) and looked up. A frequency cloud-init does not know
+// is a deprecation and the module's default is used; ubuntu_advantage
+// becomes ubuntu_pro with a deprecation; a removed module is an INFO line
+// and one that does not exist a WARNING (a recoverable error), and
+// neither runs.
+func resolve(c *Context, entries []Entry) []plannedModule {
 	byName := map[string]Module{}
 	for _, m := range Registry() {
-		byName[m.Name] = m
+		byName["cc_"+m.Name] = m
 	}
+	var out []plannedModule
+	for _, e := range entries {
+		canon := CanonicalName(e.Name)
+		if canon == "" {
+			continue
+		}
+		mod := "cc_" + canon
+		freq, known := listFrequencies[e.Frequency]
+		if e.Frequency != "" && !known {
+			deprecate(c, fmt.Sprintf("Config specified module %s has an unknown frequency %s", e.Name, e.Frequency), "22.1", "")
+		}
+		if to, ok := renamedModules[mod]; ok {
+			deprecate(c, fmt.Sprintf("Module has been renamed from %s to %s. Update any references in /etc/cloud/cloud.cfg", mod, to), "24.1", "")
+			mod = to
+		}
+		m, ok := byName[mod]
+		if !ok {
+			if slices.Contains(removedModules, mod) {
+				c.Log.Info(fmt.Sprintf("Module `%s` has been removed from cloud-init. It may be removed from `/etc/cloud/cloud.cfg`.", mod[3:]), cilog.LoggerKey, modulesPy)
+			} else {
+				c.warnAs(modulesPy, "%s", notFound(mod))
+			}
+			continue
+		}
+		if freq == "" {
+			freq = m.Frequency
+		}
+		out = append(out, plannedModule{m: m, name: e.Name, freq: freq})
+	}
+	return out
+}
+
+// notFound is cloud-init's warning for a module name it cannot import
+// (importer.find_module searched the bare name and cloudinit.config's).
+func notFound(mod string) string {
+	return fmt.Sprintf("Could not find module named %s (searched ['%s', 'cloudinit.config.%s'])", mod, mod, mod)
+}
+
+// planStage is cloud-init's run_section selection: the entries are
+// resolved, then the modules whose activation keys are all absent from
+// the config and those not verified on this distro (unless
+// unverified_modules lists them by the name they are listed under) are
+// left out, each group named in one line, as are the ones
+// unverified_modules forces.
+func planStage(c *Context, entries []Entry) stagePlan {
 	var plan stagePlan
 	var inapplicable, unverified, forced []string
-	for _, e := range entries {
-		m, ok := byName[e.Name]
-		if !ok {
-			c.Log.Debug("module not implemented", "module", e.Name)
-			plan.skipped = append(plan.skipped, e.Name)
-			continue
-		}
+	for _, p := range resolve(c, entries) {
+		m := p.m
 		if !isActive(c.Config, m) {
-			inapplicable = append(inapplicable, m.Name)
-			plan.skipped = append(plan.skipped, m.Name)
-			continue
-		}
-		if !verifiedOn(c, m) {
-			unverified = append(unverified, m.Name)
-			plan.skipped = append(plan.skipped, m.Name)
+			inapplicable = append(inapplicable, p.name)
+			plan.skipped = append(plan.skipped, p.name)
 			continue
 		}
 		if !verified(c, m) {
-			forced = append(forced, m.Name)
+			if !slices.Contains(stringList(c.Config["unverified_modules"]), p.name) {
+				unverified = append(unverified, p.name)
+				plan.skipped = append(plan.skipped, p.name)
+				continue
+			}
+			forced = append(forced, p.name)
 		}
-		freq := m.Frequency
-		if e.Frequency != "" {
-			freq = e.Frequency
-		}
-		plan.run = append(plan.run, plannedModule{m, freq})
+		plan.run = append(plan.run, p)
 	}
 	if len(inapplicable) > 0 {
 		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", strings.Join(inapplicable, ",")))
@@ -348,21 +418,6 @@ func verified(c *Context, m Module) bool {
 	return len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c))
 }
 
-// verifiedOn reports whether m may run on c's distro: it is verified there,
-// or the config forces it through unverified_modules.
-func verifiedOn(c *Context, m Module) bool { return verified(c, m) || forcedUnverified(c, m) }
-
-// forcedUnverified reports whether the config's unverified_modules forces
-// m to run on a distro it is not verified on.
-func forcedUnverified(c *Context, m Module) bool {
-	for _, n := range stringList(c.Config["unverified_modules"]) {
-		if CanonicalName(n) == m.Name {
-			return true
-		}
-	}
-	return false
-}
-
 // isActive is cloud-init's _is_active: a module with activation keys runs
 // only when the merged config has one of them, whatever its value (null
 // included); one without runs always.
@@ -380,38 +435,36 @@ func isActive(cfg Config, m Module) bool {
 
 // SingleResult is what RunSingle did.
 type SingleResult struct {
-	Found   bool // a module of that name is registered
-	Ran     bool // its handler ran (false: its semaphore said it already had)
-	Skipped bool // it ran but found none of its keys (cloud-init's handler returns)
+	Found bool // the name resolves to a module
+	Ran   bool // its handler ran (false: its semaphore said it already had)
 }
 
 // RunSingle runs one module by hand as `cloud-init single --name` does
-// (Modules.run_single): by any spelling of its name, with freq (if not
-// empty) in place of its default frequency, under the semaphore of that
-// frequency ("config_NAME"), regardless of the stage lists, distro and
-// activation (a module whose keys are absent returns at once, as
-// cloud-init's handlers do). The error is the module's failure.
+// (Modules.run_single): the name is resolved as a list entry is (any
+// spelling, ubuntu_advantage renamed, a removed or unknown name logged and
+// not run), freq (if not empty) replaces the module's default, and the
+// semaphore is that frequency's, named after name as given
+// (config_cc_ntp for "cc_ntp"). Neither the stage lists, nor the distro,
+// nor the activation keys are consulted: a module whose keys are absent
+// runs, and its handler does what cloud-init's does without them (most
+// return at once). The error is the module's failure.
 func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequency) (SingleResult, error) {
-	var m Module
 	var res SingleResult
-	for _, r := range Registry() {
-		if r.Name == CanonicalName(name) {
-			m, res.Found = r, true
-			break
-		}
-	}
-	if !res.Found {
+	plan := resolve(c, []Entry{{Name: name, Frequency: string(freq)}})
+	if len(plan) == 0 {
 		return res, nil
 	}
-	if freq == "" {
-		freq = m.Frequency
-	}
-	ev := c.Event.StartModule(m.Name, string(freq))
+	res.Found = true
+	p := plan[0]
+	// The name as given, not stripped (cloud-init's run_single).
+	p.name = name
+	m := p.m
+	ev := c.Event.StartModule(p.name, string(p.freq))
 	defer ev.Finish()
-	if sem := state.SemaphorePath(c.InstanceID, m.Name, freq); sem != "" {
+	if sem := p.semaphore(c.InstanceID); sem != "" {
 		if c.Root.Exists(sem) {
-			c.Log.Debug(fmt.Sprintf("config-%s already ran (freq=%s)", m.Name, freq), "module", m.Name)
-			ev.SetMessage(fmt.Sprintf("config-%s previously ran", m.Name))
+			c.Log.Debug(fmt.Sprintf("config-%s already ran (freq=%s)", p.name, p.freq), "module", m.Name)
+			ev.SetMessage(fmt.Sprintf("config-%s previously ran", p.name))
 			return res, nil
 		}
 		body := fmt.Sprintf("%d: %f\n", os.Getpid(), float64(c.Now().UnixNano())/1e9)
@@ -421,12 +474,7 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 		}
 	}
 	res.Ran = true
-	if !isActive(c.Config, m) {
-		c.Log.Debug(fmt.Sprintf("Skipping module named %s, no '%s' key in configuration", m.Name, m.ActivateBy[0]), "module", m.Name)
-		res.Skipped = true
-		return res, nil
-	}
-	c.Log.Info("running module", "stage", "single", "module", m.Name, "frequency", string(freq))
+	c.Log.Info("running module", "stage", "single", "module", m.Name, "frequency", string(p.freq))
 	if err := runModule(ctx, c, m); err != nil {
 		ev.Fail()
 		return res, err

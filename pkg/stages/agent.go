@@ -192,8 +192,10 @@ func Single(ctx context.Context, o AgentOptions, name string, freq state.Frequen
 		Now:        o.Now,
 		Uptime:     o.Uptime,
 		Version:    o.Version,
-		Warn:       func(m string) { o.Log.Warn(m) },
-		Deprecated: func(m string) { o.Log.Warn(m) },
+		// Logged by the module runner; `single` records no status, so
+		// nothing keeps them (cloud-init's main_single writes none).
+		Warn:       func(string) {},
+		Deprecated: func(string) {},
 		Booted:     true,
 		Event:      ev,
 	}
