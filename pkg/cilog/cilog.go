@@ -107,11 +107,19 @@ func (h *Handler) prefixed(a slog.Attr) slog.Attr {
 	return a
 }
 
-// LevelName is Python logging's name for l.
+// LevelDeprecated is cloud-init's DEPRECATED level (cloudinit/log/
+// loggers.py: 35, between WARNING and ERROR), at which lifecycle.deprecate
+// logs; status.json lists such lines under recoverable_errors' DEPRECATED.
+const LevelDeprecated = slog.LevelWarn + 2
+
+// LevelName is Python logging's name for l (cloud-init's DEPRECATED
+// included).
 func LevelName(l slog.Level) string {
 	switch {
 	case l >= slog.LevelError:
 		return "ERROR"
+	case l >= LevelDeprecated:
+		return "DEPRECATED"
 	case l >= slog.LevelWarn:
 		return "WARNING"
 	case l >= slog.LevelInfo:

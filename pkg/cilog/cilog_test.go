@@ -2,6 +2,7 @@ package cilog
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"testing"
@@ -28,6 +29,7 @@ func TestHandlerFormat(t *testing.T) {
 	log.With("datasource", "Ec2").Debug("imds: ok", "url", "http://127.0.0.1/x", "attempt", 1)
 	log.With("datasource", "Ec2").Info("probing")
 	log.Info("found datasource", "datasource", "DataSourceNoCloud [seed=/dev/sr0]")
+	log.Log(context.Background(), LevelDeprecated, "Key 'x' is deprecated in 22.1 and scheduled to be removed in 27.1.", LoggerKey, "lifecycle.py")
 	want := `2026-11-22 08:00:00,123 - stages.py[DEBUG]: plain
 2026-11-22 08:00:00,124 - cc_ntp.py[INFO]: running module module=ntp frequency=once-per-instance
 2026-11-22 08:00:00,125 - stages.py[WARNING]: bad thing stage=init err="no such file" path="/etc/x y"
@@ -36,6 +38,7 @@ func TestHandlerFormat(t *testing.T) {
 2026-11-22 08:00:00,128 - url_helper.py[DEBUG]: imds: ok datasource=Ec2 url=http://127.0.0.1/x attempt=1
 2026-11-22 08:00:00,129 - DataSourceEc2.py[INFO]: probing datasource=Ec2
 2026-11-22 08:00:00,130 - stages.py[INFO]: found datasource datasource="DataSourceNoCloud [seed=/dev/sr0]"
+2026-11-22 08:00:00,131 - lifecycle.py[DEPRECATED]: Key 'x' is deprecated in 22.1 and scheduled to be removed in 27.1.
 `
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -121,21 +122,26 @@ func toConsole(c *Context, text string) {
 }
 
 // deprecate is cloud-init's lifecycle.deprecate message (removal scheduled
-// five major versions later), recorded at cloud-init's DEPRECATED level.
+// five major versions later), logged as lifecycle.py at cloud-init's
+// DEPRECATED level and recorded under DEPRECATED in recoverable_errors.
 func deprecate(c *Context, what, version, extra string) {
 	major, minor, _ := strings.Cut(version, ".")
 	n := 0
 	fmt.Sscanf(major, "%d", &n)
 	msg := strings.TrimRight(fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra), " \t\n")
-	if c.Deprecated == nil {
-		c.warn("%s", msg)
-		return
-	}
 	if c.Log != nil {
-		c.Log.Warn(msg)
+		c.Log.Log(context.Background(), cilog.LevelDeprecated, msg, cilog.LoggerKey, lifecyclePy)
 	}
-	c.Deprecated(msg)
+	if c.Deprecated != nil {
+		c.Deprecated(msg)
+	} else if c.Warn != nil {
+		c.Warn(msg)
+	}
 }
+
+// lifecyclePy is the file cloud-init logs deprecations under
+// (cloudinit/lifecycle.py).
+const lifecyclePy = "lifecycle.py"
 
 // readlink reads the symlink at p in the target (its directory resolved
 // inside the root, the link itself not followed).
