@@ -1,7 +1,10 @@
 """Run upstream cloud-init's Modules.run_section selection on each case of
 pkg/modules/testdata/activation/cases.yaml and record, per stage list, the
-lines cloudinit.config.modules logs (INFO and above) and the modules it
-would run, for pkg/modules' TestModuleActivationUpstream.
+lines cloud-init logs (INFO and above, as "FILE[LEVEL]: message": the
+module list's resolution in modules.py and lifecycle.py's deprecations),
+the recoverable_errors those lines make (cloudinit.log.loggers.LogExporter:
+WARNING and up, by level name) and the [name, frequency] it would run, for
+pkg/modules' TestModuleActivationUpstream.
 
   CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh --python \
       scripts/module-activation-goldens.py pkg/modules/testdata/activation/cases.yaml \
@@ -9,6 +12,8 @@ would run, for pkg/modules' TestModuleActivationUpstream.
 
 Nothing runs: Modules._run_modules is replaced by a recorder, the merged
 config is the case itself and init.distro.name its system_info.distro.
+Each stage list is a process of its own in cloud-init, so lifecycle's
+once-per-process deprecation cache is emptied before each.
 """
 import json
 import logging
@@ -17,23 +22,33 @@ import types
 
 import yaml
 
+from cloudinit import lifecycle
 from cloudinit.config import modules
+from cloudinit.log import loggers
 
 SECTIONS = ("cloud_init_modules", "cloud_config_modules", "cloud_final_modules")
 
 
 class Capture(logging.Handler):
+    """The log lines (INFO and up) and, as LogExporter, the records of
+    WARNING and up by level name."""
+
     def __init__(self):
         super().__init__(logging.INFO)
         self.lines = []
+        self.recoverable = {}
 
     def emit(self, record):
-        self.lines.append("%s: %s" % (record.levelname, record.getMessage()))
+        msg = record.getMessage()
+        self.lines.append("%s[%s]: %s" % (record.filename, record.levelname, msg))
+        if record.levelno >= logging.WARNING:
+            self.recoverable.setdefault(record.levelname, []).append(msg)
 
 
+loggers.define_extra_loggers()  # DEPRECATED, as cloud-init's main does
 with open(sys.argv[1]) as f:
     cases = yaml.safe_load(f)
-log = logging.getLogger("cloudinit.config.modules")
+log = logging.getLogger("cloudinit")
 log.setLevel(logging.DEBUG)
 result = {}
 for name in sorted(cases):
@@ -48,12 +63,13 @@ for name in sorted(cases):
         ran = []
         m._run_modules = lambda mostly, ran=ran: ran.extend([d[1], d[2]] for d in mostly) or (ran, [])
         cap = Capture()
+        lifecycle.deprecate.log = set()
         log.addHandler(cap)
         try:
             m.run_section(section)
         finally:
             log.removeHandler(cap)
-        out[section] = {"log": cap.lines, "run": ran}
+        out[section] = {"log": cap.lines, "recoverable": cap.recoverable, "run": ran}
     result[name] = out
 json.dump(result, sys.stdout, indent=1, sort_keys=True)
 sys.stdout.write("\n")

@@ -123,12 +123,20 @@ func toConsole(c *Context, text string) {
 
 // deprecate is cloud-init's lifecycle.deprecate message (removal scheduled
 // five major versions later), logged as lifecycle.py at cloud-init's
-// DEPRECATED level and recorded under DEPRECATED in recoverable_errors.
+// DEPRECATED level and recorded under DEPRECATED in recoverable_errors,
+// once per Context as cloud-init does once per process.
 func deprecate(c *Context, what, version, extra string) {
 	major, minor, _ := strings.Cut(version, ".")
 	n := 0
 	fmt.Sscanf(major, "%d", &n)
 	msg := strings.TrimRight(fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra), " \t\n")
+	if c.deprecations[msg] {
+		return
+	}
+	if c.deprecations == nil {
+		c.deprecations = map[string]bool{}
+	}
+	c.deprecations[msg] = true
 	if c.Log != nil {
 		c.Log.Log(context.Background(), cilog.LevelDeprecated, msg, cilog.LoggerKey, lifecyclePy)
 	}

@@ -93,6 +93,9 @@ type Context struct {
 	// Power is set by power_state_change for the caller to carry out after
 	// the stage has finished and its status is written.
 	Power *PowerAction
+	// deprecations are the deprecation lines already logged: cloud-init
+	// logs each once per process, and a Context is one stage's.
+	deprecations map[string]bool
 	// Event is the stage's reporting event (cloud-init.log's start:/finish:
 	// lines); each module is reported as its child. Nil reports nothing.
 	Event *cilog.Event

@@ -1,13 +1,18 @@
 package modules
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
 
@@ -105,18 +110,22 @@ func sorted(s []string) []string {
 
 // upstreamSection is one stage list of one case of
 // testdata/activation/upstream.json: what upstream's run_section logged
-// (modules.py, INFO and up) and the [name, frequency] it would run.
+// (INFO and up, "FILE[LEVEL]: message"), the recoverable_errors those
+// lines make, and the [name, frequency] it would run.
 type upstreamSection struct {
-	Log []string   `json:"log"`
-	Run [][]string `json:"run"`
+	Log         []string            `json:"log"`
+	Recoverable map[string][]string `json:"recoverable"`
+	Run         [][]string          `json:"run"`
 }
 
-// TestModuleActivationUpstream holds planStage to upstream's run_section
-// selection (scripts/module-activation-goldens.py) on the cases of
-// testdata/activation/cases.yaml: the same modules left out for want of
-// config (a key with a null or empty value counts as present) or of a
-// verified distro, the same lines about them, the same modules run with
-// the same frequencies.
+// TestModuleActivationUpstream holds the module list resolution and
+// selection to upstream's _fixup_modules and run_section
+// (scripts/module-activation-goldens.py) on the cases of
+// testdata/activation/cases.yaml: names normalised, renamed, removed or not
+// found, unknown frequencies, the modules left out for want of config (a
+// key with a null or empty value counts as present) or of a verified
+// distro; the same lines at the same levels, the same recoverable errors
+// (status.json), the same modules run under the same names and frequencies.
 func TestModuleActivationUpstream(t *testing.T) {
 	b, err := os.ReadFile("testdata/activation/cases.yaml")
 	if err != nil {
@@ -146,22 +155,40 @@ func TestModuleActivationUpstream(t *testing.T) {
 			}
 			for section, want := range sections {
 				c, _, _ := testContext(t, Config(cfg), nil)
+				logs, rec := captureLog(c)
 				entries, problems := StageList(c.Config, stages[section])
 				if len(problems) > 0 {
 					t.Fatalf("%s: %v", section, problems)
 				}
 				plan := planStage(c, entries)
-				got := upstreamSection{Log: []string{}, Run: [][]string{}}
-				for _, n := range plan.notes {
-					got.Log = append(got.Log, "INFO: "+n)
-				}
+				got := upstreamSection{Log: logs(), Recoverable: rec, Run: [][]string{}}
 				for _, p := range plan.run {
-					got.Run = append(got.Run, []string{p.m.Name, string(p.freq)})
+					got.Run = append(got.Run, []string{p.name, string(p.freq)})
 				}
-				if diff := cmp.Diff(want, got); diff != "" {
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("%s (-upstream +cloudroot):\n%s", section, diff)
 				}
 			}
 		})
 	}
+}
+
+// captureLog points c's log at a cloud-init.log writer and its Warn and
+// Deprecated at a recoverable_errors map. The function returns the lines
+// logged so far at INFO and up, as "FILE[LEVEL]: message".
+func captureLog(c *Context) (func() []string, map[string][]string) {
+	var buf bytes.Buffer
+	c.Log = slog.New(cilog.NewHandler(&buf, cilog.Options{Level: slog.LevelInfo}))
+	rec := map[string][]string{}
+	c.Warn = func(m string) { rec["WARNING"] = append(rec["WARNING"], m) }
+	c.Deprecated = func(m string) { rec["DEPRECATED"] = append(rec["DEPRECATED"], m) }
+	return func() []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			if _, rest, ok := strings.Cut(l, " - "); ok {
+				out = append(out, rest)
+			}
+		}
+		return out
+	}, rec
 }

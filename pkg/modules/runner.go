@@ -163,9 +163,6 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	}
 	plan := planStage(c, entries)
 	rep.Skipped = append(rep.Skipped, plan.skipped...)
-	for _, n := range plan.notes {
-		c.Log.Info(n, cilog.LoggerKey, modulesPy)
-	}
 	for _, p := range plan.run {
 		m, name, freq := p.m, p.name, p.freq
 		// cloud-init reports every module it considers, one that already
@@ -242,9 +239,6 @@ func (p plannedModule) semaphore(iid string) string {
 type stagePlan struct {
 	run     []plannedModule
 	skipped []string
-	// notes are the INFO lines cloud-init logs (modules.py) about the
-	// modules it leaves out or forces, before any module runs.
-	notes []string
 }
 
 // removedModules are the names cloud-init drops with an INFO line
@@ -313,8 +307,8 @@ func notFound(mod string) string {
 // resolved, then the modules whose activation keys are all absent from
 // the config and those not verified on this distro (unless
 // unverified_modules lists them by the name they are listed under) are
-// left out, each group named in one line, as are the ones
-// unverified_modules forces.
+// left out, each group named in one INFO line (modules.py), as are the
+// ones unverified_modules forces.
 func planStage(c *Context, entries []Entry) stagePlan {
 	var plan stagePlan
 	var inapplicable, unverified, forced []string
@@ -335,14 +329,15 @@ func planStage(c *Context, entries []Entry) stagePlan {
 		}
 		plan.run = append(plan.run, p)
 	}
+	note := func(msg string) { c.Log.Info(msg, cilog.LoggerKey, modulesPy) }
 	if len(inapplicable) > 0 {
-		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", strings.Join(inapplicable, ",")))
+		note(fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", strings.Join(inapplicable, ",")))
 	}
 	if len(unverified) > 0 {
-		plan.notes = append(plan.notes, fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", strings.Join(unverified, ","), distroName(c)))
+		note(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", strings.Join(unverified, ","), distroName(c)))
 	}
 	if len(forced) > 0 {
-		plan.notes = append(plan.notes, fmt.Sprintf("running unverified_modules: '%s'", strings.Join(forced, ", ")))
+		note(fmt.Sprintf("running unverified_modules: '%s'", strings.Join(forced, ", ")))
 	}
 	return plan
 }
