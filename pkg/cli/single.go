@@ -99,19 +99,19 @@ func runSingle(ctx context.Context, env *Env, args []string) int {
 		Files: readConfigFiles(env, log, a.values["files"]),
 	}
 	res, power, err := stages.Single(ctx, o, name, freq)
-	switch {
-	case res == (modules.SingleResult{}) && err != nil:
+	if res == (modules.SingleResult{}) && err != nil {
 		log.Error("Failed to fetch your datasource, likely bad things to come!", "err", err)
 		fmt.Fprintf(env.Stderr, "Failed to fetch your datasource, likely bad things to come!\n%s\n", err)
 		return 1
-	case !res.Found:
-		// The runner logged why (removed, or not found).
-		log.Warn(fmt.Sprintf("Did not run %s, does it exist?", name))
-		return 1
-	case err != nil:
+	}
+	if err != nil {
 		log.Error(fmt.Sprintf("Running module %s (cc_%s) failed", name, modules.CanonicalName(name)), "err", err)
-		log.Warn(fmt.Sprintf("Ran %s but it failed!", name))
-		return 1
+	}
+	// The runner logged why a name resolved to no module (removed, or
+	// not found).
+	if msg, rc := modules.SingleVerdict(name, res, err); rc != 0 {
+		log.Warn(msg)
+		return rc
 	}
 	if power != nil {
 		if perr := doPower(ctx, env, root, power, outw, log); perr != nil {

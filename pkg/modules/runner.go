@@ -476,3 +476,18 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 	}
 	return res, nil
 }
+
+// SingleVerdict is how `cloud-init single` ends (main_single): a module
+// that failed is "Ran NAME but it failed!", a name that resolved to no
+// module "Did not run NAME, does it exist?" (both WARNING lines of
+// main.py, exit 1); otherwise no line and exit 0, whether the module ran or
+// its semaphore said it already had.
+func SingleVerdict(name string, res SingleResult, err error) (warning string, exit int) {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("Ran %s but it failed!", name), 1
+	case !res.Found:
+		return fmt.Sprintf("Did not run %s, does it exist?", name), 1
+	}
+	return "", 0
+}
