@@ -149,3 +149,65 @@ func readAll(c net.Conn, b []byte) (int, error) {
 }
 
 func waitABit() { <-time.After(10 * time.Millisecond) }
+
+// TestModuleListNamesDegrade: names in a module list that cloud-init would
+// not run are its lines in cloud-init.log, once each at its level, and its
+// recoverable errors in status.json, so `status --long` says degraded
+// (cloud-init 26.x: modules.py's WARNING for an unknown name, lifecycle's
+// DEPRECATED for ubuntu_advantage, an INFO line only for a removed module).
+func TestModuleListNamesDegrade(t *testing.T) {
+	root := t.TempDir()
+	writeState(t, root, map[string]any{"cloud_config_modules": []any{"no_such_module", "ubuntu_advantage", "migrator", "cc_runcmd"}, "runcmd": []any{}})
+	env, _, errb := newTestEnv(root)
+	if rc := Run(context.Background(), env, []string{"modules", "--mode", "config"}); rc != 0 {
+		t.Fatalf("modules --mode config: exit %d: %s", rc, errb)
+	}
+	logb, err := os.ReadFile(filepath.Join(root, "var/log/cloud-init.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notFound := "Could not find module named cc_no_such_module (searched ['cc_no_such_module', 'cloudinit.config.cc_no_such_module'])"
+	renamed := "Module has been renamed from cc_ubuntu_advantage to cc_ubuntu_pro. Update any references in /etc/cloud/cloud.cfg is deprecated in 24.1 and scheduled to be removed in 29.1."
+	for _, l := range []string{
+		"modules.py[WARNING]: " + notFound,
+		"lifecycle.py[DEPRECATED]: " + renamed,
+		"modules.py[INFO]: Module `migrator` has been removed from cloud-init. It may be removed from `/etc/cloud/cloud.cfg`.",
+		"modules.py[INFO]: Skipping modules 'ubuntu_advantage' because no applicable config is provided.",
+	} {
+		if n := strings.Count(string(logb), " - "+l); n != 1 {
+			t.Errorf("%d lines %q in cloud-init.log, want 1:\n%s", n, l, logb)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "var/lib/cloud/instances/iid-test/sem/config_cc_runcmd")); err != nil {
+		t.Errorf("cc_runcmd's semaphore is named after the listed name: %v", err)
+	}
+	env, out, _ := newTestEnv(root)
+	Run(context.Background(), env, []string{"status", "--long"})
+	for _, want := range []string{"extended_status: degraded ", "WARNING:\n\t- " + notFound + "\n", "DEPRECATED:\n\t- " + renamed + "\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status --long lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSingleWithoutKey: `single` runs a module whose activation keys are
+// absent (run_single checks neither keys nor distro) and takes its
+// semaphore; the module itself does nothing without its config.
+func TestSingleWithoutKey(t *testing.T) {
+	root := t.TempDir()
+	writeState(t, root, map[string]any{})
+	env, _, errb := newTestEnv(root)
+	if rc := Run(context.Background(), env, []string{"single", "--name", "timezone"}); rc != 0 {
+		t.Fatalf("single timezone: exit %d: %s", rc, errb)
+	}
+	if _, err := os.Stat(filepath.Join(root, "var/lib/cloud/instances/iid-test/sem/config_timezone")); err != nil {
+		t.Errorf("semaphore: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "etc/localtime")); err == nil {
+		t.Error("timezone changed /etc/localtime without a timezone key")
+	}
+	logb, _ := os.ReadFile(filepath.Join(root, "var/log/cloud-init.log"))
+	if !strings.Contains(string(logb), "finish: single/config-timezone: SUCCESS") {
+		t.Errorf("no config-timezone event:\n%s", logb)
+	}
+}

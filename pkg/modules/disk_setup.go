@@ -88,11 +88,7 @@ func diskSetup(ctx context.Context, c *Context, env DiskEnv) error {
 	for _, st := range plan.Steps {
 		if st.Action == "skip" && st.Warn {
 			msg := fmt.Sprintf("disk_setup: %s: skipping %s: %s", st.Config, st.Device, st.Reason)
-			if c.Warn != nil {
-				c.Warn(msg) // logs it too
-			} else if c.Log != nil {
-				c.Log.Warn(msg, "module", name)
-			}
+			c.warn("%s", msg)
 			continue
 		}
 		steps = append(steps, st)

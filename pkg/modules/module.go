@@ -74,10 +74,11 @@ type Context struct {
 	Uptime func() float64
 	// Version is cloudroot's version string.
 	Version string
-	// Warn records a recoverable problem (status.json recoverable_errors).
+	// Warn records a recoverable problem (status.json recoverable_errors);
+	// the module has logged it (Context.warn does both).
 	Warn func(msg string)
-	// Deprecated records a deprecation as cloud-init logs it (level
-	// DEPRECATED in recoverable_errors); nil falls back to Warn.
+	// Deprecated records a deprecation (level DEPRECATED in
+	// recoverable_errors), logged already; nil falls back to Warn.
 	Deprecated func(msg string)
 	// UserScripts are the user-data shell scripts (name → content) that the
 	// init stage writes into instance/scripts.

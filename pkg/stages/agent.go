@@ -134,10 +134,6 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		finish()
 		return stage.Errors, nil, lerr
 	}
-	warn := func(msg string) {
-		o.Log.Warn(msg, "stage", stageName)
-		stage.AddRecoverable("WARNING", msg)
-	}
 	mc := &modules.Context{
 		Root:       r,
 		Config:     modules.Config(o.config(s.Config)),
@@ -150,7 +146,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		Now:        o.Now,
 		Uptime:     o.Uptime,
 		Version:    o.Version,
-		Warn:       warn,
+		Warn:       func(m string) { stage.AddRecoverable("WARNING", m) }, // the module logged it
 		Deprecated: func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		Booted:     true,
 		Event:      ev,

@@ -327,7 +327,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Now:             o.Now,
 		Uptime:          o.Uptime,
 		Version:         o.Version,
-		Warn:            warn,
+		Warn:            func(m string) { stage.AddRecoverable("WARNING", m) }, // the module logged it
 		Deprecated:      func(m string) { stage.AddRecoverable("DEPRECATED", m) },
 		SetLiveHostname: o.SetLiveHostname,
 		Event:           ev,
