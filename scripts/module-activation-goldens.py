@@ -3,7 +3,9 @@ pkg/modules/testdata/activation/cases.yaml and record, per stage list, the
 lines cloud-init logs (INFO and above, as "FILE[LEVEL]: message": the
 module list's resolution in modules.py and lifecycle.py's deprecations),
 the recoverable_errors those lines make (cloudinit.log.loggers.LogExporter:
-WARNING and up, by level name) and the [name, frequency] it would run, for
+WARNING and up, by level name), the [name, frequency] it would run and,
+when the list fails the stage, the exception's text (status.json's
+errors; main.py's own "failed stage" line is not recorded), for
 pkg/modules' TestModuleActivationUpstream.
 
   CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh --python \
@@ -65,11 +67,14 @@ for name in sorted(cases):
         cap = Capture()
         lifecycle.deprecate.log = set()
         log.addHandler(cap)
+        out[section] = {"run": ran}
         try:
             m.run_section(section)
+        except Exception as e:  # status_wrapper: the stage fails with str(e)
+            out[section]["error"] = str(e)
         finally:
             log.removeHandler(cap)
-        out[section] = {"log": cap.lines, "recoverable": cap.recoverable, "run": ran}
+        out[section].update({"log": cap.lines, "recoverable": cap.recoverable})
     result[name] = out
 json.dump(result, sys.stdout, indent=1, sort_keys=True)
 sys.stdout.write("\n")

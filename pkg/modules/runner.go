@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -67,53 +68,85 @@ func CanonicalName(n string) string {
 }
 
 // StageList reads the list for stage from cfg (cloud_init_modules,
-// cloud_config_modules, cloud_final_modules), falling back to the defaults.
-// Items are names, [name, frequency, args...] or {name:, frequency:,
-// args:}; empty items and a mapping without name are passed over silently
-// (as cloud-init does), anything else is a problem.
-func StageList(cfg Config, stage Stage) ([]Entry, []string) {
+// cloud_config_modules, cloud_final_modules) as cloud-init's _read_modules
+// does; without the key, cloud-init's Debian lists apply (cloudroot's base
+// configuration). A key whose value is empty or null lists nothing; a
+// string lists its characters (Python iterates it). Items are names,
+// [name, frequency, args...] or {name:, frequency:, args:}; empty items and
+// a mapping without name are passed over. The error is the exception with
+// which cloud-init fails the whole stage (nothing of it runs): an item of
+// another type, a name or frequency that is not a string, a value that
+// cannot be iterated.
+func StageList(cfg Config, stage Stage) ([]Entry, error) {
 	key := map[Stage]string{StageInit: "cloud_init_modules", StageConfig: "cloud_config_modules", StageFinal: "cloud_final_modules"}[stage]
-	raw, ok := cfg[key].([]any)
-	if !ok {
+	v, present := cfg[key]
+	if !present {
 		var out []Entry
 		for _, n := range DefaultStageLists[stage] {
 			out = append(out, Entry{Name: n})
 		}
 		return out, nil
 	}
+	var raw []any
+	switch t := v.(type) {
+	case []any:
+		raw = t
+	case string:
+		for _, r := range t {
+			raw = append(raw, string(r))
+		}
+	case map[string]any:
+		// Python would iterate its keys in their YAML order, which the
+		// decoded config does not keep: refused, not guessed.
+		if len(t) > 0 {
+			return nil, fmt.Errorf("%s: a mapping is not a module list", key)
+		}
+	default:
+		if pyval.Truthy(v) {
+			return nil, fmt.Errorf("'%s' object is not iterable", pyTypeName(v))
+		}
+	}
+	// str is Python's item.strip() on a value that must be a string.
+	str := func(v any) (string, error) {
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("'%s' object has no attribute 'strip'", pyTypeName(v))
+		}
+		return strings.TrimSpace(s), nil
+	}
 	var out []Entry
-	var problems []string
-	for i, it := range raw {
-		var e Entry
-		switch t := it.(type) {
-		case nil:
+	for _, it := range raw {
+		if !pyval.Truthy(it) {
 			continue
+		}
+		var e Entry
+		var err error
+		switch t := it.(type) {
 		case string:
-			if t == "" {
-				continue
-			}
 			e.Name = strings.TrimSpace(t)
 		case []any:
-			if len(t) == 0 {
-				continue
-			}
-			e.Name = strings.TrimSpace(scalarString(t[0]))
-			if len(t) > 1 {
-				e.Frequency = strings.TrimSpace(scalarString(t[1]))
+			if e.Name, err = str(t[0]); err == nil && len(t) > 1 {
+				e.Frequency, err = str(t[1])
 			}
 		case map[string]any:
-			if _, ok := t["name"]; !ok {
+			n, ok := t["name"]
+			if !ok {
 				continue
 			}
-			e.Name = strings.TrimSpace(scalarString(t["name"]))
-			e.Frequency = strings.TrimSpace(scalarString(t["frequency"]))
+			if e.Name, err = str(n); err == nil {
+				if f, ok := t["frequency"]; ok {
+					e.Frequency, err = str(f)
+				}
+			}
 		default:
-			problems = append(problems, fmt.Sprintf("%s[%d]: unrecognised module entry %v", key, i, it))
-			continue
+			err = fmt.Errorf("Failed to read '%s' item in config, unknown type %s", pyStr(it), pyTypeName(it))
+		}
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, e)
 	}
-	return out, problems
+	return out, nil
 }
 
 // Report is what one stage did.
@@ -157,9 +190,12 @@ var atMostOnce = map[string]bool{
 func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	rep := Report{Durations: map[string]float64{}, Starts: map[string]float64{}}
 	var pending []semWrite
-	entries, problems := StageList(c.Config, stage)
-	for _, p := range problems {
-		c.warn("%s", p)
+	entries, err := StageList(c.Config, stage)
+	if err != nil {
+		// cloud-init's run_section raises: the stage fails, nothing runs.
+		c.Log.Error("failed stage "+stageMode[stage], "err", err)
+		rep.Errors = append(rep.Errors, err.Error())
+		return rep
 	}
 	plan := planStage(c, entries)
 	rep.Skipped = append(rep.Skipped, plan.skipped...)
@@ -220,6 +256,10 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 	c.commitSems(&rep, pending, false)
 	return rep
 }
+
+// stageMode is cloud-init's name for the stage whose module list fails
+// (status_wrapper's "failed stage %s").
+var stageMode = map[Stage]string{StageInit: "init", StageConfig: "modules-config", StageFinal: "modules-final"}
 
 // plannedModule is a module a stage runs, with its frequency and the
 // name it was listed under (cloud-init's raw_name).
