@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 )
 
 // consoleHandler prints one short line per record on the console:
@@ -31,7 +33,10 @@ func (h *consoleHandler) Enabled(_ context.Context, l slog.Level) bool { return 
 func (h *consoleHandler) Handle(_ context.Context, r slog.Record) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "cloudroot-init[%8.3f]: ", h.uptime())
-	if r.Level >= slog.LevelWarn {
+	switch {
+	case r.Level == cilog.LevelDeprecated:
+		b.WriteString("DEPRECATED: ")
+	case r.Level >= slog.LevelWarn:
 		b.WriteString(strings.ToUpper(r.Level.String()) + ": ")
 	}
 	b.WriteString(r.Message)
