@@ -44,6 +44,10 @@ var DefaultStageLists = map[Stage][]string{
 // (cloudinit/config/modules.py).
 const modulesPy = "modules.py"
 
+// helpersPy is the file cloud-init logs a semaphore's verdict under
+// (cloudinit/helpers.py: "config-NAME already ran (freq=F)").
+const helpersPy = "helpers.py"
+
 // Entry is one item of a cloud_*_modules list (cloud-init's _read_modules).
 type Entry struct {
 	// Name is the name as listed, stripped of surrounding space
@@ -206,7 +210,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		ev := c.Event.StartModule(name, string(freq))
 		sem := p.semaphore(c.InstanceID)
 		if sem != "" && c.Root.Exists(sem) {
-			c.Log.Debug("module already ran", "module", m.Name, "frequency", string(freq), "path", sem)
+			c.Log.Debug(fmt.Sprintf("config-%s already ran (freq=%s)", name, freq), cilog.LoggerKey, helpersPy, "path", sem)
 			rep.Skipped = append(rep.Skipped, name)
 			ev.Finish()
 			continue
@@ -498,7 +502,7 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 	defer ev.Finish()
 	if sem := p.semaphore(c.InstanceID); sem != "" {
 		if c.Root.Exists(sem) {
-			c.Log.Debug(fmt.Sprintf("config-%s already ran (freq=%s)", p.name, p.freq), "module", m.Name)
+			c.Log.Debug(fmt.Sprintf("config-%s already ran (freq=%s)", p.name, p.freq), cilog.LoggerKey, helpersPy, "path", sem)
 			ev.SetMessage(fmt.Sprintf("config-%s previously ran", p.name))
 			return res, nil
 		}
