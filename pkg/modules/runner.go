@@ -155,9 +155,13 @@ func StageList(cfg Config, stage Stage) ([]Entry, error) {
 
 // Report is what one stage did.
 type Report struct {
-	Ran     []string
+	// Ran are the modules that ran (module names, as in Durations).
+	Ran []string
+	// Skipped are the entries left out or stopped by their semaphore,
+	// by the name they are listed under.
 	Skipped []string
-	// Errors are module failures ("Running module X failed: ...").
+	// Errors are module failures ("Running module X failed: ...") or the
+	// error of a list cloud-init cannot read (then nothing ran).
 	Errors []string
 	// Durations per module that ran, in seconds.
 	Durations map[string]float64
