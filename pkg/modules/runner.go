@@ -184,7 +184,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		if c.Uptime != nil {
 			rep.Starts[m.Name] = c.Uptime()
 		}
-		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
+		c.Log.Info("running module", "module", m.Name, "frequency", string(freq))
 		err := runModule(ctx, c, m)
 		if sem != "" && atMostOnce[m.Name] && c.Root.DeferredSync() {
 			// What the user's code wrote is on disk before the next module:
@@ -426,7 +426,7 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 		res.Skipped = true
 		return res, nil
 	}
-	c.Log.Info("running module", "stage", "single", "module", m.Name, "frequency", string(freq))
+	c.Log.Info("running module", "module", m.Name, "frequency", string(freq))
 	if err := runModule(ctx, c, m); err != nil {
 		ev.Fail()
 		return res, err

@@ -322,7 +322,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		InstanceID:      iid,
 		Distro:          dist,
 		Datasource:      d.Description(),
-		Log:             o.Log,
+		Log:             o.Log.With("stage", state.StageInit),
 		Out:             o.Out,
 		Now:             o.Now,
 		Uptime:          o.Uptime,

@@ -562,7 +562,7 @@ func TestInapplicableModulesLeaveNoTrace(t *testing.T) {
 	if err := Init(context.Background(), o, st.Get(state.StageInit), &s); err != nil {
 		t.Fatal(err)
 	}
-	const line = " - modules.py[INFO]: Skipping modules 'bootcmd,write_files,disk_setup,update_etc_hosts,ca_certs,rsyslog' because no applicable config is provided.\n"
+	const line = " - modules.py[INFO]: Skipping modules 'bootcmd,write_files,disk_setup,update_etc_hosts,ca_certs,rsyslog' because no applicable config is provided. stage=init\n"
 	if !strings.Contains(logBuf.String(), line) {
 		t.Errorf("log lacks %q:\n%s", line, logBuf.String())
 	}
