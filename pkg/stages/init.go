@@ -173,7 +173,8 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Validated before the decoding below, so that the two parses of a
 	// large cloud-config are never in memory at once.
 	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
-		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) })
+		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) },
+			func(m string) { o.Log.Info(m, "stage", "init") })
 	}
 	ud := decode("user-data", d.UserData)
 	vd := decode("vendor-data", d.VendorData)
@@ -375,13 +376,24 @@ func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) 
 	return nil
 }
 
+// SchemaWarning is cloud-init 26.x's one warning at boot for a
+// cloud-config that fails its schema (validate_cloudconfig_schema with
+// log_details=False: the details could hold secrets).
+const SchemaWarning = "cloud-config failed schema validation! You may run 'sudo cloud-init schema --system' to check the details."
+
 // recordSchema turns schema findings into status entries the way cloud-init
-// reports invalid user-data: errors and unknown keys as warnings,
-// deprecations at the DEPRECATED level.
-func recordSchema(r schema.Report, warn, deprecated func(string)) {
+// 26.x reports invalid user-data at boot: one SchemaWarning for all the
+// errors and unknown keys, each deprecation at the DEPRECATED level. The
+// details go to detail (cloud-init.log at INFO, no recoverable error):
+// cloud-init leaves them to `cloud-init schema --system`.
+func recordSchema(r schema.Report, warn, deprecated, detail func(string)) {
+	failed := false
 	for _, f := range r.Findings {
 		if f.Notice {
 			continue // logged with the user-data notices; cloud-init is silent
+		}
+		if f.Document {
+			continue // not YAML or not a mapping: the user-data warnings say so, as cloud-init's part handler
 		}
 		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
 		if f.Line > 0 {
@@ -391,8 +403,12 @@ func recordSchema(r schema.Report, warn, deprecated func(string)) {
 		case schema.Deprecation:
 			deprecated(msg)
 		default:
-			warn("Invalid cloud-config provided: " + msg)
+			failed = true
+			detail("Invalid cloud-config provided: " + msg)
 		}
+	}
+	if failed {
+		warn(SchemaWarning)
 	}
 }
 
