@@ -383,11 +383,14 @@ const SchemaWarning = "cloud-config failed schema validation! You may run 'sudo 
 
 // recordSchema turns schema findings into status entries the way cloud-init
 // 26.x reports invalid user-data at boot: one SchemaWarning for all the
-// errors and unknown keys, each deprecation at the DEPRECATED level. The
-// details go to detail (cloud-init.log at INFO, no recoverable error):
-// cloud-init leaves them to `cloud-init schema --system`.
+// errors and unknown keys, and one DEPRECATED "Deprecated cloud-config
+// provided: PATH: MSG, PATH: MSG" for the deprecations (by path, as 26.x
+// finds them in the merged cloud-config, whose keys are sorted). Each
+// finding also goes to detail (cloud-init.log at INFO, no recoverable
+// error) with its line: cloud-init leaves that to `cloud-init schema --system`.
 func recordSchema(r schema.Report, warn, deprecated, detail func(string)) {
 	failed := false
+	var deps []schema.Finding
 	for _, f := range r.Findings {
 		if f.Notice {
 			continue // logged with the user-data notices; cloud-init is silent
@@ -401,11 +404,20 @@ func recordSchema(r schema.Report, warn, deprecated, detail func(string)) {
 		}
 		switch f.Severity {
 		case schema.Deprecation:
-			deprecated(msg)
+			deps = append(deps, f)
+			detail("Deprecated cloud-config provided: " + msg)
 		default:
 			failed = true
 			detail("Invalid cloud-config provided: " + msg)
 		}
+	}
+	if len(deps) > 0 {
+		sort.SliceStable(deps, func(i, j int) bool { return deps[i].Path < deps[j].Path })
+		parts := make([]string, len(deps))
+		for i, f := range deps {
+			parts[i] = schema.ProblemPath(f) + ": " + f.Message
+		}
+		deprecated("Deprecated cloud-config provided: " + strings.Join(parts, ", "))
 	}
 	if failed {
 		warn(SchemaWarning)
