@@ -20,6 +20,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/stages"
 )
 
 // pageSize is the guest's page size: resize2fs and mkfs round a
@@ -457,9 +458,16 @@ func TestDiskSetupSecondDisk(t *testing.T) {
 	d.wantStagesDone(s, true)
 	// cloud-init 26.x's schema rejects integer partitions too (`type:
 	// [string, integer]` under a oneOf that admits only auto/any/none) and
-	// reports them as warnings while the module honours them: so does
-	// cloudroot (`cloud-init schema` on this user-data agrees).
-	wantOnlyProblems(t, s, "fs_setup.0.partition: 1 is not of type 'string'", "fs_setup.1.partition: 2 is not of type 'string'")
+	// reports them as its one schema warning while the module honours
+	// them: so does cloudroot (`cloud-init schema` on this user-data
+	// agrees), with the details in cloud-init.log.
+	wantOnlyProblems(t, s, stages.SchemaWarning)
+	log, _ := d.readOpt("/var/log/cloud-init.log")
+	for _, want := range []string{"fs_setup.0.partition: 1 is not of type 'string'", "fs_setup.1.partition: 2 is not of type 'string'"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("/var/log/cloud-init.log lacks %q", want)
+		}
+	}
 	if st, err := d.im.State(); err == nil {
 		t.Logf("disk_setup took %.3f s, mounts %.3f s", timing(st, "init/disk_setup"), timing(st, "init/mounts"))
 	}

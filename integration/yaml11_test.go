@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cloudroot/cloudroot/integration/harness"
+	"github.com/cloudroot/cloudroot/pkg/stages"
 )
 
 const (
@@ -122,14 +123,17 @@ func TestYAML11UserData(t *testing.T) {
 			t.Errorf("/var/log/cloud-init.log lacks %q", want)
 		}
 	}
-	// ... and no problem is recorded but the schema's warning about the
-	// integer mode (26.x: "Invalid cloud-config provided: ... 416 is not
-	// of type 'string'").
+	// ... and no problem is recorded but the schema's warning (26.x's
+	// one "cloud-config failed schema validation!"), about the integer
+	// mode, which the log details.
+	if want := "permissions: 416 is not of type 'string'"; !strings.Contains(log, want) {
+		t.Errorf("/var/log/cloud-init.log lacks %q", want)
+	}
 	s := d.status()
 	d.wantStagesDone(s, true)
 	var others []string
 	for _, e := range s.AllErrors() {
-		if !strings.Contains(e, "permissions: 416 is not of type 'string'") {
+		if !strings.Contains(e, stages.SchemaWarning) {
 			others = append(others, e)
 		}
 	}

@@ -19,19 +19,24 @@ seed directory is then left empty), and the real CLI runs
 `cloud-init init --local` then `cloud-init init`, with the kernel command
 line from the boot's `cmdline` file (DEBUG_PROC_CMDLINE). The sandbox's
 /etc/cloud holds `datasource_list: [NoCloud, None]`, `preserve_hostname:
-true` and `network: {config: disabled}`, and no module lists: only the
+true`, `network: {config: disabled}`, `system_info: {distro: debian}` (the
+default ubuntu distro would wait for systemd-networkd, which the sandbox
+has not) and upstream's own 05_logging.cfg, and no module lists: only the
 datasource search, instancify and user-data consumption run.
 
 Afterwards boot-N/want/ gets data/instance-id, data/previous-instance-id,
 data/previous-datasource and instance/datasource as cloud-init wrote them
 (SEED_URL's port written as PORT), and instance/cloud-config.txt and
 instance/vendor-cloud-config.txt when cloud-init wrote them (the merged
-cloud-config, with its "# from N files" header and PyYAML's layout). --check compares instead of writing and
-exits 1 when something differs.
+cloud-config, with its "# from N files" header and PyYAML's layout), and
+recoverable-errors.json: status.json's recoverable_errors of init-local and
+init (the WARNING-and-above messages cloud-init's LogExporter collected).
+--check compares instead of writing and exits 1 when something differs.
 """
 
 import argparse
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -54,6 +59,7 @@ SEED_FILES = ("meta-data", "user-data", "vendor-data")
 CLOUD_CFG = """datasource_list: [NoCloud, None]
 preserve_hostname: true
 network: {config: disabled}
+system_info: {distro: debian}
 """
 
 
@@ -113,7 +119,18 @@ def boot(bdir):
         if os.path.exists(path):
             with open(path) as f:
                 got[name] = f.read()
+    got["recoverable-errors.json"] = recoverable_errors()
     return got
+
+
+def recoverable_errors():
+    """status.json's recoverable_errors of the two init stages (what
+    LogExporter collected: WARNING-and-above log messages by level), as
+    sorted JSON; a level's messages keep cloud-init's order."""
+    with open("/run/cloud-init/status.json") as f:
+        v1 = json.load(f)["v1"]
+    got = {stage: v1[stage]["recoverable_errors"] for stage in ("init-local", "init")}
+    return json.dumps(got, indent=1, sort_keys=True) + "\n"
 
 
 def main():
@@ -125,6 +142,12 @@ def main():
         raise SystemExit("init-stage-goldens.py: run as root through scripts/upstream-cloudinit.sh --python")
     with open("/etc/cloud/cloud.cfg.d/99-zz-instancify.cfg", "w") as f:
         f.write(CLOUD_CFG)
+    # The logging configuration a real system has (file only, no syslog):
+    # without one cloud-init falls back to basic logging with two
+    # LogExporter handlers on the root logger and counts every recoverable
+    # error twice.
+    shutil.copy(os.path.join(os.environ["CLOUDINIT_SRC"], "config", "cloud.cfg.d", "05_logging.cfg"),
+                "/etc/cloud/cloud.cfg.d/05_logging.cfg")
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 8931), Seed)
     threading.Thread(target=srv.serve_forever, daemon=True).start()

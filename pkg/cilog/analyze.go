@@ -21,7 +21,6 @@ package cilog
 // other form to GNU date(1); cloudroot reports it as an invalid entry.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -396,53 +395,23 @@ func Blame(w io.Writer, events []LogEvent) error {
 	return nil
 }
 
-// Dump writes the events as analyze dump does (json.dumps, indent 1,
-// sorted keys).
+// Dump writes the events as analyze dump does: json.dumps(events,
+// indent=1, sort_keys=True) and a newline; a finish event carries its
+// result when it has one.
 func Dump(w io.Writer, events []LogEvent) error {
-	var b bytes.Buffer
-	if len(events) == 0 {
-		b.WriteString("[]")
-	} else {
-		b.WriteString("[")
-		for i, ev := range events {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n {")
-			kv := [][2]string{{"description", jsonStr(ev.Description)}, {"event_type", jsonStr(ev.EventType)},
-				{"name", jsonStr(ev.Name)}, {"origin", jsonStr(ev.Origin)}}
-			if ev.EventType == "finish" && ev.Result != "" {
-				kv = append(kv, [2]string{"result", jsonStr(ev.Result)})
-			}
-			kv = append(kv, [2]string{"timestamp", pyFloat(ev.Timestamp)})
-			for j, p := range kv {
-				if j > 0 {
-					b.WriteString(",")
-				}
-				b.WriteString("\n  \"" + p[0] + "\": " + p[1])
-			}
-			b.WriteString("\n }")
+	list := make([]any, 0, len(events))
+	for _, ev := range events {
+		m := map[string]any{"description": ev.Description, "event_type": ev.EventType,
+			"name": ev.Name, "origin": ev.Origin, "timestamp": ev.Timestamp}
+		if ev.EventType == "finish" && ev.Result != "" {
+			m["result"] = ev.Result
 		}
-		b.WriteString("\n]")
+		list = append(list, m)
 	}
-	b.WriteString("\n")
-	_, err := w.Write(b.Bytes())
+	out, err := pyval.JSONDumps(list, pyval.JSONOptions{Indent: 1, SortKeys: true})
+	if err != nil {
+		return fmt.Errorf("writing the analyze dump: %w", err)
+	}
+	_, err = io.WriteString(w, out+"\n")
 	return err
-}
-
-// jsonStr is json.dumps of a string (ensure_ascii).
-func jsonStr(s string) string { return pyval.JSONQuote(s) }
-
-// pyFloat is Python's repr(float) for the values a timestamp takes.
-func pyFloat(f float64) string {
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }

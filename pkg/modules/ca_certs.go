@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -64,7 +65,7 @@ func decodeCACerts(c *Context) (caCertsConfig, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return cc, fmt.Errorf("unexpected type: %s", typeName(v))
+		return cc, fmt.Errorf("unexpected type: %s", pyval.TypeName(v))
 	}
 	if _, ok := m["remove-defaults"]; ok {
 		deprecate(c, "Key 'remove-defaults'", "22.1", "Use 'remove_defaults' instead.")

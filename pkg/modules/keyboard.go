@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -43,7 +44,7 @@ func decodeKeyboard(c *Context, defModel string) (keyboardConfig, error) {
 	kc.Present = true
 	m, ok := v.(map[string]any)
 	if !ok {
-		return kc, fmt.Errorf("keyboard: expected a mapping, got %s", typeName(v))
+		return kc, fmt.Errorf("keyboard: expected a mapping, got %s", pyval.TypeName(v))
 	}
 	if _, ok := m["layout"]; !ok {
 		return kc, errors.New("keyboard: 'layout' is required")

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -78,7 +79,7 @@ func runLandscape(ctx context.Context, c *Context) error {
 	}
 	ls, isMap := raw.(map[string]any)
 	if !isMap && raw != nil {
-		return fmt.Errorf("'landscape' key existed in config, but not a dictionary type, is a %s instead", typeName(raw))
+		return fmt.Errorf("'landscape' key existed in config, but not a dictionary type, is a %s instead", pyval.TypeName(raw))
 	}
 	if len(ls) == 0 {
 		return nil

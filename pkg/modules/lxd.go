@@ -40,26 +40,6 @@ var LXD = Module{
 var lxdInitKeys = []string{"network_address", "network_port", "storage_backend", "storage_create_device",
 	"storage_create_loop", "storage_pool", "trust_password"}
 
-func pyTypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "NoneType"
-	case string:
-		return "str"
-	case bool:
-		return "bool"
-	case int, int64, uint64:
-		return "int"
-	case float64:
-		return "float"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "dict"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 func runLXD(ctx context.Context, c *Context) error {
 	raw := c.Config["lxd"]
 	if !pyval.Truthy(raw) {
@@ -68,7 +48,7 @@ func runLXD(ctx context.Context, c *Context) error {
 	}
 	lxd, ok := raw.(map[string]any)
 	if !ok {
-		return fmt.Errorf("lxd config must be a dictionary. found a '%s'", pyTypeName(raw))
+		return fmt.Errorf("lxd config must be a dictionary. found a '%s'", pyval.TypeName(raw))
 	}
 	if err := waitSnapSeeded(ctx, c); err != nil {
 		return err
@@ -83,15 +63,15 @@ func runLXD(ctx context.Context, c *Context) error {
 	var errs []string
 	initCfg, ok := initRaw.(map[string]any)
 	if !ok {
-		errs = append(errs, fmt.Sprintf("lxd.init config must be a dictionary. found a '%s'", pyTypeName(initRaw)))
+		errs = append(errs, fmt.Sprintf("lxd.init config must be a dictionary. found a '%s'", pyval.TypeName(initRaw)))
 	}
 	bridge, ok := bridgeRaw.(map[string]any)
 	if !ok {
-		errs = append(errs, fmt.Sprintf("lxd.bridge config must be a dictionary. found a '%s'", pyTypeName(bridgeRaw)))
+		errs = append(errs, fmt.Sprintf("lxd.bridge config must be a dictionary. found a '%s'", pyval.TypeName(bridgeRaw)))
 	}
 	preseed, ok := preseedRaw.(string)
 	if !ok {
-		errs = append(errs, fmt.Sprintf("lxd.preseed config must be a string. found a '%s'", pyTypeName(preseedRaw)))
+		errs = append(errs, fmt.Sprintf("lxd.preseed config must be a string. found a '%s'", pyval.TypeName(preseedRaw)))
 	}
 	if preseed != "" && (len(initCfg) > 0 || len(bridge) > 0) {
 		var inc []string

@@ -58,7 +58,9 @@ type Context struct {
 	Distro     distro.Info
 	// Datasource is str(DataSource) for messages (final_message).
 	Datasource string
-	Log        *slog.Logger
+	// Log carries the stage attribute (stage=init, modules-config,
+	// modules-final, single): the runner's lines do not repeat it.
+	Log *slog.Logger
 	// Out receives command output (console and cloud-init-output.log).
 	Out io.Writer
 	// Booted is true when the target is the running system (the agent), so

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -68,7 +69,7 @@ func decodeNTP(c *Context) (ntpConfig, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nc, fmt.Errorf("'ntp' key existed in config, but not a dictionary type, is a %s instead", typeName(v))
+		return nc, fmt.Errorf("'ntp' key existed in config, but not a dictionary type, is a %s instead", pyval.TypeName(v))
 	}
 	if e, ok := m["enabled"]; ok && e != nil {
 		nc.Enabled = !isFalse(e)

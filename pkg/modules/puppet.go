@@ -234,9 +234,9 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions) error {
 
 // pyTypeRepr is repr(type(v)).
 func pyTypeRepr(v any) string {
-	n := map[string]string{"int": "int", "float": "float", "bool": "bool", "map": "dict", "nil": "NoneType"}[typeName(v)]
+	n := map[string]string{"int": "int", "float": "float", "bool": "bool", "map": "dict", "nil": "NoneType"}[pyval.TypeName(v)]
 	if n == "" {
-		n = typeName(v)
+		n = pyval.TypeName(v)
 	}
 	return "<class '" + n + "'>"
 }

@@ -75,7 +75,7 @@ func runRHSubscription(ctx context.Context, c *Context) error {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return fmt.Errorf("rh_subscription: expected a mapping, got %s", pyTypeName(raw))
+		return fmt.Errorf("rh_subscription: expected a mapping, got %s", pyval.TypeName(raw))
 	}
 	s := decodeRHSM(m)
 	if !((pyval.Truthy(s.user) && pyval.Truthy(s.password)) || pyval.Truthy(s.activationKey)) {

@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -66,7 +67,7 @@ type rsyslogConfig struct {
 
 // pyType names a decoded YAML value's Python type, for cloud-init's
 // type errors.
-func pyType(v any) string { return "<class '" + typeName(v) + "'>" }
+func pyType(v any) string { return "<class '" + pyval.TypeName(v) + "'>" }
 
 func decodeRsyslog(c *Context) (rsyslogConfig, error) {
 	rc := rsyslogConfig{ConfigDir: "/etc/rsyslog.d", ConfigFilename: "20-cloud-config.conf", ReloadAuto: true,

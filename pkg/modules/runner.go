@@ -107,14 +107,14 @@ func StageList(cfg Config, stage Stage) ([]Entry, error) {
 		}
 	default:
 		if pyval.Truthy(v) {
-			return nil, fmt.Errorf("'%s' object is not iterable", pyTypeName(v))
+			return nil, fmt.Errorf("'%s' object is not iterable", pyval.TypeName(v))
 		}
 	}
 	// str is Python's item.strip() on a value that must be a string.
 	str := func(v any) (string, error) {
 		s, ok := v.(string)
 		if !ok {
-			return "", fmt.Errorf("'%s' object has no attribute 'strip'", pyTypeName(v))
+			return "", fmt.Errorf("'%s' object has no attribute 'strip'", pyval.TypeName(v))
 		}
 		return strings.TrimSpace(s), nil
 	}
@@ -143,7 +143,7 @@ func StageList(cfg Config, stage Stage) ([]Entry, error) {
 				}
 			}
 		default:
-			err = fmt.Errorf("Failed to read '%s' item in config, unknown type %s", pyStr(it), pyTypeName(it))
+			err = fmt.Errorf("Failed to read '%s' item in config, unknown type %s", pyStr(it), pyval.TypeName(it))
 		}
 		if err != nil {
 			return nil, err
@@ -237,7 +237,7 @@ func RunStage(ctx context.Context, c *Context, stage Stage) Report {
 		if c.Uptime != nil {
 			rep.Starts[m.Name] = c.Uptime()
 		}
-		c.Log.Info("running module", "stage", string(stage), "module", m.Name, "frequency", string(freq))
+		c.Log.Info("running module", "module", m.Name, "frequency", string(freq))
 		err := runModule(ctx, c, m)
 		if sem != "" && atMostOnce[m.Name] && c.Root.DeferredSync() {
 			// What the user's code wrote is on disk before the next module:
@@ -517,7 +517,7 @@ func RunSingle(ctx context.Context, c *Context, name string, freq state.Frequenc
 		}
 	}
 	res.Ran = true
-	c.Log.Info("running module", "stage", "single", "module", m.Name, "frequency", string(p.freq))
+	c.Log.Info("running module", "module", m.Name, "frequency", string(p.freq))
 	if err := runModule(ctx, c, m); err != nil {
 		ev.Fail()
 		return res, err

@@ -25,6 +25,7 @@ import (
 	"path"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
@@ -86,7 +87,7 @@ func runSaltMinion(ctx context.Context, c *Context) error {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok && raw != nil {
-		return fmt.Errorf("salt_minion: expected a mapping, found %s", typeName(raw))
+		return fmt.Errorf("salt_minion: expected a mapping, found %s", pyval.TypeName(raw))
 	}
 	s := decodeSalt(c, m)
 	f := c.facts()

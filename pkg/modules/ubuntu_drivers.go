@@ -47,7 +47,7 @@ func runUbuntuDrivers(ctx context.Context, c *Context) error {
 	}
 	cfg, ok := raw.(map[string]any)
 	if !ok {
-		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyTypeName(raw), pyStr(raw))
+		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyval.TypeName(raw), pyStr(raw))
 	}
 	nv, _ := cfg["nvidia"].(map[string]any)
 	if !TranslateBool(nv["license-accepted"], false) {

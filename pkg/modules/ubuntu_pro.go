@@ -76,7 +76,7 @@ func runUbuntuPro(ctx context.Context, c *Context) error {
 	}
 	pro, ok := section.(map[string]any)
 	if !ok {
-		return failf(c, "'ubuntu_pro' should be a dict, not a %s", pyTypeName(section))
+		return failf(c, "'ubuntu_pro' should be a dict, not a %s", pyval.TypeName(section))
 	}
 	if _, ok := pro["commands"]; ok {
 		return failf(c, `Deprecated configuration "ubuntu-advantage: commands" provided. Expected "token"`)
@@ -94,12 +94,12 @@ func runUbuntuPro(ctx context.Context, c *Context) error {
 	if f, ok := pro["features"]; ok {
 		fm, ok := f.(map[string]any)
 		if !ok {
-			return failf(c, "'ubuntu_pro.features' should be a dict, not a %s", pyTypeName(f))
+			return failf(c, "'ubuntu_pro.features' should be a dict, not a %s", pyval.TypeName(f))
 		}
 		if d, ok := fm["disable_auto_attach"]; ok {
 			b, ok := d.(bool)
 			if !ok {
-				return failf(c, "'ubuntu_pro.features.disable_auto_attach' should be a bool, not a %s", pyTypeName(d))
+				return failf(c, "'ubuntu_pro.features.disable_auto_attach' should be a bool, not a %s", pyval.TypeName(d))
 			}
 			disable = b
 		}
@@ -217,7 +217,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 	}
 	cfg, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("ubuntu_pro: config should be a dict, not a %s; skipping enabling config parameters", pyTypeName(v))
+		return fmt.Errorf("ubuntu_pro: config should be a dict, not a %s; skipping enabling config parameters", pyval.TypeName(v))
 	}
 	keys := sortedKeys(cfg)
 	var bad []string
@@ -284,7 +284,7 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 			enable = append(enable, pyStr(e))
 		}
 	default:
-		c.warn("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyTypeName(t))
+		c.warn("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyval.TypeName(t))
 	}
 	argv := []string{"pro", "attach", token}
 	if len(enable) > 0 {

@@ -126,7 +126,7 @@ func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserC
 		case map[string]any:
 			oldUser = deepCopy(t).(map[string]any)
 		default:
-			warn("Format for 'user' key must be a string or dictionary and not %s", typeName(v))
+			warn("Format for 'user' key must be a string or dictionary and not %s", pyval.TypeName(v))
 		}
 	}
 	defUserCfg := mergeCfg(oldUser, defaultUserConfig(c))
@@ -144,7 +144,7 @@ func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserC
 			}
 		}
 	default:
-		warn("Format for 'users' key must be a comma-separated string or a dictionary or a list but found %s", typeName(base))
+		warn("Format for 'users' key must be a comma-separated string or a dictionary or a list but found %s", pyval.TypeName(base))
 		base = []any{}
 	}
 	if oldUser != nil {
@@ -218,7 +218,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 				v["name"] = k
 				list = append(list, v)
 			default:
-				errs = append(errs, fmt.Errorf("unmappable user value type %s for key %s", typeName(t[k]), k))
+				errs = append(errs, fmt.Errorf("unmappable user value type %s for key %s", pyval.TypeName(t[k]), k))
 			}
 		}
 	case string:
@@ -257,7 +257,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 			}
 			put(n, mergeCfg(users[n], t))
 		default:
-			errs = append(errs, fmt.Errorf("user config must be dictionary/list or string types only and not %s", typeName(item)))
+			errs = append(errs, fmt.Errorf("user config must be dictionary/list or string types only and not %s", pyval.TypeName(item)))
 		}
 	}
 	for n, cfg := range users {
@@ -330,7 +330,7 @@ func normalizeGroups(v any) ([]GroupConfig, error) {
 					case string, []any:
 						add(k, uniqMerge(m)...)
 					default:
-						errs = append(errs, fmt.Errorf("bad group member type %s for group %s", typeName(e[k]), k))
+						errs = append(errs, fmt.Errorf("bad group member type %s for group %s", pyval.TypeName(e[k]), k))
 					}
 				}
 			case string:
@@ -338,7 +338,7 @@ func normalizeGroups(v any) ([]GroupConfig, error) {
 					add(n)
 				}
 			default:
-				errs = append(errs, fmt.Errorf("unknown group name type %s", typeName(e)))
+				errs = append(errs, fmt.Errorf("unknown group name type %s", pyval.TypeName(e)))
 			}
 		}
 	case map[string]any:
@@ -346,7 +346,7 @@ func normalizeGroups(v any) ([]GroupConfig, error) {
 			add(k, uniqMerge(t[k])...)
 		}
 	default:
-		return nil, fmt.Errorf("group config must be list, dict or string type only but found %s", typeName(v))
+		return nil, fmt.Errorf("group config must be list, dict or string type only but found %s", pyval.TypeName(v))
 	}
 	out := make([]GroupConfig, 0, len(order))
 	for _, n := range order {
@@ -473,13 +473,13 @@ func ruleList(v any, key string) ([]string, error) {
 		for _, e := range t {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("%s rule of type %s", key, typeName(e))
+				return nil, fmt.Errorf("%s rule of type %s", key, pyval.TypeName(e))
 			}
 			out = append(out, s)
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("can not create %s rule addition with type %s", key, typeName(v))
+	return nil, fmt.Errorf("can not create %s rule addition with type %s", key, pyval.TypeName(v))
 }
 
 // keyList is an ssh_authorized_keys value: a string, a list, or a dict
@@ -610,25 +610,4 @@ func isTrue(v any) bool {
 		return true
 	}
 	return false
-}
-
-// typeName names a decoded YAML value's type the way cloud-init's messages do.
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "NoneType"
-	case bool:
-		return "bool"
-	case int, int64, uint64:
-		return "int"
-	case float64:
-		return "float"
-	case string:
-		return "str"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "dict"
-	}
-	return fmt.Sprintf("%T", v)
 }

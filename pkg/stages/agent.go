@@ -20,7 +20,9 @@ import (
 
 // AgentOptions is what the in-root agent stage needs.
 type AgentOptions struct {
-	Root    *target.Root // "/" in the booted system
+	Root *target.Root // "/" in the booted system
+	// Log carries the stage attribute (stage=modules-config, ...): every
+	// line of the stage names it once.
 	Log     *slog.Logger
 	Out     io.Writer
 	Now     func() time.Time
@@ -159,7 +161,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		o.Log.Debug("module timing", "stage", stageName, "module", n, "duration", rep.Durations[n])
+		o.Log.Debug("module timing", "module", n, "duration", rep.Durations[n])
 	}
 	finish()
 	return stage.Errors, mc.Power, nil

@@ -159,3 +159,33 @@ func TestUpstreamAnalyzeReadsLog(t *testing.T) {
 		}
 	}
 }
+
+// TestCloudInitLogAttrsOnce checks that no line of a boot's log (init,
+// config and final stages) carries an attribute twice, such as the stage
+// given both by the stage's logger and by the module runner, and that every
+// module's "running module" line names its stage.
+func TestCloudInitLogAttrsOnce(t *testing.T) {
+	logb, _ := bootLog(t)
+	key := regexp.MustCompile(` ([a-z_]+)=`)
+	running := map[string]int{}
+	for _, l := range strings.Split(string(logb), "\n") {
+		seen := map[string]bool{}
+		for _, m := range key.FindAllStringSubmatch(l, -1) {
+			if seen[m[1]] {
+				t.Errorf("attribute %s twice: %s", m[1], l)
+			}
+			seen[m[1]] = true
+		}
+		if _, rest, ok := strings.Cut(l, "]: running module stage="); ok {
+			stage, _, _ := strings.Cut(rest, " ")
+			running[stage]++
+		} else if strings.Contains(l, "]: running module ") {
+			t.Errorf("running module line without its stage first: %s", l)
+		}
+	}
+	for _, s := range []string{"init", "modules-config", "modules-final"} {
+		if running[s] == 0 {
+			t.Errorf("no module ran with stage=%s (running lines per stage: %v)", s, running)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
@@ -50,6 +52,32 @@ func TestCloudConfigTextGoldens(t *testing.T) {
 					t.Errorf("%s differs from upstream (-upstream +cloudroot):\n%s", name, diff)
 				}
 			}
+			compareRecoverable(t, bdir, st.Get(state.StageInit).RecoverableErrors)
 		})
+	}
+}
+
+// compareRecoverable compares the init stage's recoverable errors with
+// what upstream recorded in status.json for the same seed
+// (want/recoverable-errors.json: init-local's and init's). cloudroot's init
+// stage is cloud-init's two: upstream's init-local entries come first.
+func compareRecoverable(t *testing.T, bdir string, got map[string][]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(bdir, "want", "recoverable-errors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up map[string]map[string][]string
+	if err := json.Unmarshal(b, &up); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{}
+	for _, stage := range []string{"init-local", "init"} {
+		for lvl, msgs := range up[stage] {
+			want[lvl] = append(want[lvl], msgs...)
+		}
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("init recoverable_errors differ from upstream (-upstream +cloudroot):\n%s", diff)
 	}
 }

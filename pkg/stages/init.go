@@ -173,7 +173,8 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Validated before the decoding below, so that the two parses of a
 	// large cloud-config are never in memory at once.
 	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
-		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) })
+		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) },
+			func(m string) { o.Log.Info(m, "stage", "init") })
 	}
 	ud := decode("user-data", d.UserData)
 	vd := decode("vendor-data", d.VendorData)
@@ -322,7 +323,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		InstanceID:      iid,
 		Distro:          dist,
 		Datasource:      d.Description(),
-		Log:             o.Log,
+		Log:             o.Log.With("stage", state.StageInit),
 		Out:             o.Out,
 		Now:             o.Now,
 		Uptime:          o.Uptime,
@@ -375,13 +376,27 @@ func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) 
 	return nil
 }
 
+// SchemaWarning is cloud-init 26.x's one warning at boot for a
+// cloud-config that fails its schema (validate_cloudconfig_schema with
+// log_details=False: the details could hold secrets).
+const SchemaWarning = "cloud-config failed schema validation! You may run 'sudo cloud-init schema --system' to check the details."
+
 // recordSchema turns schema findings into status entries the way cloud-init
-// reports invalid user-data: errors and unknown keys as warnings,
-// deprecations at the DEPRECATED level.
-func recordSchema(r schema.Report, warn, deprecated func(string)) {
+// 26.x reports invalid user-data at boot: one SchemaWarning for all the
+// errors and unknown keys, and one DEPRECATED "Deprecated cloud-config
+// provided: PATH: MSG, PATH: MSG" for the deprecations (by path, as 26.x
+// finds them in the merged cloud-config, whose keys are sorted). Each
+// finding also goes to detail (cloud-init.log at INFO, no recoverable
+// error) with its line: cloud-init leaves that to `cloud-init schema --system`.
+func recordSchema(r schema.Report, warn, deprecated, detail func(string)) {
+	failed := false
+	var deps []schema.Finding
 	for _, f := range r.Findings {
 		if f.Notice {
 			continue // logged with the user-data notices; cloud-init is silent
+		}
+		if f.Document {
+			continue // not YAML or not a mapping: the user-data warnings say so, as cloud-init's part handler
 		}
 		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
 		if f.Line > 0 {
@@ -389,10 +404,23 @@ func recordSchema(r schema.Report, warn, deprecated func(string)) {
 		}
 		switch f.Severity {
 		case schema.Deprecation:
-			deprecated(msg)
+			deps = append(deps, f)
+			detail("Deprecated cloud-config provided: " + msg)
 		default:
-			warn("Invalid cloud-config provided: " + msg)
+			failed = true
+			detail("Invalid cloud-config provided: " + msg)
 		}
+	}
+	if len(deps) > 0 {
+		sort.SliceStable(deps, func(i, j int) bool { return deps[i].Path < deps[j].Path })
+		parts := make([]string, len(deps))
+		for i, f := range deps {
+			parts[i] = schema.ProblemPath(f) + ": " + f.Message
+		}
+		deprecated("Deprecated cloud-config provided: " + strings.Join(parts, ", "))
+	}
+	if failed {
+		warn(SchemaWarning)
 	}
 }
 

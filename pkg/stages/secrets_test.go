@@ -51,8 +51,9 @@ func TestInstanceDataSecrets(t *testing.T) {
 }
 
 // TestStatusNeverQuotesPasswords: a mistyped password field
-// (plain_text_passwd: [..]) is reported in status.json by its path, and its
-// value appears in no recoverable error, error or log line.
+// (plain_text_passwd: [..]) is a schema warning in status.json and named by
+// its path in the log, and its value appears in no recoverable error, error
+// or log line.
 func TestStatusNeverQuotesPasswords(t *testing.T) {
 	tr := newRoot(t, &fakeRunner{})
 	d := seed(t, "instance-id: i-p\n", "#cloud-config\nusers:\n  - name: ann\n    plain_text_passwd: [Hunter2Secret]\nchpasswd:\n  users:\n    - {name: root, password: [RootSecret99]}\npassword: [TopSecret77]\n")
@@ -66,8 +67,11 @@ func TestStatusNeverQuotesPasswords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "plain_text_passwd") {
-		t.Errorf("status does not name the mistyped key: %s", b)
+	if !strings.Contains(string(b), SchemaWarning) {
+		t.Errorf("status has no schema warning: %s", b)
+	}
+	if !strings.Contains(logs.String(), "plain_text_passwd") {
+		t.Errorf("log does not name the mistyped key:\n%s", logs.String())
 	}
 	for _, sec := range []string{"Hunter2Secret", "RootSecret99", "TopSecret77"} {
 		if strings.Contains(string(b), sec) {

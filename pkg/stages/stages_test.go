@@ -319,16 +319,23 @@ func TestInitFullPipeline(t *testing.T) {
 	}
 }
 
+// TestInitSchemaWarnings: schema errors are one recoverable warning, as
+// cloud-init 26.x words it at boot; the details are in the log.
 func TestInitSchemaWarnings(t *testing.T) {
 	tr := newRoot(t, &fakeRunner{})
 	d := seed(t, "instance-id: i-s\n", "#cloud-config\nruncmd: 5\nnot_a_key: 1\n")
 	var s state.State
 	st := state.NewStatus()
-	Init(context.Background(), initOpts(tr, tr, d), st.Get(state.StageInit), &s)
-	w := strings.Join(st.Get(state.StageInit).RecoverableErrors["WARNING"], "\n")
-	for _, want := range []string{"runcmd", "line 2", "not_a_key"} {
-		if !strings.Contains(w, want) {
-			t.Errorf("warnings lack %q:\n%s", want, w)
+	var logs strings.Builder
+	o := initOpts(tr, tr, d)
+	o.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	Init(context.Background(), o, st.Get(state.StageInit), &s)
+	if diff := cmp.Diff([]string{SchemaWarning}, st.Get(state.StageInit).RecoverableErrors["WARNING"]); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{"line 2: runcmd", "not_a_key"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
 	}
 }
@@ -527,7 +534,7 @@ func TestInitUserDataYAML11(t *testing.T) {
 		t.Fatal(err)
 	}
 	stage := st.Get(state.StageInit)
-	wantWarn := []string{"Invalid cloud-config provided: user-data: line 5: write_files.0.permissions: 416 is not of type 'string'"}
+	wantWarn := []string{SchemaWarning}
 	if len(stage.Errors) > 0 || len(stage.RecoverableErrors) != 1 || !slices.Equal(stage.RecoverableErrors["WARNING"], wantWarn) {
 		t.Fatalf("init errors %v, recoverable %v", stage.Errors, stage.RecoverableErrors)
 	}
@@ -538,6 +545,9 @@ func TestInitUserDataYAML11(t *testing.T) {
 	}
 	if fi, err := tr.Stat("/etc/secret"); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("/etc/secret mode: %v %v", fi, err)
+	}
+	if !strings.Contains(logBuf.String(), `Invalid cloud-config provided: user-data: line 5: write_files.0.permissions: 416 is not of type 'string'`) {
+		t.Errorf("schema detail not logged:\n%s", logBuf.String())
 	}
 	if !strings.Contains(logBuf.String(), `user-data: part-001: line 10 column 1: duplicate key \"hostname\" (first at line 2)`) {
 		t.Errorf("duplicate key not logged:\n%s", logBuf.String())
@@ -562,7 +572,7 @@ func TestInapplicableModulesLeaveNoTrace(t *testing.T) {
 	if err := Init(context.Background(), o, st.Get(state.StageInit), &s); err != nil {
 		t.Fatal(err)
 	}
-	const line = " - modules.py[INFO]: Skipping modules 'bootcmd,write_files,disk_setup,update_etc_hosts,ca_certs,rsyslog' because no applicable config is provided.\n"
+	const line = " - modules.py[INFO]: Skipping modules 'bootcmd,write_files,disk_setup,update_etc_hosts,ca_certs,rsyslog' because no applicable config is provided. stage=init\n"
 	if !strings.Contains(logBuf.String(), line) {
 		t.Errorf("log lacks %q:\n%s", line, logBuf.String())
 	}

@@ -13,6 +13,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -40,6 +41,43 @@ type pending struct {
 	cfg     map[string]any
 	cfgWarn []yaml11.Warning
 	cfgErr  error
+	// cfgNull: the document is empty or null; cfgType: the Python type
+	// of a document that is not a mapping ("" for a mapping).
+	cfgNull bool
+	cfgType string
+}
+
+// parseCloudConfig is util.load_yaml on a cloud-config part: a mapping
+// (cfg), an empty or null document (cfgNull, cfg empty), another value
+// (cfgType names its Python type; cfg is nil) or invalid YAML (cfgErr).
+func (pd *pending) parseCloudConfig() {
+	pd.parsed = true
+	pd.cfg, pd.cfgErr, pd.cfgNull, pd.cfgType = nil, nil, false, ""
+	var v any
+	v, pd.cfgWarn, pd.cfgErr = yaml11.Load("", pd.Content)
+	if pd.cfgErr != nil {
+		return
+	}
+	switch m := v.(type) {
+	case nil:
+		pd.cfg, pd.cfgNull = map[string]any{}, true
+	case map[string]any:
+		pd.cfg = m
+	default:
+		pd.cfgType = pyval.TypeName(v)
+	}
+}
+
+// loadYAMLWarning is cloud-init's util.load_yaml warning for a document
+// whose top level is not a mapping; it returns None instead.
+func loadYAMLWarning(typ string) string {
+	return fmt.Sprintf("Failed loading yaml blob. Yaml load allows (<class 'dict'>,) root types, but got %s instead", typ)
+}
+
+// cloudInitWarning records a warning in cloud-init's own words (no
+// source prefix), as its LogExporter records it.
+func (p *processor) cloudInitWarning(msg string) {
+	p.res.Warnings = append(p.res.Warnings, msg)
 }
 
 func (p *processor) errorf(part string, line int, format string, args ...any) {
@@ -209,8 +247,13 @@ func (p *processor) attach(l leaf, origin string) {
 	pd := pending{Part: pt, origin: origin}
 	idx := l.headers.get("Launch-Index")
 	if pt.Type == TypeCloudConfig {
-		pd.parsed = true
-		pd.cfg, pd.cfgWarn, pd.cfgErr = yaml11.LoadMap("", pt.Content)
+		// cloud-init reads launch-index here with util.load_yaml, which
+		// warns about a document that is not a mapping (again when the
+		// part is handled).
+		pd.parseCloudConfig()
+		if pd.cfgType != "" {
+			p.cloudInitWarning(loadYAMLWarning(pd.cfgType))
+		}
 		if v, ok := pd.cfg["launch-index"]; idx == "" && ok && v != nil {
 			idx = fmt.Sprint(v)
 		}
@@ -234,22 +277,36 @@ func (p *processor) filterLaunchIndex() {
 	p.parts = kept
 }
 
+// emptyCloudConfigWarning is cloud-init's CloudConfigPartHandler warning
+// for a part whose YAML loads as None (empty, null, or not a mapping).
+func emptyCloudConfigWarning(part string) string {
+	return fmt.Sprintf("Failed at merging in cloud config part from %s: empty cloud config", part)
+}
+
 // handle gives a part to its handler.
 func (p *processor) handle(pt *pending) {
 	name := pt.Filename
 	switch pt.Type {
 	case TypeCloudConfig:
-		cfg, warns, err := pt.cfg, pt.cfgWarn, pt.cfgErr
 		if !pt.parsed {
-			cfg, warns, err = yaml11.LoadMap("", pt.Content)
+			pt.parseCloudConfig()
 		}
+		cfg := pt.cfg
 		// A repeated key keeps its last value, as in cloud-init; say so.
-		for _, w := range warns {
+		for _, w := range pt.cfgWarn {
 			p.notice(name, w.Message())
 		}
-		if err != nil {
+		if pt.cfgErr != nil {
 			p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
-			p.addError(name, 0, fmt.Errorf("invalid #cloud-config: %w", err))
+			p.addError(name, 0, fmt.Errorf("invalid #cloud-config: %w", pt.cfgErr))
+			return
+		}
+		if pt.cfgType != "" {
+			// load_yaml warns and gives None: the handler refuses the
+			// part as empty and names it in cloud-config.txt.
+			p.cloudInitWarning(loadYAMLWarning(pt.cfgType))
+			p.cloudInitWarning(emptyCloudConfigWarning(name))
+			p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
 			return
 		}
 		pt.Config = cfg
@@ -258,14 +315,12 @@ func (p *processor) handle(pt *pending) {
 			how = cfg["merge_type"]
 		}
 		cc := CloudConfig{Part: name, Config: cfg, MergeHow: how, MergeHeader: pt.MergeType}
-		if len(cfg) == 0 {
-			if v, _, _ := yaml11.Load("", pt.Content); v == nil {
-				// cloud-init's handler refuses it ("empty cloud config")
-				// and names it in cloud-config.txt.
-				cc.Null = true
-				p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
-				p.notice(name, "empty cloud config: ignored")
-			}
+		if pt.cfgNull {
+			// cloud-init's handler refuses it ("empty cloud config"), a
+			// warning, and names it in cloud-config.txt.
+			cc.Null = true
+			p.res.IgnoredCloudConfigs = append(p.res.IgnoredCloudConfigs, name)
+			p.cloudInitWarning(emptyCloudConfigWarning(name))
 		}
 		p.res.CloudConfigs = append(p.res.CloudConfigs, cc)
 	case TypeCloudConfigJSONP:

@@ -169,7 +169,13 @@ type Result struct {
 	// instance/boothooks/<name>, run every boot in init with INSTANCE_ID.
 	Boothooks []Script
 	// Warnings are recoverable problems (unknown types, plain text,
-	// unsupported handlers, undefined jinja variables).
+	// unsupported handlers, undefined jinja variables), each named by the
+	// source, or in cloud-init's own words where a recoverable error of
+	// 26.x is matched: a cloud-config part that is empty, null or not a
+	// mapping ("Failed at merging in cloud config part from NAME: empty
+	// cloud config", after load_yaml's "Failed loading yaml blob. ..."
+	// for a non-mapping, once when the part is read for its launch-index
+	// and once when it is handled).
 	Warnings []string
 	// Notices are worth logging but are no problem to cloud-init, which says
 	// nothing about them: a repeated key in a cloud-config part (its last

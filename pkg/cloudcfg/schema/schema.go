@@ -75,6 +75,12 @@ type Finding struct {
 	// Notice marks what cloud-init does not report at all (a repeated key,
 	// whose last value is used): `schema` shows it, a boot only logs it.
 	Notice bool
+	// Document marks a document that could not be checked at all (not
+	// YAML, not a mapping). At boot cloud-init validates the merged
+	// cloud-config, from which its part handler has left such a part out
+	// (and warned about it), so a boot does not report it as a schema
+	// problem.
+	Document bool
 	// Root marks a problem of the top-level mapping found by the schema
 	// (network-config's): cloud-init prints it with an empty path rather
 	// than a format-l<line>.c<column> location.
@@ -127,7 +133,7 @@ func Validate(doc []byte, source string) Report {
 	d, err := yaml11.Parse("", doc)
 	if err != nil {
 		line, col := yamlErrorPosition(err)
-		r.Findings = append(r.Findings, Finding{Line: line, Column: col, Severity: Error,
+		r.Findings = append(r.Findings, Finding{Line: line, Column: col, Severity: Error, Document: true,
 			Message: fmt.Sprintf("File %s is not valid YAML. %v", source, err)})
 		return r
 	}
@@ -144,7 +150,7 @@ func Validate(doc []byte, source string) Report {
 		if inst == nil {
 			return finish(r) // empty document: nothing to check
 		}
-		r.Findings = append(r.Findings, Finding{Line: 1, Column: 1, Severity: Error, Message: "Cloud-config is not a YAML dict."})
+		r.Findings = append(r.Findings, Finding{Line: 1, Column: 1, Severity: Error, Document: true, Message: "Cloud-config is not a YAML dict."})
 		return finish(r)
 	}
 	sch, err := compiled()

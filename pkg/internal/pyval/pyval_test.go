@@ -1,6 +1,10 @@
 package pyval
 
-import "testing"
+import (
+	"math/big"
+	"testing"
+	"time"
+)
 
 func TestTruthy(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,6 +32,20 @@ func TestTruthy(t *testing.T) {
 	} {
 		if got := Truthy(tc.v); got != tc.want {
 			t.Errorf("Truthy(%#v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestTypeName(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{nil, "NoneType"}, {true, "bool"}, {3, "int"}, {new(big.Int).Lsh(big.NewInt(1), 70), "int"}, {1.5, "float"},
+		{"s", "str"}, {[]any{1}, "list"}, {map[string]any{}, "dict"}, {time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "datetime"},
+	} {
+		if got := TypeName(tc.v); got != tc.want {
+			t.Errorf("TypeName(%#v) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
 }
