@@ -6,6 +6,7 @@ os dir), `config.yaml` (the module's cloud-config) and optionally `init`
 ("systemd" or not). Run through scripts/upstream-cloudinit.sh --python.
 """
 
+import logging
 import os
 
 import yaml
@@ -41,3 +42,20 @@ def cases(cases_dir, osdir):
             with open(os.path.join(cdir, "init")) as f:
                 systemd = f.read().strip() == "systemd"
         yield case, cdir, osr, CLASS[osr["ID"]], cfg, systemd
+
+
+class Capture(logging.Handler):
+    """The log lines (INFO and up) as "FILE[LEVEL]: msg" and, as cloud-init's
+    LogExporter keeps them for status.json, the messages of WARNING and up by
+    level name."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines = []
+        self.recoverable = {}
+
+    def emit(self, record):
+        msg = record.getMessage()
+        self.lines.append("%s[%s]: %s" % (record.filename, record.levelname, msg))
+        if record.levelno >= logging.WARNING:
+            self.recoverable.setdefault(record.levelname, []).append(msg)

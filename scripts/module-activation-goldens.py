@@ -24,6 +24,8 @@ import types
 
 import yaml
 
+import goldenlib
+
 from cloudinit import lifecycle
 from cloudinit.config import modules
 from cloudinit.log import loggers
@@ -31,20 +33,6 @@ from cloudinit.log import loggers
 SECTIONS = ("cloud_init_modules", "cloud_config_modules", "cloud_final_modules")
 
 
-class Capture(logging.Handler):
-    """The log lines (INFO and up) and, as LogExporter, the records of
-    WARNING and up by level name."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines = []
-        self.recoverable = {}
-
-    def emit(self, record):
-        msg = record.getMessage()
-        self.lines.append("%s[%s]: %s" % (record.filename, record.levelname, msg))
-        if record.levelno >= logging.WARNING:
-            self.recoverable.setdefault(record.levelname, []).append(msg)
 
 
 loggers.define_extra_loggers()  # DEPRECATED, as cloud-init's main does
@@ -64,7 +52,7 @@ for name in sorted(cases):
         m._cached_cfg = cfg
         ran = []
         m._run_modules = lambda mostly, ran=ran: ran.extend([d[1], d[2]] for d in mostly) or (ran, [])
-        cap = Capture()
+        cap = goldenlib.Capture()
         lifecycle.deprecate.log = set()
         log.addHandler(cap)
         out[section] = {"run": ran}

@@ -36,6 +36,8 @@ import types
 
 import yaml
 
+import goldenlib
+
 from cloudinit import helpers, importer, lifecycle, subp, util
 from cloudinit import config as ccfg
 from cloudinit.cmd.main import FREQ_SHORT_NAMES
@@ -43,19 +45,6 @@ from cloudinit.config import modules
 from cloudinit.log import loggers
 
 
-class Capture(logging.Handler):
-    """Log lines (INFO and up) and, as LogExporter, WARNING and up."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines = []
-        self.recoverable = {}
-
-    def emit(self, record):
-        msg = record.getMessage()
-        self.lines.append("%s[%s]: %s" % (record.filename, record.levelname, msg))
-        if record.levelno >= logging.WARNING:
-            self.recoverable.setdefault(record.levelname, []).append(msg)
 
 
 class Paths:
@@ -147,7 +136,7 @@ def run_case(case):
         lifecycle.deprecate.log = set()
         del called[:]
         del COMMANDS[:]
-        cap = Capture()
+        cap = goldenlib.Capture()
         log.addHandler(cap)
         try:
             m = modules.Modules(init)
