@@ -33,8 +33,6 @@ from cloudinit.log import loggers
 SECTIONS = ("cloud_init_modules", "cloud_config_modules", "cloud_final_modules")
 
 
-
-
 loggers.define_extra_loggers()  # DEPRECATED, as cloud-init's main does
 with open(sys.argv[1]) as f:
     cases = yaml.safe_load(f)

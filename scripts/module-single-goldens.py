@@ -45,8 +45,6 @@ from cloudinit.config import modules
 from cloudinit.log import loggers
 
 
-
-
 class Paths:
     def __init__(self, d):
         self.d = d
