@@ -172,9 +172,11 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Schema: problems are recorded, never fatal (cloud-init's behaviour).
 	// Validated before the decoding below, so that the two parses of a
 	// large cloud-config are never in memory at once.
-	if userdata.Sniff(d.UserData) == userdata.TypeCloudConfig {
-		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), warn, func(m string) { stage.AddRecoverable("DEPRECATED", m) },
-			func(m string) { o.Log.Info(m, "stage", "init") })
+	schemaDeprecated := func(m string) { stage.AddRecoverable("DEPRECATED", m) }
+	schemaDetail := func(m string) { o.Log.Info(m, "stage", "init") }
+	rawCloudConfig := userdata.Sniff(d.UserData) == userdata.TypeCloudConfig
+	if rawCloudConfig {
+		recordSchema(schema.ValidateUserData(d.UserData, "user-data"), "user-data", warn, schemaDeprecated, schemaDetail)
 	}
 	ud := decode("user-data", d.UserData)
 	vd := decode("vendor-data", d.VendorData)
@@ -247,6 +249,15 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		fail(err.Error())
 	}
 	writeConfig(idir+"/cloud-config.txt", ud, m.User)
+	// cloud-init validates the merged user cloud-config (cloud-config.txt,
+	// unless empty) whatever form the user-data had: MIME parts, #include,
+	// gzip, a jinja template. A plain #cloud-config was validated above,
+	// on its own bytes, for findings with its own line numbers.
+	if !rawCloudConfig && len(m.User) > 0 {
+		if b, err := o.Target.ReadFile(idir + "/cloud-config.txt"); err == nil && len(b) > 0 {
+			recordSchema(schema.ValidateUserData(b, "cloud-config.txt"), "cloud-config.txt", warn, schemaDeprecated, schemaDetail)
+		}
+	}
 	// Without vendor data cloud-init's _consume_vendordata returns early
 	// ("no vendordata provided"): no vendor cloud-config file. The raw
 	// vendor-data2.txt is written every time, empty when there is none
@@ -388,7 +399,9 @@ const SchemaWarning = "cloud-config failed schema validation! You may run 'sudo 
 // finds them in the merged cloud-config, whose keys are sorted). Each
 // finding also goes to detail (cloud-init.log at INFO, no recoverable
 // error) with its line: cloud-init leaves that to `cloud-init schema --system`.
-func recordSchema(r schema.Report, warn, deprecated, detail func(string)) {
+// label names what was validated in the details ("user-data" or the
+// merged "cloud-config.txt", whose line numbers they are).
+func recordSchema(r schema.Report, label string, warn, deprecated, detail func(string)) {
 	failed := false
 	var deps []schema.Finding
 	for _, f := range r.Findings {
@@ -398,9 +411,9 @@ func recordSchema(r schema.Report, warn, deprecated, detail func(string)) {
 		if f.Document {
 			continue // not YAML or not a mapping: the user-data warnings say so, as cloud-init's part handler
 		}
-		msg := fmt.Sprintf("user-data: %s: %s", schema.ProblemPath(f), f.Message)
+		msg := fmt.Sprintf("%s: %s: %s", label, schema.ProblemPath(f), f.Message)
 		if f.Line > 0 {
-			msg = fmt.Sprintf("user-data: line %d: %s: %s", f.Line, schema.ProblemPath(f), f.Message)
+			msg = fmt.Sprintf("%s: line %d: %s: %s", label, f.Line, schema.ProblemPath(f), f.Message)
 		}
 		switch f.Severity {
 		case schema.Deprecation:
