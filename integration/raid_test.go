@@ -271,8 +271,8 @@ func TestRootLVM(t *testing.T) {
 		"instance_id=iid-lvmroot", "switching root",
 		// cloud-init skips growpart on a mapped device that is not
 		// encrypted; resizefs grows the filesystem to the LV (280 MiB).
-		`growpart: skipping device module=growpart entry=/ device=/dev/dm-0 reason="/dev/dm-0: not a partition"`,
-		`Resized root filesystem (type=ext4, val=true) module=resizefs device=/dev/dm-0`)
+		`growpart: skipping device stage=init module=growpart entry=/ device=/dev/dm-0 reason="/dev/dm-0: not a partition"`,
+		`Resized root filesystem (type=ext4, val=true) stage=init module=resizefs device=/dev/dm-0`)
 }
 
 // TestRootLVMSpan boots a root on a logical volume linear across two
@@ -304,7 +304,7 @@ func TestRootLVMSpan(t *testing.T) {
 	wantConsoleMatch(t, r, `LVM volume groups activated request="logical volumes vg1/root" active=vg1-root `)
 	wantConsole(t, r, "root device root=/dev/mapper/vg1-root device=/dev/dm-0 fstype=ext4",
 		"instance_id=iid-lvmspan", "switching root",
-		`Resized root filesystem (type=ext4, val=true) module=resizefs device=/dev/dm-0`)
+		`Resized root filesystem (type=ext4, val=true) stage=init module=resizefs device=/dev/dm-0`)
 	if strings.Contains(r.Console, "vg1-spare") {
 		t.Error("vg1/spare was activated although rd.lvm.lv= names only vg1/root")
 	}
