@@ -6,6 +6,8 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 build := justfile_directory() / "build"
 # The driver profile of `just initramfs` (initramfs/profiles/<profile>.txt).
 profile := "minimal"
+# How many QEMU boots of the integration suite run at once (`just qemu_parallel=1 test` for one).
+qemu_parallel := env("CLOUDROOT_QEMU_PARALLEL", "2")
 # Firmware the packed drivers declare is taken from here when present (Debian's firmware-* packages).
 firmware := env("CLOUDROOT_FIRMWARE", "/lib/firmware")
 export GOFLAGS := "-buildvcs=false"
@@ -23,10 +25,13 @@ test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-im
     go vet ./...
     go test -count=1 $(go list ./... | grep -v '/integration$')
     # QEMU suite: full output in build/integration.log, the summary here,
-    # the whole log on failure.
+    # the whole log on failure. Every test is independent (its own disk copy,
+    # seed, ports); `qemu_parallel` of them boot at once (one TCG vCPU each).
     rc=0
-    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 50m -v ./integration/ > {{build}}/integration.log 2>&1 || rc=$?
-    if [ "$rc" -ne 0 ]; then cat {{build}}/integration.log; else grep -E '^(=== RUN|--- |PASS|FAIL|ok)' {{build}}/integration.log; fi
+    t0=$(date +%s)
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 50m -parallel {{qemu_parallel}} -v ./integration/ > {{build}}/integration.log 2>&1 || rc=$?
+    echo "QEMU suite: $(( $(date +%s) - t0 )) s, {{qemu_parallel}} boots at a time"  >> {{build}}/integration.log
+    if [ "$rc" -ne 0 ]; then cat {{build}}/integration.log; else grep -E '^(=== RUN|--- |PASS|FAIL|ok|QEMU suite:)' {{build}}/integration.log; fi
     exit "$rc"
 
 # Unit tests only (no QEMU, no root).

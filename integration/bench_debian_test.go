@@ -89,6 +89,7 @@ func (r benchRun) overhead() float64 {
 }
 
 func TestBenchDebianVsCloudInit(t *testing.T) {
+	t.Parallel()
 	n, err := strconv.Atoi(os.Getenv(EnvBench))
 	if err != nil || n < 1 {
 		t.Skip("set " + EnvBench + "=N (boots of each image) to run the Debian vs cloud-init benchmark")

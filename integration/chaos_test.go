@@ -136,6 +136,7 @@ func (v *vm) killAt(o harness.BootOptions, line int, jitter time.Duration) (*har
 
 // TestChaos is the power-cut campaign.
 func TestChaos(t *testing.T) {
+	t.Parallel()
 	n, seed := chaosRuns(t)
 	t.Logf("chaos: %d runs, seed %d (replay: CLOUDROOT_CHAOS=%d CLOUDROOT_CHAOS_SEED=%d)", n, seed, n, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x636c6f7564726f6f))

@@ -166,6 +166,7 @@ func wantProvisioned(t *testing.T, v *vm, r *harness.Run, w provisioned) {
 // TestEc2IMDS: an AWS machine (DMI UUID ec2…) reads the EC2 IMDS with an
 // IMDSv2 token and is provisioned from it.
 func TestEc2IMDS(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const (
 		ver = "2021-03-23"
@@ -211,6 +212,7 @@ func TestEc2IMDS(t *testing.T) {
 // TestOpenStackIMDS: DMI product "OpenStack Nova" reads the Nova metadata
 // service.
 func TestOpenStackIMDS(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const uuid = "5c1e8f3a-9b2d-4e7f-8a6c-1d2e3f4a5b6c"
 	md, _ := json.Marshal(map[string]any{
@@ -248,6 +250,7 @@ func TestOpenStackIMDS(t *testing.T) {
 // its budget — inside the guest's restricted user network, forwarded by
 // guestfwd to the simulator on the host's 127.0.0.1.
 func TestGCEIMDS(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const id = "4520031799277581759"
 	tree := writeTree(t, map[string]string{
@@ -278,6 +281,7 @@ func TestGCEIMDS(t *testing.T) {
 // network drops the packets, nothing leaves the host). The boot still
 // completes, unprovisioned, and says why.
 func TestUnreachableIMDS(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	r := v.boot(harness.BootOptions{SMBIOSUUID: ec2UUID, Append: []string{"cloudroot.test.poweroff"}})
 	// Within the boot timeout; the console's own timings tell how long the
@@ -314,6 +318,7 @@ func TestUnreachableIMDS(t *testing.T) {
 // an AHCI CD-ROM), read without any network: meta_data.json, user_data,
 // vendor_data.json and an injected file from content/0000.
 func TestConfigDrive(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const uuid = "83679162-1378-4288-a2d4-70e13ec132aa"
 	md, _ := json.Marshal(map[string]any{
@@ -362,6 +367,7 @@ func TestConfigDrive(t *testing.T) {
 // kept in /var/lib/waagent has the password redacted, and the instance is
 // reported ready to the wireserver.
 func TestAzure(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const (
 		uuid     = "3f2a1b0c-4d5e-4f60-8a7b-9c0d1e2f3a4b"

@@ -155,6 +155,7 @@ func (s *staticServer) requests() []string {
 }
 
 func TestDebianAnsiblePull(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	if fi, err := os.Stat(a.Debian); err != nil || !fi.Mode().IsRegular() {
 		msg := "no " + a.Debian + " (build it with `just debian-image`)"

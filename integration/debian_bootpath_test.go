@@ -47,6 +47,7 @@ power_state:
 // for a DHCPv6 server QEMU does not have. With cloudroot.hostkeys=defer the
 // keys are made by cloudroot-hostkeys.service under systemd instead.
 func TestDebianBootPath(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	img := filepath.Join(a.Dir, "debian-12.img")
 	if fi, err := os.Stat(img); err != nil || !fi.Mode().IsRegular() {

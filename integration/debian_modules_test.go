@@ -252,6 +252,7 @@ func needDebianImage(t *testing.T, a harness.Artifacts) {
 }
 
 func TestDebianModules(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	needDebianImage(t, a)
 	needTools(t, "nc", "apt-get", "dpkg-scanpackages", "gpg")

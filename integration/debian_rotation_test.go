@@ -108,6 +108,7 @@ func rotationMetaData(t *testing.T, adminPass string) string {
 }
 
 func TestDebianAdminPassRotation(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	needDebianImage(t, a)
 	needTools(t, "nc")

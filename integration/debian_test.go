@@ -126,6 +126,7 @@ func indent(s, prefix string) string {
 }
 
 func TestDebian(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	if fi, err := os.Stat(a.Debian); err != nil || !fi.Mode().IsRegular() {
 		msg := "no " + a.Debian + " (build it with `just debian-image`)"

@@ -269,6 +269,7 @@ func grepLines(text string, subs ...string) string {
 // and resizefs in the initramfs (default config); with growpart off it is
 // left alone.
 func TestGrowRoot(t *testing.T) {
+	t.Parallel()
 	// Subtests share nothing but the build artifacts.
 	t.Run("truncated", func(t *testing.T) {
 		// The disk gets 512 MiB of sparse tail: the backup GPT header sits
@@ -398,6 +399,7 @@ func fstabEntry(fstab, device string) []string {
 // TestDiskSetupSecondDisk partitions, formats and mounts an empty second
 // disk.
 func TestDiskSetupSecondDisk(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	extra := emptyDisk(t, filepath.Join(v.dir, "vdb.img"), 256<<20)
 	seed := v.seed(diskSeed("iid-disk-setup-001", secondDiskUserData+secondDiskMounts), harness.SeedISO)
@@ -476,6 +478,7 @@ func TestDiskSetupSecondDisk(t *testing.T) {
 // TestDiskWithDataLeftAlone: a second disk holding a filesystem with data
 // is neither partitioned nor formatted without overwrite.
 func TestDiskWithDataLeftAlone(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	src := filepath.Join(v.dir, "keep-src")
 	if err := os.MkdirAll(filepath.Join(src, "dir"), 0o755); err != nil {

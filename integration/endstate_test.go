@@ -48,6 +48,7 @@ var debianEndStateSpec = harness.EndStateSpec{Files: []string{
 }}
 
 func TestDebianEndStateVsCloudInit(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	images := debianTwins(a)
 	if miss := images.missing(); miss != "" {

@@ -40,6 +40,7 @@ func wantReported(t *testing.T, v *vm, r *harness.Run) *disk {
 // TestFaultySeed: a NoCloud seed image cut short, or with its directory
 // overwritten by garbage, is reported and the boot goes on.
 func TestFaultySeed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		spoil func(b []byte) []byte
@@ -131,6 +132,7 @@ func faultyIMDS(t *testing.T, fault string) int {
 // (200 ms) or late (1.5 s per request). The first two end with the None
 // fallback reported; the slow and the late one still provision.
 func TestIMDSFaults(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"5xx", "garbage", "slow", "late"} {
 		t.Run(fault, func(t *testing.T) {
 			v := newVM(t)
@@ -153,6 +155,7 @@ func TestIMDSFaults(t *testing.T) {
 // TestFullRoot: a root filesystem with no space left. Writes fail and are
 // reported; the boot still reaches the final stage.
 func TestFullRoot(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	im, err := harness.OpenImage(v.disk)
 	if err != nil {

@@ -40,6 +40,7 @@ func profileInitramfs(t *testing.T, a harness.Artifacts, profile string) string 
 // mptsas1068 needs a nonzero wwn (the harness gives it one; see
 // rootDiskArgs).
 func TestRootControllers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		bus    string
 		device string // the root's device node on the console
@@ -78,6 +79,7 @@ func TestRootControllers(t *testing.T) {
 // TestNICModels fetches a NoCloud seed over HTTP through each NIC model
 // (ds=nocloud-net, the seed server behind guestfwd).
 func TestNICModels(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ model, driver string }{
 		{harness.NICVMXNET3, "vmxnet3"},
 		{harness.NICE1000E, ""}, // in the floor list
@@ -138,6 +140,7 @@ func TestMissingStorageDriver(t *testing.T) {
 // not opened (docs/hardware.md); the boot stops saying so instead of only
 // "not found". A second disk carries an LVM label or a LUKS2 header.
 func TestStackedRootStops(t *testing.T) {
+	t.Parallel()
 	lvm := make([]byte, 1<<20)
 	copy(lvm[512:], "LABELONE")
 	lvm[512+20] = 32

@@ -30,6 +30,7 @@ func wantHostKeys(t *testing.T, d *disk) {
 // virtio-rng, as a plain VM: the initramfs still makes the host keys (the
 // blocking getrandom lets the kernel gather jitter entropy).
 func TestHostKeysWithoutRNG(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	seed := v.seed(map[string][]byte{"meta-data": []byte("instance-id: iid-keys\n"), "user-data": []byte(hostKeysUserData)}, harness.SeedISO)
 	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI, CPU: "default", NoRNG: true,
@@ -51,6 +52,7 @@ func TestHostKeysWithoutRNG(t *testing.T) {
 // cloudroot.hostkeys=defer) are made there by `cloudroot hostkeys` before
 // the config stage, as cloudroot-hostkeys.service does under systemd.
 func TestHostKeysDeferred(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	seed := v.seed(map[string][]byte{"meta-data": []byte("instance-id: iid-keys\n"), "user-data": []byte(hostKeysUserData)}, harness.SeedISO)
 	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI,

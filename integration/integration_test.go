@@ -28,6 +28,7 @@ func demoSeed(t *testing.T) map[string][]byte {
 
 // TestFirstBoot boots the demo seed and checks everything it asks for.
 func TestFirstBoot(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	seed := v.seed(demoSeed(t), harness.SeedISO)
 	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI})
@@ -207,6 +208,7 @@ power_state:
 // same instance (per-instance modules do not run again, per-boot ones do),
 // then as a new instance.
 func TestSecondBootAndNewInstance(t *testing.T) {
+	t.Parallel()
 	const iid1, iid2 = "iid-again-001", "iid-again-002"
 	v := newVM(t)
 	seed1 := v.seed(map[string][]byte{"meta-data": meta(iid1, "again"), "user-data": []byte(smallUserData)}, harness.SeedISO)
@@ -260,6 +262,7 @@ func TestSecondBootAndNewInstance(t *testing.T) {
 // TestSeedFAT reads the seed from a vfat filesystem labelled CIDATA on a
 // virtio disk.
 func TestSeedFAT(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	ud := strings.Replace(smallUserData, "hostname: again", "hostname: fatseed", 1)
 	seed := v.seed(map[string][]byte{"meta-data": meta("iid-fat-001", "fat-meta"), "user-data": []byte(ud)}, harness.SeedVFAT)
@@ -277,6 +280,7 @@ func TestSeedFAT(t *testing.T) {
 // TestSeedCmdlineSeedfrom has no seed device: ds=nocloud;s=file:///srv/seed/
 // names a directory inside the root filesystem.
 func TestSeedCmdlineSeedfrom(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	ud := strings.Replace(smallUserData, "hostname: again", "hostname: fromdir", 1)
 	im, err := harness.OpenImage(v.disk)
@@ -320,6 +324,7 @@ func TestSeedCmdlineSeedfrom(t *testing.T) {
 // TestCorruptUserData: user-data that is not YAML is reported, and the boot
 // goes on with the meta-data.
 func TestCorruptUserData(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	seed := v.seed(map[string][]byte{
 		"meta-data": meta("iid-corrupt-001", "corrupt-host"),
@@ -345,6 +350,7 @@ func TestCorruptUserData(t *testing.T) {
 
 // TestNoSeed: without any datasource the root boots unprovisioned.
 func TestNoSeed(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	r := v.boot(harness.BootOptions{Append: []string{"cloudroot.test.poweroff"}})
 	wantPoweredOff(t, r)
@@ -360,6 +366,7 @@ func TestNoSeed(t *testing.T) {
 // TestMissingRoot: a root= that matches nothing ends the boot with an
 // explanation (and, with cloudroot.onfail=poweroff, a power-off).
 func TestMissingRoot(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	r := v.boot(harness.BootOptions{Append: []string{"root=LABEL=does-not-exist", "cloudroot.rootwait=2"}})
 	wantExited(t, r)
@@ -376,6 +383,7 @@ func TestMissingRoot(t *testing.T) {
 // per-boot/per-instance scripts, and mounts the root read-only at handoff
 // (`ro`), which the image's rcS remounts rw like a distro would.
 func TestSeedSMBIOSSerialAndScripts(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	im, err := harness.OpenImage(v.disk)
 	if err != nil {
@@ -441,6 +449,7 @@ func TestSeedSMBIOSSerialAndScripts(t *testing.T) {
 //  4. the seed says C: manual_cache_clean trusts the cache, the machine
 //     stays instance B and per-instance modules do not run again.
 func TestDatasourceCache(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	writeSeed := func(iid, ud string) {
 		t.Helper()
@@ -499,6 +508,7 @@ func TestDatasourceCache(t *testing.T) {
 // command line: the initramfs brings the network up for it and reads the
 // seed from a server on the host (reached through guestfwd).
 func TestSeedNetwork(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	ud := strings.Replace(smallUserData, "hostname: again", "hostname: netseed", 1)
 	srv, err := harness.ServeFiles(map[string][]byte{

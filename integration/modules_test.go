@@ -29,6 +29,7 @@ power_state:
 // default user's authorized-key table (ssh_authkey_fingerprints) on the
 // serial console, as cloud-init does; apt_pipelining writes its snippet.
 func TestConsoleKeysAndFingerprints(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	seed := v.seed(map[string][]byte{"meta-data": meta("iid-keys-001", "keys-meta"), "user-data": []byte(consoleKeysUserData)}, harness.SeedISO)
 	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI})

@@ -139,6 +139,7 @@ func squashRootfs(t *testing.T, a harness.Artifacts) []byte {
 // suite's root as a squashfs over HTTP, verified against its .sha256,
 // under an overlayfs in RAM → user-data applied → power-off.
 func TestNetbootLiveSquashfs(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	sq := squashRootfs(t, a)
 	files := seedFiles("iid-pxe-live")
@@ -188,6 +189,7 @@ const netbootDiskSize = 512 << 20
 // boot from that disk alone (kernel and initramfs given to QEMU as in the
 // suite's other tests, no network, no seed) comes up provisioned.
 func TestNetbootImageToDisk(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	raw, err := os.ReadFile(a.Rootfs)
 	if err != nil {
@@ -259,6 +261,7 @@ func TestNetbootImageToDisk(t *testing.T) {
 // target come from the seed's cloud-config (`cloudroot: {image:,
 // image-target:}`), are written, and the same boot provisions the root.
 func TestNetbootInstallFromSeed(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	raw, err := os.ReadFile(a.Rootfs)
 	if err != nil {
@@ -292,6 +295,7 @@ func TestNetbootInstallFromSeed(t *testing.T) {
 // TestNetbootImageBadChecksum (issue #16 c): an image whose .sha256 does
 // not match leaves the empty disk untouched and the console says why.
 func TestNetbootImageBadChecksum(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	raw, err := os.ReadFile(a.Rootfs)
 	if err != nil {
@@ -331,6 +335,7 @@ func TestNetbootImageBadChecksum(t *testing.T) {
 // `ds=ec2;metadata_urls=http://…:50061`; the root is a live squashfs; a
 // site configuration comes from cloud-config-url=.
 func TestNetbootLiveEc2Metadata(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	sq := squashRootfs(t, a)
 	const (
@@ -377,6 +382,7 @@ func TestNetbootLiveEc2Metadata(t *testing.T) {
 // RAM free is refused before it is stored, with a console message saying
 // how much is missing, and the machine powers off (cloudroot.onfail).
 func TestNetbootLiveTooLittleRAM(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	sq := squashRootfs(t, a)
 	files := map[string][]byte{"/rootfs.squashfs": sq}

@@ -183,6 +183,7 @@ func (d *disk) renderedNetworkFiles() []string {
 // TestNetworkTwoNICs: a Debian target with netplan gets the datasource's v2
 // config for two NICs (matched by MAC, renamed) as 50-cloud-init.yaml.
 func TestNetworkTwoNICs(t *testing.T) {
+	t.Parallel()
 	v := netVM(t, false, map[string]string{"/usr/sbin/netplan": stubTool}, "/etc/netplan")
 	seed := v.seed(map[string][]byte{
 		"meta-data":      meta("iid-net-two-nics", "nettest"),
@@ -257,6 +258,7 @@ func TestNetworkTwoNICs(t *testing.T) {
 // systemd-networkd in the target: the fallback (DHCP on the first NIC,
 // matched by MAC) rendered for networkd.
 func TestNetworkFallbackNetworkd(t *testing.T) {
+	t.Parallel()
 	v := netVM(t, false, map[string]string{"/usr/lib/systemd/systemd-networkd": stubTool})
 	seed := v.seed(map[string][]byte{
 		"meta-data": meta("iid-net-fallback", "nettest"),
@@ -335,6 +337,7 @@ func TestNetworkFallbackNetworkd(t *testing.T) {
 // `network: {config: disabled}` in cloud.cfg.d, which wins over the
 // datasource's network-config: nothing is rendered.
 func TestNetworkConfigDisabledByImage(t *testing.T) {
+	t.Parallel()
 	v := netVM(t, true, nil)
 	seed := v.seed(map[string][]byte{
 		"meta-data":      meta("iid-net-disabled", "nettest"),

@@ -15,6 +15,7 @@ import (
 // booted guest, blame lists the boot's modules and the SVG on disk has a
 // bar per stage and module.
 func TestOperateInGuest(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	ud := "#cloud-config\nruncmd:\n  - echo operate\n"
 	seed := v.seed(map[string][]byte{"meta-data": meta("iid-operate", "operate"), "user-data": []byte(ud)}, harness.SeedISO)

@@ -150,6 +150,7 @@ func rootPartition(t *testing.T, img string) []byte {
 // with one member missing (degraded): cloudroot-init assembles the array
 // from the members' superblocks and mounts the filesystem on /dev/md127.
 func TestRootMDRAID1(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		members int

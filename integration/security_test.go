@@ -20,6 +20,7 @@ import (
 // token never reaches that host, its body never becomes user-data — says
 // why, and the boot goes on with the None fallback (issue 15, item 1).
 func TestEc2RedirectRefused(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const (
 		ver     = "2021-03-23"
@@ -106,6 +107,7 @@ func portOf(t *testing.T, u string) int {
 // ships (here made root:adm 0644 by bootcmd, before the initramfs writes
 // it) keeps its group and mode (issue 15, item 2).
 func TestSecretsStayPrivate(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const (
 		uuid      = "5ec7e75a-0000-4000-8000-00000000000f"

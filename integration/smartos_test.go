@@ -46,6 +46,7 @@ func serveSmartOS(t *testing.T, values map[string]string) (*smartostest.Server, 
 // directory and run by the default vendor-data's per-boot script. A second
 // boot reads the metadata again and runs the changed user-script.
 func TestSmartOS(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	const (
 		uuid        = "b6a1c0de-5f4e-4d3c-8b2a-190807060504"

@@ -130,6 +130,7 @@ const (
 // cloud-config-archive, a boothook and a per-instance script produces the
 // files and effects cloud-init's would (issue #3's acceptance).
 func TestUserDataPipeline(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	needTools(t, "nc")
 

@@ -48,6 +48,7 @@ power_state:
 `
 
 func TestDebianVendorModules(t *testing.T) {
+	t.Parallel()
 	a := artifacts(t)
 	if fi, err := os.Stat(a.Debian); err != nil || !fi.Mode().IsRegular() {
 		msg := "no " + a.Debian + " (build it with `just debian-image`)"

@@ -62,6 +62,7 @@ runcmd:
 // status.json (cloud-init is silent about repeated keys) but the integer
 // mode, which cloud-init 26.x's schema wants as a string: one warning.
 func TestYAML11UserData(t *testing.T) {
+	t.Parallel()
 	v := newVM(t)
 	seed := v.seed(map[string][]byte{"meta-data": meta(y11IID, "y11-meta"), "user-data": []byte(y11UserData)}, harness.SeedISO)
 	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROMSCSI, Append: []string{"cloudroot.test.poweroff"}})
