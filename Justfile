@@ -8,17 +8,49 @@ build := justfile_directory() / "build"
 profile := "minimal"
 # How many QEMU boots of the integration suite run at once (`just qemu_parallel=1 test` for one).
 qemu_parallel := env("CLOUDROOT_QEMU_PARALLEL", "2")
+# The architecture `just demo` boots (amd64, arm64); `just demo arch=arm64` says the same.
+arch := env("CLOUDROOT_ARCH", "amd64")
 # Firmware the packed drivers declare is taken from here when present (Debian's firmware-* packages).
 firmware := env("CLOUDROOT_FIRMWARE", "/lib/firmware")
 export GOFLAGS := "-buildvcs=false"
 export CGO_ENABLED := "0"
 
 # Boot a QEMU VM from the example NoCloud seed and show what it provisioned.
-demo: deps agent kernel initramfs rootfs
-    go run ./cmds/cloudroot-lab demo -example examples/demo
+# `just demo arch=arm64` (or `just arch=arm64 demo`) boots the arm64 build: Debian's arm64
+# kernel under qemu-system-aarch64 -machine virt with UEFI firmware (AAVMF), TCG.
+demo *opts: deps
+    #!/usr/bin/env bash
+    set -euo pipefail
+    a={{arch}}
+    for o in {{opts}}; do
+        case $o in
+        arch=*) a=${o#arch=} ;;
+        *) echo "demo: unknown option $o (arch=amd64|arm64)" >&2; exit 2 ;;
+        esac
+    done
+    case $a in
+    amd64)
+        {{just_executable()}} -f {{justfile()}} agent kernel initramfs rootfs
+        go run ./cmds/cloudroot-lab demo -example examples/demo ;;
+    arm64)
+        {{just_executable()}} -f {{justfile()}} arm64
+        CLOUDROOT_BUILD={{build}}/arm64 go run ./cmds/cloudroot-lab demo -example examples/demo ;;
+    *) echo "demo: arch=$a: amd64 or arm64" >&2; exit 2 ;;
+    esac
+
+# The arm64 build in build/arm64/: agent, /init, Debian's linux-image-arm64 (dpkg's arm64
+# architecture is added when missing, as root), the initramfs of `profile` and the busybox rootfs
+# (busybox-static and e2fsprogs from Debian's arm64 packages).
+arm64: deps
+    mkdir -p {{build}}/arm64
+    GOARCH=arm64 go build -trimpath -ldflags "-s -w" -o {{build}}/arm64/cloudroot ./cmds/cloudroot
+    GOARCH=arm64 go build -trimpath -ldflags "-s -w" -o {{build}}/arm64/cloudroot-init ./cmds/cloudroot-init
+    ARCH=arm64 BUILD_DIR={{build}}/arm64 bash scripts/kernel.sh
+    go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/arm64/kernel/modules -kernel-version "$(cat {{build}}/arm64/kernel/version)" -profile {{profile}} -firmware-dir {{firmware}} -init {{build}}/arm64/cloudroot-init -o {{build}}/arm64/initramfs.cpio.gz
+    ARCH=arm64 AGENT={{build}}/arm64/cloudroot bash scripts/mkrootfs.sh {{build}}/arm64/rootfs.img
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image
+test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image arm64
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi

@@ -56,7 +56,12 @@ type vm struct {
 
 func newVM(t *testing.T) *vm {
 	t.Helper()
-	a := artifacts(t)
+	return newVMFrom(t, artifacts(t))
+}
+
+// newVMFrom is newVM with the artifacts of another build (arm64's).
+func newVMFrom(t *testing.T, a harness.Artifacts) *vm {
+	t.Helper()
 	dir := t.TempDir()
 	v := &vm{t: t, a: a, dir: dir, disk: filepath.Join(dir, "disk.img")}
 	if err := harness.CopyDisk(a.Rootfs, v.disk); err != nil {
@@ -85,6 +90,9 @@ func (v *vm) boot(o harness.BootOptions) *harness.Run {
 	v.t.Helper()
 	v.boots++
 	o.Kernel, o.Disk = v.a.Kernel, v.disk
+	if o.Arch == "" {
+		o.Arch = v.a.Arch
+	}
 	if o.Initramfs == "" {
 		o.Initramfs = v.a.Initramfs
 	}

@@ -9,6 +9,8 @@ set -euo pipefail
 
 packages=(
 	qemu-system-x86 # qemu-system-x86_64
+	qemu-system-arm  # qemu-system-aarch64: the arm64 boots (just arm64, just demo arch=arm64)
+	qemu-efi-aarch64 # AAVMF: UEFI firmware for them (SMBIOS reaches the arm64 guest through it)
 	qemu-utils      # qemu-img
 	genisoimage     # NoCloud ISO seeds
 	xorriso         # alternative ISO builder

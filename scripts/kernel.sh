@@ -16,7 +16,11 @@
 #
 # Environment:
 #   KERNEL_DEB=/path/to.deb   use this linux-image .deb instead of downloading
-#   KERNEL_META=pkg           meta package to resolve (default linux-image-amd64)
+#   ARCH=amd64|arm64          the kernel's architecture (default amd64); arm64 needs
+#                             dpkg's arm64 architecture (added, with an apt-get update,
+#                             when run as root) and has no vmlinux (QEMU's virt machine
+#                             boots Debian's arm64 vmlinuz, an uncompressed Image)
+#   KERNEL_META=pkg           meta package to resolve (default linux-image-$ARCH)
 #   KERNEL_PACKAGE=pkg        skip resolution, use this linux-image-<ver> package
 #   BUILD_DIR=dir             default <repo>/build
 #   CLOUDROOT_CACHE=dir       where downloads are kept (default ${XDG_CACHE_HOME:-~/.cache}/cloudroot)
@@ -26,7 +30,15 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 out=$build/kernel
 cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}/kernel-debs
-meta=${KERNEL_META:-linux-image-amd64}
+arch=${ARCH:-amd64}
+case $arch in
+amd64 | arm64) ;;
+*) printf 'kernel.sh: error: ARCH=%s: amd64 or arm64\n' "$arch" >&2; exit 1 ;;
+esac
+meta=${KERNEL_META:-linux-image-$arch}
+# apt names a foreign architecture's package NAME:ARCH.
+qual=
+[[ $arch == "$(dpkg --print-architecture 2>/dev/null || echo amd64)" ]] || qual=:$arch
 
 log() { printf 'kernel.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -44,17 +56,27 @@ need depmod kmod
 need xz xz-utils
 need readelf binutils
 
+# A foreign architecture's packages are visible to apt only once dpkg knows it.
+if [[ -n $qual ]] && ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+	if [[ -z ${KERNEL_DEB:-} ]]; then
+		[[ $(id -u) -eq 0 ]] || die "dpkg does not know the $arch architecture: run as root 'dpkg --add-architecture $arch && apt-get update', or set KERNEL_DEB=/path/to/linux-image-*-$arch.deb"
+		log "adding dpkg's $arch architecture (dpkg --add-architecture $arch; apt-get update)"
+		dpkg --add-architecture "$arch"
+		apt-get update -qq
+	fi
+fi
+
 # resolve_package prints the linux-image-<ver> package the meta package depends on.
 resolve_package() {
 	local dep
-	dep=$(apt-cache depends "$meta" 2>/dev/null | sed -n 's/^ *|\{0,1\}Depends: \(linux-image-[^ <>]*\)$/\1/p' | head -n 1 || true)
+	dep=$(apt-cache depends "$meta$qual" 2>/dev/null | sed -n 's/^ *|\{0,1\}Depends: \(linux-image-[^ <>:]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | head -n 1 || true)
 	if [[ -z $dep ]]; then
 		log "apt-cache knows nothing about $meta; running apt-get update"
 		if [[ $(id -u) -ne 0 ]]; then
 			die "apt-get update needs root; run it as root, or set KERNEL_DEB=/path/to/linux-image-*.deb"
 		fi
 		apt-get update -qq
-		dep=$(apt-cache depends "$meta" 2>/dev/null | sed -n 's/^ *|\{0,1\}Depends: \(linux-image-[^ <>]*\)$/\1/p' | head -n 1 || true)
+		dep=$(apt-cache depends "$meta$qual" 2>/dev/null | sed -n 's/^ *|\{0,1\}Depends: \(linux-image-[^ <>:]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | head -n 1 || true)
 	fi
 	[[ -n $dep ]] || die "cannot resolve the kernel package that $meta depends on"
 	printf '%s\n' "$dep"
@@ -75,7 +97,7 @@ ver=${ver%-unsigned}
 
 complete() {
 	[[ -f $out/version && $(<"$out/version") == "$ver" ]] &&
-		[[ -s $out/vmlinuz && -s $out/vmlinux && -s $out/root/lib/modules/$ver/modules.dep ]] &&
+		[[ -s $out/vmlinuz && ($arch != amd64 || -s $out/vmlinux) && -s $out/root/lib/modules/$ver/modules.dep ]] &&
 		[[ -L $out/modules && $(readlink "$out/modules") == "root/lib/modules/$ver" ]]
 }
 if complete; then
@@ -103,7 +125,7 @@ if [[ -z $deb ]]; then
 		# cannot write into a build dir; download as root instead.
 		sandbox=()
 		[[ $(id -u) -ne 0 ]] || sandbox=(-o APT::Sandbox::User=root)
-		(cd "$cache" && apt-get download -q "${sandbox[@]}" "$pkg")
+		(cd "$cache" && apt-get download -q "${sandbox[@]}" "$pkg$qual")
 		cached=("$cache/${pkg}"_*.deb)
 		deb=${cached[-1]}
 		[[ -f $deb ]] || die "apt-get download $pkg produced no .deb in $cache"
@@ -151,16 +173,18 @@ extract_vmlinux() {
 	done
 	return 1
 }
-if [[ ! -s $out/vmlinux || $out/vmlinux -ot $out/vmlinuz ]]; then
-	extract_vmlinux "$out/vmlinuz" "$out/vmlinux.tmp" || die "no ELF vmlinux found inside $out/vmlinuz"
-	mv -f "$out/vmlinux.tmp" "$out/vmlinux"
-fi
-# PVH boot needs the Xen PHYS32_ENTRY note (type 0x12, owner "Xen").
-if readelf -n "$out/vmlinux" 2>/dev/null | grep -Eq 'Xen.*(0x00000012|PHYS32_ENTRY)'; then
-	log "vmlinux has the Xen PHYS32_ENTRY note: qemu -kernel vmlinux boots via PVH"
-else
-	log "warning: vmlinux lacks the Xen PHYS32_ENTRY note (CONFIG_PVH off?); boot build/kernel/vmlinuz instead"
+if [[ $arch == amd64 ]]; then
+	if [[ ! -s $out/vmlinux || $out/vmlinux -ot $out/vmlinuz ]]; then
+		extract_vmlinux "$out/vmlinuz" "$out/vmlinux.tmp" || die "no ELF vmlinux found inside $out/vmlinuz"
+		mv -f "$out/vmlinux.tmp" "$out/vmlinux"
+	fi
+	# PVH boot needs the Xen PHYS32_ENTRY note (type 0x12, owner "Xen").
+	if readelf -n "$out/vmlinux" 2>/dev/null | grep -Eq 'Xen.*(0x00000012|PHYS32_ENTRY)'; then
+		log "vmlinux has the Xen PHYS32_ENTRY note: qemu -kernel vmlinux boots via PVH"
+	else
+		log "warning: vmlinux lacks the Xen PHYS32_ENTRY note (CONFIG_PVH off?); boot build/kernel/vmlinuz instead"
+	fi
 fi
 
 printf '%s\n' "$ver" >"$out/version"
-log "ready: $ver vmlinuz $(du -h "$out/vmlinuz" | cut -f1), vmlinux $(du -h --apparent-size "$out/vmlinux" | cut -f1), $(find -L "$out/modules" -name '*.ko*' | wc -l) modules"
+log "ready: $ver vmlinuz $(du -h "$out/vmlinuz" | cut -f1)$([[ ! -f $out/vmlinux ]] || echo ", vmlinux $(du -h --apparent-size "$out/vmlinux" | cut -f1)"), $(find -L "$out/modules" -name '*.ko*' | wc -l) modules"

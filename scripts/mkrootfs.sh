@@ -22,6 +22,13 @@
 #   ROOTFS_PART_MB=          partition 1's size (default: the disk less 2 MiB);
 #                            smaller leaves free space for growpart to take
 #   BUSYBOX=/bin/busybox     a static busybox (Debian package busybox-static)
+#   ARCH=amd64|arm64         the image's architecture (default: the host's). For
+#                            another one, busybox-static:ARCH is fetched with apt
+#                            into the download cache (dpkg must know ARCH: see
+#                            kernel.sh), the host's e2fsprogs are not copied (no
+#                            resize2fs/mke2fs in that image) and the console
+#                            getty is on ttyAMA0 (arm64's PL011)
+#   CLOUDROOT_CACHE=dir      download cache (default ${XDG_CACHE_HOME:-~/.cache}/cloudroot)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,16 +36,47 @@ out=${1:-$repo/build/rootfs.img}
 agent=${AGENT:-$repo/build/cloudroot}
 size_mb=${ROOTFS_SIZE_MB:-256}
 busybox=${BUSYBOX:-$(command -v busybox || echo /bin/busybox)}
+host_arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+arch=${ARCH:-$host_arch}
+cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
 PATH=$PATH:/usr/sbin:/sbin
 
 log() { printf 'mkrootfs.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# A foreign image: its busybox comes from busybox-static:ARCH; the applet list
+# from the host's busybox (the same Debian version and configuration), since
+# the foreign binary cannot run here.
+list_busybox=$busybox
+console=ttyS0
+if [[ $arch != "$host_arch" ]]; then
+	console=ttyAMA0
+	[[ $arch == arm64 ]] || die "ARCH=$arch: amd64 or arm64"
+	if [[ -z ${BUSYBOX:-} ]]; then
+		bbdir=$cache/busybox-$arch
+		shopt -s nullglob
+		debs=("$bbdir"/busybox-static_*_"$arch".deb)
+		shopt -u nullglob
+		if ((${#debs[@]} == 0)); then
+			mkdir -p "$bbdir"
+			sandbox=()
+			[[ $(id -u) -ne 0 ]] || sandbox=(-o APT::Sandbox::User=root)
+			(cd "$bbdir" && apt-get download -q "${sandbox[@]}" "busybox-static:$arch") >&2 ||
+				die "apt-get download busybox-static:$arch failed (dpkg --add-architecture $arch && apt-get update, as root)"
+			debs=("$bbdir"/busybox-static_*_"$arch".deb)
+		fi
+		rm -rf "$bbdir/root"
+		dpkg-deb -x "${debs[-1]}" "$bbdir/root"
+		busybox=$bbdir/root/bin/busybox
+	fi
+	list_busybox=$(command -v busybox || echo /bin/busybox)
+fi
+
 for t in sfdisk:fdisk mkfs.ext4:e2fsprogs debugfs:e2fsprogs; do
 	command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}' (or run scripts/deps.sh)"
 done
 [[ -x $busybox ]] || die "no busybox at $busybox: install the Debian package 'busybox-static'"
-"$busybox" --list-full >/dev/null || die "$busybox --list-full failed"
+"$list_busybox" --list-full >/dev/null || die "$list_busybox --list-full failed"
 if command -v file >/dev/null && ! file -L "$busybox" | grep -q 'statically linked'; then
 	die "$busybox is not statically linked: install 'busybox-static' (not 'busybox')"
 fi
@@ -78,7 +116,7 @@ install -d -m 1777 "$r/tmp" "$r/var/tmp"
 
 # --- busybox -------------------------------------------------------------
 install -m 0755 "$busybox" "$r/bin/busybox"
-applets=$("$busybox" --list-full)
+applets=$("$list_busybox" --list-full)
 # shellcheck disable=SC2046 # one word per directory
 mkdir -p $(printf '%s\n' "$applets" | sed -n "s|^\(.*\)/[^/]*$|$r/\1|p" | sort -u)
 while read -r applet; do
@@ -108,16 +146,47 @@ copy_with_libs() {
 	done < <(ldd "$bin" | sed -n 's|.*=> \(/[^ ]*\).*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (.*|\1|p')
 }
 resize2fs_bin=$(command -v resize2fs || true)
+mke2fs_bin=$(command -v mke2fs || true)
+if [[ $arch != "$host_arch" ]]; then
+	# The host's e2fsprogs are of another architecture: take ARCH's from
+	# Debian's packages (e2fsprogs and the libraries resize2fs and mke2fs
+	# link), unpacked into the image at their own paths.
+	resize2fs_bin= mke2fs_bin=
+	e2dir=$cache/e2fsprogs-$arch
+	e2pkgs=(e2fsprogs libext2fs2 libcom-err2 libblkid1 libuuid1 libc6)
+	shopt -s nullglob
+	have=("$e2dir"/*_"$arch".deb)
+	shopt -u nullglob
+	if ((${#have[@]} < ${#e2pkgs[@]})); then
+		mkdir -p "$e2dir"
+		sandbox=()
+		[[ $(id -u) -ne 0 ]] || sandbox=(-o APT::Sandbox::User=root)
+		(cd "$e2dir" && apt-get download -q "${sandbox[@]}" "${e2pkgs[@]/%/:$arch}") >&2 ||
+			die "apt-get download e2fsprogs:$arch (and its libraries) failed"
+	fi
+	e2root=$(mktemp -d "$(dirname "$out")/.e2fsprogs.XXXXXX")
+	rabs=$(cd "$r" && pwd)
+	for d in "$e2dir"/*_"$arch".deb; do dpkg-deb -x "$d" "$e2root"; done
+	rm -f "$r/sbin/mke2fs" "$r/sbin/resize2fs"
+	install -D -m 0755 "$e2root/sbin/resize2fs" "$r/sbin/resize2fs"
+	install -D -m 0755 "$e2root/sbin/mke2fs" "$r/sbin/mke2fs"
+	for l in mkfs.ext2 mkfs.ext3 mkfs.ext4; do ln -sfn mke2fs "$r/sbin/$l"; done
+	install -m 0644 "$e2root/etc/mke2fs.conf" "$r/etc/mke2fs.conf"
+	(cd "$e2root" && find lib usr/lib -maxdepth 2 \( -name 'ld-linux-*' -o -name 'libc.so.6' -o -name 'libcom_err.so.2*' \
+		-o -name 'libe2p.so.2*' -o -name 'libext2fs.so.2*' -o -name 'libblkid.so.1*' -o -name 'libuuid.so.1*' \) -print0 |
+		xargs -0 cp -a --parents -t "$rabs")
+	rm -rf "$e2root"
+	log "e2fsprogs ($arch): resize2fs and mke2fs from $(basename "$(ls "$e2dir"/e2fsprogs_*.deb | tail -n 1)")"
+fi
 if [[ -n $resize2fs_bin ]]; then
 	copy_with_libs "$(readlink -f "$resize2fs_bin")"
 	[[ -e $r/sbin/resize2fs ]] || ln -sfn "$(readlink -f "$resize2fs_bin")" "$r/sbin/resize2fs"
 else
-	log "warning: resize2fs not found on the host; the image's resizefs will fail"
+	[[ $arch != "$host_arch" ]] || log "warning: resize2fs not found on the host; the image's resizefs will fail"
 fi
 # mke2fs for fs_setup (cloud-init runs mkfs.<type>), with Debian's
 # mkfs.ext2/3/4 links; it replaces busybox's mke2fs applet. busybox's
 # mkswap stays.
-mke2fs_bin=$(command -v mke2fs || true)
 [[ -n $mke2fs_bin ]] && mke2fs_bin=$(readlink -f "$mke2fs_bin")
 if [[ -n $mke2fs_bin && $mke2fs_bin != */busybox ]]; then
 	rm -f "$r$mke2fs_bin"
@@ -133,7 +202,7 @@ if [[ -n $mke2fs_bin && $mke2fs_bin != */busybox ]]; then
 	done
 	[[ -f /etc/mke2fs.conf ]] && install -m 0644 /etc/mke2fs.conf "$r/etc/mke2fs.conf"
 else
-	log "warning: mke2fs not found on the host; fs_setup cannot make ext filesystems in the image"
+	[[ $arch != "$host_arch" ]] || log "warning: mke2fs not found on the host; fs_setup cannot make ext filesystems in the image"
 fi
 
 # --- the agent -----------------------------------------------------------
@@ -151,10 +220,10 @@ if [[ -d $repo/templates/systemd ]]; then
 fi
 
 # --- init ----------------------------------------------------------------
-put etc/inittab 0644 <<'EOF'
+put etc/inittab 0644 <<EOF
 # busybox init. rcS runs cloudroot's config and final stages.
 ::sysinit:/etc/init.d/rcS
-ttyS0::respawn:/sbin/getty -L 115200 ttyS0 vt100
+$console::respawn:/sbin/getty -L 115200 $console vt100
 ::ctrlaltdel:/sbin/reboot
 ::shutdown:/bin/sync
 ::shutdown:/bin/umount -a -r

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -51,18 +52,25 @@ func demo(ctx context.Context, cfg demoConfig, stdout io.Writer) error {
 	o := harness.BootOptions{
 		Kernel: kernel, Initramfs: a.Initramfs, Disk: disk,
 		Seed: seed, SeedKind: cfg.seedKind,
+		Arch:       a.Arch,
 		Timeout:    cfg.timeout,
 		ConsoleLog: filepath.Join(a.Dir, "demo", "console.log"),
 		Output:     stdout,
 	}
-	acc := harness.DefaultProber.Choose(ctx, kernel)
+	if a.Arch == harness.ArchARM64 {
+		if o.EFIVars, err = harness.NewEFIVars(a.Dir); err != nil {
+			return err
+		}
+		defer os.Remove(o.EFIVars)
+	}
+	acc := harness.ChooseAccel(ctx, a.Arch, kernel)
 	o.Accel = acc.Name
 	argv, err := o.Args()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, acc)
-	fmt.Fprintf(stdout, "seed %s from %s; root disk %s (a copy of %s)\n", rel(seed), cfg.example, rel(disk), rel(a.Rootfs))
+	fmt.Fprintf(stdout, "architecture %s; seed %s from %s; root disk %s (a copy of %s)\n", a.Arch, rel(seed), cfg.example, rel(disk), rel(a.Rootfs))
 	fmt.Fprintf(stdout, "$ %s\n\n", harness.ShellQuote(argv))
 	r, err := harness.Boot(ctx, o)
 	if err != nil {

@@ -79,7 +79,7 @@ func checkArtifacts(a harness.Artifacts, kernel string) error {
 			miss = append(miss, p)
 		}
 	}
-	miss = append(miss, harness.HaveTools(harness.QEMU, "debugfs", "cp")...)
+	miss = append(miss, harness.HaveTools(harness.QEMUFor(a.Arch), "debugfs", "cp")...)
 	if harness.HaveTools("genisoimage") != nil && harness.HaveTools("xorriso") != nil {
 		miss = append(miss, "genisoimage (or xorriso)")
 	}

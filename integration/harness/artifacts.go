@@ -23,6 +23,9 @@ const EnvBuild = "CLOUDROOT_BUILD"
 
 // Artifacts are the files `just agent kernel initramfs rootfs` produces.
 type Artifacts struct {
+	// Arch is the architecture the artifacts are built for, read from
+	// the kernel's release (kernel/version: "6.1.0-56-arm64" is arm64).
+	Arch string
 	// Dir is the build directory.
 	Dir string
 	// Kernel is the kernel to boot: the PVH vmlinux when it exists (it skips
@@ -96,6 +99,10 @@ func ArtifactsIn(dir string) Artifacts {
 		Debian:    filepath.Join(dir, "debian-12.img"),
 		Agent:     filepath.Join(dir, "cloudroot"),
 		Init:      filepath.Join(dir, "cloudroot-init"),
+	}
+	a.Arch = ArchAMD64
+	if v, err := os.ReadFile(filepath.Join(dir, "kernel", "version")); err == nil {
+		a.Arch = archFromKernelVersion(string(v))
 	}
 	a.Kernel = a.Vmlinuz
 	if isFile(a.Vmlinux) {

@@ -108,6 +108,16 @@ type BootOptions struct {
 	// TFTP server (PXE.TFTPDir). Kernel, Initramfs and Disk are then
 	// optional (Disk, if set, is attached but booted after the network).
 	PXE *PXE
+
+	// Arch is the guest's architecture: "" or ArchAMD64 (q35, -kernel),
+	// ArchARM64 (virt with UEFI firmware, always TCG on an amd64 host).
+	Arch string
+	// EFIVars is an arm64 boot's writable UEFI variable store (Boot makes
+	// a fresh copy of the template when empty).
+	EFIVars string
+	// NoFirmware boots an arm64 kernel straight from QEMU, without UEFI:
+	// the guest then has a device tree and no SMBIOS (no DMI) and no ACPI.
+	NoFirmware bool
 }
 
 // PXE is a network boot through QEMU's user-network TFTP server.
@@ -196,7 +206,11 @@ func (r *Run) CommandLine() string { return ShellQuote(r.Args) }
 
 // KernelCmdline joins DefaultAppend and extra, dropping a default whose key
 // extra sets again.
-func KernelCmdline(extra []string) string {
+func KernelCmdline(extra []string) string { return kernelCmdline("", extra) }
+
+// kernelCmdline is KernelCmdline for a guest architecture: arm64's virt
+// machine has its console on ttyAMA0.
+func kernelCmdline(arch string, extra []string) string {
 	keys := map[string]bool{}
 	for _, a := range extra {
 		k, _, _ := strings.Cut(a, "=")
@@ -204,6 +218,9 @@ func KernelCmdline(extra []string) string {
 	}
 	var args []string
 	for _, d := range DefaultAppend {
+		if normArch(arch) == ArchARM64 && d == "console=ttyS0" {
+			d = "console=" + arm64Console
+		}
 		k, _, _ := strings.Cut(d, "=")
 		if !keys[k] {
 			args = append(args, d)
@@ -225,14 +242,26 @@ func (o BootOptions) Args() ([]string, error) {
 	if mem == 0 {
 		mem = DefaultMemory
 	}
-	args := []string{QEMU,
-		"-machine", "q35", "-cpu", "max", "-m", strconv.Itoa(mem),
-		"-nographic", "-no-reboot",
+	args := []string{QEMU, "-machine", "q35", "-cpu", "max"}
+	switch normArch(o.Arch) {
+	case ArchAMD64:
+	case ArchARM64:
+		if pxe {
+			return nil, errors.New("boot options: PXE boots are amd64 only")
+		}
+		if o.EFIVars == "" && !o.NoFirmware {
+			return nil, errors.New("boot options: an arm64 boot needs EFIVars (Boot makes one)")
+		}
+		args = arm64MachineArgs(o.EFIVars, o.NoFirmware)
+	default:
+		_, err := qemuFor(o.Arch)
+		return nil, err
 	}
+	args = append(args, "-m", strconv.Itoa(mem), "-nographic", "-no-reboot")
 	if pxe {
 		args = append(args, "-boot", "order=n")
 	} else {
-		args = append(args, "-kernel", o.Kernel, "-initrd", o.Initramfs, "-append", KernelCmdline(o.Append))
+		args = append(args, "-kernel", o.Kernel, "-initrd", o.Initramfs, "-append", kernelCmdline(o.Arch, o.Append))
 	}
 	if o.Disk != "" {
 		root, err := rootDiskArgs(o.RootBus, driveFile(o.Disk))
@@ -372,6 +401,18 @@ func driveFile(p string) string { return strings.ReplaceAll(p, ",", ",,") }
 // outlives Boot.
 func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 	accel := Accel{Name: o.Accel, Why: "set by the caller"}
+	if o.Accel == "" && foreignArch(o.Arch) {
+		accel = ChooseAccel(ctx, o.Arch, o.Kernel)
+		o.Accel = accel.Name
+	}
+	if normArch(o.Arch) == ArchARM64 && o.EFIVars == "" && !o.NoFirmware {
+		vars, err := NewEFIVars("")
+		if err != nil {
+			return nil, fmt.Errorf("boot: %w", err)
+		}
+		defer os.Remove(vars)
+		o.EFIVars = vars
+	}
 	if o.Accel == "" {
 		accel = DefaultProber.Choose(ctx, o.Kernel)
 		o.Accel = accel.Name
@@ -388,7 +429,7 @@ func Boot(ctx context.Context, o BootOptions) (*Run, error) {
 			return nil, fmt.Errorf("boot: %w", err)
 		}
 	}
-	qemu, err := lookPath(QEMU)
+	qemu, err := lookPath(args[0])
 	if err != nil {
 		return nil, fmt.Errorf("boot: %w", err)
 	}

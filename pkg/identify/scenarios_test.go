@@ -30,6 +30,7 @@ const (
 var (
 	unameX86    = Uname{Sysname: "Linux", Release: "6.1.0-18-amd64", Version: "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)", Machine: "x86_64"}
 	unamePPC    = Uname{Sysname: "Linux", Release: "5.15.0", Version: "#106-Ubuntu SMP", Machine: "ppc64le"}
+	unameARM64  = Uname{Sysname: "Linux", Release: "6.1.0-56-arm64", Version: "#1 SMP Debian 6.1.192-2 (2026-11-16)", Machine: "aarch64"}
 	unameBrandZ = Uname{Sysname: "Linux", Release: "4.4.0", Version: "BrandZ virtual linux", Machine: "x86_64"}
 	unameWSL    = Uname{Sysname: "Linux", Release: "5.15.133.1-microsoft-standard-WSL2", Version: "#1 SMP Thu Oct 5 21:02:42 UTC 2023", Machine: "x86_64"}
 )
@@ -383,6 +384,18 @@ func scenarios() []scenario {
 		{name: "rbxcloud-lower", fs: []FSInfo{dev("vdb", "vfat", "cloudmd")}, list: list("RbxCloud", "None")},
 		{name: "upcloud", dmi: bootenv.DMI{SysVendor: "UpCloud"}, list: list("UpCloud", "None")},
 		{name: "upcloud-negative", dmi: bootenv.DMI{SysVendor: "upcloud"}, code: 1},
+
+		// arm64. DMI reaches an arm64 guest only through UEFI's SMBIOS tables
+		// (AAVMF in QEMU, every arm64 cloud); a guest booted without firmware
+		// has a device tree and no /sys/class/dmi, so DMI reads empty, as in
+		// cloud-init. The seed label still finds NoCloud; OpenStack stays a
+		// maybe off x86 (as on ppc64le).
+		{name: "arm64-uefi-smbios-serial", virt: "qemu", uname: &unameARM64, dmi: bootenv.DMI{SysVendor: "QEMU", ProductName: "QEMU KVM Virtual Machine", ProductSerial: "ds=nocloud;s=file:///srv/smbios/"}, list: list("NoCloud", "None")},
+		{name: "arm64-ec2-graviton", virt: "kvm", uname: &unameARM64, dmi: bootenv.DMI{SysVendor: "Amazon EC2", ProductSerial: "ec23aef5-54be-4843-8d24-8c819f88453e", ProductUUID: awsUUID}, list: list("Ec2", "None")},
+		{name: "arm64-azure-cobalt", virt: "microsoft", uname: &unameARM64, dmi: bootenv.DMI{ChassisAssetTag: azureTag}, list: list("Azure", "None")},
+		{name: "arm64-devicetree-cidata", virt: "qemu", uname: &unameARM64, fs: []FSInfo{dev("sr0", "iso9660", "cidata")}, list: list("NoCloud", "None")},
+		{name: "arm64-devicetree-nothing", virt: "qemu", uname: &unameARM64, code: 1},
+		{name: "maybe-all-openstack-arm64", virt: "qemu", uname: &unameARM64, policy: policyMaybeAll, list: list("OpenStack", "None")},
 
 		// LXD.
 		{name: "lxd-socket", virt: "lxc", files: fstest.MapFS{"dev/lxd/sock": socket()}, list: list("LXD", "None")},
