@@ -20,6 +20,7 @@ import (
 
 func parseV2(m *omap, links Links) (*Config, error) {
 	p := &v1Parser{cfg: &Config{Version: 2, V2: m}, links: links}
+	p.cfg.Warnings = scrubV2(m)
 	if r, ok := m.get("renderer"); ok {
 		p.cfg.Renderer = asString(r)
 	}
@@ -64,6 +65,7 @@ func parseV2(m *omap, links Links) (*Config, error) {
 			}
 		}
 	}
+	p.cfg.sanitize()
 	return p.cfg, nil
 }
 
