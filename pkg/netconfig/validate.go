@@ -347,7 +347,6 @@ func netplanMAC(s string) bool {
 func scrubV2(m *omap) []string {
 	var warns []string
 	bad := func(format string, args ...any) { warns = append(warns, fmt.Sprintf(format, args...)) }
-	scrubControl(m, "network", bad)
 	for _, section := range m.keys {
 		devs := asMap(m.m[section])
 		if devs == nil {
@@ -378,6 +377,9 @@ func scrubV2(m *omap) []string {
 			}
 		}
 	}
+	// Last, so that what selects a device was judged above as a whole (a
+	// match left empty by dropping one key would match every device).
+	scrubControl(m, "network", bad)
 	return warns
 }
 
