@@ -42,7 +42,7 @@ config:
 	{"v1 nameserver", `version: 1
 config:
 - {type: physical, name: eth0, subnets: [{type: dhcp}]}
-- {type: nameserver, address: [192.0.2.1, "192.0.2.2\noptions pwn"], search: [good.example, "x`+"`touch /pwn`"+`"]}
+- {type: nameserver, address: [192.0.2.1, "192.0.2.2\noptions pwn"], search: [good.example, "x` + "`touch /pwn`" + `"]}
 `, "nameserver", "eth0"},
 	{"v1 bond param", `version: 1
 config:
