@@ -34,6 +34,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/dnsname"
 )
 
 // ErrUnsafeValue: a renderer was given a model value that could add a line
@@ -90,27 +92,7 @@ func validMatchName(s string) bool {
 // and underscores, not starting or ending with a hyphen, at most 253
 // characters, an optional final dot. Strict (DHCP-sourced names) also
 // refuses underscores, as RFC 1123 host names do.
-func ValidDomain(s string, strict bool) bool {
-	s = strings.TrimSuffix(s, ".")
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for _, l := range strings.Split(s, ".") {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(l); i++ {
-			c := l[i]
-			switch {
-			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
-			case c == '_' && !strict:
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
+func ValidDomain(s string, strict bool) bool { return dnsname.Valid(s, strict) }
 
 // validNameserver reports whether s is an IP address, with a zone that is
 // a valid device name when there is one.

@@ -156,3 +156,27 @@ func TestValidDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestKlibcSearchStrict: DOMAINSEARCH in a klibc state file came from a
+// DHCP server (option 119): only RFC 1123 names are kept.
+func TestKlibcSearchStrict(t *testing.T) {
+	state := "DEVICE='eth0'\nPROTO='dhcp'\nIPV4ADDR='10.0.2.15'\nIPV4NETMASK='255.255.255.0'\nIPV4DNS0='10.0.2.3'\n" +
+		"DOMAINSEARCH='good.example _srv.example a$(touch /pwn) b\"pwn'\n"
+	cfg, err := ParseKlibc([]KlibcFile{{Path: "/run/net-eth0.conf", Data: []byte(state)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Interface("eth0").Subnets[0].DNS.Search
+	if strings.Join(got, " ") != "good.example" {
+		t.Errorf("search = %q, want [good.example]", got)
+	}
+	dropped := 0
+	for _, w := range cfg.Warnings {
+		if strings.Contains(w, "/run/net-eth0.conf: DOMAINSEARCH") {
+			dropped++
+		}
+	}
+	if dropped != 4 { // "a$(touch /pwn)" is two words
+		t.Errorf("%d DOMAINSEARCH warnings naming the file, want 4: %q", dropped, cfg.Warnings)
+	}
+}

@@ -182,6 +182,9 @@ func Up(ctx context.Context, o Options) (*Lease, error) {
 	}
 	l := w.l
 	l.Uptime = uptime()
+	for _, d := range l.Dropped {
+		log.Warn("netup: "+d, "iface", l.Iface)
+	}
 	l.Applied.LinkWasDown = wasDown[cands[idx].Index]
 	l.sys = &system{h: h, index: cands[idx].Index, raw: w.raw, raw6: w.raw6, opts: o}
 	if err := l.apply(); err != nil {
