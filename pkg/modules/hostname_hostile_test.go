@@ -47,3 +47,31 @@ func TestHostileHostname(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileResolvConf: resolv_conf values with a newline add no line to
+// resolv.conf; the clean ones are written.
+func TestHostileResolvConf(t *testing.T) {
+	cfg := yamlCfg(t, `manage_resolv_conf: true
+resolv_conf:
+  nameservers: [192.0.2.1, "192.0.2.2\nnameserver 10.6.6.6"]
+  searchdomains: [good.example, "a\nsearch pwn.example"]
+  domain: "example.com\noptions pwn"
+  options: {rotate: true, "timeout:1\nnameserver pwn": true}
+`)
+	files := map[string]string{"etc/os-release": "ID=fedora\nVERSION_ID=\"40\"\n"}
+	c, _, _ := testContext(t, cfg, files)
+	if err := runResolvConf(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	got := readFile(t, c, "/etc/resolv.conf")
+	for _, bad := range []string{"pwn", "10.6.6.6"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("resolv.conf holds %q:\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"nameserver 192.0.2.1\n", "good.example", "rotate"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("resolv.conf lacks %q:\n%s", want, got)
+		}
+	}
+}
