@@ -95,13 +95,14 @@ func ParseKlibcVars(data []byte) (map[string]string, []string, error) {
 }
 
 // KlibcDocument converts state files to a network config v1 document
-// (YAML). macs maps interface names to their MAC addresses.
-func KlibcDocument(files []KlibcFile, macs map[string]string) ([]byte, error) {
-	doc, _, err := klibcDoc(files, macs)
+// (YAML), with what it skipped (each naming its file). macs maps interface
+// names to their MAC addresses.
+func KlibcDocument(files []KlibcFile, macs map[string]string) ([]byte, []string, error) {
+	doc, warnings, err := klibcDoc(files, macs)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return []byte(dumpYAML(doc)), nil
+	return []byte(dumpYAML(doc)), warnings, nil
 }
 
 // ParseKlibc converts state files to a Config (version 1). macs maps

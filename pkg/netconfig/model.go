@@ -94,6 +94,9 @@ type Config struct {
 	V2 *omap `json:"-"`
 	// Warnings are what the parser skipped or could not honour.
 	Warnings []string
+	// Rejected are the values refused as unsafe to write (validate.go),
+	// also in Warnings: callers report them as warnings, with the source.
+	Rejected []string `json:",omitempty"`
 }
 
 // Interface is one network device.

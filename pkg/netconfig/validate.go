@@ -162,6 +162,7 @@ func (c *Config) sanitize() {
 	k := &checker{fix: true}
 	k.config(c)
 	c.Warnings = append(c.Warnings, k.problems...)
+	c.Rejected = append(c.Rejected, k.problems...)
 }
 
 // checkSafe is what every renderer runs first: it refuses a model holding a
