@@ -23,7 +23,11 @@ func (l *Lease) sanitize() {
 		if strings.Contains(what, "option 17") || strings.Contains(what, "option 40") || strings.Contains(what, "option 67") {
 			why = "holds a control character"
 		}
-		l.Dropped = append(l.Dropped, fmt.Sprintf("DHCP %s %q %s; dropped", what, v, why))
+		src := "DHCP "
+		if l.Proto == ProtoStatic {
+			src = ""
+		}
+		l.Dropped = append(l.Dropped, fmt.Sprintf("%s%s %q %s; dropped", src, what, v, why))
 	}
 	l.Search = l.validNames("search domain (option 119)", l.Search, drop)
 	l.Search6 = l.validNames("search domain (DHCPv6 option 24)", l.Search6, drop)
@@ -32,7 +36,11 @@ func (l *Lease) sanitize() {
 		l.Domain = ""
 	}
 	if l.Hostname != "" && !dnsname.Valid(l.Hostname, true) {
-		drop("host name (option 12)", l.Hostname)
+		what := "host name (option 12)"
+		if l.Proto == ProtoStatic {
+			what = "host name (ip= field 5)"
+		}
+		drop(what, l.Hostname)
 		l.Hostname = ""
 	}
 	for _, f := range []struct {

@@ -72,3 +72,15 @@ func TestHostileDHCPNames(t *testing.T) {
 		t.Errorf("resolv.conf lost the valid search domain:\n%s", files["resolv.conf"])
 	}
 }
+
+// TestIPConfigHostname: the host name field of ip= (from a PXE server's
+// configuration, perhaps) is held to the same rule.
+func TestIPConfigHostname(t *testing.T) {
+	l := leaseFromIPConfig(IPConfig{Hostname: "vm1\nDOMAINSEARCH='pwn'"}, "eth0", nil)
+	if l.Hostname != "" || len(l.Dropped) != 1 || !strings.HasPrefix(l.Dropped[0], "host name (ip= field 5)") {
+		t.Errorf("hostname %q dropped %q", l.Hostname, l.Dropped)
+	}
+	if l := leaseFromIPConfig(IPConfig{Hostname: "vm1"}, "eth0", nil); l.Hostname != "vm1" {
+		t.Errorf("valid hostname dropped: %q", l.Hostname)
+	}
+}

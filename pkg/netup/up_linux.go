@@ -250,6 +250,9 @@ func Static(ctx context.Context, c IPConfig, o Options) (*Lease, error) {
 		}
 	}
 	l := leaseFromIPConfig(c, cands[0].Name, HardwareAddr(cands[0].HWAddr))
+	for _, d := range l.Dropped {
+		log.Warn("netup: "+d, "iface", l.Iface)
+	}
 	l.Acquired = time.Now()
 	l.Uptime = uptime()
 	l.Applied.LinkWasDown = wasDown[cands[0].Index]
