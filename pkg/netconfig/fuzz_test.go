@@ -118,8 +118,29 @@ func FuzzParseV1(f *testing.F) { fuzzYAML(f, "1") }
 
 func FuzzParseV2(f *testing.F) { fuzzYAML(f, "2") }
 
+// Hostile seeds for the other formats: a value carrying a newline, quotes
+// or $(...) (see hostileCases).
+var (
+	hostileNetworkData = []string{
+		`{"links": [{"id": "eth0", "type": "phy", "ethernet_mac_address": "fa:16:3e:9c:bf:3d\nNM_CONTROLLED=pwn"}], "networks": [{"id": "n0", "link": "eth0", "type": "ipv4_dhcp"}]}`,
+		`{"links": [{"id": "eth0", "type": "phy", "ethernet_mac_address": "fa:16:3e:9c:bf:3d"}], "networks": [{"id": "n0", "link": "eth0", "type": "ipv4", "ip_address": "10.0.0.5", "netmask": "255.255.255.0"}], "services": [{"type": "dns", "address": "8.8.8.8\nsearch pwn"}, {"type": "dns", "address": "$(touch /pwn)"}]}`,
+		`{"links": [{"id": "eth0\"; touch /pwn; \"", "type": "phy", "ethernet_mac_address": "fa:16:3e:9c:bf:3d"}], "networks": [{"id": "n0", "link": "eth0\"; touch /pwn; \"", "type": "ipv4_dhcp"}]}`,
+	}
+	hostileENI = []string{
+		"auto eth0\niface eth0 inet static\n    address 192.0.2.10/24\n    hwaddress ether 52:54:00:12:34:56$(touch/pwn)\n    dns-nameservers 192.0.2.1 `pwn`\n    dns-search good.example a$(touch/pwn) b\"pwn\n",
+		"auto eth0\niface eth0 inet dhcp\n    broadcast 192.0.2.255;pwn\n",
+	}
+	hostileKlibc = []string{
+		"DEVICE='eth0'\nPROTO='dhcp'\nIPV4ADDR='10.0.2.15'\nIPV4NETMASK='255.255.255.0'\nIPV4DNS0='10.0.2.3'\nDOMAINSEARCH='good.example a$(touch/pwn) b\"pwn,c'\\''pwn'\n",
+		"DEVICE='eth0$(pwn)'\nPROTO='dhcp'\nIPV4ADDR='10.0.2.15'\nIPV4DNS0='10.0.2.3\nsearch pwn'\n",
+	}
+)
+
 func FuzzParseNetworkData(f *testing.F) {
 	seed(f, "network_data.json", nil)
+	for _, s := range hostileNetworkData {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseNetworkData(data, fuzzMACs)
 		if err != nil {
@@ -131,6 +152,9 @@ func FuzzParseNetworkData(f *testing.F) {
 
 func FuzzParseENI(f *testing.F) {
 	seed(f, "interfaces.eni", nil)
+	for _, s := range hostileENI {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseENI(data)
 		if err != nil {

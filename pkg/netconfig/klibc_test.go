@@ -214,6 +214,9 @@ func FuzzParseKlibc(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	for _, s := range hostileKlibc {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files := []KlibcFile{{Path: "net-a.conf", Data: data}, {Path: "net6-a.conf", Data: data}}
 		doc, _, err := KlibcDocument(files, map[string]string{"eth0": "52:54:00:12:34:56"})
