@@ -17,6 +17,10 @@
 //     Writing them, running `netplan generate` or reloading udev is the
 //     caller's business. What a renderer cannot express it drops with a
 //     warning in Output.Warnings rather than failing the boot.
+//   - Every string that reaches a rendered file is checked where a document
+//     becomes the model (validate.go): a value that could add a line or run
+//     a command is refused with a warning, and renderers refuse a model
+//     that still holds one (ErrUnsafeValue).
 //   - No input makes any function here panic.
 package netconfig
 
