@@ -191,8 +191,9 @@ type Route struct {
 	OnLink bool
 }
 
-// DNS is a nameserver list and a search list. Nameservers stay strings:
-// cloud-init passes them through unvalidated.
+// DNS is a nameserver list and a search list. Nameservers stay strings, as
+// written (cloud-init passes them through unvalidated; cloudroot keeps only
+// IP addresses, see validate.go).
 type DNS struct {
 	Nameservers []string
 	Search      []string
