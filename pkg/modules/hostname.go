@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/dnsname"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -21,22 +22,27 @@ type HostnameInfo struct {
 // GetHostnameFQDN follows cloud-init's util.get_hostname_fqdn: `fqdn`, then a
 // dotted `hostname`, then the datasource's local-hostname (with
 // "localdomain" as the default domain), then the current hostname.
+//
+// A name that is not a valid host name (see validHostname) is ignored with a
+// warning, as if it were not set: cloud-init writes what it is given, so a
+// newline in local-hostname would add lines to /etc/hosts and
+// /etc/hostname (docs/compatibility.md).
 func GetHostnameFQDN(c *Context) HostnameInfo {
-	cfg := c.Config
-	if cfg.Has("fqdn") && cfg.String("fqdn") != "" {
-		fqdn := cfg.String("fqdn")
-		h := cfg.String("hostname")
+	fqdnCfg, hostCfg := configHostname(c, "fqdn"), configHostname(c, "hostname")
+	if fqdnCfg != "" {
+		fqdn := fqdnCfg
+		h := hostCfg
 		if h == "" {
 			h, _, _ = strings.Cut(fqdn, ".")
 		}
 		return HostnameInfo{Hostname: h, FQDN: fqdn}
 	}
-	if h := cfg.String("hostname"); strings.Index(h, ".") > 0 {
+	if h := hostCfg; strings.Index(h, ".") > 0 {
 		short, _, _ := strings.Cut(h, ".")
 		return HostnameInfo{Hostname: short, FQDN: h}
 	}
 	fqdn, isDefault := dsHostname(c, true)
-	if h := cfg.String("hostname"); cfg.Has("hostname") && h != "" {
+	if h := hostCfg; h != "" {
 		return HostnameInfo{Hostname: h, FQDN: fqdn}
 	}
 	h, isDefault2 := dsHostname(c, false)
@@ -49,6 +55,10 @@ func dsHostname(c *Context, fqdn bool) (string, bool) {
 	var toks []string
 	isDefault := false
 	lh := scalarString(c.Meta["local-hostname"])
+	if lh != "" && !validHostname(lh) {
+		c.warn("local-hostname %q from the datasource is not a valid host name; ignored", lh)
+		lh = ""
+	}
 	if lh == "" {
 		cur := currentHostname(c)
 		switch {
@@ -73,6 +83,28 @@ func dsHostname(c *Context, fqdn bool) (string, bool) {
 		host = host + "." + domain
 	}
 	return host, isDefault
+}
+
+// validHostname reports whether name can be written as a host name: an IP
+// address (a local-hostname may be one), or a DNS name (dnsname.Valid:
+// letters, digits, hyphens and underscores in labels of at most 63, at
+// most 253 in all). Nothing else: no white space or control character
+// that would add a line to /etc/hostname or /etc/hosts, no quote or $
+// for the distros whose hostname file is shell (/etc/conf.d/hostname,
+// /etc/rc.conf, /etc/sysconfig/network).
+func validHostname(name string) bool {
+	return net.ParseIP(name) != nil || dnsname.Valid(name, false)
+}
+
+// configHostname is the cloud-config's hostname or fqdn, "" when unset or
+// not a valid host name (with a warning).
+func configHostname(c *Context, key string) string {
+	h := c.Config.String(key)
+	if h != "" && !validHostname(h) {
+		c.warn("%s %q is not a valid host name; ignored", key, h)
+		return ""
+	}
+	return h
 }
 
 func currentHostname(c *Context) string {

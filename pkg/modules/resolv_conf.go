@@ -14,6 +14,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -102,7 +103,7 @@ func runResolvConf(_ context.Context, c *Context) error {
 		}
 		tmpl = b
 	}
-	out, err := renderJinjaFile(tmpl, resolvParams(params))
+	out, err := renderJinjaFile(tmpl, resolvParams(withoutControl(c, "resolv_conf", params)))
 	if err != nil {
 		return fmt.Errorf("resolv_conf: rendering %s: %w", fn, err)
 	}
@@ -137,4 +138,41 @@ func templatesDir(c *Context) string {
 		}
 	}
 	return "/etc/cloud/templates"
+}
+
+// withoutControl returns m without the keys, string values and list
+// elements that hold a control character (a newline would add a line to
+// resolv.conf: a nameserver nobody configured), each dropped with a
+// warning naming its key. cloud-init renders them as given.
+func withoutControl(c *Context, where string, m map[string]any) map[string]any {
+	bad := func(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		key := where + "." + k
+		if bad(k) {
+			c.warn("%s: key %q holds a control character; dropped", where, k)
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			if bad(x) {
+				c.warn("%s: %q holds a control character; dropped", key, x)
+				continue
+			}
+		case []any:
+			var keep []any
+			for _, e := range x {
+				if s, ok := e.(string); ok && bad(s) {
+					c.warn("%s: %q holds a control character; dropped", key, s)
+					continue
+				}
+				keep = append(keep, e)
+			}
+			v = keep
+		case map[string]any:
+			v = withoutControl(c, key, x)
+		}
+		out[k] = v
+	}
+	return out
 }

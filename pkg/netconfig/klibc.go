@@ -15,7 +15,9 @@ package netconfig
 //     get the address; NETMASK, BROADCAST and GATEWAY go on the subnet
 //     whatever the type; DNS0/DNS1 that are not all zeros become
 //     dns_nameservers and then DOMAINSEARCH (comma- or space-separated)
-//     dns_search;
+//     dns_search; DOMAINSEARCH comes from DHCP (option 119), so only RFC
+//     1123 names are kept, others dropped with a warning (cloud-init keeps
+//     them all);
 //   - files naming the same device add their subnets to the first entry.
 // One extension: a static IPv4 subnet without IPV4GATEWAY takes the gateway
 // of its IPV4ROUTE<n> default route (klibc writes classless routes instead
@@ -93,13 +95,14 @@ func ParseKlibcVars(data []byte) (map[string]string, []string, error) {
 }
 
 // KlibcDocument converts state files to a network config v1 document
-// (YAML). macs maps interface names to their MAC addresses.
-func KlibcDocument(files []KlibcFile, macs map[string]string) ([]byte, error) {
-	doc, _, err := klibcDoc(files, macs)
+// (YAML), with what it skipped (each naming its file). macs maps interface
+// names to their MAC addresses.
+func KlibcDocument(files []KlibcFile, macs map[string]string) ([]byte, []string, error) {
+	doc, warnings, err := klibcDoc(files, macs)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	return []byte(dumpYAML(doc)), nil
+	return []byte(dumpYAML(doc)), warnings, nil
 }
 
 // ParseKlibc converts state files to a Config (version 1). macs maps
@@ -210,11 +213,18 @@ func klibcEntry(data []byte, macs map[string]string) (string, *omap, []string, e
 				} else {
 					parts = strings.Fields(search)
 				}
-				list := make([]any, len(parts))
-				for i, p := range parts {
-					list[i] = p
+				// DHCP option 119, from the network: RFC 1123 names only.
+				var list []any
+				for _, p := range parts {
+					if p = strings.TrimSpace(p); ValidDomain(p, true) {
+						list = append(list, p)
+					} else if p != "" {
+						warnings = append(warnings, fmt.Sprintf("DOMAINSEARCH %q is not a valid domain name; dropped", p))
+					}
 				}
-				s.set("dns_search", list)
+				if len(list) > 0 {
+					s.set("dns_search", list)
+				}
 			}
 		}
 		subnets = append(subnets, s)

@@ -49,7 +49,7 @@ func TestKlibcGolden(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			files, macs := readKlibcCase(t, dir)
 			got := map[string]string{}
-			doc, err := KlibcDocument(files, macs)
+			doc, _, err := KlibcDocument(files, macs)
 			if err != nil {
 				got["ERROR"] = err.Error() + "\n"
 			} else {
@@ -214,9 +214,12 @@ func FuzzParseKlibc(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	for _, s := range hostileKlibc {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files := []KlibcFile{{Path: "net-a.conf", Data: data}, {Path: "net6-a.conf", Data: data}}
-		doc, err := KlibcDocument(files, map[string]string{"eth0": "52:54:00:12:34:56"})
+		doc, _, err := KlibcDocument(files, map[string]string{"eth0": "52:54:00:12:34:56"})
 		if err != nil {
 			return
 		}

@@ -17,6 +17,10 @@
 //     Writing them, running `netplan generate` or reloading udev is the
 //     caller's business. What a renderer cannot express it drops with a
 //     warning in Output.Warnings rather than failing the boot.
+//   - Every string that reaches a rendered file is checked where a document
+//     becomes the model (validate.go): a value that could add a line or run
+//     a command is refused with a warning, and renderers refuse a model
+//     that still holds one (ErrUnsafeValue).
 //   - No input makes any function here panic.
 package netconfig
 
@@ -94,6 +98,9 @@ type Config struct {
 	V2 *omap `json:"-"`
 	// Warnings are what the parser skipped or could not honour.
 	Warnings []string
+	// Rejected are the values refused as unsafe to write (validate.go),
+	// also in Warnings: callers report them as warnings, with the source.
+	Rejected []string `json:",omitempty"`
 }
 
 // Interface is one network device.
@@ -184,8 +191,9 @@ type Route struct {
 	OnLink bool
 }
 
-// DNS is a nameserver list and a search list. Nameservers stay strings:
-// cloud-init passes them through unvalidated.
+// DNS is a nameserver list and a search list. Nameservers stay strings, as
+// written (cloud-init passes them through unvalidated; cloudroot keeps only
+// IP addresses, see validate.go).
 type DNS struct {
 	Nameservers []string
 	Search      []string

@@ -237,6 +237,9 @@ func convertNetworkData(nd *omap, links Links) (*omap, []string, error) {
 			}
 			n, ok := nameByMAC(links, mac)
 			if !ok {
+				if !validMAC(mac) { // never echo a raw value with a newline into the log
+					return nil, warnings, fmt.Errorf("network_data.json: unable to find a system nic for %q: not a MAC address", mac)
+				}
 				return nil, warnings, fmt.Errorf("network_data.json: unable to find a system nic for %s", mac)
 			}
 			d.set("name", n)

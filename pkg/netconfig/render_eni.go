@@ -31,6 +31,9 @@ var eniKindOrder = map[Kind]int{
 
 // RenderENI renders cfg as ifupdown configuration.
 func RenderENI(cfg *Config) (*Output, error) {
+	if err := checkSafe(cfg); err != nil {
+		return nil, fmt.Errorf("rendering ENI: %w", err)
+	}
 	o := newOutput()
 	unsupported(o, cfg, RendererENI, true, true)
 	cfg = mainTableOnly(cfg)

@@ -7,6 +7,7 @@ package netconfig
 // `netplan generate` is the caller's business.
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -15,6 +16,9 @@ const NetplanPath = "/etc/netplan/50-cloud-init.yaml"
 
 // RenderNetplan renders cfg as netplan YAML.
 func RenderNetplan(cfg *Config) (*Output, error) {
+	if err := checkSafe(cfg); err != nil {
+		return nil, fmt.Errorf("rendering netplan: %w", err)
+	}
 	o := newOutput()
 	if cfg.Version == 2 && cfg.V2 != nil {
 		o.add(NetplanPath, Header+dumpYAML(map[string]any{"network": cfg.V2}), 0o600)

@@ -148,6 +148,9 @@ func (c *ini) file() string {
 
 // RenderNetworkd renders cfg as systemd-networkd files.
 func RenderNetworkd(cfg *Config) (*Output, error) {
+	if err := checkSafe(cfg); err != nil {
+		return nil, fmt.Errorf("rendering networkd: %w", err)
+	}
 	o := newOutput()
 	for _, iface := range cfg.Interfaces {
 		c := newINI()

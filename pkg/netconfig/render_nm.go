@@ -273,6 +273,9 @@ const NMConfPath = "/etc/NetworkManager/conf.d/30-cloud-init-ip6-addr-gen-mode.c
 
 // RenderNetworkManager renders cfg as NetworkManager keyfiles.
 func RenderNetworkManager(cfg *Config) (*Output, error) {
+	if err := checkSafe(cfg); err != nil {
+		return nil, fmt.Errorf("rendering NetworkManager: %w", err)
+	}
 	o := newOutput()
 	unsupported(o, cfg, RendererNetworkManager, true, true)
 	cfg = mainTableOnly(cfg)

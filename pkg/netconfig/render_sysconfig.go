@@ -165,6 +165,9 @@ var sysconfigBondOpts = []struct{ v2, tpl string }{
 
 // RenderSysconfig renders cfg as RHEL network-scripts.
 func RenderSysconfig(cfg *Config) (*Output, error) {
+	if err := checkSafe(cfg); err != nil {
+		return nil, fmt.Errorf("rendering sysconfig: %w", err)
+	}
 	o := newOutput()
 	unsupported(o, cfg, RendererSysconfig, true, true)
 	cfg = mainTableOnly(cfg)

@@ -105,6 +105,7 @@ func parseV1(m *omap, links Links) (*Config, error) {
 		}
 		iface.DNS = d.dns
 	}
+	p.cfg.sanitize()
 	return p.cfg, nil
 }
 
@@ -183,13 +184,15 @@ func (p *v1Parser) ensure(name string, kind Kind) *Interface {
 // ValidName reports whether name can be a network device name and a file
 // name component: not empty, not . or .., no slash, NUL or white space, at
 // most 255 bytes (the kernel's 15-byte limit is left to the kernel: v2
-// device ids may be longer than the name they end up with).
+// device ids may be longer than the name they end up with), and no quote
+// or shell metacharacter (names reach sysconfig files, which are sourced by
+// a shell, and ENI's post-up commands).
 func ValidName(name string) bool {
 	if name == "" || name == "." || name == ".." || len(name) > 255 {
 		return false
 	}
 	for _, r := range name {
-		if r == '/' || r == 0 || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+		if r == '/' || r == 0 || unicode.IsSpace(r) || !unicode.IsPrint(r) || strings.ContainsRune(shellMeta, r) {
 			return false
 		}
 	}

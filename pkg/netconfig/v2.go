@@ -15,11 +15,14 @@ package netconfig
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
 func parseV2(m *omap, links Links) (*Config, error) {
 	p := &v1Parser{cfg: &Config{Version: 2, V2: m}, links: links}
+	p.cfg.Rejected = scrubV2(m)
+	p.cfg.Warnings = slices.Clone(p.cfg.Rejected)
 	if r, ok := m.get("renderer"); ok {
 		p.cfg.Renderer = asString(r)
 	}
@@ -64,6 +67,7 @@ func parseV2(m *omap, links Links) (*Config, error) {
 			}
 		}
 	}
+	p.cfg.sanitize()
 	return p.cfg, nil
 }
 

@@ -129,6 +129,7 @@ func leaseFromACK(iface string, hw HardwareAddr, ack *dhcpv4.DHCPv4) (*Lease, er
 		l.NextServer = a
 	}
 	l.Options = privateOptions(ack)
+	l.sanitize()
 	return l, nil
 }
 

@@ -131,6 +131,7 @@ func leaseFromReply6(iface string, hw HardwareAddr, reply *dhcpv6.Message) (*Lea
 	if d := reply.Options.ClientID(); d != nil {
 		l.ClientID6 = DUID(d.ToBytes())
 	}
+	l.sanitize()
 	return l, nil
 }
 
@@ -139,6 +140,7 @@ func (l *Lease) merge6(v6 *Lease) {
 	l.Addr6 = v6.Addr6
 	l.DNS6 = v6.DNS6
 	l.Search6 = v6.Search6
+	l.Dropped = append(l.Dropped, v6.Dropped...)
 	l.ServerID6 = v6.ServerID6
 	l.ClientID6 = v6.ClientID6
 	l.IAID6 = v6.IAID6

@@ -257,6 +257,8 @@ type Lease struct {
 	// DNS6 and Search6 are DHCPv6 options 23 and 24.
 	DNS6    []netip.Addr `json:"dns6,omitempty"`
 	Search6 []string     `json:"search6,omitempty"`
+	// Dropped says which offered values were refused (see sanitize).
+	Dropped []string `json:"-"`
 	// ServerID6 and ClientID6 are the DUIDs of the exchange (options 2 and
 	// 1); the RELEASE carries both.
 	ServerID6 DUID `json:"server_id6,omitempty"`

@@ -175,5 +175,6 @@ func leaseFromIPConfig(c IPConfig, iface string, hw HardwareAddr) *Lease {
 	if c.NTP.IsValid() {
 		l.NTP = []netip.Addr{c.NTP}
 	}
+	l.sanitize() // the ip= host name may come from a PXE server's config
 	return l
 }

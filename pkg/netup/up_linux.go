@@ -182,6 +182,9 @@ func Up(ctx context.Context, o Options) (*Lease, error) {
 	}
 	l := w.l
 	l.Uptime = uptime()
+	for _, d := range l.Dropped {
+		log.Warn("netup: "+d, "iface", l.Iface)
+	}
 	l.Applied.LinkWasDown = wasDown[cands[idx].Index]
 	l.sys = &system{h: h, index: cands[idx].Index, raw: w.raw, raw6: w.raw6, opts: o}
 	if err := l.apply(); err != nil {
@@ -247,6 +250,9 @@ func Static(ctx context.Context, c IPConfig, o Options) (*Lease, error) {
 		}
 	}
 	l := leaseFromIPConfig(c, cands[0].Name, HardwareAddr(cands[0].HWAddr))
+	for _, d := range l.Dropped {
+		log.Warn("netup: "+d, "iface", l.Iface)
+	}
 	l.Acquired = time.Now()
 	l.Uptime = uptime()
 	l.Applied.LinkWasDown = wasDown[cands[0].Index]

@@ -314,6 +314,9 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		for _, w := range nres.Warnings {
 			o.Log.Info(w)
 		}
+		for _, r := range nres.Rejected {
+			warn(r)
+		}
 		if o.Network != nil {
 			o.Network(nres)
 		}

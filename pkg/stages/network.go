@@ -44,6 +44,11 @@ type NetworkResult struct {
 	Renderer string
 	Files    []string
 	Warnings []string
+	// Rejected are the values of the network config refused as unsafe to
+	// write, each naming the source and key; the stage reports them as
+	// warnings (status.json's recoverable errors, as cloud-init's logged
+	// warnings are).
+	Rejected []string
 	// IfupdownPre is the ifupdown-pre drop-in's plan (nil: none written);
 	// RenameNICs applies its renames.
 	IfupdownPre *IfupdownPre
@@ -270,6 +275,9 @@ func ApplyNetwork(t, run *target.Root, dist distro.Info, cmdline string, system,
 			return res, fmt.Errorf("network config from %s: %w", src, err)
 		}
 	}
+	for _, r := range cfg.Rejected {
+		res.Rejected = append(res.Rejected, "network config from "+res.Source+": "+r)
+	}
 	if cfg.Disabled {
 		res.Source = "disabled-by-" + src
 		return res, nil
@@ -430,11 +438,11 @@ func klibcNetwork(run *target.Root, cmdline string, links []bootenv.NetLink) ([]
 			names[l.Name] = l.MAC
 		}
 	}
-	b, err := netconfig.KlibcDocument(files, names)
+	b, warnings, err := netconfig.KlibcDocument(files, names)
 	if err != nil {
 		return nil, []string{fmt.Sprintf("initramfs network state: %v; not used", err)}
 	}
-	return b, nil
+	return b, warnings
 }
 
 // rawForJSON is what network-config.json records: the input document, or

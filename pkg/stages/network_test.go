@@ -149,3 +149,36 @@ func TestApplyNetworkAzure(t *testing.T) {
 		t.Errorf("source %s; netplan lacks the secondary address 10.0.0.5:\n%s (%v)", res.Source, out, err)
 	}
 }
+
+// TestApplyNetworkRejectsUnsafeValues: a sysconfig target and a datasource
+// v1 config with a search domain that would run a command when ifcfg is
+// sourced: the value is not written, the rest is, and the result names the
+// source and the key.
+func TestApplyNetworkRejectsUnsafeValues(t *testing.T) {
+	tr := newRoot(t, &fakeRunner{})
+	for _, p := range []string{"usr/sbin/ifup", "usr/sbin/ifdown", "etc/sysconfig/network-scripts/network-functions"} {
+		hp := filepath.Join(tr.Dir(), p)
+		os.MkdirAll(filepath.Dir(hp), 0o755)
+		os.WriteFile(hp, nil, 0o755)
+	}
+	ds := map[string]any{"version": 1, "config": []any{map[string]any{
+		"type": "physical", "name": "eth0", "subnets": []any{map[string]any{
+			"type": "static", "address": "192.0.2.10/24", "dns_nameservers": []any{"192.0.2.1"},
+			"dns_search": []any{"good.example", "a$(touch /pwn)"}}}}}}
+	links := []bootenv.NetLink{{Name: "eth0", MAC: "52:54:00:00:00:01", Carrier: true}}
+	res, err := ApplyNetwork(tr, nil, distro.Info{ID: "rocky", Family: "rhel", IDLike: []string{"rhel"}}, "", nil, map[string]any{},
+		ds, links, true, DSNetwork{}, "i-net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Renderer != "sysconfig" {
+		t.Fatalf("renderer %q (files %v)", res.Renderer, res.Files)
+	}
+	b, err := tr.ReadFile("/etc/sysconfig/network-scripts/ifcfg-eth0")
+	if err != nil || strings.Contains(string(b), "pwn") || !strings.Contains(string(b), "DOMAIN=good.example") {
+		t.Errorf("ifcfg-eth0 (%v):\n%s", err, b)
+	}
+	if len(res.Rejected) != 1 || !strings.HasPrefix(res.Rejected[0], "network config from ds: eth0: subnet 0: dns search domain \"a$(touch /pwn)\"") {
+		t.Errorf("rejected = %q", res.Rejected)
+	}
+}
