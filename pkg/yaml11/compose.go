@@ -38,6 +38,10 @@ type normalizer struct {
 	size     map[*yaml.Node]int        // normalized node an alias shares → expanded node count
 	warnings []Warning
 	nanKeys  int
+	// release: the document has no anchors, so every source node is read
+	// once and a collection lets go of each child once it is normalized
+	// (the source tree is then garbage as the normalized one grows).
+	release bool
 	src      []byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
 	marks    []int  // offset of every lineStride-th line of src, built on first use
 }
@@ -95,6 +99,7 @@ func (n *normalizer) bangBefore(src *yaml.Node) bool {
 // anchors refuses an anchor defined twice, as PyYAML's composer does.
 func (n *normalizer) anchors(root *yaml.Node) error {
 	seen := map[string]*yaml.Node{}
+	defer func() { n.release = len(seen) == 0 }()
 	var walk func(*yaml.Node) error
 	walk = func(v *yaml.Node) error {
 		if v.Kind == yaml.AliasNode {
@@ -273,12 +278,15 @@ func (n *normalizer) sequence(src *yaml.Node, depth int) (*yaml.Node, error) {
 	out := newNode(src, yaml.SequenceNode, tag)
 	out.Style = src.Style & yaml.FlowStyle
 	out.Content = make([]*yaml.Node, 0, len(src.Content))
-	for _, c := range src.Content {
+	for i, c := range src.Content {
 		v, err := n.node(c, depth+1)
 		if err != nil {
 			return nil, err
 		}
 		out.Content = append(out.Content, v)
+		if n.release {
+			src.Content[i] = nil
+		}
 	}
 	return out, nil
 }
@@ -378,6 +386,9 @@ func (n *normalizer) mapping(src *yaml.Node, depth int) (*yaml.Node, error) {
 			return nil, err
 		}
 		own = append(own, pair{k, v, true})
+		if n.release {
+			src.Content[i], src.Content[i+1] = nil, nil
+		}
 	}
 	out := newNode(src, yaml.MappingNode, tag)
 	out.Style = src.Style & yaml.FlowStyle

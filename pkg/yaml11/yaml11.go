@@ -69,7 +69,7 @@ const (
 	Limit = 1 << 17
 	// MaxNodes is the default bound on the nodes written in a stream
 	// (scalars, lists, mappings, aliases), counted before any is built.
-	MaxNodes = 1 << 15
+	MaxNodes = 1 << 16
 	// MaxDepth is how deeply lists and mappings may nest.
 	MaxDepth = 1000
 )
