@@ -42,8 +42,8 @@ type normalizer struct {
 	// once and a collection lets go of each child once it is normalized
 	// (the source tree is then garbage as the normalized one grows).
 	release bool
-	src      []byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
-	marks    []int  // offset of every lineStride-th line of src, built on first use
+	src     []byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
+	marks   []int  // offset of every lineStride-th line of src, built on first use
 }
 
 // lineStride is how many lines apart bangBefore's marks are: a lookup scans
