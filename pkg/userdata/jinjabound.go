@@ -45,7 +45,7 @@ const (
 	JinjaMaxDepth     = 100              // macro calls nested
 	JinjaMaxSteps     = 100_000          // loop items, and macro calls at JinjaMacroSteps each, in all
 	JinjaMacroSteps   = 10               // a macro call costs ten loop items (~20 µs against ~2)
-	JinjaMaxBytes     = 16 << 20         // bytes produced, beyond the template's size
+	JinjaMaxBytes     = 4 << 20          // bytes produced, beyond the template's size
 	JinjaMaxRange     = 100_000          // items of one range()
 	JinjaMaxNesting   = 256              // brackets and blocks nested in the source
 	JinjaMaxTagTokens = 10_000           // tokens in one {{ }} or {% %}
