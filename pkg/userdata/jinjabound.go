@@ -140,6 +140,9 @@ func nestingError(toks []*tokens.Token) error {
 				}
 			}
 		}
+		// Closers without openers are syntax errors the parser reports
+		// before it recurses; they must not buy depth for what follows.
+		depth, blocks = max(depth, 0), max(blocks, 0)
 		inTag++
 		if depth+blocks > JinjaMaxNesting {
 			return fmt.Errorf("%w: brackets and blocks nested more than %d deep on line %d", ErrJinjaBound, JinjaMaxNesting, t.Line)
