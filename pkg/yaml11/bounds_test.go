@@ -2,9 +2,12 @@ package yaml11
 
 import (
 	"errors"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/yamlscan"
 )
 
 // TestNodeBounds: a stream with more nodes than MaxNodes, or nested deeper
@@ -67,6 +70,30 @@ func TestNodeBoundMemory(t *testing.T) {
 		// buffers.
 		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(8*len(c.doc)); got > limit {
 			t.Errorf("%s: %d bytes allocated for %d bytes of YAML, want at most %d", c.shape, got, len(c.doc), limit)
+		}
+	}
+}
+
+// TestWithinCorpus: the shortcut that skips the count (yamlscan.Within)
+// never lets a document of the corpus past a bound it would have hit: with
+// the bounds set to what Within assumes, Count agrees.
+func TestWithinCorpus(t *testing.T) {
+	for _, p := range corpus(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for _, c := range b {
+			if strings.IndexByte(",-:?[{*", c) >= 0 {
+				k++
+			}
+		}
+		if !yamlscan.Within(b, 3*k+3, max(k, 1)) {
+			t.Errorf("%s: Within false at its own bound", p)
+		}
+		if n, err := yamlscan.Count(b, 3*k+3, max(k, 1)); err != nil {
+			t.Errorf("%s: %d indicators, %d nodes: %v", p, k, n, err)
 		}
 	}
 }

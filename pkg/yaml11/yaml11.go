@@ -168,7 +168,9 @@ func ParseWith(name string, data []byte, o Options) (*Doc, error) {
 		maxDepth = MaxDepth
 	}
 	data = ignoreUnknownDirectives(data)
-	if _, err := yamlscan.Count(data, maxNodes, maxDepth); err != nil {
+	if yamlscan.Within(data, maxNodes, maxDepth) {
+		// Too few indicators to pass a bound: no count needed.
+	} else if _, err := yamlscan.Count(data, maxNodes, maxDepth); err != nil {
 		var le *yamlscan.LimitError
 		if errors.As(err, &le) {
 			return nil, &Error{Source: name, Line: le.Line, Column: le.Column, Err: ErrTooManyNodes,

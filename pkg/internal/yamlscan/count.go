@@ -73,3 +73,30 @@ func Count(data []byte, maxNodes, maxDepth int) (int, error) {
 	}
 	return nodes, nil
 }
+
+// indicators are the bytes a node or a level of nesting cannot do without:
+// a flow collection starts with [ or {, its items are separated by ",",
+// a block sequence item starts with "-", a mapping value follows ":" (or
+// a key "?"), an alias starts with "*".
+var indicators = func() (t [256]bool) {
+	for _, c := range []byte(",-:?[{*") {
+		t[c] = true
+	}
+	return t
+}()
+
+// Within reports, without parsing, whether data surely holds at most
+// maxNodes nodes nested at most maxDepth deep, so that Count can be
+// skipped: with k indicator bytes (see indicators), a stream has at most
+// 3k+3 nodes (a block mapping's entry is two nodes behind one ":", and
+// the mapping one more) and nests at most k deep. Long text without them
+// (base64, plain prose) is passed over at memory speed.
+func Within(data []byte, maxNodes, maxDepth int) bool {
+	k := 0
+	for _, c := range data {
+		if indicators[c] {
+			k++
+		}
+	}
+	return (maxNodes <= 0 || 3*k+3 <= maxNodes) && (maxDepth <= 0 || k <= maxDepth)
+}

@@ -52,13 +52,26 @@ func TestCountMemory(t *testing.T) {
 }
 
 func FuzzCount(f *testing.F) {
-	for _, s := range []string{"a: 1\n", "[1, [2, {a: *x}]]", "- &a b\n- *a\n", "? a\n: b\n", "a: |\n  x\n"} {
+	for _, s := range []string{"a: 1\n", "a: b\nc: d\n", "? a\n", "[a: b]", "- - 1\n", "---\n---\n", "a:\n", "[a,]", "{a, b}", "&a b", "[1, [2, {a: *x}]]", "- &a b\n- *a\n", "? a\n: b\n", "a: |\n  x\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := Count(data, 0, 0)
 		if err != nil || n < 0 {
 			t.Fatalf("Count = %d, %v", n, err)
+		}
+		// Within's reasoning: k indicators allow 3k+3 nodes, k levels.
+		k := 0
+		for _, c := range data {
+			if indicators[c] {
+				k++
+			}
+		}
+		if !Within(data, 3*k+3, max(k, 1)) {
+			t.Fatalf("Within(%d nodes, %d deep) = false with %d indicators", 3*k+3, max(k, 1), k)
+		}
+		if m, err := Count(data, 3*k+3, max(k, 1)); err != nil {
+			t.Fatalf("%d indicators, yet Count: %d, %v", k, m, err)
 		}
 		if _, err := Count(data, 3, 2); err == nil {
 			if m, _ := Count(data, 0, 0); m > 3 {
