@@ -84,8 +84,8 @@ func TestWithinCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := 0
-		for _, c := range b {
-			if strings.IndexByte(",-:?[{*", c) >= 0 {
+		for i, c := range b {
+			if strings.IndexByte(",-:?[{*", c) >= 0 || c == '.' && (i == 0 || b[i-1] == '\n') {
 				k++
 			}
 		}

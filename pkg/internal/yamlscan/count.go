@@ -87,16 +87,23 @@ var indicators = func() (t [256]bool) {
 
 // Within reports, without parsing, whether data surely holds at most
 // maxNodes nodes nested at most maxDepth deep, so that Count can be
-// skipped: with k indicator bytes (see indicators), a stream has at most
+// skipped: with k indicator bytes (see indicatorCount), a stream has at most
 // 3k+3 nodes (a block mapping's entry is two nodes behind one ":", and
 // the mapping one more) and nests at most k deep. Long text without them
 // (base64, plain prose) is passed over at memory speed.
 func Within(data []byte, maxNodes, maxDepth int) bool {
+	k := indicatorCount(data)
+	return (maxNodes <= 0 || 3*k+3 <= maxNodes) && (maxDepth <= 0 || k <= maxDepth)
+}
+
+// indicatorCount counts data's indicator bytes, and a "." that starts a
+// line: after a "..." document end a new document needs no "---".
+func indicatorCount(data []byte) int {
 	k := 0
-	for _, c := range data {
-		if indicators[c] {
+	for i, c := range data {
+		if indicators[c] || c == '.' && (i == 0 || data[i-1] == '\n') {
 			k++
 		}
 	}
-	return (maxNodes <= 0 || 3*k+3 <= maxNodes) && (maxDepth <= 0 || k <= maxDepth)
+	return k
 }

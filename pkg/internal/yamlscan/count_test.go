@@ -52,7 +52,7 @@ func TestCountMemory(t *testing.T) {
 }
 
 func FuzzCount(f *testing.F) {
-	for _, s := range []string{"a: 1\n", "a: b\nc: d\n", "? a\n", "[a: b]", "- - 1\n", "---\n---\n", "a:\n", "[a,]", "{a, b}", "&a b", "[1, [2, {a: *x}]]", "- &a b\n- *a\n", "? a\n: b\n", "a: |\n  x\n"} {
+	for _, s := range []string{"a: 1\n", "a: b\nc: d\n", "? a\n", "[a: b]", "- - 1\n", "---\n---\n", "a:\n", "[a,]", "{a, b}", "&a b", "a\n...\nb\n...\nc\n...\nd\n...\ne\n", "[1, [2, {a: *x}]]", "- &a b\n- *a\n", "? a\n: b\n", "a: |\n  x\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -61,12 +61,7 @@ func FuzzCount(f *testing.F) {
 			t.Fatalf("Count = %d, %v", n, err)
 		}
 		// Within's reasoning: k indicators allow 3k+3 nodes, k levels.
-		k := 0
-		for _, c := range data {
-			if indicators[c] {
-				k++
-			}
-		}
+		k := indicatorCount(data)
 		if !Within(data, 3*k+3, max(k, 1)) {
 			t.Fatalf("Within(%d nodes, %d deep) = false with %d indicators", 3*k+3, max(k, 1), k)
 		}
