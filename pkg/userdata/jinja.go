@@ -109,12 +109,15 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 	cfg.TrimBlocks = true
 	cfg.KeepTrailingNewline = true
 
-	env := jinjaEnv()
+	budget := newJinjaBudget(len(rest))
+	env := jinjaEnv(budget)
 	// Every name the template mentions that nothing defines renders as
 	// cloud-init's marker; set/for bindings shadow these at run time.
 	stream := tokens.LexAll(rest, cfg)
 	lexLine := 0
+	var toks []*tokens.Token
 	for t := stream.Current(); t != nil; t = stream.Current() {
+		toks = append(toks, t)
 		if t.Type == tokens.Error && lexLine == 0 {
 			lexLine = t.Line
 			if lexLine == 0 && t.Pos >= 0 && t.Pos <= len(rest) {
@@ -131,6 +134,11 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 		}
 		stream.Next()
 	}
+
+	if err := nestingError(toks); err != nil {
+		return nil, nil, fmt.Errorf("rendering jinja template: %w", err)
+	}
+	toks = nil
 
 	const id = "user-data-template"
 	t, err := exec.NewTemplate(id, cfg, &sourceLoader{id: id, src: rest}, env)
@@ -156,7 +164,14 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 		}
 		return nil, nil, &JinjaSyntaxError{Msg: "template does not parse"}
 	}
+	if err := budget.instrument(t.Root()); err != nil {
+		return nil, nil, fmt.Errorf("rendering jinja template: %w", err)
+	}
 	s, err := t.ExecuteToString(exec.NewContext(vars))
+	if budget.err != nil {
+		// The engine's error quotes the expression; the bound says what.
+		return nil, nil, fmt.Errorf("rendering jinja template: %w", budget.err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering jinja template: %w", err)
 	}
@@ -184,7 +199,7 @@ var jinjaKeywords = map[string]bool{
 
 // jinjaEnv is gonja's default environment with cloud-init's undefined
 // semantics: markers are undefined for `defined`/`undefined`/`default`.
-func jinjaEnv() *exec.Environment {
+func jinjaEnv(b *jinjaBudget) *exec.Environment {
 	filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
 	if orig, ok := filters.Get("default"); ok {
 		_ = filters.Replace("default", func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
@@ -207,12 +222,21 @@ func jinjaEnv() *exec.Environment {
 	_ = tests.Replace("undefined", func(_ *exec.Context, in *exec.Value, _ *exec.VarArgs) (bool, error) {
 		return in.IsError() || in.IsNil() || isUndefined(in), nil
 	})
+	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	ctx.Set("range", b.rangeFunc)
+	if orig, ok := ctx.Get("lipsum"); ok {
+		if f, ok := orig.(func(*exec.Evaluator, *exec.VarArgs) *exec.Value); ok {
+			ctx.Set("lipsum", b.lipsum(f))
+		} else {
+			ctx.Set("lipsum", nil)
+		}
+	}
 	return &exec.Environment{
-		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
-		Filters:           filters,
+		Context:           ctx,
+		Filters:           b.filters(filters),
 		Tests:             tests,
 		ControlStructures: builtins.ControlStructures,
-		Methods:           builtins.Methods,
+		Methods:           b.methods(builtins.Methods),
 	}
 }
 
@@ -341,19 +365,21 @@ func convertValue(v any) any {
 // template cannot read files ({% include %}, {% import %}, {% extends %}).
 type sourceLoader struct {
 	id, src string
+	served  bool // the template is read once: a second read is a self-include or extends
 }
 
 var _ loaders.Loader = (*sourceLoader)(nil)
 
 func (l *sourceLoader) Read(p string) (io.Reader, error) {
-	if p == l.id {
+	if p == l.id && !l.served {
+		l.served = true
 		return bytes.NewReader([]byte(l.src)), nil
 	}
 	return nil, fmt.Errorf("templates cannot load %q", p)
 }
 
 func (l *sourceLoader) Resolve(p string) (string, error) {
-	if p == l.id {
+	if p == l.id && !l.served {
 		return p, nil
 	}
 	return "", fmt.Errorf("templates cannot load %q", p)

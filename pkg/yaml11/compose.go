@@ -33,13 +33,17 @@ const quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.Lite
 type normalizer struct {
 	name     string
 	limit    int
-	memo     map[*yaml.Node]*yaml.Node // source node → normalized (aliases share)
-	busy     map[*yaml.Node]bool       // being normalized: an alias to it is recursive
-	size     map[*yaml.Node]int        // normalized node → expanded node count
+	memo     map[*yaml.Node]*yaml.Node // anchored source node → normalized (aliases share)
+	busy     map[*yaml.Node]bool       // anchored and being normalized: an alias to it is recursive
+	size     map[*yaml.Node]int        // normalized node an alias shares → expanded node count
 	warnings []Warning
 	nanKeys  int
-	src      []byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
-	marks    []int  // offset of every lineStride-th line of src, built on first use
+	// release: the document has no anchors, so every source node is read
+	// once and a collection lets go of each child once it is normalized
+	// (the source tree is then garbage as the normalized one grows).
+	release bool
+	src     []byte // the source, to see a "!" yaml.v3 drops before a quoted scalar
+	marks   []int  // offset of every lineStride-th line of src, built on first use
 }
 
 // lineStride is how many lines apart bangBefore's marks are: a lookup scans
@@ -95,6 +99,7 @@ func (n *normalizer) bangBefore(src *yaml.Node) bool {
 // anchors refuses an anchor defined twice, as PyYAML's composer does.
 func (n *normalizer) anchors(root *yaml.Node) error {
 	seen := map[string]*yaml.Node{}
+	defer func() { n.release = len(seen) == 0 }()
 	var walk func(*yaml.Node) error
 	walk = func(v *yaml.Node) error {
 		if v.Kind == yaml.AliasNode {
@@ -169,20 +174,28 @@ func (n *normalizer) node(src *yaml.Node, depth int) (*yaml.Node, error) {
 		}
 		src = src.Alias
 	}
-	if out, ok := n.memo[src]; ok {
-		return out, nil
-	}
-	if n.busy == nil {
-		n.busy = map[*yaml.Node]bool{}
-	}
-	if n.busy[src] {
-		return nil, n.errAt(src, "recursive alias: the node contains itself")
+	// Only an anchored node can be reached twice (through an alias), so
+	// only those are remembered: a map entry per node cost more than the
+	// node (docs/security.md, "Memory ceiling").
+	anchored := src.Anchor != ""
+	if anchored {
+		if out, ok := n.memo[src]; ok {
+			return out, nil
+		}
+		if n.busy == nil {
+			n.busy = map[*yaml.Node]bool{}
+		}
+		if n.busy[src] {
+			return nil, n.errAt(src, "recursive alias: the node contains itself")
+		}
 	}
 	if depth > 5000 {
 		return nil, n.errAt(src, "document nested too deeply")
 	}
-	n.busy[src] = true
-	defer delete(n.busy, src)
+	if anchored {
+		n.busy[src] = true
+		defer delete(n.busy, src)
+	}
 	var out *yaml.Node
 	var err error
 	switch src.Kind {
@@ -203,7 +216,10 @@ func (n *normalizer) node(src *yaml.Node, depth int) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.memo[src] = out
+	if anchored {
+		n.memo[src] = out
+		n.size[out] = -1 // shared: expanded remembers its size
+	}
 	return out, nil
 }
 
@@ -262,12 +278,15 @@ func (n *normalizer) sequence(src *yaml.Node, depth int) (*yaml.Node, error) {
 	out := newNode(src, yaml.SequenceNode, tag)
 	out.Style = src.Style & yaml.FlowStyle
 	out.Content = make([]*yaml.Node, 0, len(src.Content))
-	for _, c := range src.Content {
+	for i, c := range src.Content {
 		v, err := n.node(c, depth+1)
 		if err != nil {
 			return nil, err
 		}
 		out.Content = append(out.Content, v)
+		if n.release {
+			src.Content[i] = nil
+		}
 	}
 	return out, nil
 }
@@ -367,6 +386,9 @@ func (n *normalizer) mapping(src *yaml.Node, depth int) (*yaml.Node, error) {
 			return nil, err
 		}
 		own = append(own, pair{k, v, true})
+		if n.release {
+			src.Content[i], src.Content[i+1] = nil, nil
+		}
 	}
 	out := newNode(src, yaml.MappingNode, tag)
 	out.Style = src.Style & yaml.FlowStyle
@@ -500,10 +522,11 @@ func keyText(k *yaml.Node) string {
 // expanded counts the nodes a walk of the normalized tree visits, with
 // aliases expanded, and refuses a tree larger than the limit.
 func (n *normalizer) expanded(v *yaml.Node) (int, error) {
-	if s, ok := n.size[v]; ok {
+	s, shared := n.size[v]
+	if s >= 0 && shared {
 		return s, nil
 	}
-	s := 1
+	s = 1
 	for _, c := range v.Content {
 		cs, err := n.expanded(c)
 		if err != nil {
@@ -515,6 +538,8 @@ func (n *normalizer) expanded(v *yaml.Node) (int, error) {
 				Msg: fmt.Sprintf("%v (more than %d)", ErrTooLarge, n.limit)}
 		}
 	}
-	n.size[v] = s
+	if shared {
+		n.size[v] = s
+	}
 	return s, nil
 }

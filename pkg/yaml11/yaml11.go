@@ -29,6 +29,11 @@
 //   - Aliases are shared, not copied, and a document whose expansion
 //     passes Limit nodes is refused (a billion-laughs guard PyYAML lacks);
 //     a recursive alias is refused too (cloud-init could not serialise it).
+//   - A stream of more than MaxNodes nodes, or nested more than MaxDepth
+//     levels, is refused before any node is built (ErrTooManyNodes): a node
+//     costs hundreds of bytes once parsed and only two bytes of input
+//     ("1,"), so the bytes cap alone does not bound the memory a document
+//     takes (docs/security.md, "Memory ceiling"). PyYAML has no such bound.
 //   - More than one document in the stream is an error, as safe_load's is.
 //
 // Parse gives a normalized yaml.v3 node tree: aliases resolved, merges
@@ -51,15 +56,32 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/yamlscan"
 )
 
-// Limit is the default bound on the number of nodes a document may expand
-// to through aliases.
-const Limit = 1 << 20
+// The bounds of one document (docs/security.md, "Memory ceiling", has the
+// memory each costs).
+const (
+	// Limit is the default bound on the number of nodes a document may
+	// expand to through aliases: every expanded node is a value of its
+	// own once loaded.
+	Limit = 1 << 17
+	// MaxNodes is the default bound on the nodes written in a stream
+	// (scalars, lists, mappings, aliases), counted before any is built.
+	MaxNodes = 1 << 16
+	// MaxDepth is how deeply lists and mappings may nest.
+	MaxDepth = 1000
+)
 
-// ErrTooLarge is wrapped by the error for a document that expands past the
-// node limit.
-var ErrTooLarge = errors.New("document expands to too many nodes through aliases")
+var (
+	// ErrTooLarge is wrapped by the error for a document that expands past
+	// the node limit.
+	ErrTooLarge = errors.New("document expands to too many nodes through aliases")
+	// ErrTooManyNodes is wrapped by the error for a stream of more than
+	// MaxNodes nodes or nested deeper than MaxDepth.
+	ErrTooManyNodes = errors.New("document has too many nodes")
+)
 
 // Warning is a problem that does not stop loading: a repeated mapping key.
 type Warning struct {
@@ -111,7 +133,9 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Options tune Parse; the zero value gives the defaults.
 type Options struct {
-	Limit int // node expansion limit; 0 means Limit
+	Limit    int // node expansion limit; 0 means Limit
+	MaxNodes int // nodes written in the stream; 0 means MaxNodes
+	MaxDepth int // nesting of lists and mappings; 0 means MaxDepth
 }
 
 // Doc is a parsed, normalized document.
@@ -136,7 +160,25 @@ func ParseWith(name string, data []byte, o Options) (*Doc, error) {
 	if limit <= 0 {
 		limit = Limit
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(ignoreUnknownDirectives(data)))
+	maxNodes, maxDepth := o.MaxNodes, o.MaxDepth
+	if maxNodes <= 0 {
+		maxNodes = MaxNodes
+	}
+	if maxDepth <= 0 {
+		maxDepth = MaxDepth
+	}
+	data = ignoreUnknownDirectives(data)
+	if yamlscan.Within(data, maxNodes, maxDepth) {
+		// Too few indicators to pass a bound: no count needed.
+	} else if _, err := yamlscan.Count(data, maxNodes, maxDepth); err != nil {
+		var le *yamlscan.LimitError
+		if errors.As(err, &le) {
+			return nil, &Error{Source: name, Line: le.Line, Column: le.Column, Err: ErrTooManyNodes,
+				Msg: fmt.Sprintf("document %v (cloudroot's bound on one YAML document; PyYAML has none)", le)}
+		}
+		return nil, &Error{Source: name, Msg: err.Error()}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
