@@ -5,6 +5,7 @@ package modules
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -187,8 +188,16 @@ func TestWriteFilesSourceBounded(t *testing.T) {
 	}
 	for _, s := range srcs {
 		t.Run(s.name, func(t *testing.T) {
-			c, warnings := confineContext(t, yamlCfg(t, "write_files:\n  - path: /etc/out\n    source: {uri: 'file://"+s.path+"'}\n    content: fallback\n"))
+			// owned by whoever runs the test, so that it runs without root
+			c, warnings := confineContext(t, yamlCfg(t, "write_files:\n  - path: /etc/out\n    owner: me:me\n    source: {uri: 'file://"+s.path+"'}\n    content: fallback\n"))
 			dir := c.Root.Dir()
+			me := fmt.Sprintf("me:x:%d:%d::/:/bin/sh\n", os.Geteuid(), os.Getegid())
+			if err := os.WriteFile(filepath.Join(dir, "etc", "passwd"), []byte(baseFiles["etc/passwd"]+me), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "etc", "group"), []byte(baseFiles["etc/group"]+fmt.Sprintf("me:x:%d:\n", os.Getegid())), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.MkdirAll(filepath.Join(dir, "srv"), 0o755); err != nil {
 				t.Fatal(err)
 			}
