@@ -288,3 +288,40 @@ func TestOpenRegularRefusesSpecialFiles(t *testing.T) {
 		t.Errorf("missing: err = %v, want ErrNotExist", err)
 	}
 }
+
+// TestSwapRace: a user swapping their .ssh between a directory and a
+// symlink to /etc while root writes, chowns and chmods into it never gets
+// a write onto /etc/shadow: each element is opened O_NOFOLLOW through the
+// descriptor of the directory checked before it.
+func TestSwapRace(t *testing.T) {
+	r, outside := newRoot(t)
+	unchanged := shadow(t, r)
+	home := userDir(t, r, false)
+	ssh := filepath.Join(home, ".ssh")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.RemoveAll(ssh)
+			os.Mkdir(ssh, 0o700)
+			os.WriteFile(filepath.Join(ssh, "shadow"), []byte("mine\n"), 0o600)
+			os.RemoveAll(ssh)
+			os.Symlink("/etc", ssh)
+		}
+	}()
+	for range 500 {
+		r.WriteFileOpts("/home/u/.ssh/shadow", []byte("k\n"), WriteOpts{Perm: 0o600, UID: os.Geteuid(), GID: os.Getegid()})
+		r.Chmod("/home/u/.ssh/shadow", 0o666)
+		r.Chown("/home/u/.ssh/shadow", os.Geteuid(), 4242)
+	}
+	close(stop)
+	<-done
+	unchanged()
+	assertEmpty(t, outside)
+}
