@@ -1,6 +1,8 @@
 // Package target is the root filesystem being provisioned. Every module
 // reaches files and commands only through a Root: paths resolve inside the
 // root with chroot semantics (absolute and relative symlinks never escape),
+// writes follow a symlink only in a directory root controls, never one a
+// local user could have planted in a home or /tmp (confine_unix.go),
 // writes are atomic (temp file, fsync, rename) with exact modes, and commands
 // run inside the root (chroot when the root is not "/").
 //
@@ -248,7 +250,8 @@ func (r *Root) WriteFile(p string, data []byte, perm fs.FileMode) error {
 // WriteFileOpts atomically writes p: a temp file in the same directory is
 // written, chmod/chowned, fsynced and renamed over p, then the directory is
 // fsynced. A symlink at p is resolved inside the root and its target replaced
-// (the target's directory is created when missing). Something at p that is
+// (the target's directory is created when missing) when it lies in a
+// directory root controls; elsewhere it is refused with ErrUnsafeSymlink. Something at p that is
 // not a regular file (the root itself, a directory, a FIFO, a device) is
 // refused with ErrNotRegular before anything is created.
 func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
