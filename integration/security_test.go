@@ -168,3 +168,57 @@ power_state:
 	}
 	d.wantMode("/var/log/cloud-init.log", 0o644, 0, 4)
 }
+
+// TestPlantedAuthorizedKeysLink: a user of the image made their
+// ~/.ssh/authorized_keys a symlink to /etc/shadow; a new instance whose
+// user-data gives that user keys (users_groups, in the initramfs, writing
+// into /sysroot) leaves /etc/shadow alone, says why, and the boot goes on
+// (issue 25 item 2). Boot 1 makes the user and plants the link, as the user
+// could; boot 2 is the new instance.
+func TestPlantedAuthorizedKeysLink(t *testing.T) {
+	v := newVM(t)
+	const plant = `#cloud-config
+users:
+  - name: mallory
+runcmd:
+  - mkdir -p /home/mallory/.ssh
+  - ln -s /etc/shadow /home/mallory/.ssh/authorized_keys
+  - chown mallory /home/mallory /home/mallory/.ssh
+power_state: {mode: poweroff, delay: now}
+`
+	const keys = `#cloud-config
+users:
+  - name: mallory
+    ssh_authorized_keys:
+      - ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMalloryMalloryMalloryMalloryMalloryMa mallory@planted
+power_state: {mode: poweroff, delay: now}
+`
+	seed1 := v.seed(map[string][]byte{"meta-data": meta("iid-plant-001", "plant"), "user-data": []byte(plant)}, harness.SeedISO)
+	r := v.boot(harness.BootOptions{Seed: seed1, SeedKind: harness.SeedCDROMAHCI})
+	wantPoweredOff(t, r)
+	d := v.image()
+	d.wantLink("/home/mallory/.ssh/authorized_keys", "/etc/shadow")
+	before, err := d.im.Stat("/etc/shadow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.UID != 0 {
+		t.Fatalf("/etc/shadow owned by %d after the first boot", before.UID)
+	}
+	shadow := d.read("/etc/shadow")
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	seed2 := v.seed(map[string][]byte{"meta-data": meta("iid-plant-002", "plant"), "user-data": []byte(keys)}, harness.SeedISO)
+	r = v.boot(harness.BootOptions{Seed: seed2, SeedKind: harness.SeedCDROMAHCI})
+	wantPoweredOff(t, r)
+	d = v.image()
+	if got := d.read("/etc/shadow"); got != shadow {
+		t.Errorf("/etc/shadow changed:\n%s", got)
+	}
+	d.wantMode("/etc/shadow", before.Mode, before.UID, before.GID)
+	d.wantLink("/home/mallory/.ssh/authorized_keys", "/etc/shadow")
+	d.wantContains("/var/log/cloud-init.log", "Not writing SSH authorized keys for user mallory: /home/mallory/.ssh/authorized_keys is a symlink")
+	d.wantStagesDone(d.status(), true)
+}

@@ -49,6 +49,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -521,12 +522,25 @@ func authorizedKeysPath(c *Context, u target.User) string {
 }
 
 // setupUserKeys is ssh_util.setup_user_keys for user u.
+//
+// A symlink in the key file's path below the home directory (the file
+// itself, or .ssh) is refused with a warning and the user's keys are left
+// alone: the user may have planted it to make this root write replace
+// /etc/shadow. 26.x refuses symlinked directories in the path
+// (check_create_path) but falls back to the default file and writes
+// through a symlinked authorized_keys; cloudroot writes nothing. The check
+// gives the clear message; pkg/target enforces it without a race (a link
+// in a directory the user controls is never followed).
 func setupUserKeys(c *Context, u target.User, keys []string, options *string) error {
 	var entries []authKeyLine
 	for _, k := range keys {
 		entries = append(entries, parseAuthKeyLine(k, options))
 	}
 	fn := authorizedKeysPath(c, u)
+	if link := symlinkBelow(c, u.Home, fn); link != "" {
+		c.warn("Not writing SSH authorized keys for user %s: %s is a symlink; refusing to follow it", u.Name, link)
+		return nil
+	}
 	dir := path.Dir(fn)
 	if !c.Root.Exists(dir) {
 		if err := c.Root.MkdirAll(dir, 0o700); err != nil {
@@ -540,11 +554,22 @@ func setupUserKeys(c *Context, u target.User, keys []string, options *string) er
 	}
 	var old []authKeyLine
 	o := target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}
-	if b, err := c.Root.ReadFile(fn); err == nil {
+	// Read through the same confined walk as the write: a link swapped in
+	// after the check above is refused, not read.
+	if f, err := c.Root.OpenRegular(fn); err == nil {
+		b, rerr := io.ReadAll(io.LimitReader(f, maxAuthorizedKeys+1))
+		fi, serr := f.Stat()
+		f.Close()
+		if rerr != nil {
+			return fmt.Errorf("read %s: %w", fn, rerr)
+		}
+		if len(b) > maxAuthorizedKeys {
+			return fmt.Errorf("read %s: larger than %d bytes", fn, maxAuthorizedKeys)
+		}
 		for _, l := range splitKeepLines(string(b)) {
 			old = append(old, parseAuthKeyLine(l, nil))
 		}
-		if fi, err := c.Root.Stat(fn); err == nil {
+		if serr == nil {
 			o.Perm = fi.Mode() & fs.ModePerm
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -558,6 +583,32 @@ func setupUserKeys(c *Context, u target.User, keys []string, options *string) er
 		return fmt.Errorf("write %s: %w", fn, err)
 	}
 	return nil
+}
+
+// maxAuthorizedKeys bounds an existing authorized_keys file read back
+// (a user controls it).
+const maxAuthorizedKeys = 16 << 20
+
+// symlinkBelow returns the first path from below home down to fn that is a
+// symlink, or "".
+func symlinkBelow(c *Context, home, fn string) string {
+	home = path.Clean(home)
+	rel, ok := strings.CutPrefix(path.Clean(fn), home+"/")
+	if !ok {
+		return ""
+	}
+	p := home
+	for e := range strings.SplitSeq(rel, "/") {
+		p = path.Join(p, e)
+		fi, err := c.Root.Lstat(p)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 func splitKeepLines(s string) []string {

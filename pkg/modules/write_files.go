@@ -96,6 +96,9 @@ func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module
 		c.warn("No content could be loaded for entry %d in module %s; skipping", i+1, module)
 		return nil
 	}
+	if cl, ok := data.(io.Closer); ok {
+		defer cl.Close()
+	}
 	perm, err := DecodePerms(ent["permissions"], 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)

@@ -3,11 +3,14 @@ package modules
 // write_files' `source`, as cloud-init 26.x's read_url_or_decode: an entry
 // with `source.uri` takes its content from there (http/https through
 // pkg/imds' client with `source.headers`, three retries three seconds
-// apart, whatever the failure (cloud-init waits out a 503 past its retries,
-// for ever if it keeps coming; cloudroot stops after the three); file:// or an absolute path read from the target), as is (no
-// `encoding`). When the fetch fails the failure is a warning and the
-// inline `content` (decoded per `encoding`) is used instead; without one
-// the entry is skipped with cloud-init's warning. An entry with neither
+// apart, whatever the failure (cloud-init waits out a 503 past its
+// retries, for ever if it keeps coming; cloudroot stops after the three);
+// file:// or an absolute path read from the target: a regular file only,
+// opened without blocking, so a FIFO or /dev/zero is a failure, not a
+// hang), as is (no `encoding`), at most MaxDecodedFile bytes either way.
+// When the fetch fails the failure is a warning and the inline `content`
+// (decoded per `encoding`) is used instead; without one the entry is
+// skipped with cloud-init's warning. An entry with neither
 // writes an empty file.
 //
 // The init stage runs in the initramfs: the network is up there only when
@@ -59,7 +62,7 @@ func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts 
 	if uri != "" {
 		data, err := fetchSource(ctx, c, uri, src["headers"], opts)
 		if err == nil {
-			return bytes.NewReader(data), true, nil
+			return data, true, nil
 		}
 		if errors.Is(err, context.Canceled) {
 			return nil, false, err
@@ -76,14 +79,18 @@ func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts 
 	return d, true, nil
 }
 
-// fetchSource is url_helper.read_file_or_url for write_files.
-func fetchSource(ctx context.Context, c *Context, uri string, headers any, opts WriteFilesOptions) ([]byte, error) {
+// fetchSource is url_helper.read_file_or_url for write_files. Either way
+// the content is bounded by MaxDecodedFile, as decoded content is. A file
+// is opened through the target's confined walk, without blocking: only a
+// regular file is read (a FIFO, /dev/zero, a directory is refused), and
+// it is streamed, the caller closes it.
+func fetchSource(ctx context.Context, c *Context, uri string, headers any, opts WriteFilesOptions) (io.Reader, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", uri, err)
 	}
 	if u.Scheme == "file" || strings.HasPrefix(uri, "/") {
-		return c.Root.ReadFile(u.Path)
+		return openSourceFile(c, u.Path)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		c.warn("Attempting unknown protocol %s", u.Scheme)
@@ -116,5 +123,36 @@ func fetchSource(ctx context.Context, c *Context, uri string, headers any, opts 
 		Logger:   c.Log,
 		MaxBytes: MaxDecodedFile,
 	}
-	return client.Get(ctx, "")
+	b, err := client.Get(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return bytes.NewReader(b), nil
 }
+
+// openSourceFile opens a file:// source: a regular file of at most
+// MaxDecodedFile bytes (one that grows past it while read fails the write).
+func openSourceFile(c *Context, p string) (io.Reader, error) {
+	f, err := c.Root.OpenRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if fi.Size() > MaxDecodedFile {
+		f.Close()
+		return nil, fmt.Errorf("%s: %d bytes, larger than %d", p, fi.Size(), MaxDecodedFile)
+	}
+	return &fileSource{capReader: capReader{r: f, left: MaxDecodedFile}, f: f}, nil
+}
+
+// fileSource is a capped source file the writer closes.
+type fileSource struct {
+	capReader
+	f io.Closer
+}
+
+func (s *fileSource) Close() error { return s.f.Close() }

@@ -92,9 +92,10 @@ func (r *Root) fault(point string) error {
 	return r.faultAt(point)
 }
 
-// needsReplaceFlush reports whether writing p over what is at hp must
-// flush the new content before the rename in deferred mode.
-func (r *Root) needsReplaceFlush(p, hp string) bool {
+// needsReplaceFlush reports whether writing p over what is there (a
+// non-empty regular file when nonEmpty) must flush the new content before
+// the rename in deferred mode.
+func (r *Root) needsReplaceFlush(p string, nonEmpty bool) bool {
 	if !r.deferSync {
 		return false
 	}
@@ -103,8 +104,7 @@ func (r *Root) needsReplaceFlush(p, hp string) bool {
 			return false
 		}
 	}
-	fi, err := os.Stat(hp)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+	return nonEmpty
 }
 
 // writeNew writes data to hp (created or truncated) with the owner and

@@ -1,6 +1,8 @@
 // Package target is the root filesystem being provisioned. Every module
 // reaches files and commands only through a Root: paths resolve inside the
 // root with chroot semantics (absolute and relative symlinks never escape),
+// writes follow a symlink only in a directory root controls, never one a
+// local user could have planted in a home or /tmp (confine_unix.go),
 // writes are atomic (temp file, fsync, rename) with exact modes, and commands
 // run inside the root (chroot when the root is not "/").
 //
@@ -9,7 +11,6 @@
 package target
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -207,51 +208,21 @@ func unixMode(m fs.FileMode) fs.FileMode {
 	return out
 }
 
-// MkdirAll creates p and its parents with perm (exact, umask ignored for the
-// directories it creates; existing directories are left alone).
-func (r *Root) MkdirAll(p string, perm fs.FileMode) error {
-	if !path.IsAbs(p) {
-		p = "/" + p
-	}
-	p = path.Clean(p)
-	if p == "/" {
-		return nil
-	}
-	hp, err := r.Resolve(p)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(hp); err == nil {
-		if !fi.IsDir() {
-			return fmt.Errorf("target: mkdir %s: exists and is not a directory", p)
-		}
-		return nil
-	}
-	if err := r.MkdirAll(path.Dir(p), perm); err != nil {
-		return err
-	}
-	// Resolve again: a parent may have been a dangling symlink that now
-	// points at a created directory.
-	if hp, err = r.Resolve(p); err != nil {
-		return err
-	}
-	if err := os.Mkdir(hp, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			if fi, serr := os.Stat(hp); serr == nil && fi.IsDir() {
-				return nil
-			}
-		}
-		return fmt.Errorf("target: mkdir %s: %w", p, err)
-	}
-	if err := os.Chmod(hp, unixMode(perm)); err != nil {
-		return fmt.Errorf("target: mkdir %s: %w", p, err)
-	}
-	return nil
-}
-
 // ErrNotRegular: a write was asked of something that exists and is not a
 // regular file (the root itself, a directory, a FIFO, a device, a socket).
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrUnsafeSymlink: a path met a symlink in a directory that someone other
+// than root can write to (a home, a .ssh, /tmp): it is not followed, since
+// the user may have planted it to turn a root write into one on /etc/shadow.
+var ErrUnsafeSymlink = errors.New("symlink in a directory not controlled by root; not followed")
+
+// ErrHardLinked: a file in a directory someone other than root can write
+// to has other hard links; it is not chowned, chmodded or read for an
+// append, since it may be a link to a file the user cannot touch.
+var ErrHardLinked = errors.New("file has other hard links in a directory not controlled by root")
+
+var linkSeq atomic.Uint64
 
 // WriteOpts controls WriteFileOpts.
 type WriteOpts struct {
@@ -279,7 +250,8 @@ func (r *Root) WriteFile(p string, data []byte, perm fs.FileMode) error {
 // WriteFileOpts atomically writes p: a temp file in the same directory is
 // written, chmod/chowned, fsynced and renamed over p, then the directory is
 // fsynced. A symlink at p is resolved inside the root and its target replaced
-// (the target's directory is created when missing). Something at p that is
+// (the target's directory is created when missing) when it lies in a
+// directory root controls; elsewhere it is refused with ErrUnsafeSymlink. Something at p that is
 // not a regular file (the root itself, a directory, a FIFO, a device) is
 // refused with ErrNotRegular before anything is created.
 func (r *Root) WriteFileOpts(p string, data []byte, o WriteOpts) error {
@@ -296,220 +268,6 @@ func (r *Root) WriteFileFrom(p string, src io.Reader, o WriteOpts) error {
 		return err
 	})
 }
-
-// WriteFileWith is WriteFileOpts with the content produced by fn writing to
-// w (buffered): an encoder streams into the file instead of building the
-// whole text in memory. An error from fn leaves p as it was.
-func (r *Root) WriteFileWith(p string, o WriteOpts, fn func(w io.Writer) error) error {
-	if !path.IsAbs(p) {
-		p = "/" + p
-	}
-	p = path.Clean(p)
-	dirPerm := o.DirPerm
-	if dirPerm == 0 {
-		dirPerm = 0o755
-	}
-	if err := r.MkdirAll(path.Dir(p), dirPerm); err != nil {
-		return err
-	}
-	hp, err := r.Resolve(p)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(hp)
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		// p is a symlink whose target lives in a directory that does not
-		// exist yet (e.g. /etc/resolv.conf -> ../run/systemd/resolve/...).
-		if err := r.MkdirAll(r.HostPathOf(dir), dirPerm); err != nil {
-			return err
-		}
-	}
-	// Only a regular file is replaced: "/" (or a link to it) would put the
-	// temp file in the parent of the root, a FIFO would block the append's
-	// read, a directory or device is not a file to write.
-	if filepath.Clean(hp) == r.dir {
-		return fmt.Errorf("target: write %s: %w", p, ErrNotRegular)
-	}
-	existing, err := os.Lstat(hp)
-	switch {
-	case err == nil && !existing.Mode().IsRegular():
-		return fmt.Errorf("target: write %s: %w (%s)", p, ErrNotRegular, existing.Mode().Type())
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("target: write %s: %w", p, err)
-	case err != nil:
-		existing = nil
-	}
-	mode := unixMode(o.Perm)
-	if o.Keep && existing != nil {
-		mode = existing.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-		o.UID, o.GID = fileOwner(existing)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(hp)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("target: write %s: %w", p, err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if o.Append && existing != nil {
-		old, err := os.Open(hp)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("target: append %s: %w", p, err)
-		}
-		if err == nil {
-			_, err = io.Copy(f, old)
-			old.Close()
-			if err != nil {
-				return fmt.Errorf("target: append %s: %w", p, err)
-			}
-		}
-	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := fn(bw); err != nil {
-		return fmt.Errorf("target: write %s: %w", p, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("target: write %s: %w", p, err)
-	}
-	if o.UID >= 0 || o.GID >= 0 {
-		if err := f.Chown(o.UID, o.GID); err != nil {
-			return fmt.Errorf("target: chown %s: %w", p, err)
-		}
-	}
-	// chmod after chown: chown clears setuid/setgid bits.
-	if err := f.Chmod(mode); err != nil {
-		return fmt.Errorf("target: chmod %s: %w", p, err)
-	}
-	if !r.deferSync || r.needsReplaceFlush(p, hp) {
-		if err := r.fault("flush " + p); err != nil {
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("target: fsync %s: %w", p, err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("target: write %s: %w", p, err)
-	}
-	if err := os.Rename(tmp, hp); err != nil {
-		return fmt.Errorf("target: rename %s: %w", p, err)
-	}
-	ok = true
-	if r.deferSync {
-		return nil
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// Chown changes the owner of p (following symlinks inside the root).
-func (r *Root) Chown(p string, uid, gid int) error {
-	hp, err := r.Resolve(p)
-	if err != nil {
-		return err
-	}
-	if err := os.Chown(hp, uid, gid); err != nil {
-		return fmt.Errorf("target: chown %s: %w", p, err)
-	}
-	return nil
-}
-
-// Lchown changes the owner of p itself (a symlink is not followed).
-func (r *Root) Lchown(p string, uid, gid int) error {
-	hp, err := r.resolveNoFollow(p)
-	if err != nil {
-		return err
-	}
-	if err := os.Lchown(hp, uid, gid); err != nil {
-		return fmt.Errorf("target: lchown %s: %w", p, err)
-	}
-	return nil
-}
-
-// Chmod changes the mode of p (classic octal setuid/setgid/sticky bits are
-// accepted, as in WriteOpts.Perm).
-func (r *Root) Chmod(p string, perm fs.FileMode) error {
-	hp, err := r.Resolve(p)
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(hp, unixMode(perm)); err != nil {
-		return fmt.Errorf("target: chmod %s: %w", p, err)
-	}
-	return nil
-}
-
-// Remove removes p (a symlink itself, not its target). Missing is not an error.
-func (r *Root) Remove(p string) error {
-	hp, err := r.resolveNoFollow(p)
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(hp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("target: remove %s: %w", p, err)
-	}
-	return nil
-}
-
-// Rename renames oldpath to newpath inside the root (neither is followed
-// if it is a symlink; their directories are resolved inside the root).
-func (r *Root) Rename(oldpath, newpath string) error {
-	ho, err := r.resolveNoFollow(oldpath)
-	if err != nil {
-		return err
-	}
-	hn, err := r.resolveNoFollow(newpath)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(ho, hn); err != nil {
-		return fmt.Errorf("target: rename %s to %s: %w", oldpath, newpath, err)
-	}
-	return nil
-}
-
-// Symlink atomically makes newname a symlink to oldname (oldname is stored
-// verbatim; it is interpreted inside the root when followed). An existing
-// file or symlink at newname is replaced; a directory is an error.
-func (r *Root) Symlink(oldname, newname string) error {
-	if err := r.MkdirAll(path.Dir(path.Clean("/"+newname)), 0o755); err != nil {
-		return err
-	}
-	hp, err := r.resolveNoFollow(newname)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Lstat(hp); err == nil && fi.IsDir() {
-		return fmt.Errorf("target: symlink %s: is a directory", newname)
-	}
-	// A unique temp name: concurrent Symlink calls in one directory must not
-	// trample each other's temp link.
-	for i := 0; ; i++ {
-		tmp := filepath.Join(filepath.Dir(hp), fmt.Sprintf(".%s.tmp-link-%d-%d", filepath.Base(hp), os.Getpid(), linkSeq.Add(1)))
-		err := os.Symlink(oldname, tmp)
-		if errors.Is(err, fs.ErrExist) && i < 100 {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("target: symlink %s: %w", newname, err)
-		}
-		if err := os.Rename(tmp, hp); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("target: symlink %s: %w", newname, err)
-		}
-		return nil
-	}
-}
-
-var linkSeq atomic.Uint64
 
 // Glob matches pattern inside the root and returns root-relative absolute
 // paths, sorted. Wildcards may appear in any element (path.Match syntax);
