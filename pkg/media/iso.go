@@ -12,11 +12,12 @@ import (
 // allocations from on-disk numbers it does not check — the path table
 // size, a directory's size (from its record, or from offset 10 of the
 // block a path-table entry points at), a Rock Ridge continuation area's
-// length, a relocated directory's record — and reads any record a path
-// names as a directory, file or not. Each of those numbers, wherever
+// length, a relocated directory's record. Each of those numbers, wherever
 // go-diskfs may find it, is checked here first; the checks look at more
 // than go-diskfs reads (every primary and supplementary descriptor, every
-// CE and CL pattern in a record), never less.
+// CE and CL pattern in a record), never less. go-diskfs also reads any
+// record a path names as a directory, file or not: guardFS hands a path on
+// only when each directory in it is one (maxDir).
 
 const (
 	isoBlock    = 2048 // go-diskfs's block size for a volume it reads
@@ -143,10 +144,6 @@ func (c *isoCheck) record(rec []byte, depth int) error {
 	if int64(loc)*isoBlock+int64(size) > c.dev.size {
 		return corrupt("record at block %d of %d bytes beyond the volume's %d", loc, size, c.dev.size)
 	}
-	// A record a path names is read as a directory, whatever its flags.
-	if int64(size) > max(c.lim.Dir, fileLimit) {
-		return corrupt("record at block %d of %d bytes, more than %d", loc, size, max(c.lim.Dir, fileLimit))
-	}
 	if err := c.susp(rec[isoRecMin-1:]); err != nil {
 		return err
 	}
@@ -171,10 +168,6 @@ func (c *isoCheck) record(rec []byte, depth int) error {
 	c.queue = append(c.queue, isoDir{loc: loc, size: size, depth: depth})
 	return nil
 }
-
-// fileLimit bounds a file record: the 64 MiB seed (go-diskfs reads a
-// record a path names as a directory in one allocation of its size).
-const fileLimit = 64 << 20
 
 // susp checks the Rock Ridge entries go-diskfs may follow in b (a
 // record's bytes, or a continuation area): continuation areas (CE) and

@@ -148,7 +148,7 @@ func Read(r io.ReaderAt, size int64, name string, lim Limits) (fsys fs.FS, err e
 			udfErr = fmt.Errorf("reading %s as UDF: %w", name, err)
 		}
 	}
-	inner, err := readDiskfs(dev, lim)
+	inner, iso, err := readDiskfs(dev, lim)
 	if err != nil {
 		err = fmt.Errorf("reading %s: %w", name, err)
 		if udfErr != nil {
@@ -156,26 +156,32 @@ func Read(r io.ReaderAt, size int64, name string, lim Limits) (fsys fs.FS, err e
 		}
 		return nil, err
 	}
-	return &guardFS{fsys: inner, name: name}, nil
+	g := &guardFS{fsys: inner, name: name}
+	if iso {
+		g.maxDir = lim.Dir
+	}
+	return g, nil
 }
 
 // readDiskfs recognises FAT (first, as go-diskfs does) or ISO9660, checks
-// it and opens it with go-diskfs.
-func readDiskfs(dev *device, lim Limits) (fs.FS, error) {
+// it and opens it with go-diskfs; iso says which.
+func readDiskfs(dev *device, lim Limits) (fsys fs.FS, iso bool, err error) {
 	boot := make([]byte, 512)
 	if _, err := dev.ReadAt(boot, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, false, err
 	}
 	if bpb, ok := parseBPB(boot); ok {
-		return openFAT(dev, bpb, lim)
+		fsys, err := openFAT(dev, bpb, lim)
+		return fsys, false, err
 	}
 	if isISO9660(dev) {
-		return openISO(dev, lim)
+		fsys, err := openISO(dev, lim)
+		return fsys, true, err
 	}
 	if err := dev.spent(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return nil, ErrUnknown
+	return nil, false, ErrUnknown
 }
 
 // corrupt is an ErrCorrupt error saying what broke a bound; when the cause
