@@ -306,28 +306,38 @@ func walkFAT(dev *device, p bpb, t *fatTable, lim Limits) error {
 				b = append(b, part...)
 			}
 		}
+		longName := false // a long-name slot since the last entry
 		for i := 0; i+32 <= len(b); i += 32 {
 			e := b[i : i+32]
 			if e[0] == 0 {
 				break
 			}
-			if e[0] == 0xE5 || e[11] == 0x0F {
+			if e[0] == 0xE5 {
 				continue
 			}
+			if e[11] == 0x0F {
+				longName = true
+				continue
+			}
+			named := longName
+			longName = false
 			if nodes++; nodes > lim.Nodes {
 				return corrupt("FAT volume with more than %d directory entries", lim.Nodes)
 			}
-			if e[11]&0x10 == 0 || e[0] == '.' {
+			if e[11]&0x10 == 0 {
 				continue
 			}
 			c := uint32(binary.LittleEndian.Uint16(e[26:])) | uint32(binary.LittleEndian.Uint16(e[20:]))<<16
-			if c < 2 || c > t.MaxCluster() || t.ClusterValue(c) == 0 {
-				continue // go-diskfs refuses it
+			root := p.bits != 32 && c == 0 // go-diskfs reads cluster 0 as the fixed root
+			if !root && (c < 2 || c > t.MaxCluster() || t.ClusterValue(c) == 0) {
+				continue // go-diskfs refuses it, or reads nothing
 			}
 			if seen[c] {
-				// "." and ".." name a directory again; any other entry
-				// naming one would make it its own descendant.
-				if n := string(e[:11]); n == ".          " || n == "..         " {
+				// "." and ".." name a directory again (and go-diskfs
+				// never lists or looks them up); any other entry naming
+				// one, a dot entry with a long name included, would make
+				// it its own descendant.
+				if n := string(e[:11]); !named && (n == ".          " || n == "..         ") {
 					continue
 				}
 				return corrupt("FAT directory at cluster %d linked twice", c)

@@ -224,11 +224,13 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	if err := readEverything(fatBad, fuzzLimits); !errors.Is(err, media.ErrCorrupt) {
 		t.Fatalf("looped FAT12: %v", err)
 	}
+	fatAlias := dotAlias(t, fat)
 	for target, img := range map[string][]byte{
 		"FuzzSeedISO":           iso,
 		"FuzzSeedISO/root-name": isoBad,
 		"FuzzSeedFAT":           fat,
 		"FuzzSeedFAT/dir-loop":  fatBad,
+		"FuzzSeedFAT/dot-alias": fatAlias,
 	} { // FuzzSeedUDF's seed is udf/testdata/hybrid.iso.gz
 		target, name, ok := strings.Cut(target, "/")
 		if !ok {
@@ -242,5 +244,28 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// dotAlias renames the ".." entry of openstack/latest (the one that is not
+// the root's cluster 0) to "..\v": go-diskfs lists it, and a walk goes
+// openstack/latest/..\v/latest/..\v/... (found by FuzzSeedFAT).
+func dotAlias(t testing.TB, fat []byte) []byte {
+	t.Helper()
+	b := bytes.Clone(fat)
+	for i := 0; i+32 <= len(b); i += 32 {
+		if string(b[i:i+11]) == "..         " && b[i+11]&0x10 != 0 && binary.LittleEndian.Uint16(b[i+26:]) != 0 {
+			b[i+2] = '\v'
+			return b
+		}
+	}
+	t.Fatal("no .. entry off the root")
+	return nil
+}
+
+func TestFATDotAlias(t *testing.T) {
+	img := dotAlias(t, smallFAT(t, filesystem.TypeFat12, 64<<10))
+	if err := readEverything(img, fuzzLimits); !errors.Is(err, media.ErrCorrupt) {
+		t.Fatalf("err = %v, want ErrCorrupt", err)
 	}
 }
