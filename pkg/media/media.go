@@ -66,7 +66,7 @@ const (
 	// one ISO9660 path table.
 	DefaultDir = 1 << 20
 	// DefaultNodes bounds the directory entries checked at open.
-	DefaultNodes = 1 << 16
+	DefaultNodes = 1 << 18
 	// DefaultDepth bounds directory nesting.
 	DefaultDepth = 64
 	// DefaultClusters bounds a FAT volume's clusters (the decoded table
