@@ -148,6 +148,8 @@ bench-boot runs="5": deps agent kernel initramfs rootfs
 # (targets are found with `go test -list`, so new ones join by themselves). A crash
 # stops the run; its input is in the package's testdata/fuzz/<Target>/ and becomes
 # a regression seed once committed. `pkg` narrows it: just fuzz 30s ./pkg/disk/...
+# Minimising a new input is capped at 100 runs: the image targets (pkg/media) take
+# inputs of hundreds of KiB, whose default 60 s minimisation ate the whole budget.
 fuzz time="30s" pkg="./...":
     #!/usr/bin/env bash
     set -euo pipefail
@@ -155,7 +157,7 @@ fuzz time="30s" pkg="./...":
     for p in $(go list -f '{{"{{"}}if or .TestGoFiles .XTestGoFiles{{"}}"}}{{"{{"}}.ImportPath{{"}}"}}{{"{{"}}end{{"}}"}}' {{pkg}}); do
         for t in $(go test -list '^Fuzz' "$p" | grep '^Fuzz' || true); do
             echo "== $p $t ({{time}})"
-            go test -run='^$' -fuzz="^$t\$" -fuzztime={{time}} "$p"
+            go test -run='^$' -fuzz="^$t\$" -fuzztime={{time}} -fuzzminimizetime=100x "$p"
             n=$((n+1))
         done
     done

@@ -2,12 +2,14 @@ package integration
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 	"github.com/cloudroot/cloudroot/pkg/imdsserve"
+	"github.com/cloudroot/cloudroot/pkg/seed"
 )
 
 // The faults of the chaos campaign that are not power cuts: each boot must
@@ -69,6 +72,70 @@ func TestFaultySeed(t *testing.T) {
 			d := wantReported(t, v, r)
 			if h := d.hostname(); h == "chaos" {
 				t.Errorf("hostname chaos came from a seed that cannot be read")
+			}
+		})
+	}
+}
+
+// TestHostileSeedDisk: issue 25's two seed disks, made as `cloudroot seed
+// make` makes them and then corrupted — a FAT32 disk whose root directory
+// cluster is chained to itself in both FATs (before: fatal error: out of
+// memory in go-diskfs's fat12 getClusterList, PID 1 gone), an ISO9660 disk
+// whose root "." record has its name length flipped (before: panic: slice
+// bounds out of range [33:32]). The boot must reach the root's final stage
+// and power off, with the disk's failure in status.json.
+func TestHostileSeedDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format seed.Format
+		kind   string
+		spoil  func(img []byte)
+	}{
+		{"vfat-root-loop", seed.FormatVFAT, harness.SeedVirtio, func(img []byte) {
+			sector := int(binary.LittleEndian.Uint16(img[11:]))
+			reserved := int(binary.LittleEndian.Uint16(img[14:]))
+			fatSectors := int(binary.LittleEndian.Uint32(img[36:]))
+			root := binary.LittleEndian.Uint32(img[44:])
+			for i := range int(img[16]) {
+				binary.LittleEndian.PutUint32(img[(reserved+i*fatSectors)*sector+int(root)*4:], root)
+			}
+		}},
+		{"iso-root-record", seed.FormatISO, harness.SeedCDROMSCSI, func(img []byte) {
+			root := int(binary.LittleEndian.Uint32(img[16*2048+156+2:])) * 2048
+			img[root+32] ^= 0xff
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newVM(t)
+			p := filepath.Join(v.dir, "hostile-seed.img")
+			md, err := seed.MetaData("iid-hostile-001", "hostile")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := seed.Write(p, tc.format, seed.Files{MetaData: md, UserData: []byte("#cloud-config\nhostname: hostile\n")}); err != nil {
+				t.Fatal(err)
+			}
+			img, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.spoil(img)
+			if err := os.WriteFile(p, img, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := v.boot(harness.BootOptions{Seed: p, SeedKind: tc.kind, Append: []string{"cloudroot.test.poweroff"}})
+			d := wantReported(t, v, r)
+			if h := d.hostname(); h == "hostile" {
+				t.Errorf("hostname hostile came from a seed that cannot be read")
+			}
+			found := false
+			for _, e := range d.status().AllErrors() {
+				if strings.Contains(e, "corrupt or hostile volume") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("status.json does not record the corrupt seed disk; errors: %q", d.status().AllErrors())
 			}
 		})
 	}

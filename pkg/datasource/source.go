@@ -37,10 +37,9 @@ import (
 	"strings"
 	"time"
 
-	diskfs "github.com/diskfs/go-diskfs"
-
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/media"
 )
 
 // Source is one datasource.
@@ -81,7 +80,7 @@ type Env struct {
 	// Devices are the block devices seen, with probed filesystems.
 	Devices []bootenv.Device
 	// OpenFS opens the filesystem on a device (ISO9660, FAT) for reading;
-	// close releases it. Nil means OpenDevice (go-diskfs on Device.Path).
+	// close releases it. Nil means OpenDevice (pkg/media on Device.Path).
 	OpenFS func(dev bootenv.Device) (fsys fs.FS, close func(), err error)
 	// Cmdline and DMI are the kernel command line and SMBIOS strings.
 	Cmdline bootenv.Cmdline
@@ -230,18 +229,11 @@ func (e Env) Open(dev bootenv.Device) (fs.FS, func(), error) {
 }
 
 // OpenDevice reads the filesystem on dev.Path (a block device or an image
-// file holding ISO9660 or FAT) with go-diskfs: no kernel driver, no mount.
+// file holding ISO9660 or FAT) with pkg/media: no kernel driver, no mount,
+// and the volume's bounds (bytes, time, structure sizes) enforced there; a
+// corrupt volume, or a reader's panic on one, is an error naming dev.Path.
 func OpenDevice(dev bootenv.Device) (fs.FS, func(), error) {
-	d, err := diskfs.Open(dev.Path, diskfs.WithOpenMode(diskfs.ReadOnly))
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", dev.Path, err)
-	}
-	fsys, err := d.GetFilesystem(0)
-	if err != nil {
-		d.Close()
-		return nil, nil, fmt.Errorf("read filesystem on %s: %w", dev.Path, err)
-	}
-	return fsys, func() { d.Close() }, nil
+	return media.Open(dev.Path, media.Limits{})
 }
 
 // Registry is an ordered list of sources: the order is the priority.

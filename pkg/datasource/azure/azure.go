@@ -12,8 +12,8 @@
 //   - Provisioning document, first found wins: SeedDir/ovf-env.xml, then
 //     the devices of Candidates (sr0, ISO9660/UDF volumes, CD-ROMs whose
 //     filesystem was not recognised: Azure's provisioning DVD is UDF,
-//     which this package reads itself, internal/udf; ISO9660 through
-//     go-diskfs; Env.OpenFS when set), then the agent directory
+//     read by pkg/media/udf; ISO9660 through
+//     pkg/media; Env.OpenFS when set), then the agent directory
 //     `data_dir` (DefaultDataDir, where an earlier boot kept a copy).
 //     ovf-env.xml is parsed by ParseOVFEnv; a document without an Azure
 //     ProvisioningSection is skipped, a broken one is an error naming the

@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/azure/internal/udf"
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/media"
 )
 
 // MetadataHeader is sent on every IMDS request.
@@ -209,29 +208,9 @@ func (s *Source) open(env datasource.Env, dev bootenv.Device) (fs.FS, func(), er
 	return OpenMedia(dev)
 }
 
-// OpenMedia opens the filesystem on dev.Path: UDF when the volume has a
-// UDF recognition sequence (a UDF/ISO9660 hybrid is read as UDF), else
-// datasource.OpenDevice.
+// OpenMedia opens the filesystem on dev.Path with pkg/media: UDF when the
+// volume has a UDF recognition sequence (a UDF/ISO9660 hybrid is read as
+// UDF), else ISO9660 or FAT.
 func OpenMedia(dev bootenv.Device) (fs.FS, func(), error) {
-	f, err := os.Open(dev.Path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", dev.Path, err)
-	}
-	size := dev.Size
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
-	u, uerr := udf.Open(f, size)
-	if uerr == nil {
-		return u, func() { f.Close() }, nil
-	}
-	f.Close()
-	fsys, closeFS, err := datasource.OpenDevice(dev)
-	if err != nil {
-		if !errors.Is(uerr, udf.ErrNotUDF) {
-			err = errors.Join(fmt.Errorf("%s: %w", dev.Path, uerr), err)
-		}
-		return nil, nil, err
-	}
-	return fsys, closeFS, nil
+	return media.Open(dev.Path, media.Limits{UDF: true})
 }

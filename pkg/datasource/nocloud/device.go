@@ -3,23 +3,18 @@ package nocloud
 import (
 	"fmt"
 
-	diskfs "github.com/diskfs/go-diskfs"
-
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/media"
 )
 
 // ReadDevice reads a seed straight from a block device (or image file)
-// holding an ISO9660 or FAT filesystem, with go-diskfs: no kernel filesystem
-// driver and no mount needed.
+// holding an ISO9660 or FAT filesystem, with pkg/media (go-diskfs behind
+// its bounds): no kernel filesystem driver and no mount needed.
 func ReadDevice(dev string, ov Overrides) (*datasource.Data, error) {
-	d, err := diskfs.Open(dev, diskfs.WithOpenMode(diskfs.ReadOnly))
+	fsys, closeFS, err := media.Open(dev, media.Limits{})
 	if err != nil {
-		return nil, fmt.Errorf("nocloud: open %s: %w", dev, err)
+		return nil, fmt.Errorf("nocloud: %w", err)
 	}
-	defer d.Close()
-	fsys, err := d.GetFilesystem(0)
-	if err != nil {
-		return nil, fmt.Errorf("nocloud: read filesystem on %s: %w", dev, err)
-	}
+	defer closeFS()
 	return Read(fsys, "config-disk ("+dev+")", ov)
 }

@@ -17,8 +17,8 @@
 //   - Not supported: virtual partitions (VAT, CD-R multisession), strategy
 //     4096 ICB chains, named streams. Such volumes fail with an error.
 //   - Every structure is bounds-checked and every loop bounded, so
-//     arbitrary bytes give an error, never a panic or a hang; files and
-//     directories are limited to MaxFileSize.
+//     arbitrary bytes give an error, never a panic or a hang; files are
+//     limited to MaxFileSize, directories to MaxDirSize.
 package udf
 
 import (
@@ -37,8 +37,12 @@ import (
 // ErrNotUDF means the volume has no UDF recognition sequence or anchor.
 var ErrNotUDF = errors.New("not a UDF volume")
 
-// MaxFileSize bounds a file or directory read.
+// MaxFileSize bounds a file read.
 const MaxFileSize = 64 << 20
+
+// MaxDirSize bounds a directory read (as pkg/media bounds ISO9660 and FAT
+// directories): a directory's entries take more memory than its bytes.
+const MaxDirSize = 1 << 20
 
 // Descriptor tag identifiers.
 const (
@@ -538,6 +542,9 @@ type dirent struct {
 
 // readDir lists a directory's entries (not the parent, not deleted ones).
 func (u *Reader) readDir(fe *fileEntry) ([]dirent, error) {
+	if fe.size > MaxDirSize {
+		return nil, fmt.Errorf("udf: directory of %d bytes is larger than %d", fe.size, MaxDirSize)
+	}
 	b, err := u.data(fe)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package udf
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
-
-	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
 
 // hybrid.iso.gz was made with
@@ -23,7 +23,25 @@ import (
 // VERSION="1.02".
 func image(t testing.TB) []byte {
 	t.Helper()
-	return dstest.Gunzip(t, "testdata/hybrid.iso.gz")
+	return gunzip(t, "testdata/hybrid.iso.gz")
+}
+
+func gunzip(t testing.TB, name string) []byte {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return b
 }
 
 func TestImage(t *testing.T) {
