@@ -47,7 +47,11 @@ systemctl list-units --failed --plain --no-legend >"$out/failed.txt" 2>&1
 systemctl is-active ssh >"$out/ssh-active.txt" 2>&1
 for t in rsa ecdsa ed25519; do
 	ssh-keygen -lf /etc/ssh/ssh_host_${t}_key.pub | cut -d' ' -f2 >"$out/hostkey-$t.file" 2>&1
-	ssh-keyscan -t $t 127.0.0.1 2>/dev/null | ssh-keygen -lf - | cut -d' ' -f2 >"$out/hostkey-$t.sshd" 2>&1
+	# ssh-keyscan's 5 s timeout is short for a guest under TCG on a busy host: 30 s, three tries.
+	for try in 1 2 3; do
+		ssh-keyscan -T 30 -t $t 127.0.0.1 2>/dev/null | ssh-keygen -lf - | cut -d' ' -f2 >"$out/hostkey-$t.sshd" 2>&1
+		[ -s "$out/hostkey-$t.sshd" ] && break
+	done
 done
 id alice >"$out/id-alice.txt" 2>&1
 getent group cloudops >"$out/getent-cloudops.txt" 2>&1
