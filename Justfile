@@ -171,6 +171,12 @@ fleet instances="1000" concurrency="100" faults="errors=0.1,spikes=0.05,spike=30
     @echo "fleet on $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), load $(cut -d' ' -f1-3 /proc/loadavg)"
     CLOUDROOT_FLEET_INSTANCES={{instances}} CLOUDROOT_FLEET_CONCURRENCY={{concurrency}} CLOUDROOT_FLEET_FAULTS={{faults}} go test -count=1 -timeout 10m -run '^TestFleet' -v ./pkg/imdsserve/ | grep -E '^(--- |PASS|FAIL|ok)|fleet_test'
 
+# Start-up of the agent's commands as whole processes: median CPU and wall
+# ms, peak RSS (docs/performance.md). With CLOUDINIT_SRC set (as root),
+# upstream cloud-init's figures for the same commands beside.
+bench-startup runs="11": agent
+    BENCH_RUNS={{runs}} bash scripts/bench-startup.sh {{build}}
+
 # Go benchmarks of the hot paths.
 bench:
     go test -run '^$' -bench . -benchmem ./pkg/...

@@ -51,3 +51,6 @@ require (
 )
 
 tool github.com/u-root/mkuimage/cmd/mkuimage
+
+// Meta-schemas compiled on first use instead of at init (third_party/jsonschema/CLOUDROOT.md).
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

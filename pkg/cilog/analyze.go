@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
@@ -372,7 +373,7 @@ func Show(w io.Writer, events []LogEvent, format string) error {
 	return nil
 }
 
-var blameLine = regexp.MustCompile(`^\s+\d+\.\d+`)
+var blameLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+\d+\.\d+`) })
 
 // Blame writes analyze blame's report: each boot's events, slowest first.
 func Blame(w io.Writer, events []LogEvent) error {
@@ -383,7 +384,7 @@ func Blame(w io.Writer, events []LogEvent) error {
 	for i, rec := range boots {
 		var s []string
 		for _, l := range rec {
-			if blameLine.MatchString(l) {
+			if blameLine().MatchString(l) {
 				s = append(s, l)
 			}
 		}

@@ -223,13 +223,21 @@ func renderSVG(w io.Writer, rows []plotRow, title string) {
 
 // analyzePlot writes the picture of the last boot in the log.
 func analyzePlot(env *Env, out io.Writer, events []cilog.LogEvent, format string) error {
+	// The initramfs's phases come from the hand-off in /run, or, when /run
+	// no longer holds it (a later boot's tmpfs, a root that cleared it),
+	// from its mirror in the instance directory.
 	var timings []state.Timing
-	if b, err := os.ReadFile(env.Path(state.StateFile)); err == nil {
+	for _, p := range []string{state.StateFile, state.InstanceLink + "/" + state.InstanceStateName} {
+		b, err := os.ReadFile(env.Path(p))
+		if err != nil {
+			continue
+		}
 		var s struct {
 			Timings []state.Timing `json:"timings"`
 		}
-		if json.Unmarshal(b, &s) == nil {
+		if json.Unmarshal(b, &s) == nil && len(s.Timings) > 0 {
 			timings = s.Timings
+			break
 		}
 	}
 	var localStart *float64

@@ -126,3 +126,37 @@ func TestAnalyzePlot(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzePlotInstanceMirror draws the initramfs's phases from the
+// instance directory's mirror of the hand-off state when /run no longer
+// holds it, so the picture still starts at the kernel, not at init-local.
+func TestAnalyzePlotInstanceMirror(t *testing.T) {
+	root := t.TempDir()
+	src := "testdata/analyze-plot/root"
+	for _, f := range []struct{ from, to string }{
+		{"var/log/cloud-init.log", "var/log/cloud-init.log"},
+		{"var/lib/cloud/data/status.json", "var/lib/cloud/data/status.json"},
+		{"run/cloud-init/cloudroot/state.json", "var/lib/cloud/instance/cloudroot-state.json"},
+	} {
+		b, err := os.ReadFile(filepath.Join(src, f.from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(root, f.to)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, out, errb := newTestEnv(root)
+	if code := Run(context.Background(), env, []string{"analyze", "plot"}); code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, errb)
+	}
+	for _, w := range []string{`data-name="kernel"`, `data-name="initramfs: drivers"`, `data-name="initramfs: mount-root"`, `data-name="switch_root"`} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("no %s in the picture from the instance mirror", w)
+		}
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -216,7 +217,7 @@ func removeArtifacts(env *Env, o cleanOptions) int {
 	return 0
 }
 
-var reOutputTarget = regexp.MustCompile(`^(\||>+)\s*(.*)$`)
+var reOutputTarget = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\||>+)\s*(.*)$`) })
 
 // cleanLogFiles is cloud-init's get_config_logfiles: def_log_file, the
 // `output` targets (a file, or `tee -a FILE`) and their rotated copies.
@@ -247,7 +248,7 @@ func cleanLogFiles(env *Env) []string {
 		}
 	}
 	for _, f := range outputs {
-		m := reOutputTarget.FindStringSubmatch(f)
+		m := reOutputTarget().FindStringSubmatch(f)
 		if m == nil {
 			continue
 		}

@@ -40,6 +40,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
@@ -505,11 +506,11 @@ options:
 }
 
 // jinjaHeaderRE is cloud-init's detect_template test for jinja.
-var jinjaHeaderRE = regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`)
+var jinjaHeaderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`) })
 
 func isJinja(b []byte) bool {
 	first, _, _ := strings.Cut(string(b), "\n")
-	return jinjaHeaderRE.MatchString(strings.TrimRight(first, "\r"))
+	return jinjaHeaderRE().MatchString(strings.TrimRight(first, "\r"))
 }
 
 func runRender(_ context.Context, env *Env, args []string) int {

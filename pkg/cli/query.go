@@ -46,6 +46,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cloudroot/cloudroot/pkg/stages"
@@ -277,7 +278,7 @@ func loadUserData(p string) string {
 	return "ci-b64:" + base64.StdEncoding.EncodeToString(b)
 }
 
-var versionKeyRE = regexp.MustCompile(`^v\d+$`)
+var versionKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v\d+$`) })
 
 // instanceVars is convert_jinja_instance_data without aliases or base64
 // decoding: every v<N> mapping is also copied to the top level, later
@@ -293,7 +294,7 @@ func instanceVars(data map[string]any) map[string]any {
 		if m, ok := data[k].(map[string]any); ok {
 			sub := instanceVars(m)
 			out[k] = sub
-			if versionKeyRE.MatchString(k) {
+			if versionKeyRE().MatchString(k) {
 				for sk, sv := range sub {
 					out[sk] = sv
 				}
@@ -313,7 +314,7 @@ func aliasedVars(data map[string]any) any {
 
 // jinjaOperatorRE is Jinja's operator regexp: keys containing one are
 // reachable in templates (and query paths) through an "_" alias.
-var jinjaOperatorRE = regexp.MustCompile(`//|\*\*|==|!=|>=|<=|[-+/*%~\[\](){}<>=.:|,;]`)
+var jinjaOperatorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`//|\*\*|==|!=|>=|<=|[-+/*%~\[\](){}<>=.:|,;]`) })
 
 // queryError is a dot path that does not resolve.
 type queryError struct {
@@ -354,7 +355,7 @@ func queryPath(response, aliased any, varname string) (any, error) {
 				}
 				sort.Strings(keys)
 				for _, k := range keys {
-					if jinjaOperatorRE.ReplaceAllString(k, "_") == part {
+					if jinjaOperatorRE().ReplaceAllString(k, "_") == part {
 						response = rm[k]
 						break
 					}

@@ -314,7 +314,7 @@ func FuzzQueryPath(f *testing.F) {
 		_ = jsonDumps(v)
 		parts := strings.Split(p, ".")
 		for i, part := range parts {
-			parts[i] = jinjaOperatorRE.ReplaceAllString(part, "_")
+			parts[i] = jinjaOperatorRE().ReplaceAllString(part, "_")
 		}
 		v2, err := queryPath(resp, aliased, strings.Join(parts, "."))
 		if err != nil {

@@ -46,6 +46,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
@@ -244,9 +245,9 @@ func matchLongOption(name string) string {
 	return match
 }
 
-var negativeNumber = regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`)
+var negativeNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`) })
 
-func looksNumeric(a string) bool { return negativeNumber.MatchString(a) }
+func looksNumeric(a string) bool { return negativeNumber().MatchString(a) }
 
 func looksLikeOption(a string) bool {
 	return len(a) > 1 && a[0] == '-' && !looksNumeric(a)

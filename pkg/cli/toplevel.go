@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // upstreamSubcommands are 26.x's subcommands in its help order.
@@ -274,7 +275,9 @@ func (u *usageRewriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var argparseErrorRE = regexp.MustCompile(`(?s)^usage: .*?\n(cloud-init(?: [a-z-]+)*): error: ([^\n]*)\n$`)
+var argparseErrorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^usage: .*?\n(cloud-init(?: [a-z-]+)*): error: ([^\n]*)\n$`)
+})
 
 // subChoices are the subcommands of each cloud-init parser that has any,
 // by its words after "cloud-init".
@@ -294,7 +297,7 @@ func (u *usageRewriter) finish(ctx context.Context, env *Env, rc int, args []str
 	if u.passing || u.buf.Len() == 0 {
 		return
 	}
-	m := argparseErrorRE.FindStringSubmatch(u.buf.String())
+	m := argparseErrorRE().FindStringSubmatch(u.buf.String())
 	if rc != 2 || m == nil {
 		u.w.Write(u.buf.Bytes())
 		return

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Default merger strings.
@@ -91,7 +92,7 @@ func knownOption(merger, opt string) bool {
 	return false
 }
 
-var mergerRE = regexp.MustCompile(`^([a-zA-Z_][A-Za-z0-9_]*)\((.*?)\)$`)
+var mergerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-zA-Z_][A-Za-z0-9_]*)\((.*?)\)$`) })
 
 // ParseMergeHow parses a merge_how / merge_type value or a Merge-Type
 // header: a string in `name(opt,opt)+name()` form or a list of
@@ -125,7 +126,7 @@ func ParseMergeHow(v any) (Mergers, error) {
 			if s == "" {
 				continue
 			}
-			m := mergerRE.FindStringSubmatch(s)
+			m := mergerRE().FindStringSubmatch(s)
 			if m == nil {
 				return nil, fmt.Errorf("merger %d %q: not in name(options) form", i+1, strings.TrimSpace(raw))
 			}

@@ -41,6 +41,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MountComment tags the fstab lines cloudroot (and cloud-init) generate.
@@ -64,8 +65,8 @@ func DefaultMountFields() []*string {
 func ptr(s string) *string { return &s }
 
 var (
-	shortDeviceRE = regexp.MustCompile(`^([x]{0,1}[shv]d[a-z][0-9]*|sr[0-9]+)$`)
-	networkRE     = regexp.MustCompile(`^.+:.*`)
+	shortDeviceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([x]{0,1}[shv]d[a-z][0-9]*|sr[0-9]+)$`) })
+	networkRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^.+:.*`) })
 )
 
 // DeviceEnv resolves device names for mounts and disk_setup.
@@ -124,7 +125,7 @@ func (e DeviceEnv) Sanitize(spec string) (dev string, checked, ok bool) {
 	if name == "ephemeral" {
 		name = "ephemeral0"
 	}
-	if networkRE.MatchString(spec) {
+	if networkRE().MatchString(spec) {
 		return spec, false, true
 	}
 	base, part := SplitDotted(name)
@@ -146,7 +147,7 @@ func (e DeviceEnv) Sanitize(spec string) (dev string, checked, ok bool) {
 			m = "/dev/" + m
 		}
 		base = m
-	case shortDeviceRE.MatchString(base):
+	case shortDeviceRE().MatchString(base):
 		checked = true
 		base = "/dev/" + base
 	case strings.HasPrefix(base, "/dev/") || base != orig:

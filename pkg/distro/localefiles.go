@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // FileWrite is a file to write in full.
@@ -190,14 +191,16 @@ func shellValue(b []byte, key string) string {
 	return val
 }
 
-var localeRE = regexp.MustCompile(`^([A-Za-z_]+)(?:\.([A-Za-z0-9\-]+))?(?:@([A-Za-z0-9_\-]+))?$`)
+var localeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_]+)(?:\.([A-Za-z0-9\-]+))?(?:@([A-Za-z0-9_\-]+))?$`)
+})
 
 // supportedLine is Debian's _lookup_supported_i18n_value: the line of
 // SUPPORTED for the requested locale (UTF-8 preferred when no charset is
 // asked for), else "<locale>.<charset> <charset>" built from the request.
 func supportedLine(supported []byte, requested string) string {
 	prefix, charset := requested, ""
-	if m := localeRE.FindStringSubmatch(requested); m != nil {
+	if m := localeRE().FindStringSubmatch(requested); m != nil {
 		prefix, charset = m[1], m[2]
 		if m[3] != "" {
 			prefix += "@" + m[3]

@@ -335,7 +335,7 @@ func readOnly(w http.ResponseWriter, r *http.Request) bool {
 
 // --- the tree ---
 
-var datedVersion = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+var datedVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 
 // segments splits a URL path into clean elements; ok is false for a path
 // that tries to leave the tree or names an `_index` file.
@@ -373,7 +373,7 @@ func (s *Server) versions(dir string) (dated []string, latest bool) {
 		switch n := e.Name(); {
 		case n == "latest":
 			latest = true
-		case datedVersion.MatchString(n):
+		case datedVersion().MatchString(n):
 			dated = append(dated, n)
 		}
 	}
@@ -390,7 +390,7 @@ func (s *Server) resolveVersion(dir, v string) string {
 		return v
 	case v == "latest" && len(dated) > 0:
 		return dated[len(dated)-1]
-	case datedVersion.MatchString(v) && len(dated) == 0 && latest:
+	case datedVersion().MatchString(v) && len(dated) == 0 && latest:
 		return "latest"
 	}
 	return ""

@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -353,7 +354,7 @@ func (r *ansibleRun) externallyManaged() bool {
 	return false
 }
 
-var ansibleVersionRe = regexp.MustCompile(`[\d.]+`)
+var ansibleVersionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\d.]+`) })
 
 // ansibleVersion is get_version: the first number of `ansible-pull
 // --version`'s first line, as up to four integer parts (missing ones -1).
@@ -367,7 +368,7 @@ func (r *ansibleRun) version(ctx context.Context) ([4]int, bool, error) {
 	if out == "" {
 		return v, false, fmt.Errorf("pop from empty list")
 	}
-	s := ansibleVersionRe.FindString(first)
+	s := ansibleVersionRe().FindString(first)
 	if s == "" {
 		return v, false, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -310,16 +311,16 @@ func (r *aptRun) mirrorKeys(ctx context.Context) (map[string]string, error) {
 }
 
 var (
-	deb822Lines  = regexp.MustCompile(`(?m)^(Types: |Suites: |Components: |URIs: )`)
-	oneLineLines = regexp.MustCompile(`(?m)^(deb |deb-src )`)
+	deb822Lines  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(Types: |Suites: |Components: |URIs: )`) })
+	oneLineLines = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(deb |deb-src )`) })
 )
 
 // isDeb822 is is_deb822_sources_format.
 func (r *aptRun) isDeb822(s string) bool {
-	if oneLineLines.MatchString(s) {
+	if oneLineLines().MatchString(s) {
 		return false
 	}
-	if deb822Lines.MatchString(s) {
+	if deb822Lines().MatchString(s) {
 		return true
 	}
 	r.c.warn("apt.sources_list value does not match either deb822 source keys or deb/deb-src list keys. Assuming APT deb/deb-src list format.")
@@ -489,7 +490,7 @@ func disableSuites(disabled []string, src, release string, isDeb822 func(string)
 	return src
 }
 
-var activeSuites = regexp.MustCompile(`\nSuites:[ \t]+[\w-]+`)
+var activeSuites = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\nSuites:[ \t]+[\w-]+`) })
 
 // disableSuitesDeb822 drops the disabled suites from Suites lines and
 // comments out a stanza left without any.
@@ -499,7 +500,7 @@ func disableSuitesDeb822(disabled []string, src, release string) string {
 		names = append(names, suiteName(d, release))
 	}
 	closeEntry := func(e string) string {
-		if activeSuites.MatchString(e) {
+		if activeSuites().MatchString(e) {
 			return e
 		}
 		e = regexp.MustCompile(`\nSuites:.*`).ReplaceAllString(e, "")

@@ -60,7 +60,7 @@ func FuzzDisableSuites(f *testing.F) {
 	f.Add("Types: deb\nURIs: http://m/\nSuites: noble noble-updates\nComponents: main\n\n# x\nTypes: deb\nSuites: noble-security\n", "security")
 	f.Add("deb [\n", "release")
 	f.Fuzz(func(t *testing.T, src, suite string) {
-		isDeb822 := func(s string) bool { return deb822Lines.MatchString(s) && !oneLineLines.MatchString(s) }
+		isDeb822 := func(s string) bool { return deb822Lines().MatchString(s) && !oneLineLines().MatchString(s) }
 		out := disableSuites([]string{suite}, src, "jammy", isDeb822)
 		if isDeb822(src) {
 			return

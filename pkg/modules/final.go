@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -17,14 +18,16 @@ const DefaultFinalMessage = "Cloud-init v. {{version}} finished at {{timestamp}}
 // RFC2822 is the timestamp layout cloud-init's util.time_rfc2822 produces.
 const RFC2822 = "Mon, 02 Jan 2006 15:04:05 -0700"
 
-var tmplVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+var tmplVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+})
 
 // renderSimple substitutes {{ var }}, ${var} and $var (cloud-init's basic
 // and jinja templates for final_message); unknown names are left as they are.
 func renderSimple(tmpl string, vars map[string]string) string {
 	tmpl = strings.TrimPrefix(tmpl, "## template: jinja\n")
-	return tmplVar.ReplaceAllStringFunc(tmpl, func(m string) string {
-		sm := tmplVar.FindStringSubmatch(m)
+	return tmplVar().ReplaceAllStringFunc(tmpl, func(m string) string {
+		sm := tmplVar().FindStringSubmatch(m)
 		name := sm[1] + sm[2] + sm[3]
 		if v, ok := vars[name]; ok {
 			return v

@@ -7,6 +7,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/dnsname"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -319,8 +320,8 @@ func updateLocalhostEntry(c *Context, hi HostnameInfo) error {
 }
 
 var (
-	jinjaComment = regexp.MustCompile(`(?s)\{#(.*?)(-?)#\}(\n?)`)
-	jinjaVar     = regexp.MustCompile(`\{\{-?\s*([A-Za-z_][A-Za-z0-9_.]*)\s*-?\}\}`)
+	jinjaComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)\{#(.*?)(-?)#\}(\n?)`) })
+	jinjaVar     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{-?\s*([A-Za-z_][A-Za-z0-9_.]*)\s*-?\}\}`) })
 )
 
 // RenderBasicJinja renders the subset of Jinja the shipped hosts templates
@@ -334,7 +335,7 @@ func RenderBasicJinja(tmpl string, vars map[string]string) (string, error) {
 	}
 	var b strings.Builder
 	for {
-		loc := jinjaComment.FindStringSubmatchIndex(tmpl)
+		loc := jinjaComment().FindStringSubmatchIndex(tmpl)
 		if loc == nil {
 			b.WriteString(tmpl)
 			break
@@ -351,8 +352,8 @@ func RenderBasicJinja(tmpl string, vars map[string]string) (string, error) {
 		return "", fmt.Errorf("template uses Jinja block tags, which this renderer does not support")
 	}
 	var missing []string
-	out = jinjaVar.ReplaceAllStringFunc(out, func(m string) string {
-		name := jinjaVar.FindStringSubmatch(m)[1]
+	out = jinjaVar().ReplaceAllStringFunc(out, func(m string) string {
+		name := jinjaVar().FindStringSubmatch(m)[1]
 		if v, ok := vars[name]; ok {
 			return v
 		}

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/imds"
@@ -139,14 +140,14 @@ func pyInt(v any) (int, error) {
 	return 0, fmt.Errorf("not an integer: %T", v)
 }
 
-var basicVar = regexp.MustCompile(`\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_]+)`)
+var basicVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_]+)`) })
 
 // renderBasic is cloud-init's basic template renderer: $NAME and ${NAME}
 // from params; an unknown name is an error.
 func renderBasic(s string, params map[string]string) (string, error) {
 	var missing []string
-	out := basicVar.ReplaceAllStringFunc(s, func(m string) string {
-		sm := basicVar.FindStringSubmatch(m)
+	out := basicVar().ReplaceAllStringFunc(s, func(m string) string {
+		sm := basicVar().FindStringSubmatch(m)
 		name := sm[1] + sm[2]
 		v, ok := params[name]
 		if !ok {

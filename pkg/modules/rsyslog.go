@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
@@ -279,15 +280,17 @@ type SyslogRemote struct {
 }
 
 var (
-	remoteComment = regexp.MustCompile(`[ ]*[#]+[ ]*`)
-	remoteHost    = regexp.MustCompile(`^(?P<proto>[@]{0,2})(([\[](?P<bracket>[^\]]*)[\]])|(?P<addr>[^:]*))([:](?P<port>[0-9]+))?$`)
+	remoteComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[ ]*[#]+[ ]*`) })
+	remoteHost    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?P<proto>[@]{0,2})(([\[](?P<bracket>[^\]]*)[\]])|(?P<addr>[^:]*))([:](?P<port>[0-9]+))?$`)
+	})
 )
 
 // ParseSyslogRemote is parse_remotes_line: "[match ][@|@@]host[:port][ # comment]",
 // the comment naming the rule when name is "".
 func ParseSyslogRemote(line, name string) (SyslogRemote, error) {
 	data, comment := line, ""
-	if parts := remoteComment.Split(line, -1); len(parts) == 2 {
+	if parts := remoteComment().Split(line, -1); len(parts) == 2 {
 		data, comment = parts[0], strings.TrimSpace(parts[1])
 	}
 	toks := strings.Fields(data)
@@ -301,11 +304,11 @@ func ParseSyslogRemote(line, name string) (SyslogRemote, error) {
 	default:
 		return r, fmt.Errorf("line had multiple spaces: %s", data)
 	}
-	m := remoteHost.FindStringSubmatch(hostPort)
+	m := remoteHost().FindStringSubmatch(hostPort)
 	if m == nil {
 		return r, fmt.Errorf("Invalid host specification '%s'", hostPort)
 	}
-	g := func(n string) string { return m[remoteHost.SubexpIndex(n)] }
+	g := func(n string) string { return m[remoteHost().SubexpIndex(n)] }
 	r.Addr = g("addr")
 	if r.Addr == "" {
 		r.Addr = g("bracket")

@@ -34,6 +34,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -74,7 +75,7 @@ type passwordsConfig struct {
 }
 
 // cryptRE is cloud-init's test for a hash in chpasswd.list.
-var cryptRE = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
+var cryptRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`) })
 
 // decodeSetPasswords reads chpasswd, password and ssh_pwauth, translating
 // the deprecated forms with cloud-init's deprecation messages.
@@ -133,7 +134,7 @@ func decodeSetPasswords(c *Context) (passwordsConfig, error) {
 			}
 			e := pwEntry{User: u, Password: Secret(p), Type: pwText}
 			switch {
-			case cryptRE.MatchString(p) && !strings.Contains(p, ":"):
+			case cryptRE().MatchString(p) && !strings.Contains(p, ":"):
 				e.Type = pwHash
 			case p == "R" || p == pwRandom:
 				e.Type = pwRandom
@@ -177,7 +178,7 @@ func runSetPasswords(ctx context.Context, c *Context) error {
 			entries = []pwEntry{{User: def.Name, Password: pc.Password, Type: pwText}}
 			if p := string(pc.Password); p == "R" || p == pwRandom {
 				entries[0].Type = pwRandom
-			} else if cryptRE.MatchString(p) && !strings.Contains(p, ":") {
+			} else if cryptRE().MatchString(p) && !strings.Contains(p, ":") {
 				entries[0].Type = pwHash
 			}
 		}

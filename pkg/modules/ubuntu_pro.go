@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -198,14 +199,14 @@ func pyReEscape(s string) string {
 }
 
 var (
-	whitespace = regexp.MustCompile(`\s`)
-	schemeRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
+	whitespace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s`) })
+	schemeRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`) })
 )
 
 // urlScheme is urllib.parse.urlparse(s).scheme, lowercased: lenient,
 // unlike net/url, about what follows it.
 func urlScheme(s string) string {
-	if m := schemeRE.FindStringSubmatch(s); m != nil {
+	if m := schemeRE().FindStringSubmatch(s); m != nil {
 		return strings.ToLower(m[1])
 	}
 	return ""
@@ -248,7 +249,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 		argv := []string{"pro", "config", "unset", k}
 		if val != nil {
 			s := pyStr(val)
-			if whitespace.MatchString(s) {
+			if whitespace().MatchString(s) {
 				s = pyReEscape(s)
 			}
 			argv = []string{"pro", "config", "set", k + "=" + s}

@@ -28,6 +28,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -232,7 +233,7 @@ func makeHeader(c *Context, base string) string {
 	return fmt.Sprintf("# %s by cloud-init v. %s on %s", base, c.Version, now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 }
 
-var includedirRE = regexp.MustCompile(`^[#|@]includedir\s+(.*)$`)
+var includedirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[#|@]includedir\s+(.*)$`) })
 
 // ensureSudoDir is distro.ensure_sudo_dir for an existing /etc/sudoers.
 func ensureSudoDir(c *Context) error {
@@ -244,7 +245,7 @@ func ensureSudoDir(c *Context) error {
 	default:
 		found := false
 		for l := range strings.SplitSeq(string(b), "\n") {
-			if m := includedirRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			if m := includedirRE().FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 				if d := strings.TrimSpace(m[1]); d != "" && path.Clean(d) == SudoersDir {
 					found = true
 					break
@@ -311,13 +312,15 @@ func writeSudoRules(c *Context, user string, rules []string) error {
 	return nil
 }
 
-var doasRuleRE = regexp.MustCompile(`^(?:permit|deny)(?:\s+(?:nolog|nopass|persist|keepenv|setenv \{[^}]+\})+)*\s+([a-zA-Z0-9_]+)+(?:\s+as\s+[a-zA-Z0-9_]+)*(?:\s+cmd\s+[^\s]+(?:\s+args\s+[^\s]+(?:\s*[^\s]+)*)*)*\s*$`)
+var doasRuleRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:permit|deny)(?:\s+(?:nolog|nopass|persist|keepenv|setenv \{[^}]+\})+)*\s+([a-zA-Z0-9_]+)+(?:\s+as\s+[a-zA-Z0-9_]+)*(?:\s+cmd\s+[^\s]+(?:\s+args\s+[^\s]+(?:\s*[^\s]+)*)*)*\s*$`)
+})
 
 // writeDoasRules is distro.write_doas_rules: every rule must name the user,
 // else none is written.
 func writeDoasRules(c *Context, user string, rules []string) error {
 	for _, r := range rules {
-		m := doasRuleRE.FindStringSubmatch(r)
+		m := doasRuleRE().FindStringSubmatch(r)
 		if m == nil || m[1] != user {
 			return fmt.Errorf("invalid doas rule %q for user %s, not writing any doas rules for user", r, user)
 		}

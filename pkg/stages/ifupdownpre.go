@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
@@ -26,7 +27,7 @@ var ifupdownPreUnits = []string{
 
 // ifnameRE is what an interface name may be to go into the drop-in's
 // shell command unquoted (a kernel name is at most 15 bytes).
-var ifnameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,15}$`)
+var ifnameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,15}$`) })
 
 // NICRename is a NIC the initramfs can give, before switch_root, the name
 // the booted system's udev would give it: From is the kernel's name, To
@@ -76,7 +77,7 @@ func ifupdownPreWait(t, run *target.Root, cfg *netconfig.Config, present netconf
 		if (i.MAC == "" || !byMAC) && !names[i.Name] {
 			continue // a NIC not seen here: leave it to the distribution's settle
 		}
-		if !ifnameRE.MatchString(i.Name) {
+		if !ifnameRE().MatchString(i.Name) {
 			return nil, nil
 		}
 		if !slices.Contains(wait, i.Name) {

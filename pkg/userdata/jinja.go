@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	"github.com/nikolalohinski/gonja/v2/config"
@@ -35,12 +36,12 @@ func (e *JinjaSyntaxError) Error() string {
 }
 
 var (
-	jinjaHeader  = regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`)
-	missingVarRe = regexp.MustCompile(regexp.QuoteMeta(MissingJinjaVar) + `[^\s]+`)
+	jinjaHeader  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`) })
+	missingVarRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(MissingJinjaVar) + `[^\s]+`) })
 	// operatorRe is Jinja's lexer operator set: keys containing one get an
 	// underscore alias.
-	operatorRe = regexp.MustCompile(`//|\*\*|==|!=|>=|<=|[-+/*%~\[\](){}<>=.:|,;]`)
-	versionKey = regexp.MustCompile(`^v\d+$`)
+	operatorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`//|\*\*|==|!=|>=|<=|[-+/*%~\[\](){}<>=.:|,;]`) })
+	versionKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v\d+$`) })
 )
 
 // jinja renders a text/jinja2 part and hands the result to the handler its
@@ -100,7 +101,7 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 		}
 	}()
 	first, rest, _ := strings.Cut(string(tmpl), "\n")
-	if !jinjaHeader.MatchString(strings.TrimRight(first, "\r")) {
+	if !jinjaHeader().MatchString(strings.TrimRight(first, "\r")) {
 		return nil, nil, errors.New("not a jinja template: the first line is not '## template: jinja'")
 	}
 	vars := JinjaVars(instanceData)
@@ -176,7 +177,7 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 		return nil, nil, fmt.Errorf("rendering jinja template: %w", err)
 	}
 	seen := map[string]bool{}
-	for _, m := range missingVarRe.FindAllString(s, -1) {
+	for _, m := range missingVarRe().FindAllString(s, -1) {
 		m = strings.TrimPrefix(m, MissingJinjaVar)
 		if !seen[m] {
 			seen[m] = true
@@ -328,7 +329,7 @@ func convertVars(data map[string]any, prefix string, decode []string) jinjaDict 
 		if m, ok := v.(map[string]any); ok {
 			sub := convertVars(m, path, decode)
 			out[k] = sub
-			if versionKey.MatchString(k) {
+			if versionKey().MatchString(k) {
 				for sk, sv := range sub {
 					out[sk] = sv
 				}
@@ -336,7 +337,7 @@ func convertVars(data map[string]any, prefix string, decode []string) jinjaDict 
 		} else {
 			out[k] = convertValue(v)
 		}
-		if alias := operatorRe.ReplaceAllString(k, "_"); alias != k {
+		if alias := operatorRe().ReplaceAllString(k, "_"); alias != k {
 			out[alias] = out[k]
 		}
 	}

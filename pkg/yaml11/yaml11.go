@@ -54,6 +54,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -152,7 +153,7 @@ func Parse(name string, data []byte) (*Doc, error) {
 	return ParseWith(name, data, Options{})
 }
 
-var reV3Line = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var reV3Line = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // ParseWith is Parse with options.
 func ParseWith(name string, data []byte, o Options) (*Doc, error) {
@@ -254,7 +255,7 @@ func ignoreUnknownDirectives(data []byte) []byte {
 
 func syntaxError(name string, err error) error {
 	msg := err.Error()
-	if m := reV3Line.FindStringSubmatch(msg); m != nil {
+	if m := reV3Line().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &Error{Source: name, Line: line, Msg: m[2]}
 	}

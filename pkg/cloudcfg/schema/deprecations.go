@@ -5,9 +5,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-var delayRE = regexp.MustCompile(`^\+?[0-9]+$`)
+var delayRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+?[0-9]+$`) })
 
 // Deprecated is one entry of cloud-init's deprecation list: a key path
 // ("users.*.lock-passwd", * matching any list index or mapping key) and,
@@ -47,7 +48,7 @@ func Deprecations() []Deprecated {
 			Message: " Changed in version 22.3. Use of **template** is deprecated, use ``true`` instead."},
 		{Path: "ssh_pwauth", When: isString,
 			Message: " Changed in version 22.3. Use of non-boolean values for this field is deprecated."},
-		{Path: "power_state.delay", When: func(v any) bool { s, ok := v.(string); return ok && delayRE.MatchString(s) },
+		{Path: "power_state.delay", When: func(v any) bool { s, ok := v.(string); return ok && delayRE().MatchString(s) },
 			Message: " Changed in version 22.3. Use of type string for this value is deprecated. Use ``now`` or integer type."},
 		{Path: "growpart.mode", When: func(v any) bool { return v == false },
 			Message: " Changed in version 22.3. Specifying a boolean ``false`` value for **mode** is deprecated. Use the string ``'off'`` instead."},

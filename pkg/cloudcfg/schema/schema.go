@@ -195,10 +195,10 @@ func ValidateUserData(doc []byte, source string) Report {
 	return Validate(doc, source)
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)(?::| column (\d+))`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)(?::| column (\d+))`) })
 
 func yamlErrorPosition(err error) (int, int) {
-	m := yamlLineRE.FindStringSubmatch(err.Error())
+	m := yamlLineRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return 1, 1
 	}

@@ -31,6 +31,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
@@ -44,7 +45,7 @@ const (
 // gen2SCSI0 is the device_id of the first SCSI controller of a Gen2 VM.
 const gen2SCSI0 = "{f8b3781a-1e82-4818-a1c3-63d806ec15bb}"
 
-var scsiAddr = regexp.MustCompile(`^\d+:\d+:\d+:(\d+)$`)
+var scsiAddr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+:\d+:\d+:(\d+)$`) })
 
 // CloudDisk is one disk the rules name, with its partitions.
 type CloudDisk struct {
@@ -157,7 +158,7 @@ func fabricName(sys fs.FS, dev string) string {
 	var vendorOK, modelOK bool
 	lun, deviceID := "", ""
 	for p := path.Dir(dev); p != "." && p != "/" && p != "devices"; p = path.Dir(p) {
-		if m := scsiAddr.FindStringSubmatch(path.Base(p)); m != nil && lun == "" {
+		if m := scsiAddr().FindStringSubmatch(path.Base(p)); m != nil && lun == "" {
 			lun = m[1]
 			vendorOK = attr(sys, p, "vendor") == "Msft"
 			modelOK = attr(sys, p, "model") == "Virtual Disk"

@@ -9,11 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 var (
-	ethMAC   = regexp.MustCompile(`^(ETH(\d+))_MAC$`)
-	routeVia = regexp.MustCompile(`^\s*(\S+)\s+via\s+(\S+)\s*$`)
+	ethMAC   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(ETH(\d+))_MAC$`) })
+	routeVia = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(\S+)\s+via\s+(\S+)\s*$`) })
 )
 
 // NetworkConfig is the network config v2 document cloud-init's
@@ -33,7 +34,7 @@ func NetworkConfig(ctx map[string]string) map[string]any {
 	}
 	var nics []nic
 	for k, v := range ctx {
-		m := ethMAC.FindStringSubmatch(k)
+		m := ethMAC().FindStringSubmatch(k)
 		if m == nil || strings.TrimSpace(v) == "" {
 			continue
 		}
@@ -92,7 +93,7 @@ func NetworkConfig(ctx map[string]string) map[string]any {
 		}
 		var routes []any
 		for _, e := range strings.Split(field(c.dev, "ROUTES", ""), ",") {
-			if m := routeVia.FindStringSubmatch(e); m != nil {
+			if m := routeVia().FindStringSubmatch(e); m != nil {
 				routes = append(routes, map[string]any{"to": m[1], "via": m[2]})
 			}
 		}

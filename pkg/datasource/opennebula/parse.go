@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -204,7 +205,7 @@ func (p *ctxParser) value() (string, error) {
 	return b.String(), nil
 }
 
-var ethIP = regexp.MustCompile(`^ETH\d+_IP`)
+var ethIP = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ETH\d+_IP`) })
 
 // Parse builds Data from a parsed context found at source (a device path
 // or the seed directory) and read at subplatform; dsmode is the
@@ -284,7 +285,7 @@ func Parse(ctx map[string]string, source, subplatform, dsmode string) (*datasour
 
 	// As cloud-init: a network configuration when any ETH<n>_IP* is set.
 	for k := range ctx {
-		if ethIP.MatchString(k) {
+		if ethIP().MatchString(k) {
 			d.NetworkConfig = NetworkConfig(ctx)
 			break
 		}

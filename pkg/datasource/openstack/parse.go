@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
@@ -36,7 +37,7 @@ func Versions() []string {
 	}
 }
 
-var dated = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+var dated = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 
 // PickVersion chooses the version directory to read from those available:
 // the newest version cloud-init knows, else "latest" when present (cloud-init
@@ -58,7 +59,7 @@ func PickVersion(available []string) string {
 	}
 	var ds []string
 	for v := range have {
-		if dated.MatchString(v) {
+		if dated().MatchString(v) {
 			ds = append(ds, v)
 		}
 	}
