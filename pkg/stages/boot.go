@@ -124,6 +124,9 @@ type Boot struct {
 	NetLinks        func() []bootenv.NetLink
 	Secrets         func([]string)
 	OnNetwork       func(*NetworkResult)
+	// FetchOnly: Init instancifies and processes the user-data but runs no
+	// module, and Handoff leaves status.json alone (cloud-init single).
+	FetchOnly bool
 }
 
 // Step runs one step, timing it; an error is recorded and the boot goes on.
@@ -161,6 +164,9 @@ func (b *Boot) Disable(code, reason string) {
 // datasource search. It returns the datasource found, nil when none.
 func (b *Boot) Local(ctx context.Context) *datasource.Data {
 	b.State.Mode = b.Mode
+	if b.Mode == ModeInRoot {
+		b.Status.Mode = b.Mode
+	}
 	st := b.Status.Get(state.StageInitLocal)
 	start := b.Uptime()
 	st.Start = &start
@@ -329,7 +335,8 @@ func (b *Boot) provision(ctx context.Context, d *datasource.Data) error {
 			}
 			b.Status.Secrets = v
 		},
-		Network: b.OnNetwork,
+		Network:   b.OnNetwork,
+		NoModules: b.FetchOnly,
 	}
 	return Init(ctx, opts, b.Status.Get(state.StageInit), b.State)
 }
@@ -360,7 +367,7 @@ func (b *Boot) Handoff(logs, out []byte) error {
 			errs = append(errs, err)
 		}
 	}
-	if b.Status.BootStatusCode != "" || !b.State.Disabled {
+	if !b.FetchOnly && (b.Status.BootStatusCode != "" || !b.State.Disabled) {
 		if err := WriteStatus(t, run, b.Status); err != nil {
 			errs = append(errs, err)
 		}
