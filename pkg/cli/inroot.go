@@ -87,7 +87,10 @@ func runInRoot(ctx context.Context, env *Env, o inRootOptions) (*stages.Boot, bo
 		Status:    state.NewStatus(),
 		Secrets:   o.Secret,
 		FetchOnly: o.Stage == inRootFetch,
-		Devices:   o.Devices,
+		// ds-identify is the generator's (cloudroot identify writes
+		// /run/cloud-init/cloud.cfg); by hand, the configured list.
+		NoIdentify: true,
+		Devices:    o.Devices,
 	}
 	if virt != "" {
 		o.Log.Info("running in a container: block devices and kernel modules are not looked at", "virt", virt)
@@ -106,12 +109,10 @@ func runInRoot(ctx context.Context, env *Env, o inRootOptions) (*stages.Boot, bo
 		b.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
 	}
 	data := b.Local(ctx)
-	if data == nil && o.Stage == inRootLocal && !st.Disabled {
-		return b, false
-	}
-	if data == nil && o.Stage == inRootLocal && strings.HasPrefix(st.DisabledReason, "no datasource found") {
-		// The network stage asks the network sources: no state yet.
-		o.Log.Info("no local datasource; the network stage searches again")
+	if data == nil && o.Stage != inRootNetwork {
+		// No state is written: the network stage searches again, and
+		// single says it found no datasource.
+		o.Log.Info("no datasource found in the root", "reason", st.DisabledReason)
 		return b, false
 	}
 	if data != nil {
@@ -151,10 +152,10 @@ func runInRootCommand(ctx context.Context, env *Env, root *target.Root, stage in
 	switch {
 	case found:
 		fmt.Fprintf(env.Stdout, "cloudroot: datasource %s, instance-id %s (mode %s)\n", b.Status.Datasource, b.State.InstanceID, stages.ModeInRoot)
+	case stage == inRootLocal:
+		fmt.Fprintln(env.Stdout, "cloudroot: no local datasource; `cloud-init init` searches again once the network is up")
 	case b.State.Disabled:
 		fmt.Fprintf(env.Stdout, "cloudroot: cloud-init is disabled for this boot (%s)\n", b.State.DisabledReason)
-	default:
-		fmt.Fprintln(env.Stdout, "cloudroot: no local datasource; `cloud-init init` searches again once the network is up")
 	}
 	failed, errs, _ := b.FailedStages(b.Failed)
 	if errs > 0 || len(failed) > 0 {

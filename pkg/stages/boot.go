@@ -124,6 +124,10 @@ type Boot struct {
 	NetLinks        func() []bootenv.NetLink
 	Secrets         func([]string)
 	OnNetwork       func(*NetworkResult)
+	// NoIdentify: the datasource list is the configuration's (cloud.cfg,
+	// cloud.cfg.d and what a generator's ds-identify wrote under /run), as
+	// cloud-init's init and single read it; ds-identify is not run.
+	NoIdentify bool
 	// FetchOnly: Init instancifies and processes the user-data but runs no
 	// module, and Handoff leaves status.json alone (cloud-init single).
 	FetchOnly bool
@@ -175,15 +179,22 @@ func (b *Boot) Local(ctx context.Context) *datasource.Data {
 	b.Log.Info("local and network stages run "+modeWhere(b.Mode), "mode", b.Mode)
 	var data *datasource.Data
 	enabled := true
-	b.Step("detect", func() error {
-		b.State.DatasourceList, enabled = b.Detect()
-		return nil
-	})
+	if b.NoIdentify {
+		b.SysFiles = cloudcfg.ReadSystemFiles(b.Target, b.Run)
+		b.State.DatasourceList = b.ConfiguredList()
+	} else {
+		b.Step("detect", func() error {
+			b.State.DatasourceList, enabled = b.Detect()
+			return nil
+		})
+	}
 	if enabled {
 		if _, _, ok := b.Cmdline.CloudConfigURL(); ok && b.BeforeSearch != nil {
 			b.Step("cloud-config-url", func() error { return b.BeforeSearch(ctx) })
 		}
-		b.SysFiles = cloudcfg.ReadSystemFiles(b.Target, b.Run)
+		if b.SysFiles == nil {
+			b.SysFiles = cloudcfg.ReadSystemFiles(b.Target, b.Run)
+		}
 		b.Step("local", func() error {
 			d, err := b.FindDatasource(ctx, b.State.DatasourceList)
 			if err != nil {
@@ -275,6 +286,22 @@ func (b *Boot) Detect() ([]string, bool) {
 		return list, false
 	}
 	return list, true
+}
+
+// ConfiguredList is the merged configuration's datasource_list (the
+// built-in one when none is set).
+func (b *Boot) ConfiguredList() []string {
+	m, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.SysFiles, Cmdline: b.Cmdline.String()})
+	var list []string
+	if l, ok := m.Config["datasource_list"].([]any); ok {
+		for _, v := range l {
+			if s, ok := v.(string); ok {
+				list = append(list, s)
+			}
+		}
+	}
+	b.Log.Info("datasource_list from the configuration (no ds-identify in this mode)", "datasource_list", strings.Join(list, ","))
+	return list
 }
 
 // Init is the init stage (cloud-init's init): the init modules for the
