@@ -382,6 +382,11 @@ func (b *Boot) Handoff(logs, out []byte) error {
 	} else if err := run.WriteFile(state.EnabledMarker, nil, 0o644); err != nil {
 		errs = append(errs, err)
 	}
+	if b.Mode == ModeInRoot {
+		if err := run.WriteFile(state.InRootMarker, nil, 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	// Encoded into each file rather than marshalled once and copied: the
 	// state may carry a large config (docs/security.md, "Memory ceiling").
 	encode := func(w io.Writer) error { return state.Encode(w, b.State) }
