@@ -24,9 +24,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cilog"
-	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
-	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/netup"
@@ -53,7 +50,6 @@ type boot struct {
 	secrets *secret.Known
 	logBuf  *lockedBuffer // becomes /var/log/cloud-init.log
 	outBuf  *lockedBuffer // becomes /var/log/cloud-init-output.log
-	localEv *cilog.Event  // init-local's reporting event (datasource searches)
 	cmdline bootenv.Cmdline
 	st      *state.State
 	status  *state.Status
@@ -63,16 +59,13 @@ type boot struct {
 	entropy      *modules.EntropyWaiter
 	entropyStart float64
 	hostKeys     *modules.HostKeyPool
-	// sysFiles are the target's cloud.cfg, cloud.cfg.d and the runtime
-	// config, read once after detection for the datasource step and the
-	// init stage.
-	sysFiles *cloudcfg.SystemFiles
 	// imageWritten: cloudroot.image= was written to the disk this boot;
 	// imageErr: why it was not (said again if the root is then missing).
 	imageWritten bool
 	imageErr     error
-	// failedStages are the steps that returned an error (the banner).
-	failedStages []string
+	// sb is the local and network stages' context (pkg/stages): this
+	// boot's state, status and failed steps live there.
+	sb *stages.Boot
 	// nicPlan is the init stage's ifupdown-pre plan: the NICs to give
 	// their booted-system names once the network is down (renameNICs).
 	nicPlan *stages.IfupdownPre
@@ -102,6 +95,12 @@ func run() error {
 		newConsoleHandler(scrub, slog.LevelInfo, uptime),
 		cilog.NewHandler(b.logBuf, cilog.Options{Level: slog.LevelDebug, Logger: "stages.py"}),
 	))
+	b.sb = &stages.Boot{
+		Mode: stages.ModeInitramfs, Log: b.log, Out: io.MultiWriter(scrub, b.outBuf),
+		Now: time.Now, Uptime: uptime, Version: Version,
+		State: b.st, Status: b.status,
+		ProbeLine: datasourceLine,
+	}
 	b.log.Info("cloudroot-init starting", "version", Version, "pid", os.Getpid())
 	// A soft memory limit at half the RAM: the collector reclaims garbage
 	// before the heap passes it instead of letting a large user-data's
@@ -148,63 +147,14 @@ func run() error {
 	b.startHostKeys(t)
 	run, _ := target.New("/", target.WithDeferredSync())
 
-	localStart := uptime()
-	b.status.Get(state.StageInitLocal).Start = &localStart
-	b.welcome("init-local", localStart)
-	b.localEv = cilog.StartStage(b.log, state.StageInitLocal, Version, time.Now, localStart)
-	var data *datasource.Data
-	enabled := true
-	b.step("detect", func() error {
-		b.st.DatasourceList, enabled = b.detect(t)
-		return nil
-	})
-	if enabled {
-		if _, _, ok := b.cmdline.CloudConfigURL(); ok {
-			b.step("cloud-config-url", func() error { return b.cmdlineURL(ctx, t, net) })
-		}
-		b.sysFiles = cloudcfg.ReadSystemFiles(t, run)
-		b.step("local", func() error {
-			d, err := b.findDatasource(ctx, t, b.st.DatasourceList, net)
-			if err != nil {
-				if errors.Is(err, datasource.ErrNotFound) {
-					b.disable("disabled-by-generator", "no datasource found: "+err.Error())
-					return nil
-				}
-				b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, err.Error())
-				b.disable("disabled-by-generator", "datasource could not be read: "+err.Error())
-				return err
-			}
-			data = d
-			b.log.Info("found datasource", "datasource", d.Description(), "instance_id", d.InstanceID())
-			if src, ok := builtin.Registry().Lookup(d.Name); ok {
-				if p, ok := src.(datasource.Preparer); ok {
-					if err := p.Prepare(d); err != nil {
-						b.log.Warn("preparing for the datasource", "datasource", d.Name, "err", err)
-					}
-				}
-			}
-			return nil
-		})
-	}
-	localEnd := uptime()
-	b.status.Get(state.StageInitLocal).Finished = &localEnd
-	if len(b.status.Get(state.StageInitLocal).Errors) > 0 {
-		b.localEv.Fail()
-	}
-	b.localEv.Finish()
-
+	sb := b.stageContext(t, run, net)
+	data := sb.Local(ctx)
 	if data != nil {
-		b.status.Datasource = data.Description()
-		b.status.BootStatusCode = "enabled-by-generator"
-		initStart := uptime()
-		b.status.Get(state.StageInit).Start = &initStart
-		b.welcome("init", initStart)
-		b.step("init", func() error { return b.provision(ctx, t, run, data, net) })
+		var after []stages.NamedStep
 		if b.imageWritten {
-			b.step("keep-seed", func() error { return b.keepSeed(t, data) })
+			after = append(after, stages.NamedStep{Name: "keep-seed", Run: func() error { return b.keepSeed(t, data) }})
 		}
-		initEnd := uptime()
-		b.status.Get(state.StageInit).Finished = &initEnd
+		sb.Init(ctx, data, after...)
 	}
 	net.down(ctx)
 	b.renameNICs(run)
@@ -215,28 +165,8 @@ func run() error {
 	return nil
 }
 
-// welcome writes cloud-init's stage banner to the console and the output
-// log (/var/log/cloud-init-output.log), as cloud-init's stderr has it.
-func (b *boot) welcome(action string, up float64) {
-	line := stages.Welcome(Version, action, time.Now(), up)
-	_, _ = io.WriteString(io.MultiWriter(b.console, b.outBuf), line)
-}
-
-// step runs one stage, timing it; an error is recorded and the boot goes on.
-func (b *boot) step(name string, f func() error) {
-	start := uptime()
-	err := f()
-	tm := state.Timing{Stage: name, Start: start, Duration: uptime() - start}
-	if err != nil {
-		tm.Error = err.Error()
-		b.st.Errors = append(b.st.Errors, fmt.Sprintf("%s: %v", name, err))
-		b.failedStages = append(b.failedStages, name)
-		b.log.Error("stage failed", "stage", name, "err", err, "duration", fmt.Sprintf("%.3fs", tm.Duration))
-	} else {
-		b.log.Info("stage done", "stage", name, "duration", fmt.Sprintf("%.3fs", tm.Duration))
-	}
-	b.st.Timings = append(b.st.Timings, tm)
-}
+// step runs one step, timing it; an error is recorded and the boot goes on.
+func (b *boot) step(name string, f func() error) { b.sb.Step(name, f) }
 
 func (b *boot) early() error {
 	var errs []error
@@ -557,104 +487,38 @@ func (b *boot) fatalRoot(spec bootenv.RootSpec, err error) {
 	}
 }
 
-// detect runs ds-identify's decision (pkg/identify) on this boot's inputs:
-// DMI, the command line, the probed filesystems and the target's
-// /etc/cloud. It writes /run/cloud-init/cloud.cfg and ds-identify.log as
-// ds-identify does and says whether provisioning runs and which datasources
-// to try.
-func (b *boot) detect(t *target.Root) ([]string, bool) {
+// stageContext is the local and network stages' view of this boot
+// (pkg/stages runs them): the target, what the initramfs has probed, the
+// ephemeral network, and the init stage's hooks into PID 1 (the bind
+// mounts into /sysroot, the live hostname, the host-key pool, the IPv6
+// the router advertised).
+func (b *boot) stageContext(t, run *target.Root, net *ephemeralNet) *stages.Boot {
 	var uts unix.Utsname
 	_ = unix.Uname(&uts)
-	in := identify.Inputs{
-		DMI:     bootenv.ReadDMI(""),
-		Cmdline: b.cmdline,
-		FS:      identify.FSFromDevices(b.devs),
-		Uname:   identify.Uname{Sysname: cstr(uts.Sysname[:]), Release: cstr(uts.Release[:]), Version: cstr(uts.Version[:]), Machine: cstr(uts.Machine[:])},
-		Host:    os.DirFS("/"),
-		Env:     map[string]string{},
-	}
-	if r, err := os.OpenRoot(t.Dir()); err == nil {
-		in.Files = r.FS()
-	} else {
-		b.log.Warn("cannot open the root for detection", "err", err)
-	}
-	start := uptime()
-	res := identify.Identify(in)
-	for _, w := range res.Warnings {
-		b.log.Warn(w)
-	}
-	logText := res.FormatLog(identify.LogFrame{Start: start, End: uptime(), PID: os.Getpid()})
-	if err := identify.WriteOutputs(state.RunDir, res, logText); err != nil {
-		b.log.Warn("writing ds-identify results", "err", err)
-	}
-	b.log.Info("detect", "decision", string(res.Decision), "reason", res.Reason, "datasource_list", strings.Join(res.List, ","))
-	if res.Decision == identify.Disabled {
-		b.disable(res.BootStatusCode, res.Reason)
-		return nil, false
-	}
-	list := res.List
-	if list == nil {
-		// Policy "enabled": no list written; cloud-init's built-in list applies.
-		list = []string{"NoCloud", "None"}
-	}
-	reg := builtin.Registry()
-	provided, unsupported := reg.Select(list)
-	if len(unsupported) > 0 {
-		msg := fmt.Sprintf("datasource(s) %s detected, but this build of cloudroot does not provide them (it has %s)", strings.Join(unsupported, ", "), strings.Join(reg.Names(), ", "))
-		b.status.Get(state.StageInitLocal).Errors = append(b.status.Get(state.StageInitLocal).Errors, msg)
-		b.log.Error(msg)
-	}
-	if len(provided) == 0 {
-		b.disable("disabled-by-generator", "no supported datasource in datasource_list ["+strings.Join(list, ", ")+"]")
-		return list, false
-	}
-	return list, true
-}
-
-func (b *boot) disable(code, reason string) {
-	b.st.Disabled = true
-	b.st.DisabledReason = reason
-	b.status.BootStatusCode = code
-	b.log.Info("provisioning disabled for this boot", "reason", reason)
-}
-
-// provision applies the init stage to the target, with /dev, /proc, /sys
-// and /run bound into it so commands (bootcmd) see a normal system.
-func (b *boot) provision(ctx context.Context, t, run *target.Root, d *datasource.Data, net *ephemeralNet) error {
-	unbind, err := target.BindSystem(sysroot, target.BindMounter{})
-	if err != nil {
-		b.log.Warn("bind mount for commands failed", "err", err)
-	}
-	defer func() {
-		if err := unbind(); err != nil {
-			b.log.Warn("unmount failed", "err", err)
-		}
-	}()
-	var uts unix.Utsname
-	_ = unix.Uname(&uts)
-	si := stages.SysInfo{
+	sb := b.sb
+	sb.Target, sb.Run = t, run
+	sb.Cmdline = b.cmdline
+	sb.Devices = b.devs
+	sb.DMI = bootenv.ReadDMI("")
+	sb.Uname = identify.Uname{Sysname: cstr(uts.Sysname[:]), Release: cstr(uts.Release[:]), Version: cstr(uts.Version[:]), Machine: cstr(uts.Machine[:])}
+	sb.Host = os.DirFS("/")
+	sb.Net = net
+	sb.BeforeSearch = func(ctx context.Context) error { return b.cmdlineURL(ctx, t, net) }
+	sb.Bind = func() (func() error, error) { return target.BindSystem(sysroot, target.BindMounter{}) }
+	sb.SysInfo = stages.SysInfo{
 		System: cstr(uts.Sysname[:]), KernelRelease: cstr(uts.Release[:]), Version: cstr(uts.Version[:]),
 		Machine: cstr(uts.Machine[:]), Hostname: cstr(uts.Nodename[:]),
 	}
-	out := io.MultiWriter(b.console, b.outBuf)
-	links := bootenv.NetLinks("")
-	net.ipv6(links)
-	opts := stages.InitOptions{
-		Target: t, Run: run, Data: d, Cmdline: b.cmdline.String(), Log: b.log, Out: out,
-		Now: time.Now, Uptime: uptime, Version: Version, SysInfo: si,
-		SetLiveHostname: func(name string) error { return unix.Sethostname([]byte(name)) },
-		HostKeys:        b.hostKeys,
-		NetLinks:        links,
-		Fetch:           net.fetch,
-		IncludeBudget:   includeBudget(b.cmdline),
-		SystemFiles:     b.sysFiles,
-		Secrets: func(v []string) {
-			b.secrets.Set(v)
-			b.status.Secrets = v
-		},
-		Network: func(r *stages.NetworkResult) { b.nicPlan = r.IfupdownPre },
+	sb.SetLiveHostname = func(name string) error { return unix.Sethostname([]byte(name)) }
+	sb.HostKeys = b.hostKeys
+	sb.NetLinks = func() []bootenv.NetLink {
+		links := bootenv.NetLinks("")
+		net.ipv6(links)
+		return links
 	}
-	return stages.Init(ctx, opts, b.status.Get(state.StageInit), b.st)
+	sb.Secrets = b.secrets.Set
+	sb.OnNetwork = func(r *stages.NetworkResult) { b.nicPlan = r.IfupdownPre }
+	return sb
 }
 
 // renameNICs gives the configured NICs the names the booted system's udev
@@ -688,54 +552,17 @@ func cstr(b []byte) string {
 	return string(b)
 }
 
-// handoff writes the state, status, markers and logs.
+// handoff writes the state, status, markers and logs (pkg/stages), then
+// the console's timings and banner.
 func (b *boot) handoff(t, run *target.Root) error {
-	var errs []error
-	if b.st.Disabled {
-		if err := run.WriteFile(state.DisabledMarker, nil, 0o644); err != nil {
-			errs = append(errs, err)
-		}
-	} else if err := run.WriteFile(state.EnabledMarker, nil, 0o644); err != nil {
-		errs = append(errs, err)
-	}
-	// Encoded into each file rather than marshalled once and copied: the
-	// state may carry a large config (docs/security.md, "Memory ceiling").
-	encode := func(w io.Writer) error { return state.Encode(w, b.st) }
-	private := target.WriteOpts{Perm: 0o600, UID: -1, GID: -1}
-	if err := run.WriteFileWith(state.StateFile, private, encode); err != nil {
-		errs = append(errs, err)
-	}
-	if !b.st.Disabled && b.st.InstanceID != "" {
-		if err := t.WriteFileWith(state.InstanceDir(b.st.InstanceID)+"/"+state.InstanceStateName, private, encode); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if b.status.BootStatusCode != "" || !b.st.Disabled {
-		if err := stages.WriteStatus(t, run, b.status); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, f := range []struct {
-		p string
-		b []byte
-	}{{state.LogFile, b.logBuf.Bytes()}, {state.OutputLogFile, b.outBuf.Bytes()}} {
-		if len(b.status.Secrets) > 0 {
-			f.b = []byte(secret.Scrub(string(f.b), b.status.Secrets))
-		}
-		if err := t.WriteFileOpts(f.p, f.b, target.WriteOpts{Perm: 0o640, UID: -1, GID: -1, Append: true, Keep: true}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := t.Sync(); err != nil {
-		errs = append(errs, err)
-	}
+	err := b.sb.Handoff(b.logBuf.Bytes(), b.outBuf.Bytes())
 	b.summary()
-	failed := slices.Clone(b.failedStages)
-	if len(errs) > 0 {
+	failed := slices.Clone(b.sb.Failed)
+	if err != nil {
 		failed = append(failed, "handoff")
 	}
 	b.log.Info(banner(b.outcome(failed)))
-	return errors.Join(errs...)
+	return err
 }
 
 // outcome gathers the banner's facts from the state and status.
@@ -743,24 +570,11 @@ func (b *boot) outcome(failed []string) outcome {
 	o := outcome{
 		Disabled:       b.st.Disabled,
 		DisabledReason: b.st.DisabledReason,
-		FailedStages:   failed,
 		Datasource:     b.status.Datasource,
 		InstanceID:     b.st.InstanceID,
 		Uptime:         uptime(),
 	}
-	for _, name := range []string{state.StageInitLocal, state.StageInit} {
-		st := b.status.Get(name)
-		for _, msgs := range st.RecoverableErrors {
-			o.Warnings += len(msgs)
-		}
-		if len(st.Errors) > 0 {
-			o.Errors += len(st.Errors)
-			// The step "local" is init-local's status; "init" is init's.
-			if !slices.Contains(o.FailedStages, name) && !(name == state.StageInitLocal && slices.Contains(o.FailedStages, "local")) {
-				o.FailedStages = append(o.FailedStages, name)
-			}
-		}
-	}
+	o.FailedStages, o.Errors, o.Warnings = b.sb.FailedStages(failed)
 	return o
 }
 

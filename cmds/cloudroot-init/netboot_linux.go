@@ -26,6 +26,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 	"github.com/cloudroot/cloudroot/pkg/netboot"
+	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -397,39 +398,9 @@ func (b *boot) cmdlineURL(ctx context.Context, t *target.Root, n *ephemeralNet) 
 }
 
 // cmdlineSourceConfig merges what ds=NAME;key=value… carries beyond
-// NoCloud's keys (ds=ec2;metadata_urls=…) into the datasource config.
+// NoCloud's keys into the datasource config (stages.CmdlineSourceConfig).
 func (b *boot) cmdlineSourceConfig(dsCfg map[string]any) map[string]any {
-	arg, ok := b.cmdline.DS()
-	if !ok || arg.NoCloud() {
-		return dsCfg
-	}
-	extra := arg.SourceConfig()
-	if extra == nil {
-		return dsCfg
-	}
-	name := identify.NormalizeName(arg.Name)
-	out := map[string]any{}
-	for k, v := range dsCfg {
-		out[k] = v
-	}
-	key := name
-	for k := range out {
-		if strings.EqualFold(k, name) {
-			key = k
-		}
-	}
-	merged := map[string]any{}
-	if m, ok := out[key].(map[string]any); ok {
-		for k, v := range m {
-			merged[k] = v
-		}
-	}
-	for k, v := range extra {
-		merged[k] = v
-	}
-	out[key] = merged
-	b.log.Info("datasource configuration from the kernel command line", "datasource", key, "keys", len(extra))
-	return out
+	return stages.CmdlineSourceConfig(b.cmdline, dsCfg, b.log)
 }
 
 // installedSeedDir is where an installed machine keeps the NoCloud seed it
@@ -500,7 +471,7 @@ func (b *boot) seedImage(ctx context.Context, n *ephemeralNet) (bootenv.Image, e
 		Cmdline: b.cmdline,
 		DMI:     bootenv.ReadDMI(""),
 		Config:  b.cmdlineSourceConfig(nil),
-		Budget:  datasourceBudget,
+		Budget:  stages.DatasourceBudget,
 		Policy:  &pol,
 		Log:     b.log,
 	}

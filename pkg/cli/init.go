@@ -14,6 +14,10 @@ package cli
 //     ran do not run again; bootcmd-like per-always ones do), --file configs
 //     on top, and records the "init" stage in status.json. Exit 0, or 1 when
 //     a module failed or there is no hand-off state.
+// When there is no hand-off state for this boot (no initramfs ran: a
+// chroot, a container, the distribution's own initrd), both run the stages
+// in the root instead (inroot.go), as cloud-init does.
+//
 //   - `init --local` says where that work happened and what it found (the
 //     datasource and instance-id of the hand-off state, the local stage's
 //     errors from status.json). Probing again from the booted root would
@@ -23,6 +27,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -56,15 +61,22 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return rc
 	}
-	if !a.flag("local") {
-		return runStage(ctx, env, "init", a.values["files"], true)
-	}
-	io.WriteString(env.Stderr, stages.Welcome(Version, "init-local", env.Now(), env.Uptime()))
 	root, err := target.New(env.Root)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, err)
 		return 1
 	}
+	if _, err := stages.LoadState(root); errors.Is(err, state.ErrNoState) {
+		stage := inRootNetwork
+		if a.flag("local") {
+			stage = inRootLocal
+		}
+		return runInRootCommand(ctx, env, root, stage)
+	}
+	if !a.flag("local") {
+		return runStage(ctx, env, "init", a.values["files"], true)
+	}
+	io.WriteString(env.Stderr, stages.Welcome(Version, "init-local", env.Now(), env.Uptime()))
 	fmt.Fprintln(env.Stdout, "cloudroot: the local stage (datasource search, network configuration) ran in the initramfs (cloudroot-init) before switch_root; it does not run again from the booted root.")
 	s, err := stages.LoadState(root)
 	if err != nil {

@@ -23,6 +23,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -93,6 +94,13 @@ func runSingle(ctx context.Context, env *Env, args []string) int {
 	freq := singleFrequencies[a.value("frequency")]
 	if freq != "" {
 		log.Debug(fmt.Sprintf("Using passed in frequency %s", freq))
+	}
+	if _, err := stages.LoadState(root); errors.Is(err, state.ErrNoState) {
+		// No hand-off for this boot: find the datasource here (the
+		// configured datasource_list, None included) and process its
+		// user-data, as 26.x's single fetches, then run the module.
+		log.Info("no hand-off state for this boot: searching for the datasource in the root", "mode", stages.ModeInRoot)
+		runInRoot(ctx, env, inRootOptions{Stage: inRootFetch, Root: root, Log: log, Out: outw})
 	}
 	o := stages.AgentOptions{
 		Root: root, Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version,

@@ -548,6 +548,10 @@ func (d *statusDetails) print(w *bytes.Buffer, opts statusOptions) {
 		}
 		fmt.Fprintf(w, "extended_status: %s\n", extended)
 		fmt.Fprintf(w, "boot_status_code: %s\n", d.shownCode)
+		if mode, _ := d.v1.get("mode").(string); mode != "" {
+			// cloudroot's: the stages ran in the root, not the initramfs.
+			fmt.Fprintf(w, "mode: %s\n", mode)
+		}
 		if d.lastUpdate != "" {
 			fmt.Fprintf(w, "last_update: %s\n", d.lastUpdate)
 		}

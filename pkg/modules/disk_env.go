@@ -1,7 +1,9 @@
 package modules
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +47,13 @@ func (e DiskEnv) devices() ([]bootenv.Device, error) {
 	if e.Devices != nil {
 		return e.Devices()
 	}
-	return e.Block.List()
+	devs, err := e.Block.List()
+	if errors.Is(err, fs.ErrNotExist) {
+		// No sysfs (a chroot, some containers): no block device to act
+		// on, as cloud-init finds none there.
+		return nil, nil
+	}
+	return devs, err
 }
 
 func (e DiskEnv) mounts() ([]disk.Mount, error) {

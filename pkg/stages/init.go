@@ -72,6 +72,10 @@ type InitOptions struct {
 	// Network, if set, is told what the network step did (the initramfs
 	// renames NICs by its IfupdownPre plan once it is done with them).
 	Network func(*NetworkResult)
+	// NoModules stops after the instance data: the datasource's answer
+	// is instancified and its user-data processed, but no network is
+	// rendered and no boothook or module runs (cloud-init single's fetch).
+	NoModules bool
 }
 
 // Init provisions the target from o.Data and returns the state to hand
@@ -302,6 +306,10 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Instance data for query/jinja and for tools that read it.
 	if err := WriteInstanceData(o.Run, idata, merged); err != nil {
 		fail(err.Error())
+	}
+
+	if o.NoModules {
+		return nil
 	}
 
 	// Network configuration for the target, before anything in it starts.

@@ -13,6 +13,9 @@ const (
 
 	// StateFile is the hand-off written by the initramfs for this boot.
 	StateFile = RunDir + "/cloudroot/state.json"
+	// InRootMarker says this boot's state was written by the agent's
+	// in-root stages, not an initramfs (the network stage's unit runs).
+	InRootMarker = RunDir + "/cloudroot/in-root"
 	// InstanceStateName is the mirror of StateFile inside the instance dir.
 	InstanceStateName = "cloudroot-state.json"
 

@@ -40,7 +40,10 @@ type State struct {
 	Created time.Time `json:"created"`
 
 	// Disabled is true when provisioning did not run (disabled or no datasource).
-	Disabled       bool   `json:"disabled,omitempty"`
+	Disabled bool `json:"disabled,omitempty"`
+	// Mode is where the local and network stages ran: "initramfs" (the
+	// default when empty) or "in-root" (the agent, no initramfs hand-off).
+	Mode           string `json:"mode,omitempty"`
 	DisabledReason string `json:"disabled_reason,omitempty"`
 
 	// DatasourceList is what detection decided to try, in order.

@@ -42,6 +42,9 @@ type Status struct {
 	// BootStatusCode is cloudroot's record of how it was enabled
 	// (enabled-by-generator, disabled-by-kernel-command-line, ...).
 	BootStatusCode string
+	// Mode is where the local and network stages ran, written only for
+	// the agent's in-root mode ("in-root"): absent means the initramfs.
+	Mode string
 	// Secrets are scrubbed from every message when status.json is
 	// written (secret.Values of the config and metadata); never written.
 	Secrets []string
@@ -91,6 +94,9 @@ func (s *Status) MarshalJSON() ([]byte, error) {
 	if s.BootStatusCode != "" {
 		v1["boot_status_code"] = s.BootStatusCode
 	}
+	if s.Mode != "" {
+		v1["mode"] = s.Mode
+	}
 	return json.Marshal(map[string]any{"v1": v1})
 }
 
@@ -114,6 +120,8 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 			_ = json.Unmarshal(v, &s.Stage)
 		case "boot_status_code":
 			_ = json.Unmarshal(v, &s.BootStatusCode)
+		case "mode":
+			_ = json.Unmarshal(v, &s.Mode)
 		default:
 			var st StageStatus
 			if err := json.Unmarshal(v, &st); err != nil {

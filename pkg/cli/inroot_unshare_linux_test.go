@@ -1,0 +1,67 @@
+//go:build linux
+
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInRootUnshareChroot runs the real agent in a chroot of a minimal root
+// with a NoCloud seed directory and no hand-off state, inside a user and
+// mount namespace (unshare --user --map-root-user: no root-only host side
+// effect; /proc and /run are mounted in the namespace only): init --local
+// provisions from the seed in the root, modules --mode config and final
+// follow from the state it wrote, and status --long says mode: in-root.
+// Skipped where user namespaces or the go tool are not available.
+func TestInRootUnshareChroot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agent")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if out, err := exec.Command("unshare", "--user", "--map-root-user", "--mount", "true").CombinedOutput(); err != nil {
+		t.Skipf("no user namespaces: %v: %s", err, out)
+	}
+	root := inRootFixture(t, "NoCloud, None", map[string]string{
+		"var/lib/cloud/seed/nocloud/meta-data": "instance-id: iid-chroot\nlocal-hostname: chrooted\n",
+		// A mapped root cannot chown to other ids: the user has no home.
+		"var/lib/cloud/seed/nocloud/user-data": "#cloud-config\nusers: [{name: alice, no_create_home: true, lock_passwd: true}]\nwrite_files: [{path: /etc/seeded, content: seeded}]\nssh_genkeytypes: []\n",
+	})
+	for _, d := range []string{"usr/bin", "proc", "run"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "usr/bin/cloudroot"), "github.com/cloudroot/cloudroot/cmds/cloudroot")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cannot build the agent: %v: %s", err, out)
+	}
+	script := `set -e
+mount -t proc proc "$R/proc"
+mount -t tmpfs tmpfs "$R/run"
+chroot "$R" /usr/bin/cloudroot init --local
+chroot "$R" /usr/bin/cloudroot modules --mode config
+chroot "$R" /usr/bin/cloudroot modules --mode final
+chroot "$R" /usr/bin/cloudroot status --long`
+	cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "R="+root)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("in-root stages: %v\n%s", err, out)
+	}
+	for _, want := range []string{"status: done", "mode: in-root", "iid-chroot"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "etc/seeded")); string(b) != "seeded" {
+		t.Errorf("/etc/seeded = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "etc/passwd")); !strings.Contains(string(b), "alice:") {
+		t.Errorf("no user alice in /etc/passwd:\n%s", b)
+	}
+}
