@@ -47,6 +47,21 @@ init-bin:
     mkdir -p {{build}}
     go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-init ./cmds/cloudroot-init
 
+# The initramfs builder: build/cloudroot-mkinitramfs (static; the Debian package's kernel hooks run it).
+mkinitramfs-bin:
+    mkdir -p {{build}}
+    go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-mkinitramfs ./cmds/cloudroot-mkinitramfs
+
+# The Debian package build/cloudroot_<version>_amd64.deb (pkg/debpkg: the agent, units, generator,
+# cloud.cfg, the initramfs builder and /init, driver profiles, kernel hooks, maintainer scripts).
+deb: agent init-bin mkinitramfs-bin
+    go run ./cmds/cloudroot-deb -agent {{build}}/cloudroot -init {{build}}/cloudroot-init -mkinitramfs {{build}}/cloudroot-mkinitramfs -lists initramfs -date "$(git log -1 --format=%ct 2>/dev/null || date +%s)" -o {{build}}
+
+# lintian on the package: fails on any error or warning but the tags docs/distributions.md explains
+# (pkg/debpkg/lintian-suppress.txt).
+deb-lint: deb
+    lintian --fail-on error,warning --suppress-tags-from-file pkg/debpkg/lintian-suppress.txt {{build}}/cloudroot_*_amd64.deb
+
 # A Debian kernel and its modules in build/kernel/ (vmlinuz, vmlinux, modules).
 kernel:
     bash scripts/kernel.sh
