@@ -16,7 +16,7 @@ demo: deps agent kernel initramfs rootfs
     go run ./cmds/cloudroot-lab demo -example examples/demo
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image
+test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image deb-lint
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -83,8 +83,10 @@ rootfs: agent
     AGENT={{build}}/cloudroot bash scripts/mkrootfs.sh
 
 # build/debian-12.img: a Debian 12 + systemd image (debootstrap, cached outside the clone) with cloudroot installed.
-debian-image: agent kernel
-    AGENT={{build}}/cloudroot bash scripts/debian-image.sh
+# It installs cloudroot through its Debian package (just deb) and boots by itself under BIOS and UEFI:
+# GRUB, the cloudroot initrd of its kernel (profile `profile`), no -kernel needed.
+debian-image: deb kernel
+    DEB={{build}}/"$(cd {{build}} && ls -t cloudroot_*_amd64.deb | head -n 1)" DEBIAN_IMAGE_PROFILE={{profile}} bash scripts/debian-image.sh
 
 # Boot the Debian 12 image and its cloud-init twin (Debian's cloud-init package instead of cloudroot) N times each; one table of medians.
 bench-vs-cloud-init runs="3": deps agent kernel initramfs rootfs debian-image
