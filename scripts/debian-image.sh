@@ -291,13 +291,15 @@ grub_images() {
 	mv "$r/tmp/core.img" "$r/tmp/BOOTX64.EFI" "$stage/"
 	rm -f "$r/tmp/early.cfg"
 	# update-grub (zz-update-grub, after every kernel change) in the
-	# booted image: a serial console, no menu wait, as Debian's cloud images.
+	# booted image: a serial console, no menu wait, as Debian's cloud images;
+	# no_timer_check as Fedora's cloud images (a virtual machine's timer
+	# IRQ check fails on a busy host, and the kernel panics).
 	mkdir -p "$r/etc/default/grub.d"
 	cat >"$r/etc/default/grub.d/50-cloudroot-image.cfg" <<-'EOF'
 		# cloudroot's image (scripts/debian-image.sh): a serial console, no wait.
 		GRUB_TIMEOUT=0
 		GRUB_CMDLINE_LINUX_DEFAULT=""
-		GRUB_CMDLINE_LINUX="console=tty0 console=ttyS0,115200"
+		GRUB_CMDLINE_LINUX="console=tty0 console=ttyS0,115200 no_timer_check"
 		GRUB_TERMINAL="console serial"
 		GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
 		GRUB_DISABLE_OS_PROBER=true
@@ -317,7 +319,7 @@ grub_images() {
 		insmod ext2
 		search --no-floppy --label cloudimg-rootfs --set=root
 		menuentry 'Debian GNU/Linux' {
-			linux /boot/vmlinuz-$kver root=LABEL=cloudimg-rootfs ro console=tty0 console=ttyS0,115200
+			linux /boot/vmlinuz-$kver root=LABEL=cloudimg-rootfs ro console=tty0 console=ttyS0,115200 no_timer_check
 			initrd /boot/initrd.img-$kver
 		}
 	EOF
