@@ -365,17 +365,14 @@ fi
 rm -f "$out.tmp"
 truncate -s "${size_mb}M" "$out.tmp"
 sectors=$((size_mb * 2048))
+# mkroot START_BYTES KIB: the ext4 root, filled from $r, at START_BYTES.
+mkroot() {
+	mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$1,nodiscard" -d "$r" "$out.tmp" "$2k"
+}
 if [[ $variant == cloudroot ]]; then
-	part_start=$((root_start * 512))
-	part_kib=$(((sectors - 34 - root_start) / 2))
-else
-	part_start=$((1024 * 1024))
-	part_kib=$(((size_mb - 2) * 1024))
-fi
-# The filesystem first: mke2fs wipes old signatures at the start of the
-# file whatever its offset, the partition table and boot code with them.
-mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$part_start,nodiscard" -d "$r" "$out.tmp" "${part_kib}k"
-if [[ $variant == cloudroot ]]; then
+	# The filesystem first, then the partition table and boot code, which
+	# nothing writes after them.
+	mkroot $((root_start * 512)) $(((sectors - 34 - root_start) / 2))
 	sgdisk -n "14:$bios_start:$((esp_start - 1))" -t 14:EF02 -c 14:bios \
 		-n "15:$esp_start:$((root_start - 1))" -t 15:EF00 -c 15:esp \
 		-n "1:$root_start:0" -t 1:8300 -c 1:cloudimg-rootfs "$out.tmp" >/dev/null
@@ -399,10 +396,12 @@ if [[ $variant == cloudroot ]]; then
 	le $bios_start 8 | poke "$out.tmp" $((0x5c))
 	printf '\x90\x90' | poke "$out.tmp" $((0x66))
 else
+	part_kib=$(((size_mb - 2) * 1024))
 	sfdisk -q "$out.tmp" <<EOF
 label: gpt
 start=2048, size=$((part_kib * 2)), type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name="cloudimg-rootfs"
 EOF
+	mkroot $((1024 * 1024)) "$part_kib"
 fi
 mv -f "$out.tmp" "$out"
 what="Debian's cloud-init"
