@@ -125,7 +125,7 @@ func TestDebianKernelUpgrade(t *testing.T) {
 	defer cancel()
 	repo, err := harness.BuildAptRepo(ctx, harness.AptRepoOptions{
 		Packages: []string{"linux-image-" + upgradeKernel}, Image: v.a.Debian, Dir: filepath.Join(v.dir, "repo"),
-		EmptySuites: []string{"bookworm-updates", "bookworm-security"},
+		EmptySuites: []string{"bookworm-updates", "bookworm-security", "bookworm-backports"},
 		Log:         func(s string) { t.Log(s) },
 	})
 	if err != nil {
