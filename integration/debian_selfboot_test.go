@@ -91,7 +91,7 @@ write_files:
       n=$(ls $out/boot-*.txt 2>/dev/null | wc -l)
       n=$((n + 1))
       { uname -r; cat /proc/cmdline; if [ -d /sys/firmware/efi ]; then echo uefi; else echo bios; fi; } >$out/boot-$n.txt
-      systemd-run --no-block --unit=cloudroot-test-poweroff sh -c "cloud-init status --long >$out/status-$n.txt 2>&1; cloud-init status --wait >>$out/status-$n.txt 2>&1; ls -l /boot >$out/boot-dir-$n.txt; sync; systemctl poweroff"
+      systemd-run --no-block --unit=cloudroot-test-poweroff sh -c "cloud-init status --long >$out/status-$n.txt 2>&1; cloud-init status --wait >>$out/status-$n.txt 2>&1; ls -l /boot >$out/ls-boot-$n.txt; sync; systemctl poweroff"
 runcmd:
   - [sh, -c, "apt-get update >/var/lib/cloudroot-test/apt.txt 2>&1 && apt-get install -y --no-install-recommends linux-image-` + upgradeKernel + ` >>/var/lib/cloudroot-test/apt.txt 2>&1; echo rc=$? >>/var/lib/cloudroot-test/apt.txt"]
 `

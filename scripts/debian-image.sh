@@ -297,6 +297,7 @@ grub_images() {
 	mkdir -p "$r/etc/default/grub.d"
 	cat >"$r/etc/default/grub.d/50-cloudroot-image.cfg" <<-'EOF'
 		# cloudroot's image (scripts/debian-image.sh): a serial console, no wait.
+		GRUB_DISTRIBUTOR=Debian
 		GRUB_TIMEOUT=0
 		GRUB_CMDLINE_LINUX_DEFAULT=""
 		GRUB_CMDLINE_LINUX="console=tty0 console=ttyS0,115200 no_timer_check"
