@@ -50,7 +50,7 @@ arm64: deps
     ARCH=arm64 AGENT={{build}}/arm64/cloudroot bash scripts/mkrootfs.sh {{build}}/arm64/rootfs.img
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image arm64
+test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image deb-lint arm64
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -84,6 +84,21 @@ init-bin:
     mkdir -p {{build}}
     go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-init ./cmds/cloudroot-init
 
+# The initramfs builder: build/cloudroot-mkinitramfs (static; the Debian package's kernel hooks run it).
+mkinitramfs-bin:
+    mkdir -p {{build}}
+    go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-mkinitramfs ./cmds/cloudroot-mkinitramfs
+
+# The Debian package build/cloudroot_<version>_amd64.deb (pkg/debpkg: the agent, units, generator,
+# cloud.cfg, the initramfs builder and /init, driver profiles, kernel hooks, maintainer scripts).
+deb: agent init-bin mkinitramfs-bin
+    go run ./cmds/cloudroot-deb -agent {{build}}/cloudroot -init {{build}}/cloudroot-init -mkinitramfs {{build}}/cloudroot-mkinitramfs -lists initramfs -date "$(git log -1 --format=%ct 2>/dev/null || date +%s)" -o {{build}}
+
+# lintian on the package: fails on any error or warning but the tags docs/distributions.md explains
+# (pkg/debpkg/lintian-suppress.txt).
+deb-lint: deb
+    lintian --fail-on error,warning --suppress-tags-from-file pkg/debpkg/lintian-suppress.txt {{build}}/cloudroot_*_amd64.deb
+
 # A Debian kernel and its modules in build/kernel/ (vmlinuz, vmlinux, modules).
 kernel:
     bash scripts/kernel.sh
@@ -105,8 +120,10 @@ rootfs: agent
     AGENT={{build}}/cloudroot bash scripts/mkrootfs.sh
 
 # build/debian-12.img: a Debian 12 + systemd image (debootstrap, cached outside the clone) with cloudroot installed.
-debian-image: agent kernel
-    AGENT={{build}}/cloudroot bash scripts/debian-image.sh
+# It installs cloudroot through its Debian package (just deb) and boots by itself under BIOS and UEFI:
+# GRUB, the cloudroot initrd of its kernel (profile `profile`), no -kernel needed.
+debian-image: deb kernel
+    DEB={{build}}/"$(cd {{build}} && ls -t cloudroot_*_amd64.deb | head -n 1)" DEBIAN_IMAGE_PROFILE={{profile}} bash scripts/debian-image.sh
 
 # Boot the Debian 12 image and its cloud-init twin (Debian's cloud-init package instead of cloudroot) N times each; one table of medians.
 bench-vs-cloud-init runs="3": deps agent kernel initramfs rootfs debian-image

@@ -1,8 +1,9 @@
 package integration
 
 // TestDebian boots build/debian-12.img (`just debian-image`: Debian 12 with
-// systemd, cloud-init's package absent, `cloudroot install` done) through the
-// cloudroot initramfs with a NoCloud seed, and asserts every effect of its
+// systemd, cloudroot installed through its Debian package) by itself, as a
+// cloud does — SeaBIOS, the disk's GRUB, the cloudroot initrd the package
+// built for the image's kernel — with a NoCloud seed, and asserts every effect of its
 // user-data on the powered-off disk, plus what only the running guest could
 // see (unit order, sshd's keys, cloud-init status), which a runcmd script and
 // power_state's condition record under /var/lib/cloudroot-test.
@@ -60,6 +61,7 @@ hostname >"$out/hostname.txt" 2>&1
 hostname -f >"$out/hostname-f.txt" 2>&1
 ip -o -4 addr show >"$out/ip-addr.txt" 2>&1
 uname -r >"$out/uname-r.txt" 2>&1
+cat /proc/cmdline >"$out/cmdline.txt" 2>&1
 echo runcmd done >"$out/runcmd.txt"
 sync
 `
@@ -150,7 +152,7 @@ func TestDebian(t *testing.T) {
 		"network-config": []byte(debianNetworkConfig),
 	}, harness.SeedISO)
 	start := time.Now()
-	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout})
+	r := v.boot(harness.BootOptions{DiskBoot: true, Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout})
 	t.Logf("Debian boot: QEMU start to exit %.1fs", time.Since(start).Seconds())
 	wantPoweredOff(t, r)
 	wantConsole(t, r, "cloudroot TestDebian powering off")
@@ -294,6 +296,23 @@ func TestDebian(t *testing.T) {
 		if got := facts("uname-r.txt"); !d.im.Exists("/lib/modules/" + got + "/modules.dep") {
 			t.Errorf("the guest runs kernel %q, which has no /lib/modules in the image", got)
 		}
+	})
+
+	// The disk booted by itself: GRUB's command line (BOOT_IMAGE, the
+	// image's console=, no harness arguments), and the initramfs that
+	// ran the init-local stage is the one cloudroot's package built for
+	// the running kernel, where initramfs-tools would have put its own.
+	t.Run("self-boot", func(t *testing.T) {
+		cmdline := facts("cmdline.txt")
+		kver := facts("uname-r.txt")
+		if !strings.Contains(cmdline, "BOOT_IMAGE=/boot/vmlinuz-"+kver) || strings.Contains(cmdline, "cloudroot.onfail") {
+			t.Errorf("/proc/cmdline = %q, want GRUB's (BOOT_IMAGE=/boot/vmlinuz-%s), not the harness's", cmdline, kver)
+		}
+		wantConsole(t, r, "running 'init-local'")
+		d.wantExists("/boot/initrd.img-" + kver)
+		d.wantAbsent("/etc/kernel/postinst.d/initramfs-tools")
+		d.wantExists("/etc/kernel/postinst.d/cloudroot")
+		d.wantContains("/etc/cloudroot/initramfs.conf.d/50-image.conf", "PROFILE=")
 	})
 
 	t.Run("status", func(t *testing.T) {

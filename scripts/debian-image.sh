@@ -6,17 +6,27 @@
 #  1. The slow part, cached outside the clone: debootstrap a Debian 12 root
 #     (systemd, udev, openssh-server, sudo, apt, chrony, locales, ifupdown,
 #     isc-dhcp-client, iproute2 — what Debian's genericcloud image carries —
-#     and the linux-image package whose version is build/kernel/version, so
+#     GRUB's grub2-common, grub-pc-bin and grub-efi-amd64-bin, and the
+#     linux-image package whose version is build/kernel/version, so
 #     /lib/modules agrees with the kernel the cloudroot initramfs was built
 #     for). The root is kept as
 #       ${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}/debian-12-<key>.tar.zst
 #     where <key> hashes everything the root depends on: the text of
 #     build_root below, the package list, suite, mirrors and kernel version.
 #     A change to any of them builds a new root; nothing else does.
-#  2. Each run (seconds): unpack the root into a temp dir, run
-#     `cloudroot install --root DIR` (the agent, its units, cloud.cfg), and
-#     write a GPT disk whose partition 1 holds an ext4 filesystem labelled
-#     cloudimg-rootfs (mkfs.ext4 -d, no loop mounts).
+#  2. Each run (seconds): unpack the root into a temp dir, install
+#     cloudroot's Debian package (build/cloudroot_*_amd64.deb, `just deb`)
+#     with apt-get, as a user would — it takes initramfs-tools' place and
+#     its postinst builds /boot/initrd.img-<kver> with the driver profile
+#     DEBIAN_IMAGE_PROFILE, recorded in /etc/cloudroot/initramfs.conf.d —
+#     and write the self-booting disk of Debian's cloud images: GPT with a
+#     BIOS boot partition (14, GRUB i386-pc core.img), an EFI system
+#     partition (15, GRUB x86_64-efi at \EFI\BOOT\BOOTX64.EFI, the
+#     removable path: no NVRAM) and the ext4 root labelled cloudimg-rootfs
+#     (1, last, grown on first boot), GRUB's menu in /boot/grub/grub.cfg
+#     (update-grub in the booted image regenerates it). No loop mounts:
+#     mkfs.ext4 -d, mtools, and GRUB's boot sectors written as
+#     grub-bios-setup would.
 #
 # The package sources are the build machine's own: the Debian archive and
 # security URIs are read from /etc/apt/sources.list and
@@ -24,8 +34,8 @@
 # DEBIAN_SECURITY_MIRROR override them).
 #
 # Needs root (debootstrap, chroot, and file owners in the image), the Debian
-# packages debootstrap, zstd, fdisk, e2fsprogs, and build/cloudroot plus
-# build/kernel (just agent kernel).
+# packages debootstrap, zstd, fdisk, gdisk, dosfstools, mtools, e2fsprogs,
+# and the package plus build/kernel (just deb kernel).
 #
 # The cloud-init twin (DEBIAN_IMAGE_VARIANT=cloud-init, for `just
 # bench-vs-cloud-init`): the same root plus Debian's cloud-init package and
@@ -37,7 +47,8 @@
 #                                           or build/debian-12-cloud-init.img)
 # Environment:
 #   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin)
-#   AGENT=build/cloudroot          the static agent
+#   DEB=build/cloudroot_V_amd64.deb the package (default: the newest in build/)
+#   DEBIAN_IMAGE_PROFILE=minimal    the initramfs's driver profile
 #   IMAGE_SIZE_MB=2048             disk size (sparse)
 #   CLOUDROOT_CACHE=dir            cache directory (see above)
 #   DEBIAN_MIRROR=url              Debian archive (default: from apt's sources)
@@ -54,7 +65,11 @@ cloudroot) out=${1:-$build/debian-12.img} ;;
 cloud-init) out=${1:-$build/debian-12-cloud-init.img} ;;
 *) printf 'debian-image.sh: error: DEBIAN_IMAGE_VARIANT=%s: want cloudroot or cloud-init\n' "$variant" >&2; exit 1 ;;
 esac
-agent=${AGENT:-$build/cloudroot}
+profile=${DEBIAN_IMAGE_PROFILE:-minimal}
+deb_pkg=${DEB:-}
+if [[ $variant == cloudroot && -z $deb_pkg ]]; then
+	deb_pkg=$(ls -t "$build"/cloudroot_*_amd64.deb 2>/dev/null | head -n 1 || true)
+fi
 size_mb=${IMAGE_SIZE_MB:-2048}
 cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
 suite=bookworm
@@ -73,6 +88,11 @@ packages=(
 	e2fsprogs procps less adduser
 	kmod linux-base initramfs-tools
 )
+# cloudroot's image boots by itself: GRUB for BIOS (i386-pc) and UEFI
+# (x86_64-efi), written to the disk at each build from the root's own
+# grub-*-bin modules, and grub2-common's update-grub and kernel hook
+# (zz-update-grub), which regenerate the menu when a kernel comes or goes.
+[[ $variant != cloudroot ]] || packages+=(grub2-common grub-pc-bin grub-efi-amd64-bin)
 # The twin adds Debian's cloud-init (and builds the kernel's initrd).
 # debootstrap resolves no virtual packages: python3-cryptography's
 # python3-cffi-backend-api-* come from python3-cffi-backend, named here.
@@ -82,7 +102,12 @@ packages=(
 for t in debootstrap:debootstrap zstd:zstd sfdisk:fdisk mkfs.ext4:e2fsprogs unshare:util-linux; do
 	command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
 done
-[[ $variant != cloudroot || -x $agent ]] || die "no agent at $agent (just agent)"
+[[ $variant != cloudroot || -f $deb_pkg ]] || die "no cloudroot package (DEB=${deb_pkg:-, none in $build}; just deb)"
+if [[ $variant == cloudroot ]]; then
+	for t in sgdisk:gdisk mkfs.vfat:dosfstools mcopy:mtools; do
+		command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
+	done
+fi
 [[ -s $build/kernel/version ]] || die "no $build/kernel/version (just kernel)"
 kver=$(<"$build/kernel/version")
 
@@ -240,6 +265,80 @@ else
 	log "cached $root_tar ($(du -h "$root_tar" | cut -f1)) in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s"
 fi
 
+# The disk of Debian's official cloud images: GPT, partition 14 the BIOS
+# boot partition (GRUB's core.img), 15 the EFI system partition, 1 the root
+# (last, so it can grow), in sectors of 512 bytes.
+bios_start=2048
+esp_start=8192
+root_start=262144
+
+# grub_images ROOT: GRUB's modules into ROOT/boot/grub/{i386-pc,x86_64-efi}
+# (where the boot images find them: prefix ($root)/boot/grub), the
+# grub-mkconfig settings for the booted image, a first grub.cfg, and the two
+# boot images, made with the root's own grub-mkimage, into $stage: core.img
+# (BIOS) and BOOTX64.EFI (UEFI, at the removable-media path: no NVRAM entry
+# needed). Both find the root by its label.
+grub_images() {
+	local r=$1 p
+	for p in i386-pc x86_64-efi; do
+		mkdir -p "$r/boot/grub/$p"
+		cp "$r/usr/lib/grub/$p/"*.mod "$r/usr/lib/grub/$p/"*.lst "$r/boot/grub/$p/"
+	done
+	cp "$r/usr/lib/grub/i386-pc/boot.img" "$stage/boot.img"
+	printf 'search --no-floppy --label cloudimg-rootfs --set=root\nset prefix=($root)/boot/grub\n' >"$r/tmp/early.cfg"
+	in_root "$r" grub-mkimage -O i386-pc -o /tmp/core.img -c /tmp/early.cfg -p /boot/grub biosdisk part_gpt ext2 search search_label >&2
+	in_root "$r" grub-mkimage -O x86_64-efi -o /tmp/BOOTX64.EFI -c /tmp/early.cfg -p /boot/grub part_gpt ext2 search search_label >&2
+	mv "$r/tmp/core.img" "$r/tmp/BOOTX64.EFI" "$stage/"
+	rm -f "$r/tmp/early.cfg"
+	# update-grub (zz-update-grub, after every kernel change) in the
+	# booted image: a serial console, no menu wait, as Debian's cloud images;
+	# no_timer_check as Fedora's cloud images (a virtual machine's timer
+	# IRQ check fails on a busy host, and the kernel panics).
+	mkdir -p "$r/etc/default/grub.d"
+	cat >"$r/etc/default/grub.d/50-cloudroot-image.cfg" <<-'EOF'
+		# cloudroot's image (scripts/debian-image.sh): a serial console, no wait.
+		GRUB_DISTRIBUTOR=Debian
+		GRUB_TIMEOUT=0
+		GRUB_CMDLINE_LINUX_DEFAULT=""
+		GRUB_CMDLINE_LINUX="console=tty0 console=ttyS0,115200 no_timer_check"
+		GRUB_TERMINAL="console serial"
+		GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
+		GRUB_DISABLE_OS_PROBER=true
+		GRUB_DISABLE_RECOVERY=true
+	EOF
+	# The first menu, as grub-mkconfig would write it (it needs the root's
+	# block device, which the build has not): the kernel and the cloudroot
+	# initrd its package built. The booted image's update-grub replaces it.
+	cat >"$r/boot/grub/grub.cfg" <<-EOF
+		# Written by scripts/debian-image.sh; update-grub regenerates it.
+		set default=0
+		set timeout=0
+		serial --unit=0 --speed=115200
+		terminal_input console serial
+		terminal_output console serial
+		insmod part_gpt
+		insmod ext2
+		search --no-floppy --label cloudimg-rootfs --set=root
+		menuentry 'Debian GNU/Linux' {
+			linux /boot/vmlinuz-$kver root=LABEL=cloudimg-rootfs ro console=tty0 console=ttyS0,115200 no_timer_check
+			initrd /boot/initrd.img-$kver
+		}
+	EOF
+}
+
+# le N BYTES: N as BYTES little-endian bytes.
+le() {
+	local v=$1 n=$2 i
+	for ((i = 0; i < n; i++)); do
+		printf "\\x$(printf %02x $(((v >> (8 * i)) & 255)))"
+	done
+}
+
+# poke FILE OFFSET: write stdin into FILE at byte OFFSET.
+poke() {
+	dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # Each build: unpack, install cloudroot, make the disk.
 t1=$(date +%s.%N)
 stage=$(mktemp -d "$(dirname "$out")/.debian-12-stage.XXXXXX")
@@ -248,20 +347,64 @@ r=$stage/root
 mkdir "$r"
 tar --zstd --numeric-owner --xattrs --xattrs-include='*' --acls -C "$r" -xpf "$root_tar"
 if [[ $variant == cloudroot ]]; then
-	"$agent" install --root "$r" >&2
+	# cloudroot goes in as a user installs it: its Debian package, through
+	# apt, which removes initramfs-tools (the package takes its place as
+	# the linux-initramfs-tool). The driver profile chosen here is recorded
+	# in the image: the kernel hooks build every kernel's initrd with it.
+	mkdir -p "$r/etc/cloudroot/initramfs.conf.d"
+	printf '# The driver profile this image was built with (scripts/debian-image.sh).\nPROFILE=%s\n' "$profile" >"$r/etc/cloudroot/initramfs.conf.d/50-image.conf"
+	cp "$deb_pkg" "$r/tmp/cloudroot.deb"
+	in_root "$r" /usr/bin/env INITRD= apt-get install -y -q --purge --no-install-recommends /tmp/cloudroot.deb >&2
+	rm -f "$r/tmp/cloudroot.deb"
+	[[ -s $r/boot/initrd.img-$kver ]] || die "installing $deb_pkg built no /boot/initrd.img-$kver"
+	grub_images "$r"
 else
 	cp "$r/boot/initrd.img-$kver" "${out%.img}.initrd.tmp"
 	mv -f "${out%.img}.initrd.tmp" "${out%.img}.initrd"
 fi
 
-part_start=$((1024 * 1024))
-part_kib=$(((size_mb - 2) * 1024))
 rm -f "$out.tmp"
 truncate -s "${size_mb}M" "$out.tmp"
-sfdisk -q "$out.tmp" <<EOF
+sectors=$((size_mb * 2048))
+# mkroot START_BYTES KIB: the ext4 root, filled from $r, at START_BYTES.
+mkroot() {
+	mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$1,nodiscard" -d "$r" "$out.tmp" "$2k"
+}
+if [[ $variant == cloudroot ]]; then
+	# The filesystem first, then the partition table and boot code, which
+	# nothing writes after them.
+	mkroot $((root_start * 512)) $(((sectors - 34 - root_start) / 2))
+	sgdisk -n "14:$bios_start:$((esp_start - 1))" -t 14:EF02 -c 14:bios \
+		-n "15:$esp_start:$((root_start - 1))" -t 15:EF00 -c 15:esp \
+		-n "1:$root_start:0" -t 1:8300 -c 1:cloudimg-rootfs "$out.tmp" >/dev/null
+	# UEFI: the ESP, FAT with \EFI\BOOT\BOOTX64.EFI.
+	truncate -s $(((root_start - esp_start) * 512)) "$stage/esp.img"
+	mkfs.vfat -F 32 -n ESP "$stage/esp.img" >/dev/null
+	mmd -i "$stage/esp.img" ::/EFI ::/EFI/BOOT
+	mcopy -i "$stage/esp.img" "$stage/BOOTX64.EFI" ::/EFI/BOOT/BOOTX64.EFI
+	dd if="$stage/esp.img" of="$out.tmp" bs=1M seek=$((esp_start / 2048)) conv=notrunc,sparse status=none
+	# BIOS: what grub-bios-setup does for a GPT disk, without a block
+	# device: core.img into the BIOS boot partition, its first sector's
+	# blocklist (at 0x1f4: start LBA, 8 bytes) pointing at its second
+	# sector; boot.img's code (440 bytes, the partition table stays) into
+	# the MBR, loading core.img from the LBA at 0x5c, with the jump of its
+	# boot-drive check (0x66) made NOPs, as for any hard disk.
+	core_sectors=$((($(stat -c %s "$stage/core.img") + 511) / 512))
+	((core_sectors <= esp_start - bios_start)) || die "core.img is $core_sectors sectors: more than the BIOS boot partition"
+	dd if="$stage/core.img" of="$out.tmp" bs=512 seek=$bios_start conv=notrunc status=none
+	le $((bios_start + 1)) 8 | poke "$out.tmp" $((bios_start * 512 + 0x1f4))
+	dd if="$stage/boot.img" of="$out.tmp" bs=1 count=440 conv=notrunc status=none
+	le $bios_start 8 | poke "$out.tmp" $((0x5c))
+	printf '\x90\x90' | poke "$out.tmp" $((0x66))
+else
+	part_kib=$(((size_mb - 2) * 1024))
+	sfdisk -q "$out.tmp" <<EOF
 label: gpt
 start=2048, size=$((part_kib * 2)), type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name="cloudimg-rootfs"
 EOF
-mkfs.ext4 -q -F -L cloudimg-rootfs -E "offset=$part_start,nodiscard" -d "$r" "$out.tmp" "${part_kib}k"
+	mkroot $((1024 * 1024)) "$part_kib"
+fi
 mv -f "$out.tmp" "$out"
-log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + ${variant/cloudroot/cloudroot install}, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+what="Debian's cloud-init"
+[[ $variant != cloudroot ]] || what="$(basename "$deb_pkg") through apt, GRUB for BIOS and UEFI"
+log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + $what, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"

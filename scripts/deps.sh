@@ -34,6 +34,8 @@ packages=(
 	dpkg-dev        # dpkg-scanpackages: the local apt repository (integration/harness/aptrepo.go)
 	gnupg           # gpg: signing that repository with a throwaway key
 	gpgv            # gpgv: its unit test verifies the signatures as apt does
+	ovmf            # OVMF.fd: the Debian image's UEFI boot (integration/debian_selfboot_test.go)
+	lintian         # just deb-lint: the Debian package's checks
 )
 
 installed() {

@@ -38,6 +38,10 @@ type config struct {
 	out         string
 	compress    string
 	verbose     bool
+	// installed: fill what the flags leave out from the installed layout
+	// under installedRoot (see installed.go).
+	installed     bool
+	installedRoot string
 }
 
 type extraFlag struct{ files *[]initramfs.File }
@@ -76,6 +80,8 @@ func main() {
 	fl.StringVar(&cfg.out, "o", "build/initramfs.cpio.gz", "output file")
 	fl.StringVar(&cfg.compress, "compress", initramfs.CompressGzip, "gzip, zstd or none")
 	fl.BoolVar(&cfg.verbose, "v", false, "print resolution notes and the module load order")
+	fl.BoolVar(&cfg.installed, "installed", false, "build for an installed kernel from the installed layout: -kernel-version V writes /boot/initrd.img-V with /etc/cloudroot/initramfs.conf's profile (the kernel hooks' mode)")
+	fl.StringVar(&cfg.installedRoot, "root", "/", "with -installed: the root the layout, modules and output are under")
 	fl.Parse(os.Args[1:])
 	if fl.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "cloudroot-mkinitramfs: unexpected arguments %q\n", fl.Args())
@@ -89,6 +95,19 @@ func main() {
 	}
 	if set["host-sysfs"] && !set["host-root"] {
 		fmt.Fprintln(os.Stderr, "cloudroot-mkinitramfs: -host-sysfs needs -host-root")
+		os.Exit(2)
+	}
+	if cfg.installed {
+		notes, err := applyInstalled(&cfg, set)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cloudroot-mkinitramfs: %v\n", err)
+			os.Exit(1)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(os.Stderr, "cloudroot-mkinitramfs: %s\n", n)
+		}
+	} else if set["root"] {
+		fmt.Fprintln(os.Stderr, "cloudroot-mkinitramfs: -root needs -installed")
 		os.Exit(2)
 	}
 	if err := run(context.Background(), cfg, os.Stdout, os.Stderr); err != nil {

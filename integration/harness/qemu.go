@@ -102,6 +102,13 @@ type BootOptions struct {
 	// Machine is QEMU's machine type ("": q35; "pc" is i440fx with ACPI
 	// hotplug slots, which systemd names NICs after: ens3).
 	Machine string
+	// DiskBoot boots the root disk through the firmware and the disk's own
+	// boot loader, as a cloud does: no -kernel, -initrd or -append
+	// (Kernel and Initramfs are ignored; Append has no effect).
+	DiskBoot bool
+	// Firmware is QEMU's -bios: "" for SeaBIOS (QEMU's default), or
+	// OVMF's path (OVMFPath) for UEFI without persistent NVRAM.
+	Firmware string
 	// PXE, when set, boots the VM from the network as firmware does on
 	// bare metal: no -kernel; SeaBIOS runs the first NIC's iPXE ROM, which
 	// gets DHCP from QEMU's user network and loads PXE.BootFile from its
@@ -119,6 +126,9 @@ type BootOptions struct {
 	// the guest then has a device tree and no SMBIOS (no DMI) and no ACPI.
 	NoFirmware bool
 }
+
+// OVMFPath is where Debian's ovmf package puts the UEFI firmware image.
+const OVMFPath = "/usr/share/ovmf/OVMF.fd"
 
 // PXE is a network boot through QEMU's user-network TFTP server.
 type PXE struct {
@@ -235,7 +245,9 @@ func (o BootOptions) Args() ([]string, error) {
 	switch {
 	case pxe && (o.PXE.TFTPDir == "" || o.PXE.BootFile == ""):
 		return nil, errors.New("boot options: PXE needs TFTPDir and BootFile")
-	case !pxe && (o.Kernel == "" || o.Initramfs == "" || o.Disk == ""):
+	case o.DiskBoot && (pxe || o.Disk == ""):
+		return nil, errors.New("boot options: DiskBoot needs Disk and no PXE")
+	case !pxe && !o.DiskBoot && (o.Kernel == "" || o.Initramfs == "" || o.Disk == ""):
 		return nil, errors.New("boot options: Kernel, Initramfs and Disk are required")
 	}
 	mem := o.Memory
@@ -258,10 +270,16 @@ func (o BootOptions) Args() ([]string, error) {
 		return nil, err
 	}
 	args = append(args, "-m", strconv.Itoa(mem), "-nographic", "-no-reboot")
-	if pxe {
+	switch {
+	case pxe:
 		args = append(args, "-boot", "order=n")
-	} else {
+	case o.DiskBoot:
+		args = append(args, "-boot", "order=c")
+	default:
 		args = append(args, "-kernel", o.Kernel, "-initrd", o.Initramfs, "-append", kernelCmdline(o.Arch, o.Append))
+	}
+	if o.Firmware != "" {
+		args = append(args, "-bios", o.Firmware)
 	}
 	if o.Disk != "" {
 		root, err := rootDiskArgs(o.RootBus, driveFile(o.Disk))

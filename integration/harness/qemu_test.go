@@ -65,6 +65,40 @@ func TestArgs(t *testing.T) {
 	}
 }
 
+func TestArgsDiskBoot(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		o         BootOptions
+		must, not []string
+	}{
+		{name: "SeaBIOS", o: BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d", DiskBoot: true, Append: []string{"x=1"}},
+			must: []string{"-boot order=c", "file=/d,if=virtio"}, not: []string{"-kernel", "-initrd", "-append", "-bios"}},
+		{name: "OVMF", o: BootOptions{Disk: "/d", DiskBoot: true, Firmware: OVMFPath},
+			must: []string{"-boot order=c", "-bios " + OVMFPath}, not: []string{"-kernel"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args, err := tc.o.Args()
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Join(args, " ")
+			for _, m := range tc.must {
+				if !strings.Contains(line, m) {
+					t.Errorf("argv lacks %q: %s", m, line)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(line, n) {
+					t.Errorf("argv has %q: %s", n, line)
+				}
+			}
+		})
+	}
+	if _, err := (BootOptions{DiskBoot: true}).Args(); err == nil {
+		t.Error("DiskBoot without a disk accepted")
+	}
+}
+
 func TestShellQuote(t *testing.T) {
 	got := ShellQuote([]string{"qemu", "-append", "console=ttyS0 ds=nocloud;s=file:///x/", "it's"})
 	want := `qemu -append 'console=ttyS0 ds=nocloud;s=file:///x/' 'it'\''s'`
