@@ -20,6 +20,11 @@ package cli
 // journalctl run only when the root is "/" (a test root has no journal);
 // dpkg-version is not written (cloudroot is no Debian package).
 //
+// The tarball is written 0600 as a new file renamed over -t's path: an
+// existing file there is replaced, not written through (a symlink is not
+// followed, an existing file's 0644 mode not kept). 26.x's tar(1) leaves
+// it at the umask's 0644; cloudroot differs here (docs/security.md).
+//
 // Messages go to stderr: "Wrote /abs/cloud-init.tar.gz"; errors are the
 // message alone, exit 1.
 
@@ -298,8 +303,35 @@ func collectLogs(ctx context.Context, env *Env, tarfile string, sensitive bool) 
 	if err := gz.Close(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(tarfile, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", tarfile, err)
+	return writePrivate(tarfile, buf.Bytes())
+}
+
+// writePrivate writes b to path as a new 0600 file: a temporary file made
+// with O_EXCL beside it, renamed over path. An existing file at path (its
+// mode, its owner, a symlink it is) is replaced, never written through:
+// the tarball holds user-data and instance-data-sensitive.json, which are
+// 0600 where they come from.
+func writePrivate(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	// CreateTemp makes the file 0600 whatever the umask; Chmod keeps it
+	// so should that ever change.
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(b)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -99,3 +99,54 @@ func TestCollectLogs(t *testing.T) {
 		t.Errorf("non-root: exit %d %q", code, errb)
 	}
 }
+
+// TestCollectLogsPrivateTarball is issue 25 item 8: the tarball (holding
+// the 0600 user-data and instance-data-sensitive.json) was written 0644,
+// into an existing file at -t, through a symlink there.
+func TestCollectLogsPrivateTarball(t *testing.T) {
+	root := cleanRoot(t, false)
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, out, victim string)
+	}{
+		{"new file", func(t *testing.T, out, victim string) {}},
+		{"existing 0644 file", func(t *testing.T, out, victim string) {
+			if err := os.WriteFile(out, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink", func(t *testing.T, out, victim string) {
+			if err := os.Symlink(victim, out); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out, victim := filepath.Join(dir, "logs.tgz"), filepath.Join(dir, "victim")
+			if err := os.WriteFile(victim, []byte("victim"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tc.setup(t, out, victim)
+			env, _, errb := newTestEnv(root)
+			env.IsRoot = true
+			if code := Run(context.Background(), env, []string{"collect-logs", "-t", out}); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb)
+			}
+			fi, err := os.Lstat(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s is %v, want a regular file -rw-------", out, fi.Mode())
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "victim" {
+				t.Errorf("the symlink's target was written: %q", b)
+			}
+			tarMembers(t, out)
+			if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+				t.Errorf("temporary files left: %v", ents)
+			}
+		})
+	}
+}

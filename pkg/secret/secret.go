@@ -5,13 +5,22 @@
 //
 //   - A key is sensitive when its name (case-insensitively) is one of
 //     cloud-init's sensitive_metadata_keys (cloudinit/sources/__init__.py,
-//     with Vultr's startup-script) or one cloudroot adds (OpenStack's
-//     admin_pass, passwords, tokens, private keys, secrets), or when its
-//     slash path is one of the path entries (ds/vendor_data). Everything
+//     with Vultr's startup-script), when its slash path is one of the path
+//     entries (ds/vendor_data), or when it names a credential: cloudroot's
+//     exact names (OpenStack's admin_pass, token, api_key...), its
+//     fragments (passw, secret, private_key) and the pattern set, whole
+//     words of the name split at - _ . and case changes: password, passwd,
+//     pass, pwd, passphrase, secret(s), token, credential(s), apikey,
+//     privatekey, or api/private/secret/access/auth/encryption before a
+//     last word key (db_pass, root_pass, api-key, adminPass, auth_key; not
+//     bypass, passive, compass, public-keys, AccessKeyId). Everything
 //     under a sensitive key is sensitive: user-data and vendor-data whole,
 //     merged_cfg whole, security-credentials whole.
 //   - Map returns a copy with each sensitive value replaced by Redacted;
-//     the original (instance-data-sensitive.json, 0600) keeps them.
+//     the original (instance-data-sensitive.json, 0600) keeps them. A key
+//     that names a credential only by cloudroot's rules but holds a
+//     boolean or null, or "true"/"false" under a switch name (lock_passwd,
+//     disablePasswordAuthentication), is a setting and stays visible.
 //   - Path reports whether a dotted or slashed location (a schema error's
 //     "users.0.plain_text_passwd") passes through a sensitive key, so
 //     messages about it never quote the value.
@@ -39,6 +48,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Redacted is the placeholder cloud-init puts in instance-data.json.
@@ -63,9 +73,69 @@ var extraNames = []string{
 // (passwd, plain_text_passwd, hashed_passwd, root_password, client_secret...).
 var fragments = []string{"passw", "secret", "private_key", "privatekey"}
 
+// The credential pattern set. A key's name is split into words at '-',
+// '_', '.', blanks and lower-to-upper case changes ("db_pass" → db pass,
+// "adminPass" → admin pass, "API-Key" → api key), lower-cased. It names a
+// credential when one word is in credentialWords, or a word of keyQualifiers
+// comes just before a last word "key" ("api-key", "auth_key";
+// "AccessKeyId", an identifier, is not). Whole
+// words only: "bypass", "passive", "compass", "passthrough", "tokenizer"
+// and "public-keys" do not match.
+var (
+	credentialWords = []string{
+		"password", "passwd", "pass", "pwd", "passphrase", "secret", "secrets",
+		"token", "credential", "credentials", "apikey", "privatekey",
+	}
+	keyQualifiers = []string{"api", "private", "secret", "access", "auth", "encryption"}
+)
+
+// words splits a key name into its lower-case words.
+func words(name string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '-' || r == '_' || r == '.' || r == ' ' || r == '/':
+			flush()
+			continue
+		case i > 0 && unicode.IsUpper(r) && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) ||
+			i+1 < len(rs) && unicode.IsUpper(rs[i-1]) && unicode.IsLower(rs[i+1])):
+			flush() // adminPass, APIKey → API Key
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return out
+}
+
+// pattern reports whether a key's name matches the credential pattern set.
+func pattern(name string) bool {
+	ws := words(name)
+	for i, w := range ws {
+		if slices.Contains(credentialWords, w) {
+			return true
+		}
+		if w == "key" && i > 0 && i == len(ws)-1 && slices.Contains(keyQualifiers, ws[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // Key reports whether a key named name, at slash path p ("" when unknown),
 // is sensitive by itself (not by a parent).
-func Key(name, p string) bool {
+func Key(name, p string) bool { return upstream(name, p) || credential(name, p) }
+
+// upstream reports whether a key is one of cloud-init's
+// sensitive_metadata_keys, by name or slash path.
+func upstream(name, p string) bool {
 	lp := strings.ToLower(p)
 	for _, k := range InstanceDataKeys {
 		if strings.Contains(k, "/") {
@@ -76,7 +146,7 @@ func Key(name, p string) bool {
 			return true
 		}
 	}
-	return credential(name, p)
+	return false
 }
 
 // credentialPaths are credentials known by their slash path (list indices
@@ -105,7 +175,7 @@ func credential(name, p string) bool {
 			return true
 		}
 	}
-	return false
+	return pattern(name)
 }
 
 // Path reports whether a location given as its elements passes through a
@@ -156,6 +226,33 @@ func Contains(v any) bool {
 	return walk(v, "")
 }
 
+// setting reports whether a key that names a credential only by the
+// pattern set holds a setting rather than one: a boolean or null
+// (lock_passwd: true, disablePasswordAuthentication, ssh_pwauth) is no
+// secret, and redacting it would hide it from cloud-init query. cloud-init's
+// own keys are redacted whatever they hold.
+// Azure's osProfile.disablePasswordAuthentication is the string "true":
+// a "true" or "false" under a key whose first word is a switch
+// (switchWords) is a setting too.
+func setting(name, p string, v any) bool {
+	if upstream(name, p) {
+		return false
+	}
+	switch t := v.(type) {
+	case bool, nil:
+		return true
+	case string:
+		ws := words(name)
+		return len(ws) > 1 && slices.Contains(switchWords, ws[0]) &&
+			(strings.EqualFold(t, "true") || strings.EqualFold(t, "false"))
+	}
+	return false
+}
+
+// switchWords begin the names of on/off settings about credentials
+// (disable_password, lock_passwd, allowPasswordLogin).
+var switchWords = []string{"disable", "enable", "lock", "allow", "require"}
+
 // Map returns a copy of m with every sensitive key's value replaced by
 // Redacted, at any depth (lists of maps included); m is not changed.
 func Map(m map[string]any) map[string]any { return redactMap(m, "") }
@@ -167,7 +264,7 @@ func redactMap(m map[string]any, prefix string) map[string]any {
 		if prefix != "" {
 			p = prefix + "/" + k
 		}
-		if k != "sensitive_keys" && Key(k, p) {
+		if k != "sensitive_keys" && Key(k, p) && !setting(k, p, v) {
 			out[k] = Redacted
 			continue
 		}

@@ -35,9 +35,44 @@ func TestKey(t *testing.T) {
 		{"public-keys", "ds/meta_data/public-keys", false},
 		{"sensitive_keys", "sensitive_keys", false},
 		{"hostname", "", false},
+		// Issue 25 item 7: the pattern set (whole words, any case).
+		{"api-key", "ds/meta_data/api-key", true},
+		{"API_KEY", "", true},
+		{"apiKey", "", true},
+		{"db_pass", "", true},
+		{"pwd", "", true},
+		{"root_pass", "", true},
+		{"adminPass", "", true},
+		{"auth_key", "", true},
+		{"SecretAccessKey", "", true},
+		{"Token", "", true},
+		{"oauth-credentials", "", true},
+		{"ssh-passphrase", "", true},
+		{"bypass", "", false},
+		{"passive", "", false},
+		{"compass", "", false},
+		{"passthrough", "", false},
+		{"tokenizer", "", false},
+		{"ssh_pwauth", "", false},
+		{"public_keys", "", false},
+		{"ssh-keys", "", false},
+		{"keys", "", false},
+		{"AccessKeyId", "", false},
 	} {
 		if got := Key(tc.name, tc.path); got != tc.want {
 			t.Errorf("Key(%q, %q) = %v, want %v", tc.name, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"db_pass": "db pass", "api-key": "api key", "adminPass": "admin pass", "APIKey": "api key",
+		"SecretAccessKey": "secret access key", "db.password": "db password", "ed25519_private": "ed25519 private",
+		"disablePasswordAuthentication": "disable password authentication",
+	} {
+		if got := strings.Join(words(in), " "); got != want {
+			t.Errorf("words(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -24,6 +24,12 @@ func TestInstanceDataSecrets(t *testing.T) {
 	d := &datasource.Data{MetaData: map[string]any{
 		"instance-id": "i-1",
 		"admin_pass":  "OpenStackAdminPass1",
+		// Issue 25 item 7: other names of secrets in meta-data.
+		"api-key":     "MetaApiKey0001",
+		"db_pass":     "MetaDbPass0002",
+		"pwd":         "MetaPwd0003",
+		"root_pass":   "MetaRootPass0004",
+		"public-keys": []any{"ssh-ed25519 AAAAPublicKeyStays"},
 		"iam":         map[string]any{"security-credentials": map[string]any{"r": map[string]any{"SecretAccessKey": "AWSSECRETKEY123"}}},
 	}}
 	merged := map[string]any{"users": []any{map[string]any{"name": "a", "plain_text_passwd": "UserPass123"}}}
@@ -35,15 +41,24 @@ func TestInstanceDataSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"OpenStackAdminPass1", "AWSSECRETKEY123", "UserPass123"} {
+	metaSecrets := []string{"OpenStackAdminPass1", "MetaApiKey0001", "MetaDbPass0002", "MetaPwd0003", "MetaRootPass0004"}
+	for _, s := range append([]string{"AWSSECRETKEY123", "UserPass123"}, metaSecrets...) {
 		if strings.Contains(string(pub), s) {
 			t.Errorf("instance-data.json holds %q", s)
 		}
 	}
+	if !strings.Contains(string(pub), "AAAAPublicKeyStays") {
+		t.Errorf("instance-data.json lost the public keys")
+	}
 	sens := filepath.Join(run.Dir(), "run/cloud-init/instance-data-sensitive.json")
 	b, err := os.ReadFile(sens)
-	if err != nil || !strings.Contains(string(b), "OpenStackAdminPass1") {
-		t.Errorf("instance-data-sensitive.json lost admin_pass: %v", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range metaSecrets {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("instance-data-sensitive.json lost %q", s)
+		}
 	}
 	if fi, err := os.Stat(sens); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("instance-data-sensitive.json mode: %v %v", fi.Mode(), err)
