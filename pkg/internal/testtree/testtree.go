@@ -3,6 +3,8 @@
 package testtree
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,4 +31,24 @@ func Dir(t testing.TB, files map[string]string) string {
 	dir := t.TempDir()
 	Write(t, dir, files)
 	return dir
+}
+
+// Gunzip is the content of the gzipped file name (a disk image in a
+// package's testdata).
+func Gunzip(t testing.TB, name string) []byte {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return b
 }

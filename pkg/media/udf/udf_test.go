@@ -2,9 +2,7 @@ package udf
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 // hybrid.iso.gz was made with
@@ -23,25 +23,7 @@ import (
 // VERSION="1.02".
 func image(t testing.TB) []byte {
 	t.Helper()
-	return gunzip(t, "testdata/hybrid.iso.gz")
-}
-
-func gunzip(t testing.TB, name string) []byte {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return b
+	return testtree.Gunzip(t, "testdata/hybrid.iso.gz")
 }
 
 func TestImage(t *testing.T) {

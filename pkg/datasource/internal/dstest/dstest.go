@@ -11,10 +11,8 @@
 package dstest
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +29,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
 // Server is a fake metadata service.
@@ -336,20 +335,7 @@ func ReadJSON(t testing.TB, name string, v any) {
 // testdata).
 func Gunzip(t testing.TB, name string) []byte {
 	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return b
+	return testtree.Gunzip(t, name)
 }
 
 // DeadSocket is the path of a unix socket that nobody listens on (a
