@@ -316,20 +316,33 @@ func (r *Root) Lchown(p string, uid, gid int) error {
 	return nil
 }
 
-// Remove removes p (a symlink itself, not its target). Missing is not an error.
-func (r *Root) Remove(p string) error {
-	w := &walker{r: r, what: "remove"}
-	d, name, err := w.parent(p)
+// removalParent opens the directory that holds p for a removal (what
+// names it in errors). A d of nil with a nil error means p is already
+// gone; the root itself (or a path that resolves to it) is refused with
+// refusal.
+func (r *Root) removalParent(p, what, refusal string) (d *dirRef, name string, err error) {
+	w := &walker{r: r, what: what}
+	d, name, err = w.parent(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, "", nil
 	}
 	if err != nil {
+		return nil, "", err
+	}
+	if name == "" {
+		d.close()
+		return nil, "", fmt.Errorf("target: %s %s: %s", what, p, refusal)
+	}
+	return d, name, nil
+}
+
+// Remove removes p (a symlink itself, not its target). Missing is not an error.
+func (r *Root) Remove(p string) error {
+	d, name, err := r.removalParent(p, "remove", "refusing to remove the root or a parent")
+	if d == nil || err != nil {
 		return err
 	}
 	defer d.close()
-	if name == "" {
-		return fmt.Errorf("target: remove %s: refusing to remove the root or a parent", p)
-	}
 	err = unix.Unlinkat(d.fd, name, 0)
 	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
 		if rerr := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); rerr == nil || !errors.Is(rerr, unix.ENOTDIR) {
@@ -346,18 +359,11 @@ func (r *Root) Remove(p string) error {
 // is not followed if it is a symlink (the link goes), and os.RemoveAll
 // never follows links below it.
 func (r *Root) RemoveAll(p string) error {
-	w := &walker{r: r, what: "remove all of"}
-	d, name, err := w.parent(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	d, name, err := r.removalParent(p, "remove all of", "refusing to empty the root")
+	if d == nil || err != nil {
 		return err
 	}
 	defer d.close()
-	if name == "" {
-		return fmt.Errorf("target: remove all of %s: refusing to empty the root", p)
-	}
 	if err := os.RemoveAll(r.hostPath(d, name)); err != nil {
 		return fmt.Errorf("target: remove all of %s: %w", p, err)
 	}
