@@ -28,11 +28,21 @@ func TestMain(m *testing.M) {
 // behaviour, not by time: a package-level regexp.MustCompile, template
 // parse or schema compile shows up as tens to thousands of KiB here. Before
 // the lazy regexps and the lazy jsonschema meta-schemas, jsonschema/v6
-// allocated 1.7 MB, pkg/yaml11 216 KiB and pkg/modules 109 KiB at init.
+// allocated 1.7 MB, pkg/yaml11 216 KiB and pkg/modules 109 KiB at init;
+// before the lazy map literals, pkg/distro 30 KiB and ours 58 KiB in all.
+// A package-level map literal is built at init: wrap it in sync.OnceValue.
 const (
-	maxInitBytesPerPackage = 48 << 10
-	maxInitBytesOurs       = 96 << 10
+	maxInitBytesPerPackage = 4 << 10
+	maxInitBytesOurs       = 24 << 10
 )
+
+// initBytesExceptions are packages allowed more than maxInitBytesPerPackage
+// for now, with their own bound. pkg/modules' tables (doc_tested.go,
+// runner.go) are left to the typed-config refactoring of that package.
+var initBytesExceptions = map[string]int{
+	"github.com/cloudroot/cloudroot/pkg/modules": 16 << 10,
+	"github.com/santhosh-tekuri/jsonschema/v6":  16 << 10,
+}
 
 // watched are the module paths whose init allocations are bounded: ours,
 // and the dependencies whose init once compiled things.
@@ -66,8 +76,12 @@ func TestInitAllocations(t *testing.T) {
 			t.Fatalf("parsing %q: %v", sc.Text(), err)
 		}
 		seen++
-		if n > maxInitBytesPerPackage {
-			t.Errorf("package %s allocates %d bytes at init (bound %d): make its package-level regexps, maps, templates or schemas lazy (sync.OnceValue)", pkg, n, maxInitBytesPerPackage)
+		bound := maxInitBytesPerPackage
+		if b, ok := initBytesExceptions[pkg]; ok {
+			bound = b
+		}
+		if n > bound {
+			t.Errorf("package %s allocates %d bytes at init (bound %d): make its package-level regexps, maps, templates or schemas lazy (sync.OnceValue)", pkg, n, bound)
 		}
 		if strings.HasPrefix(pkg, watched[0]) {
 			total += n

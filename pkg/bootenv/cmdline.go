@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -275,12 +276,14 @@ func (c Cmdline) Root() (RootSpec, error) {
 }
 
 // byDir maps the udev /dev/disk/by-* directories to kinds.
-var byDir = map[string]RootKind{
-	"by-label":     ByLabel,
-	"by-uuid":      ByUUID,
-	"by-partuuid":  ByPartUUID,
-	"by-partlabel": ByPartLabel,
-}
+var byDir = sync.OnceValue(func() map[string]RootKind {
+	return map[string]RootKind{
+		"by-label":     ByLabel,
+		"by-uuid":      ByUUID,
+		"by-partuuid":  ByPartUUID,
+		"by-partlabel": ByPartLabel,
+	}
+})
 
 // ParseRoot parses a root= value alone (the other fields stay zero).
 func ParseRoot(v string) (RootSpec, error) {
@@ -313,7 +316,7 @@ func ParseRoot(v string) (RootSpec, error) {
 	}
 	if rest, ok := strings.CutPrefix(v, "/dev/disk/"); ok {
 		dir, name, _ := strings.Cut(rest, "/")
-		if kind, known := byDir[dir]; known && name != "" && !strings.Contains(name, "/") {
+		if kind, known := byDir()[dir]; known && name != "" && !strings.Contains(name, "/") {
 			return RootSpec{Kind: kind, Value: unescapeUdev(name)}, nil
 		}
 		return RootSpec{Kind: ByPath, Value: v}, nil

@@ -47,16 +47,18 @@ type LogEvent struct {
 }
 
 // stageBannerDescriptions is dump.py's stage_to_description.
-var stageBannerDescriptions = map[string]string{
-	"finished":       "finished running cloud-init",
-	"init-local":     "starting search for local datasources",
-	"init-network":   "searching for network datasources",
-	"init":           "searching for network datasources",
-	"modules-config": "running config modules",
-	"modules-final":  "finalizing modules",
-	"modules":        "running modules for",
-	"single":         "running single module ",
-}
+var stageBannerDescriptions = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"finished":       "finished running cloud-init",
+		"init-local":     "starting search for local datasources",
+		"init-network":   "searching for network datasources",
+		"init":           "searching for network datasources",
+		"modules-config": "running config modules",
+		"modules-final":  "finalizing modules",
+		"modules":        "running modules for",
+		"single":         "running single module ",
+	}
+})
 
 var errInvalid = errors.New("invalid entry")
 
@@ -182,7 +184,7 @@ func parseLine(line string, now time.Time) (*LogEvent, error) {
 		if name == "init" {
 			name = "init-network"
 		}
-		desc, ok := stageBannerDescriptions[name]
+		desc, ok := stageBannerDescriptions()[name]
 		if !ok {
 			return nil, fmt.Errorf("KeyError: '%s'", name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -128,31 +129,35 @@ func Banner(log *slog.Logger, version, action string, now time.Time, uptime floa
 }
 
 // Stage names and descriptions as cloud-init's main() reports them.
-var stageDescriptions = map[string]string{
-	"init-local":     "searching for local datasources",
-	"init-network":   "searching for network datasources",
-	"modules-config": "running modules for config",
-	"modules-final":  "running modules for final",
-}
+var stageDescriptions = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"init-local":     "searching for local datasources",
+		"init-network":   "searching for network datasources",
+		"modules-config": "running modules for config",
+		"modules-final":  "running modules for final",
+	}
+})
 
 // bannerActions is the action each stage's banner names.
-var bannerActions = map[string]string{
-	"init-local":     "init-local",
-	"init-network":   "init",
-	"modules-config": "modules:config",
-	"modules-final":  "modules:final",
-}
+var bannerActions = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"init-local":     "init-local",
+		"init-network":   "init",
+		"modules-config": "modules:config",
+		"modules-final":  "modules:final",
+	}
+})
 
 // StartStage logs a stage's start event and its banner, as cloud-init's
 // main() does for init-local, init-network, modules-config, modules-final.
 // now is the clock (time.Now when nil), uptime the seconds since boot.
 func StartStage(log *slog.Logger, stage, version string, now func() time.Time, uptime float64) *Event {
-	desc, ok := stageDescriptions[stage]
+	desc, ok := stageDescriptions()[stage]
 	if !ok {
 		desc = fmt.Sprintf("running 'cloud-init %s'", stage)
 	}
 	e := Start(log, now, stage, desc)
-	if a, ok := bannerActions[stage]; ok && e != nil {
+	if a, ok := bannerActions()[stage]; ok && e != nil {
 		Banner(log, version, a, e.now(), uptime)
 	}
 	return e

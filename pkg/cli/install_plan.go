@@ -14,6 +14,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/templates"
@@ -57,7 +58,9 @@ var cloudInitScripts = []string{"cloud-init-local", "cloud-init", "cloud-config"
 // systems renumber them with update-rc.d).
 var (
 	sysvRunlevels = []string{"2", "3", "4", "5"}
-	sysvOrder     = map[string]string{"cloudroot-config": "S90", "cloudroot-final": "S91"}
+	sysvOrder     = sync.OnceValue(func() map[string]string {
+		return map[string]string{"cloudroot-config": "S90", "cloudroot-final": "S91"}
+	})
 )
 
 // actionKind is what an action does to its path.
@@ -186,7 +189,7 @@ func buildPlan(initSys string, agent []byte, replace bool, cloudCfg []byte, vari
 		if err := planScripts(p, add, "sysvinit", func(name string) []string {
 			var out []string
 			for _, lvl := range sysvRunlevels {
-				out = append(out, "/etc/rc"+lvl+".d/"+sysvOrder[name]+name)
+				out = append(out, "/etc/rc"+lvl+".d/"+sysvOrder()[name]+name)
 			}
 			return out
 		}, nil); err != nil {

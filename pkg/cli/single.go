@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/modules"
@@ -68,7 +69,9 @@ options:
 }
 
 // singleFrequencies maps --frequency to cloud-init's frequency names.
-var singleFrequencies = map[string]state.Frequency{"instance": state.PerInstance, "always": state.PerAlways, "once": state.PerOnce}
+var singleFrequencies = sync.OnceValue(func() map[string]state.Frequency {
+	return map[string]state.Frequency{"instance": state.PerInstance, "always": state.PerAlways, "once": state.PerOnce}
+})
 
 func runSingle(ctx context.Context, env *Env, args []string) int {
 	a, rc, ok := singleArgs.run(env, args)
@@ -91,7 +94,7 @@ func runSingle(ctx context.Context, env *Env, args []string) int {
 	if len(a.pos) > 0 {
 		log.Debug(fmt.Sprintf("Using passed in arguments %v", a.pos))
 	}
-	freq := singleFrequencies[a.value("frequency")]
+	freq := singleFrequencies()[a.value("frequency")]
 	if freq != "" {
 		log.Debug(fmt.Sprintf("Using passed in frequency %s", freq))
 	}

@@ -73,16 +73,18 @@ const (
 
 // bootReasons is cloud-init's description of each boot status code, shown
 // as detail when status.json names neither a datasource nor a stage.
-var bootReasons = map[string]string{
-	bootEnabledBySysvinit:   "Cloud-init enabled on sysvinit",
-	bootEnabledByCmdline:    "Cloud-init enabled by kernel command line cloud-init=enabled",
-	bootDisabledByMarker:    "Cloud-init disabled by " + markerDisabledFile,
-	bootDisabledByCmdline:   "Cloud-init disabled by kernel parameter cloud-init=disabled",
-	bootDisabledByEnv:       "Cloud-init disabled by environment variable KERNEL_CMDLINE=cloud-init=disabled",
-	bootDisabledByGenerator: "Cloud-init disabled by cloud-init-generator",
-	bootEnabledByGenerator:  "Cloud-init enabled by systemd cloud-init-generator",
-	bootUnknown:             "Systemd generator may not have run yet.",
-}
+var bootReasons = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		bootEnabledBySysvinit:   "Cloud-init enabled on sysvinit",
+		bootEnabledByCmdline:    "Cloud-init enabled by kernel command line cloud-init=enabled",
+		bootDisabledByMarker:    "Cloud-init disabled by " + markerDisabledFile,
+		bootDisabledByCmdline:   "Cloud-init disabled by kernel parameter cloud-init=disabled",
+		bootDisabledByEnv:       "Cloud-init disabled by environment variable KERNEL_CMDLINE=cloud-init=disabled",
+		bootDisabledByGenerator: "Cloud-init disabled by cloud-init-generator",
+		bootEnabledByGenerator:  "Cloud-init enabled by systemd cloud-init-generator",
+		bootUnknown:             "Systemd generator may not have run yet.",
+	}
+})
 
 // Running statuses and conditions, cloud-init's values.
 const (
@@ -460,7 +462,7 @@ func bootStatus(env *Env) (code, reason string) {
 	default:
 		code = bootUnknown
 	}
-	reason, ok := bootReasons[code]
+	reason, ok := bootReasons()[code]
 	if !ok {
 		reason = "Cloud-init boot status: " + code
 	}

@@ -281,12 +281,14 @@ var argparseErrorRE = sync.OnceValue(func() *regexp.Regexp {
 
 // subChoices are the subcommands of each cloud-init parser that has any,
 // by its words after "cloud-init".
-var subChoices = map[string][]string{
-	"":                   upstreamSubcommands,
-	"devel":              develSubcommands,
-	"devel hotplug-hook": hotplugActions,
-	"analyze":            {"blame", "show", "dump", "boot"},
-}
+var subChoices = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"":                   upstreamSubcommands,
+		"devel":              develSubcommands,
+		"devel hotplug-hook": hotplugActions,
+		"analyze":            {"blame", "show", "dump", "boot"},
+	}
+})
 
 // finish writes what was held back: rewritten into 26.x's layout when it is
 // an argparse error of a cloud-init parser (exit 2), as it was otherwise.
@@ -306,7 +308,7 @@ func (u *usageRewriter) finish(ctx context.Context, env *Env, rc int, args []str
 	if strings.HasPrefix(m[2], "unrecognized arguments:") {
 		words = nil
 	}
-	if choices, ok := subChoices[strings.Join(words, " ")]; ok {
+	if choices, ok := subChoices()[strings.Join(words, " ")]; ok {
 		for _, a := range args {
 			if slices.Contains(choices, a) {
 				words = append(words, a)

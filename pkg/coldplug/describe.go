@@ -1,6 +1,9 @@
 package coldplug
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Kind says what a device is for, as far as booting cares.
 type Kind string
@@ -45,13 +48,18 @@ var known = []struct {
 }
 
 // pciClasses are PCI base classes (the "bc" field of a pci: modalias).
-var pciClasses = map[string]struct {
+var pciClasses = sync.OnceValue(func() map[string]struct {
 	kind Kind
 	name string
-}{
-	"01": {Storage, "mass storage controller"},
-	"02": {Network, "network controller"},
-}
+} {
+	return map[string]struct {
+		kind Kind
+		name string
+	}{
+		"01": {Storage, "mass storage controller"},
+		"02": {Network, "network controller"},
+	}
+})
 
 // Describe returns what the device is for and a human name for it (a
 // well-known device's name, else its class), both empty when unknown.
@@ -63,7 +71,7 @@ func Describe(modalias string) (Kind, string) {
 	}
 	switch {
 	case strings.HasPrefix(modalias, "pci:"):
-		if c, ok := pciClasses[field(modalias, "bc", 2)]; ok {
+		if c, ok := pciClasses()[field(modalias, "bc", 2)]; ok {
 			return c.kind, c.name
 		}
 	case strings.HasPrefix(modalias, "usb:"):

@@ -15,6 +15,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -50,32 +51,34 @@ const (
 
 // GPTTypes maps sgdisk's short type codes (cloud-init's disk_setup layout
 // uses them) to type GUIDs.
-var GPTTypes = map[string]string{
-	"8300": "0FC63DAF-8483-4772-8E79-3D69D8477DE4", // Linux filesystem
-	"8200": "0657FD6D-A4AB-43C4-84E5-0933C84B4F4F", // Linux swap
-	"8302": "933AC7E1-2EB4-4F13-B844-0E14E2AEF915", // Linux /home
-	"8304": "4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709", // Linux x86-64 root
-	"8305": "B921B045-1DF0-41C3-AF44-4C6F280D3FAE", // Linux ARM64 root
-	"8e00": "E6D6D379-F507-44C2-A23C-238F2A3DF928", // Linux LVM
-	"fd00": "A19D880F-05FC-4D3B-A006-743F0F84911E", // Linux RAID
-	"ef00": "C12A7328-F81F-11D2-BA4B-00A0C93EC93B", // EFI system
-	"ef02": "21686148-6449-6E6F-744E-656564454649", // BIOS boot
-	"0700": "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7", // Microsoft basic data
-	"a504": "516E7CB4-6ECF-11D6-8FF8-00022D09712B", // FreeBSD ZFS
-}
+var GPTTypes = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"8300": "0FC63DAF-8483-4772-8E79-3D69D8477DE4", // Linux filesystem
+		"8200": "0657FD6D-A4AB-43C4-84E5-0933C84B4F4F", // Linux swap
+		"8302": "933AC7E1-2EB4-4F13-B844-0E14E2AEF915", // Linux /home
+		"8304": "4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709", // Linux x86-64 root
+		"8305": "B921B045-1DF0-41C3-AF44-4C6F280D3FAE", // Linux ARM64 root
+		"8e00": "E6D6D379-F507-44C2-A23C-238F2A3DF928", // Linux LVM
+		"fd00": "A19D880F-05FC-4D3B-A006-743F0F84911E", // Linux RAID
+		"ef00": "C12A7328-F81F-11D2-BA4B-00A0C93EC93B", // EFI system
+		"ef02": "21686148-6449-6E6F-744E-656564454649", // BIOS boot
+		"0700": "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7", // Microsoft basic data
+		"a504": "516E7CB4-6ECF-11D6-8FF8-00022D09712B", // FreeBSD ZFS
+	}
+})
 
 // GPTTypeGUID resolves a layout type to a GPT type GUID.
 func GPTTypeGUID(t string) (string, error) {
 	t = strings.TrimSpace(t)
 	if t == "" {
-		return GPTTypes["8300"], nil
+		return GPTTypes()["8300"], nil
 	}
 	code := strings.TrimPrefix(strings.ToLower(t), "0x")
 	if len(code) <= 2 {
 		// An MBR code, as gdisk reads one: 82 is 8200.
 		code = strings.Repeat("0", 2-len(code)) + code + "00"
 	}
-	if g, ok := GPTTypes[code]; ok {
+	if g, ok := GPTTypes()[code]; ok {
 		return g, nil
 	}
 	if _, err := parseGUID(t); err == nil {

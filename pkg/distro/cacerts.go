@@ -1,5 +1,7 @@
 package distro
 
+import "sync"
+
 // cc_ca_certs' trust-store table (DISTRO_CONFIG and DISTRO_FAMILY), keyed
 // by the distro class name (system_info.distro, i.e. the variant).
 
@@ -23,11 +25,13 @@ type CACerts struct {
 	RemoveDefaults string `json:"remove_defaults,omitempty"`
 }
 
-var caCertsFamily = map[string]string{
-	"almalinux": "rhel", "amazon": "rhel", "centos": "rhel", "cloudlinux": "rhel", "fedora": "rhel", "rocky": "rhel",
-	"opensuse-microos": "opensuse", "opensuse-tumbleweed": "opensuse", "opensuse-leap": "opensuse",
-	"sle_hpc": "opensuse", "sle-micro": "opensuse", "sles": "opensuse",
-}
+var caCertsFamily = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"almalinux": "rhel", "amazon": "rhel", "centos": "rhel", "cloudlinux": "rhel", "fedora": "rhel", "rocky": "rhel",
+		"opensuse-microos": "opensuse", "opensuse-tumbleweed": "opensuse", "opensuse-leap": "opensuse",
+		"sle_hpc": "opensuse", "sle-micro": "opensuse", "sles": "opensuse",
+	}
+})
 
 // CACertsDistros is cc_ca_certs' distro list.
 var CACertsDistros = []string{"almalinux", "amazon", "centos", "cloudlinux", "fedora", "opensuse-microos",
@@ -38,7 +42,7 @@ var CACertsDistros = []string{"almalinux", "amazon", "centos", "cloudlinux", "fe
 func (f Facts) CACerts() CACerts {
 	name := f.SystemInfo.Distro
 	fam := name
-	if x, ok := caCertsFamily[name]; ok {
+	if x, ok := caCertsFamily()[name]; ok {
 		fam = x
 	}
 	c := CACerts{LocalPath: "/usr/local/share/ca-certificates/", Filename: "cloud-init-ca-cert-{cert_index}.crt",

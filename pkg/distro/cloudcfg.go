@@ -10,6 +10,7 @@ package distro
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/userdata"
 	"github.com/cloudroot/cloudroot/templates"
@@ -44,28 +45,32 @@ var DefaultRenderers = []string{"eni", "sysconfig", "netplan", "network-manager"
 
 var (
 	rhelRenderers = []string{"eni", "netplan", "network-manager", "sysconfig", "networkd"}
-	renderersOf   = map[string][]string{
-		"alpine":          {"eni"},
-		"azurelinux":      {"netplan", "networkd", "network-manager"},
-		"debian":          {"netplan", "eni", "networkd"},
-		"dragonfly":       {"freebsd"},
-		"fedora":          {"netplan", "network-manager", "networkd", "sysconfig", "eni"},
-		"freebsd":         {"freebsd"},
-		"netbsd":          {"netbsd"},
-		"openbsd":         {"openbsd"},
-		"mariner":         {"networkd"},
-		"photon":          {"networkd"},
-		"openmandriva":    {"network-manager", "networkd"},
-		"raspberry-pi-os": {"netplan", "network-manager"},
-		"ubuntu":          {"netplan", "eni", "sysconfig"},
-		VariantUnknown:    {"netplan", "eni", "sysconfig"},
-	}
-	activatorsOf = map[string][]string{
-		"debian":          {"netplan", "eni", "network-manager", "networkd"},
-		"raspberry-pi-os": {"netplan", "network-manager"},
-		"ubuntu":          {"netplan", "eni", "network-manager", "networkd"},
-		VariantUnknown:    {"netplan", "eni", "network-manager", "networkd"},
-	}
+	renderersOf   = sync.OnceValue(func() map[string][]string {
+		return map[string][]string{
+			"alpine":          {"eni"},
+			"azurelinux":      {"netplan", "networkd", "network-manager"},
+			"debian":          {"netplan", "eni", "networkd"},
+			"dragonfly":       {"freebsd"},
+			"fedora":          {"netplan", "network-manager", "networkd", "sysconfig", "eni"},
+			"freebsd":         {"freebsd"},
+			"netbsd":          {"netbsd"},
+			"openbsd":         {"openbsd"},
+			"mariner":         {"networkd"},
+			"photon":          {"networkd"},
+			"openmandriva":    {"network-manager", "networkd"},
+			"raspberry-pi-os": {"netplan", "network-manager"},
+			"ubuntu":          {"netplan", "eni", "sysconfig"},
+			VariantUnknown:    {"netplan", "eni", "sysconfig"},
+		}
+	})
+	activatorsOf = sync.OnceValue(func() map[string][]string {
+		return map[string][]string{
+			"debian":          {"netplan", "eni", "network-manager", "networkd"},
+			"raspberry-pi-os": {"netplan", "network-manager"},
+			"ubuntu":          {"netplan", "eni", "network-manager", "networkd"},
+			VariantUnknown:    {"netplan", "eni", "network-manager", "networkd"},
+		}
+	})
 )
 
 // variantSystemInfo is a variant's system_info.
@@ -77,12 +82,12 @@ func variantSystemInfo(v string) SystemInfo {
 	case VariantUnknown:
 		si.Distro = "ubuntu"
 	}
-	if r, ok := renderersOf[v]; ok {
+	if r, ok := renderersOf()[v]; ok {
 		si.Network.Renderers = r
 	} else if isRHEL(v) {
 		si.Network.Renderers = rhelRenderers
 	}
-	si.Network.Activators = activatorsOf[v]
+	si.Network.Activators = activatorsOf()[v]
 	switch v {
 	case "ubuntu", VariantUnknown:
 		si.Network.DHCPClientPriority = []string{"dhcpcd", "dhclient", "udhcpc"}

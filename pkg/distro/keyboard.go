@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
 )
 
 // osFamilies is cloud-init's OSFAMILIES (distros/__init__.py): distro
@@ -11,22 +12,24 @@ import (
 // are expanded from and is compared with cloud.distro.name, so it keeps
 // upstream's grouping (openeuler and OpenCloudOS are families of their
 // own there), which is not familyByVariant's.
-var osFamilies = map[string][]string{
-	"alpine":  {"alpine"},
-	"aosc":    {"aosc"},
-	"arch":    {"arch"},
-	"debian":  {"debian", "ubuntu", "raspberry-pi-os"},
-	"freebsd": {"freebsd", "dragonfly"},
-	"gentoo":  {"gentoo", "cos"},
-	"netbsd":  {"netbsd"},
-	"openbsd": {"openbsd"},
-	"redhat": {"almalinux", "amazon", "azurelinux", "centos", "cloudlinux", "eurolinux", "fedora", "mariner",
-		"miraclelinux", "openmandriva", "photon", "rhel", "rocky", "virtuozzo"},
-	"suse": {"opensuse", "opensuse-leap", "opensuse-microos", "opensuse-tumbleweed", "sle_hpc", "sle-micro",
-		"sles", "suse"},
-	"openeuler":   {"openeuler"},
-	"OpenCloudOS": {"OpenCloudOS", "TencentOS"},
-}
+var osFamilies = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"alpine":  {"alpine"},
+		"aosc":    {"aosc"},
+		"arch":    {"arch"},
+		"debian":  {"debian", "ubuntu", "raspberry-pi-os"},
+		"freebsd": {"freebsd", "dragonfly"},
+		"gentoo":  {"gentoo", "cos"},
+		"netbsd":  {"netbsd"},
+		"openbsd": {"openbsd"},
+		"redhat": {"almalinux", "amazon", "azurelinux", "centos", "cloudlinux", "eurolinux", "fedora", "mariner",
+			"miraclelinux", "openmandriva", "photon", "rhel", "rocky", "virtuozzo"},
+		"suse": {"opensuse", "opensuse-leap", "opensuse-microos", "opensuse-tumbleweed", "sle_hpc", "sle-micro",
+			"sles", "suse"},
+		"openeuler":   {"openeuler"},
+		"OpenCloudOS": {"OpenCloudOS", "TencentOS"},
+	}
+})
 
 // ExpandOSFamily is cloud-init's Distro.expand_osfamily: the distro names
 // of the given os families, family by family. An unknown family panics
@@ -34,7 +37,7 @@ var osFamilies = map[string][]string{
 func ExpandOSFamily(families ...string) []string {
 	var out []string
 	for _, f := range families {
-		names, ok := osFamilies[f]
+		names, ok := osFamilies()[f]
 		if !ok {
 			panic(fmt.Sprintf("ExpandOSFamily: no distributions found for osfamily %s", f))
 		}

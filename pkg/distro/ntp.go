@@ -8,6 +8,7 @@ package distro
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 func baseNTPClients() map[string]NTPClient {
@@ -34,46 +35,52 @@ var (
 	ntpdEtc        = ntpChange{confPath: "/etc/ntp.conf", service: "ntpd"}
 	timesyncdUsr   = ntpChange{checkExe: usrTimesyncd}
 	timesyncdUsrNC = ntpChange{checkExe: usrTimesyncd, confPath: "/etc/systemd/timesyncd.conf"}
-	suseNTP        = map[string]ntpChange{"chrony": chronyd, "ntp": ntpdEtc, "systemd-timesyncd": timesyncdUsr}
-	rhelNTP        = map[string]ntpChange{"ntp": {service: "ntpd"}, "chrony": chronyd}
+	suseNTP        = sync.OnceValue(func() map[string]ntpChange {
+		return map[string]ntpChange{"chrony": chronyd, "ntp": ntpdEtc, "systemd-timesyncd": timesyncdUsr}
+	})
+	rhelNTP = sync.OnceValue(func() map[string]ntpChange {
+		return map[string]ntpChange{"ntp": {service: "ntpd"}, "chrony": chronyd}
+	})
 )
 
-var ntpChanges = map[string]map[string]ntpChange{
-	"alpine": {
-		"chrony": {confPath: "/etc/chrony/chrony.conf", service: "chronyd"},
-		"ntp":    {confPath: "/etc/ntp.conf", service: "ntpd", noPackages: true},
-	},
-	"aosc":       {"systemd-timesyncd": timesyncdUsrNC},
-	"azurelinux": {"chrony": chronyd, "systemd-timesyncd": timesyncdUsrNC},
-	"centos":     {"ntp": {service: "ntpd"}, "chrony": chronyd},
-	"debian":     {"chrony": {confPath: "/etc/chrony/chrony.conf"}},
-	"freebsd": {
-		"ntp":      {confPath: "/etc/ntp.conf", service: "ntpd", template: "ntp.conf.{distro}"},
-		"chrony":   {confPath: "/usr/local/etc/chrony.conf", packages: []string{"chrony"}, service: "chronyd", template: "chrony.conf.{distro}"},
-		"openntpd": {checkExe: "/usr/local/sbin/ntpd", confPath: "/usr/local/etc/ntp.conf", packages: []string{"openntpd"}, service: "openntpd", template: "ntpd.conf.openbsd"},
-	},
-	"mariner": {"chrony": chronyd, "systemd-timesyncd": timesyncdUsrNC},
-	"openbsd": {"openntpd": {}},
-	"openmandriva": {
-		"chrony": chronyd, "ntp": ntpdEtc, "systemd-timesyncd": {checkExe: "/lib/systemd/systemd-timesyncd"},
-	},
-	"opensuse":        suseNTP,
-	"sles":            suseNTP,
-	"photon":          {"chrony": chronyd, "ntp": {service: "ntpd", confPath: "/etc/ntp.conf"}, "systemd-timesyncd": timesyncdUsrNC},
-	"raspberry-pi-os": {"systemd-timesyncd": timesyncdUsr},
-	"rhel":            rhelNTP,
-	// cc_ntp shares these entries between class names.
-	"almalinux": rhelNTP, "cloudlinux": rhelNTP, "rocky": rhelNTP,
-	"opensuse-microos": suseNTP, "opensuse-tumbleweed": suseNTP, "opensuse-leap": suseNTP,
-	"sle_hpc": suseNTP, "sle-micro": suseNTP,
-	"ubuntu": {"chrony": {confPath: "/etc/chrony/chrony.conf"}},
-}
+var ntpChanges = sync.OnceValue(func() map[string]map[string]ntpChange {
+	return map[string]map[string]ntpChange{
+		"alpine": {
+			"chrony": {confPath: "/etc/chrony/chrony.conf", service: "chronyd"},
+			"ntp":    {confPath: "/etc/ntp.conf", service: "ntpd", noPackages: true},
+		},
+		"aosc":       {"systemd-timesyncd": timesyncdUsrNC},
+		"azurelinux": {"chrony": chronyd, "systemd-timesyncd": timesyncdUsrNC},
+		"centos":     {"ntp": {service: "ntpd"}, "chrony": chronyd},
+		"debian":     {"chrony": {confPath: "/etc/chrony/chrony.conf"}},
+		"freebsd": {
+			"ntp":      {confPath: "/etc/ntp.conf", service: "ntpd", template: "ntp.conf.{distro}"},
+			"chrony":   {confPath: "/usr/local/etc/chrony.conf", packages: []string{"chrony"}, service: "chronyd", template: "chrony.conf.{distro}"},
+			"openntpd": {checkExe: "/usr/local/sbin/ntpd", confPath: "/usr/local/etc/ntp.conf", packages: []string{"openntpd"}, service: "openntpd", template: "ntpd.conf.openbsd"},
+		},
+		"mariner": {"chrony": chronyd, "systemd-timesyncd": timesyncdUsrNC},
+		"openbsd": {"openntpd": {}},
+		"openmandriva": {
+			"chrony": chronyd, "ntp": ntpdEtc, "systemd-timesyncd": {checkExe: "/lib/systemd/systemd-timesyncd"},
+		},
+		"opensuse":        suseNTP(),
+		"sles":            suseNTP(),
+		"photon":          {"chrony": chronyd, "ntp": {service: "ntpd", confPath: "/etc/ntp.conf"}, "systemd-timesyncd": timesyncdUsrNC},
+		"raspberry-pi-os": {"systemd-timesyncd": timesyncdUsr},
+		"rhel":            rhelNTP(),
+		// cc_ntp shares these entries between class names.
+		"almalinux": rhelNTP(), "cloudlinux": rhelNTP(), "rocky": rhelNTP(),
+		"opensuse-microos": suseNTP(), "opensuse-tumbleweed": suseNTP(), "opensuse-leap": suseNTP(),
+		"sle_hpc": suseNTP(), "sle-micro": suseNTP(),
+		"ubuntu": {"chrony": {confPath: "/etc/chrony/chrony.conf"}},
+	}
+})
 
 // ntpFacts is cc_ntp's view of a variant: the client table merged with the
 // distro class's changes, and the class's client preference.
 func ntpFacts(variant, id, versionID string) NTP {
 	clients := baseNTPClients()
-	for name, ch := range ntpChanges[variantSystemInfo(variant).Distro] {
+	for name, ch := range ntpChanges()[variantSystemInfo(variant).Distro] {
 		c := clients[name]
 		if ch.checkExe != "" {
 			c.CheckExe = ch.checkExe

@@ -9,6 +9,7 @@ package distro
 import (
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Service actions, as cloud-init names them.
@@ -48,13 +49,13 @@ type ServiceManager interface {
 type table struct {
 	name   string
 	prefix []string
-	verbs  map[string][]string // action → argv after prefix; "%s" is the service
+	verbs  func() map[string][]string // action → argv after prefix; "%s" is the service (built on first use)
 }
 
 func (t table) Name() string { return t.name }
 
 func (t table) Command(action, service string, extra ...string) (Cmd, error) {
-	v, ok := t.verbs[action]
+	v, ok := t.verbs()[action]
 	if !ok {
 		return Cmd{}, fmt.Errorf("%s %s: %w %q", t.name, service, ErrUnknownAction, action)
 	}
@@ -69,18 +70,22 @@ func (t table) Command(action, service string, extra ...string) (Cmd, error) {
 }
 
 // Systemd is systemctl.
-var Systemd ServiceManager = table{name: InitSystemd, prefix: []string{"systemctl"}, verbs: map[string][]string{
-	ActionStart: {"start", "%s"}, ActionStop: {"stop", "%s"}, ActionRestart: {"restart", "%s"},
-	ActionReload: {"reload-or-restart", "%s"}, ActionTryReload: {"try-reload-or-restart", "%s"},
-	ActionEnable: {"enable", "%s"}, ActionDisable: {"disable", "%s"}, ActionStatus: {"status", "%s"},
-}}
+var Systemd ServiceManager = table{name: InitSystemd, prefix: []string{"systemctl"}, verbs: sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		ActionStart: {"start", "%s"}, ActionStop: {"stop", "%s"}, ActionRestart: {"restart", "%s"},
+		ActionReload: {"reload-or-restart", "%s"}, ActionTryReload: {"try-reload-or-restart", "%s"},
+		ActionEnable: {"enable", "%s"}, ActionDisable: {"disable", "%s"}, ActionStatus: {"status", "%s"},
+	}
+})}
 
 // SysVinit is `service NAME ACTION`.
-var SysVinit ServiceManager = table{name: InitSysVinit, prefix: []string{"service"}, verbs: map[string][]string{
-	ActionStart: {"%s", "start"}, ActionStop: {"%s", "stop"}, ActionRestart: {"%s", "restart"},
-	ActionReload: {"%s", "restart"}, ActionTryReload: {"%s", "restart"},
-	ActionEnable: {"%s", "start"}, ActionDisable: {"%s", "stop"}, ActionStatus: {"%s", "status"},
-}}
+var SysVinit ServiceManager = table{name: InitSysVinit, prefix: []string{"service"}, verbs: sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		ActionStart: {"%s", "start"}, ActionStop: {"%s", "stop"}, ActionRestart: {"%s", "restart"},
+		ActionReload: {"%s", "restart"}, ActionTryReload: {"%s", "restart"},
+		ActionEnable: {"%s", "start"}, ActionDisable: {"%s", "stop"}, ActionStatus: {"%s", "status"},
+	}
+})}
 
 // OpenRC is Alpine's rc-service and rc-update (extra arguments are not
 // passed, as cloud-init does not pass them).
@@ -107,13 +112,15 @@ func (openrc) Command(action, service string, _ ...string) (Cmd, error) {
 }
 
 // BSDrc is FreeBSD's service(8).
-var BSDrc ServiceManager = table{name: InitBSD, prefix: []string{"service"}, verbs: map[string][]string{
-	ActionStart: {"%s", "start"}, ActionStop: {"%s", "stop"}, ActionRestart: {"%s", "restart"},
-	ActionReload: {"%s", "restart"}, ActionTryReload: {"%s", "restart"},
-	ActionEnable: {"%s", "enable"}, ActionDisable: {"%s", "disable"}, ActionStatus: {"%s", "status"},
-	"enabled": {"%s", "enabled"}, "onestart": {"%s", "onestart"}, "onestop": {"%s", "onestop"},
-	"onestatus": {"%s", "onestatus"},
-}}
+var BSDrc ServiceManager = table{name: InitBSD, prefix: []string{"service"}, verbs: sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		ActionStart: {"%s", "start"}, ActionStop: {"%s", "stop"}, ActionRestart: {"%s", "restart"},
+		ActionReload: {"%s", "restart"}, ActionTryReload: {"%s", "restart"},
+		ActionEnable: {"%s", "enable"}, ActionDisable: {"%s", "disable"}, ActionStatus: {"%s", "status"},
+		"enabled": {"%s", "enabled"}, "onestart": {"%s", "onestart"}, "onestop": {"%s", "onestop"},
+		"onestatus": {"%s", "onestatus"},
+	}
+})}
 
 // serviceManager is the manager cloud-init uses for a variant under init:
 // systemctl whenever systemd runs; Alpine's own OpenRC commands; FreeBSD's

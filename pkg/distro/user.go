@@ -1,5 +1,7 @@
 package distro
 
+import "sync"
+
 // The default user: system_info.default_user as cloud-init's cloud.cfg
 // template gives it per variant. Most variants name the user after
 // themselves and call it "<variant> Cloud User"; the table lists the rest.
@@ -21,48 +23,56 @@ type User struct {
 const sudoAll = "ALL=(ALL) NOPASSWD:ALL"
 
 var (
-	userNames = map[string]string{
-		"amazon": "ec2-user", "azurelinux": "azureuser", "centos": "cloud-user",
-		"openmandriva": "omv", "raspberry-pi-os": "pi", "rhel": "cloud-user", VariantUnknown: "ubuntu",
-	}
-	userGecos = map[string]string{
-		"amazon": "EC2 Default User", "azurelinux": "Azure Linux", "centos": "Cloud User",
-		"debian": "Debian", "dragonfly": "DragonFly", "freebsd": "FreeBSD", "mariner": "MarinerOS",
-		"rhel": "Cloud User", "netbsd": "NetBSD", "openbsd": "openBSD",
-		"openmandriva": "OpenMandriva admin", "photon": "PhotonOS", "raspberry-pi-os": "Raspberry Pi OS",
-		"ubuntu": "Ubuntu", VariantUnknown: "Ubuntu",
-	}
-	userGroups = map[string][]string{
-		"alpine":       {"adm", "wheel"},
-		"aosc":         {"wheel"},
-		"arch":         {"wheel", "users"},
-		"debian":       {"adm", "audio", "cdrom", "dialout", "dip", "floppy", "netdev", "plugdev", "sudo", "video"},
-		"gentoo":       {"users", "wheel"},
-		"mariner":      {"wheel"},
-		"photon":       {"wheel"},
-		"openmandriva": {"wheel", "users", "systemd-journal"},
-		"raspberry-pi-os": {"adm", "dialout", "cdrom", "audio", "users", "sudo", "video", "games", "plugdev",
-			"input", "gpio", "spi", "i2c", "netdev", "render", "lpadmin"},
-		"suse":         {"cdrom", "users"},
-		"ubuntu":       {"adm", "cdrom", "dip", "lxd", "sudo"},
-		VariantUnknown: {"adm", "cdrom", "dip", "lxd", "sudo"},
-	}
-	userShells = map[string]string{
-		"alpine": "/bin/ash", "dragonfly": "/bin/sh", "freebsd": "/bin/tcsh",
-		"netbsd": "/bin/sh", "openbsd": "/bin/ksh",
-	}
+	userNames = sync.OnceValue(func() map[string]string {
+		return map[string]string{
+			"amazon": "ec2-user", "azurelinux": "azureuser", "centos": "cloud-user",
+			"openmandriva": "omv", "raspberry-pi-os": "pi", "rhel": "cloud-user", VariantUnknown: "ubuntu",
+		}
+	})
+	userGecos = sync.OnceValue(func() map[string]string {
+		return map[string]string{
+			"amazon": "EC2 Default User", "azurelinux": "Azure Linux", "centos": "Cloud User",
+			"debian": "Debian", "dragonfly": "DragonFly", "freebsd": "FreeBSD", "mariner": "MarinerOS",
+			"rhel": "Cloud User", "netbsd": "NetBSD", "openbsd": "openBSD",
+			"openmandriva": "OpenMandriva admin", "photon": "PhotonOS", "raspberry-pi-os": "Raspberry Pi OS",
+			"ubuntu": "Ubuntu", VariantUnknown: "Ubuntu",
+		}
+	})
+	userGroups = sync.OnceValue(func() map[string][]string {
+		return map[string][]string{
+			"alpine":       {"adm", "wheel"},
+			"aosc":         {"wheel"},
+			"arch":         {"wheel", "users"},
+			"debian":       {"adm", "audio", "cdrom", "dialout", "dip", "floppy", "netdev", "plugdev", "sudo", "video"},
+			"gentoo":       {"users", "wheel"},
+			"mariner":      {"wheel"},
+			"photon":       {"wheel"},
+			"openmandriva": {"wheel", "users", "systemd-journal"},
+			"raspberry-pi-os": {"adm", "dialout", "cdrom", "audio", "users", "sudo", "video", "games", "plugdev",
+				"input", "gpio", "spi", "i2c", "netdev", "render", "lpadmin"},
+			"suse":         {"cdrom", "users"},
+			"ubuntu":       {"adm", "cdrom", "dip", "lxd", "sudo"},
+			VariantUnknown: {"adm", "cdrom", "dip", "lxd", "sudo"},
+		}
+	})
+	userShells = sync.OnceValue(func() map[string]string {
+		return map[string]string{
+			"alpine": "/bin/ash", "dragonfly": "/bin/sh", "freebsd": "/bin/tcsh",
+			"netbsd": "/bin/sh", "openbsd": "/bin/ksh",
+		}
+	})
 )
 
 // variantUser is the default user of a variant.
 func variantUser(v string) User {
 	u := User{Name: v, Gecos: v + " Cloud User", LockPasswd: true, Sudo: []string{sudoAll}, Shell: "/bin/bash"}
-	if n, ok := userNames[v]; ok {
+	if n, ok := userNames()[v]; ok {
 		u.Name = n
 	}
-	if g, ok := userGecos[v]; ok {
+	if g, ok := userGecos()[v]; ok {
 		u.Gecos = g
 	}
-	switch g, ok := userGroups[v]; {
+	switch g, ok := userGroups()[v]; {
 	case ok:
 		u.Groups = append([]string(nil), g...)
 	case isBSD(v):
@@ -79,7 +89,7 @@ func variantUser(v string) User {
 	case "alpine", "freebsd", "openbsd":
 		u.Doas = []string{"permit nopass " + u.Name}
 	}
-	if s, ok := userShells[v]; ok {
+	if s, ok := userShells()[v]; ok {
 		u.Shell = s
 	}
 	return u

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 )
@@ -39,7 +40,9 @@ var Modules = []string{"md_mod", "raid1", "raid10", "raid0"}
 // LevelModules maps a RAID level, as a member's superblock gives it, to
 // the personality module loaded before the array is started when it is
 // not one of Modules.
-var LevelModules = map[int32]string{4: "raid456", 5: "raid456", 6: "raid456"}
+var LevelModules = sync.OnceValue(func() map[int32]string {
+	return map[int32]string{4: "raid456", 5: "raid456", 6: "raid456"}
+})
 
 // FirstMinor is the first md minor number Assemble uses, counting down as
 // mdadm names unnamed arrays (md127, md126...).
@@ -202,7 +205,7 @@ func (x Assembler) assemble(sysfs, name string, a Array) error {
 func levelModule(members []bootenv.Device) string {
 	for _, m := range members {
 		if level, err := ReadLevel(m.Path, m.FS.Version); err == nil {
-			return LevelModules[level]
+			return LevelModules()[level]
 		}
 	}
 	return ""

@@ -368,10 +368,10 @@ func applyCredentials(c *Context) error {
 	return errors.Join(errs...)
 }
 
-// validKeyTypes is ssh_util.VALID_KEY_TYPES.
-var validKeyTypes = map[string]bool{}
-
-func init() {
+// validKeyTypes is ssh_util.VALID_KEY_TYPES (built on first use: nothing
+// is built at package init).
+var validKeyTypes = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, t := range []string{
 		"dsa", "ecdsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256-cert-v01@openssh.com",
 		"ecdsa-sha2-nistp384", "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp521",
@@ -381,9 +381,10 @@ func init() {
 		"ssh-dss-cert-v01@openssh.com", "ssh-ed25519", "ssh-ed25519-cert-v01@openssh.com", "ssh-rsa",
 		"ssh-rsa-cert-v01@openssh.com", "ssh-xmss-cert-v01@openssh.com", "ssh-xmss@openssh.com",
 	} {
-		validKeyTypes[t] = true
+		m[t] = true
 	}
-}
+	return m
+})
 
 // authKeyLine is ssh_util.AuthKeyLine.
 type authKeyLine struct {
@@ -416,7 +417,7 @@ func parseAuthKeyLine(src string, options *string) authKeyLine {
 	}
 	parse := func(s string) (kt, b64, comment string, ok bool) {
 		f := strings.Fields(s)
-		if len(f) < 2 || !validKeyTypes[f[0]] {
+		if len(f) < 2 || !validKeyTypes()[f[0]] {
 			return "", "", "", false
 		}
 		rest := strings.TrimSpace(s)

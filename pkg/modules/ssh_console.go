@@ -257,7 +257,7 @@ func authkeyTable(user, fn string, entries []authKeyLine, hashName, prefix strin
 	}
 	t := simpleTable{fields: []string{"Keytype", "Fingerprint (" + hashName + ")", "Options", "Comment"}}
 	for _, e := range entries {
-		if e.keytype == "" || !validKeyTypes[strings.ToLower(strings.TrimSpace(e.keytype))] {
+		if e.keytype == "" || !validKeyTypes()[strings.ToLower(strings.TrimSpace(e.keytype))] {
 			continue
 		}
 		t.rows = append(t.rows, []string{orDash(e.keytype), orDash(authkeyFingerprint(e.base64, hashName)), orDash(e.options), orDash(e.comment)})

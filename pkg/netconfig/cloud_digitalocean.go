@@ -17,10 +17,13 @@ package netconfig
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // digitalOceanNames are the names cloud-init gives interface types.
-var digitalOceanNames = map[string]string{"public": "eth0", "private": "eth1"}
+var digitalOceanNames = sync.OnceValue(func() map[string]string {
+	return map[string]string{"public": "eth0", "private": "eth1"}
+})
 
 // ConvertDigitalOcean converts DigitalOcean's metadata document (decoded
 // JSON) to a network config v1.
@@ -53,7 +56,7 @@ func ConvertDigitalOcean(metadata map[string]any, links Links) (*Config, error) 
 		if nicType == "" {
 			nicType = "unknown"
 		}
-		name, ok := digitalOceanNames[nicType]
+		name, ok := digitalOceanNames()[nicType]
 		if !ok {
 			name = sysName
 		}

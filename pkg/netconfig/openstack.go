@@ -20,12 +20,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
-var openstackPhysical = map[string]bool{
-	"": true, "bgpovs": true, "bridge": true, "cascading": true, "dvs": true, "ethernet": true,
-	"hw_veb": true, "hyperv": true, "ovs": true, "phy": true, "tap": true, "vhostuser": true, "vif": true,
-}
+var openstackPhysical = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"": true, "bgpovs": true, "bridge": true, "cascading": true, "dvs": true, "ethernet": true,
+		"hw_veb": true, "hyperv": true, "ovs": true, "phy": true, "tap": true, "vhostuser": true, "vif": true,
+	}
+})
 
 var openstackSubnetKeys = []string{
 	"type", "address", "netmask", "broadcast", "metric", "gateway", "pointopoint", "scope",
@@ -197,7 +200,7 @@ func convertNetworkData(nd *omap, links Links) (*omap, []string, error) {
 			updates = append(updates, update{cfg: cfg, key: "name", fmt: "%s." + vid, targets: []string{vlink}})
 			cur.mac, cur.name = vmac, name
 		default:
-			if !openstackPhysical[typ] {
+			if !openstackPhysical()[typ] {
 				warnf("unknown network_data link type (%s); treating as physical", typ)
 			}
 			cfg.set("type", "physical")

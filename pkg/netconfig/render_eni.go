@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Paths of the ENI renderer.
@@ -25,9 +26,11 @@ const (
 	UdevRulesPath = "/etc/udev/rules.d/70-persistent-net.rules"
 )
 
-var eniKindOrder = map[Kind]int{
-	KindLoopback: 0, KindPhysical: 1, KindInfiniband: 2, KindBond: 3, KindBridge: 4, KindVLAN: 5,
-}
+var eniKindOrder = sync.OnceValue(func() map[Kind]int {
+	return map[Kind]int{
+		KindLoopback: 0, KindPhysical: 1, KindInfiniband: 2, KindBond: 3, KindBridge: 4, KindVLAN: 5,
+	}
+})
 
 // RenderENI renders cfg as ifupdown configuration.
 func RenderENI(cfg *Config) (*Output, error) {
@@ -67,7 +70,7 @@ func RenderENI(cfg *Config) (*Output, error) {
 		}
 	}
 	sort.SliceStable(ifaces, func(a, b int) bool {
-		ka, kb := eniKindOrder[ifaces[a].Kind], eniKindOrder[ifaces[b].Kind]
+		ka, kb := eniKindOrder()[ifaces[a].Kind], eniKindOrder()[ifaces[b].Kind]
 		if ka != kb {
 			return ka < kb
 		}
@@ -320,7 +323,7 @@ func eniAttrs(o *Output, cfg *Config, iface *Interface, st *eniAttrState, index 
 	}
 	bondParams := func(params map[string]any) {
 		for k, v := range params {
-			name, ok := bondV2ToV1[k]
+			name, ok := bondV2ToV1()[k]
 			if !ok {
 				name = "bond-" + k
 			}
@@ -344,7 +347,7 @@ func eniAttrs(o *Output, cfg *Config, iface *Interface, st *eniAttrState, index 
 	if iface.Kind == KindBridge {
 		add("bridge_ports", iface.BridgePorts)
 		for k, v := range iface.BridgeParams {
-			name := bridgeV2ToV1[k]
+			name := bridgeV2ToV1()[k]
 			if name == "" {
 				continue
 			}

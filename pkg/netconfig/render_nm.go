@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // NMConnectionsDir is where NetworkManager keyfiles go.
@@ -119,12 +120,14 @@ func newNMConn(id string) *nmConn {
 }
 
 // nmMethod is cloud-init's method_map; "" for a type it does not know.
-var nmMethod = map[SubnetType]string{
-	SubnetStatic: "manual", SubnetStatic6: "manual",
-	SubnetDHCP6: "auto", SubnetSLAAC: "auto", SubnetDHCP6Stateless: "auto",
-	SubnetDHCP6Stateful: "dhcp",
-	SubnetDHCP4:         "auto", SubnetDHCP: "auto",
-}
+var nmMethod = sync.OnceValue(func() map[SubnetType]string {
+	return map[SubnetType]string{
+		SubnetStatic: "manual", SubnetStatic6: "manual",
+		SubnetDHCP6: "auto", SubnetSLAAC: "auto", SubnetDHCP6Stateless: "auto",
+		SubnetDHCP6Stateful: "dhcp",
+		SubnetDHCP4:         "auto", SubnetDHCP: "auto",
+	}
+})
 
 // setIPMethod is cloud-init's _set_ip_method; t == "" (a bond without
 // subnets) leaves the family disabled.
@@ -133,7 +136,7 @@ func (c *nmConn) setIPMethod(family string, t SubnetType) {
 	method := "disabled"
 	if t != "" {
 		var ok bool
-		if method, ok = nmMethod[t]; !ok {
+		if method, ok = nmMethod()[t]; !ok {
 			method = "auto"
 			c.kf.set(family, "may-fail", "true")
 		}
@@ -224,9 +227,11 @@ func (c *nmConn) addSearch(search []string) {
 	}
 }
 
-var nmType = map[Kind]string{
-	KindPhysical: "ethernet", KindVLAN: "vlan", KindBond: "bond", KindBridge: "bridge", KindInfiniband: "infiniband",
-}
+var nmType = sync.OnceValue(func() map[Kind]string {
+	return map[Kind]string{
+		KindPhysical: "ethernet", KindVLAN: "vlan", KindBond: "bond", KindBridge: "bridge", KindInfiniband: "infiniband",
+	}
+})
 
 // nmBondProps are the NetworkManager bond options cloud-init writes, in its
 // order; each is looked up as the v1 parameter bond-<name> (underscores or
@@ -244,7 +249,7 @@ var nmBondProps = []string{
 // nmBondValue finds bond option prop among the bond's parameters.
 func nmBondValue(iface *Interface, prop string) (any, bool) {
 	dashed := "bond-" + strings.ReplaceAll(prop, "_", "-")
-	if v2, ok := bondV1ToV2[dashed]; ok {
+	if v2, ok := bondV1ToV2()[dashed]; ok {
 		if v, ok := iface.BondParams[v2]; ok && v != nil {
 			return v, true
 		}
@@ -313,7 +318,7 @@ func RenderNetworkManager(cfg *Config) (*Output, error) {
 	}
 	for _, iface := range cfg.Interfaces {
 		c := conns[key(iface)]
-		t, ok := nmType[iface.Kind]
+		t, ok := nmType()[iface.Kind]
 		if !ok {
 			continue
 		}

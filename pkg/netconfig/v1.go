@@ -8,46 +8,51 @@ package netconfig
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 )
 
 // bondV1ToV2 maps v1 bond params (bond-x or bond_x) to v2 names.
-var bondV1ToV2 = map[string]string{
-	"bond-ad-select":             "ad-select",
-	"bond-arp-interval":          "arp-interval",
-	"bond-arp-ip-target":         "arp-ip-target",
-	"bond-arp-validate":          "arp-validate",
-	"bond-downdelay":             "down-delay",
-	"bond-fail-over-mac":         "fail-over-mac-policy",
-	"bond-lacp-rate":             "lacp-rate",
-	"bond-miimon":                "mii-monitor-interval",
-	"bond-min-links":             "min-links",
-	"bond-mode":                  "mode",
-	"bond-num-grat-arp":          "gratuitous-arp",
-	"bond-primary":               "primary",
-	"bond-primary-reselect":      "primary-reselect-policy",
-	"bond-updelay":               "up-delay",
-	"bond-xmit-hash-policy":      "transmit-hash-policy",
-	"bond-all-slaves-active":     "all-slaves-active",
-	"bond-packets-per-slave":     "packets-per-slave",
-	"bond-resend-igmp":           "resend-igmp",
-	"bond-learn-packet-interval": "learn-packet-interval",
-}
+var bondV1ToV2 = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"bond-ad-select":             "ad-select",
+		"bond-arp-interval":          "arp-interval",
+		"bond-arp-ip-target":         "arp-ip-target",
+		"bond-arp-validate":          "arp-validate",
+		"bond-downdelay":             "down-delay",
+		"bond-fail-over-mac":         "fail-over-mac-policy",
+		"bond-lacp-rate":             "lacp-rate",
+		"bond-miimon":                "mii-monitor-interval",
+		"bond-min-links":             "min-links",
+		"bond-mode":                  "mode",
+		"bond-num-grat-arp":          "gratuitous-arp",
+		"bond-primary":               "primary",
+		"bond-primary-reselect":      "primary-reselect-policy",
+		"bond-updelay":               "up-delay",
+		"bond-xmit-hash-policy":      "transmit-hash-policy",
+		"bond-all-slaves-active":     "all-slaves-active",
+		"bond-packets-per-slave":     "packets-per-slave",
+		"bond-resend-igmp":           "resend-igmp",
+		"bond-learn-packet-interval": "learn-packet-interval",
+	}
+})
 
 // bridgeV1ToV2 maps v1 bridge params to v2 names; "" has no v2 name.
-var bridgeV1ToV2 = map[string]string{
-	"bridge_ageing":     "ageing-time",
-	"bridge_bridgeprio": "priority",
-	"bridge_fd":         "forward-delay",
-	"bridge_gcint":      "",
-	"bridge_hello":      "hello-time",
-	"bridge_maxage":     "max-age",
-	"bridge_maxwait":    "",
-	"bridge_pathcost":   "path-cost",
-	"bridge_portprio":   "port-priority",
-	"bridge_stp":        "stp",
-	"bridge_waitport":   "",
-}
+var bridgeV1ToV2 = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"bridge_ageing":     "ageing-time",
+		"bridge_bridgeprio": "priority",
+		"bridge_fd":         "forward-delay",
+		"bridge_gcint":      "",
+		"bridge_hello":      "hello-time",
+		"bridge_maxage":     "max-age",
+		"bridge_maxwait":    "",
+		"bridge_pathcost":   "path-cost",
+		"bridge_portprio":   "port-priority",
+		"bridge_stp":        "stp",
+		"bridge_waitport":   "",
+	}
+})
 
 func invert(m map[string]string) map[string]string {
 	out := map[string]string{}
@@ -62,8 +67,8 @@ func invert(m map[string]string) map[string]string {
 }
 
 var (
-	bondV2ToV1   = invert(bondV1ToV2)
-	bridgeV2ToV1 = invert(bridgeV1ToV2)
+	bondV2ToV1   = sync.OnceValue(func() map[string]string { return invert(bondV1ToV2()) })
+	bridgeV2ToV1 = sync.OnceValue(func() map[string]string { return invert(bridgeV1ToV2()) })
 )
 
 // v1Parser holds the state of one v1 interpretation.
@@ -393,7 +398,7 @@ func (p *v1Parser) bond(cmd *omap) {
 		for _, k := range params.keys {
 			v := params.m[k]
 			norm := strings.ReplaceAll(k, "_", "-")
-			if v2, ok := bondV1ToV2[norm]; ok {
+			if v2, ok := bondV1ToV2()[norm]; ok {
 				iface.BondParams[v2] = v
 				continue
 			}
@@ -432,7 +437,7 @@ func (p *v1Parser) bridge(cmd *omap) {
 	delete(iface.Params, "bridge_ports")
 	for _, k := range params.keys {
 		v := params.m[k]
-		v2, known := bridgeV1ToV2[k]
+		v2, known := bridgeV1ToV2()[k]
 		if !known || v2 == "" {
 			continue // kept in Params by physical()
 		}

@@ -133,9 +133,9 @@ func (p *v1Parser) v2BondBridge(key string, dev *omap, kind Kind) *Interface {
 	iface.Kind = kind
 	p.v2Device(iface, dev)
 	params := asMap(mustGet(dev, "parameters"))
-	known := bondV2ToV1
+	known := bondV2ToV1()
 	if kind == KindBridge {
-		known = bridgeV2ToV1
+		known = bridgeV2ToV1()
 	}
 	pm := map[string]any{}
 	if params != nil {

@@ -128,7 +128,7 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 		if stream.End() {
 			break
 		}
-		if t.Type == tokens.Name && !jinjaKeywords[t.Val] {
+		if t.Type == tokens.Name && !jinjaKeywords()[t.Val] {
 			if _, ok := vars[t.Val]; !ok && !env.Context.Has(t.Val) {
 				vars[t.Val] = newUndefined(t.Val)
 			}
@@ -187,16 +187,18 @@ func RenderJinja(tmpl []byte, instanceData map[string]any) (out []byte, missing 
 	return []byte(s), missing, nil
 }
 
-var jinjaKeywords = map[string]bool{
-	"true": true, "false": true, "none": true, "True": true, "False": true, "None": true,
-	"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true,
-	"elif": true, "endif": true, "for": true, "endfor": true, "set": true, "endset": true,
-	"macro": true, "endmacro": true, "call": true, "endcall": true, "filter": true,
-	"endfilter": true, "block": true, "endblock": true, "extends": true, "include": true,
-	"import": true, "from": true, "with": true, "endwith": true, "do": true, "raw": true,
-	"endraw": true, "autoescape": true, "endautoescape": true, "recursive": true, "loop": true,
-	"as": true, "ignore": true, "missing": true, "context": true, "without": true,
-}
+var jinjaKeywords = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"true": true, "false": true, "none": true, "True": true, "False": true, "None": true,
+		"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true,
+		"elif": true, "endif": true, "for": true, "endfor": true, "set": true, "endset": true,
+		"macro": true, "endmacro": true, "call": true, "endcall": true, "filter": true,
+		"endfilter": true, "block": true, "endblock": true, "extends": true, "include": true,
+		"import": true, "from": true, "with": true, "endwith": true, "do": true, "raw": true,
+		"endraw": true, "autoescape": true, "endautoescape": true, "recursive": true, "loop": true,
+		"as": true, "ignore": true, "missing": true, "context": true, "without": true,
+	}
+})
 
 // jinjaEnv is gonja's default environment with cloud-init's undefined
 // semantics: markers are undefined for `defined`/`undefined`/`default`.

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -135,7 +136,7 @@ func nestingError(toks []*tokens.Token) error {
 				switch {
 				case strings.HasPrefix(name, "end"):
 					blocks--
-				case jinjaBlockOpeners[name]:
+				case jinjaBlockOpeners()[name]:
 					blocks++
 				}
 			}
@@ -156,10 +157,12 @@ func nestingError(toks []*tokens.Token) error {
 
 // jinjaBlockOpeners are the tags with an end tag ({% set %} has one only
 // in its block form, and is left out).
-var jinjaBlockOpeners = map[string]bool{
-	"if": true, "for": true, "macro": true, "call": true, "filter": true, "with": true,
-	"block": true, "autoescape": true, "raw": true, "trans": true,
-}
+var jinjaBlockOpeners = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"if": true, "for": true, "macro": true, "call": true, "filter": true, "with": true,
+		"block": true, "autoescape": true, "raw": true, "trans": true,
+	}
+})
 
 // Names of the instrumenting filters (a template may call them too: they
 // only charge the budget and pass values on).

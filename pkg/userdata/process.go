@@ -172,7 +172,7 @@ func (p *processor) leaf(l leaf, origin string, depth int) {
 	// with a Latin-1 byte is still a cloud-config); a decompressed payload
 	// is decoded strictly, and invalid UTF-8 keeps the default type.
 	sniff := typeFromText
-	if gzipTypes[l.ctype] {
+	if gzipTypes()[l.ctype] {
 		sniff = typeFromStartsWith
 		out, err := p.gunzip(l.payload)
 		if err != nil {

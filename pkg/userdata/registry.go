@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -64,16 +65,18 @@ var Formats = []Format{
 }
 
 // gzipTypes are the part types that are gunzipped before sniffing.
-var gzipTypes = map[string]bool{
-	"application/gzip":              true,
-	"application/gzip-compressed":   true,
-	"application/gzipped":           true,
-	"application/x-compress":        true,
-	"application/x-compressed":      true,
-	"application/x-gunzip":          true,
-	"application/x-gzip":            true,
-	"application/x-gzip-compressed": true,
-}
+var gzipTypes = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"application/gzip":              true,
+		"application/gzip-compressed":   true,
+		"application/gzipped":           true,
+		"application/x-compress":        true,
+		"application/x-compressed":      true,
+		"application/x-gunzip":          true,
+		"application/x-gzip":            true,
+		"application/x-gzip-compressed": true,
+	}
+})
 
 // sniffOrder is Formats with a header, longest header first.
 var sniffOrder = func() []Format {

@@ -499,11 +499,13 @@ func (e *yamlEmitter) writeSingleQuoted(text string, split bool) {
 	e.writeIndicator("'", false, false, false)
 }
 
-var yamlEscapes = map[rune]string{
-	0: "0", 0x07: "a", 0x08: "b", 0x09: "t", 0x0a: "n", 0x0b: "v", 0x0c: "f",
-	0x0d: "r", 0x1b: "e", '"': "\"", '\\': "\\", 0x85: "N", 0xa0: "_",
-	0x2028: "L", 0x2029: "P",
-}
+var yamlEscapes = sync.OnceValue(func() map[rune]string {
+	return map[rune]string{
+		0: "0", 0x07: "a", 0x08: "b", 0x09: "t", 0x0a: "n", 0x0b: "v", 0x0c: "f",
+		0x0d: "r", 0x1b: "e", '"': "\"", '\\': "\\", 0x85: "N", 0xa0: "_",
+		0x2028: "L", 0x2029: "P",
+	}
+})
 
 func (e *yamlEmitter) writeDoubleQuoted(text string, split bool) {
 	e.writeIndicator("\"", true, false, false)
@@ -519,7 +521,7 @@ func (e *yamlEmitter) writeDoubleQuoted(text string, split bool) {
 			}
 			if ch != -1 {
 				var data string
-				if esc, ok := yamlEscapes[ch]; ok {
+				if esc, ok := yamlEscapes()[ch]; ok {
 					data = "\\" + esc
 				} else if ch <= 0xff {
 					data = fmt.Sprintf("\\x%02X", ch)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 )
@@ -16,14 +17,16 @@ const APIVersion = "1.0"
 // Aliases are cloud-init's CONFIG_KEY_ALIASES: config keys promoted to
 // user-data, vendor-data and network-config. The cloud-init.* key wins
 // over the user.* one (cloud-init processes the keys sorted).
-var Aliases = map[string]string{
-	"cloud-init.user-data":      "user-data",
-	"cloud-init.vendor-data":    "vendor-data",
-	"cloud-init.network-config": "network-config",
-	"user.user-data":            "user-data",
-	"user.vendor-data":          "vendor-data",
-	"user.network-config":       "network-config",
-}
+var Aliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"cloud-init.user-data":      "user-data",
+		"cloud-init.vendor-data":    "vendor-data",
+		"cloud-init.network-config": "network-config",
+		"user.user-data":            "user-data",
+		"user.vendor-data":          "vendor-data",
+		"user.network-config":       "network-config",
+	}
+})
 
 // Input is what the socket answered.
 type Input struct {
@@ -56,7 +59,7 @@ func Parse(in Input) (*datasource.Data, error) {
 	sort.Strings(keys)
 	cfg := map[string]any{}
 	for _, k := range keys {
-		if to, ok := Aliases[k]; ok {
+		if to, ok := Aliases()[k]; ok {
 			if _, done := promoted[to]; !done {
 				promoted[to] = in.Config[k]
 			}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -206,14 +207,18 @@ const (
 
 // FileModes are the modes of the files Build puts in Data.Files, by base
 // name.
-var FileModes = map[string]uint32{
-	"user-script":     0o700,
-	"operator-script": 0o700,
-	"mdata-user-data": 0o400,
-}
+var FileModes = sync.OnceValue(func() map[string]uint32 {
+	return map[string]uint32{
+		"user-script":     0o700,
+		"operator-script": 0o700,
+		"mdata-user-data": 0o400,
+	}
+})
 
 // DefaultDiskAliases is cloud-init's disk_aliases default.
-var DefaultDiskAliases = map[string]string{"ephemeral0": "/dev/vdb"}
+var DefaultDiskAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{"ephemeral0": "/dev/vdb"}
+})
 
 // Input is what the metadata service answered.
 type Input struct {
@@ -315,7 +320,7 @@ func Build(in Input) (*datasource.Data, error) {
 		d.Files = files
 		d.FileModes = map[string]fs.FileMode{}
 		for p := range files {
-			if m, ok := FileModes[path.Base(p)]; ok {
+			if m, ok := FileModes()[path.Base(p)]; ok {
 				d.FileModes[p] = fs.FileMode(m)
 			}
 		}

@@ -216,7 +216,7 @@ func TestBuild(t *testing.T) {
 					t.Errorf("meta-data %v", md)
 				}
 				for p := range files {
-					if FileModes[filepath.Base(p)] == 0 {
+					if FileModes()[filepath.Base(p)] == 0 {
 						t.Errorf("no mode for %s", p)
 					}
 				}

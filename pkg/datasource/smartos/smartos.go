@@ -102,7 +102,7 @@ func (s *Source) config(env datasource.Env) (config, error) {
 		rules:        b64Rules{keys: map[string]bool{}, noDecode: map[string]bool{}},
 		diskAliases:  map[string]string{},
 	}
-	for k, v := range DefaultDiskAliases {
+	for k, v := range DefaultDiskAliases() {
 		c.diskAliases[k] = v
 	}
 	noDecode := DefaultNoBase64Decode
