@@ -191,7 +191,7 @@ fleet instances="1000" concurrency="100" faults="errors=0.1,spikes=0.05,spike=30
 # Start-up of the agent's commands as whole processes: median CPU and wall
 # ms, peak RSS (docs/performance.md). With CLOUDINIT_SRC set (as root),
 # upstream cloud-init's figures for the same commands beside.
-bench-startup runs="11": agent
+bench-startup runs="11": agent init-bin
     BENCH_RUNS={{runs}} bash scripts/bench-startup.sh {{build}}
 
 # Go benchmarks of the hot paths.

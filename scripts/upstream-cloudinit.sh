@@ -64,6 +64,13 @@ fi
 export PYTHONPATH=$cache
 export PYTHONDONTWRITEBYTECODE=1
 
+# --pythonpath prints the prepared copy (scripts/bench-startup.sh runs
+# cloud-init's processes from it inside its own namespace).
+if [[ ${1:-} == --pythonpath ]]; then
+	echo "$cache"
+	exit 0
+fi
+
 if [[ ${1:-} == --version-of-source ]]; then
 	exec "$py" -c 'from cloudinit import version; print(version.version_string())'
 fi
