@@ -33,7 +33,11 @@ type networkSchema struct {
 	schema *jsonschema.Schema
 }
 
-var compiledNetwork = sync.OnceValues(func() (map[int]*networkSchema, error) {
+var compiledNetwork = sync.OnceValues(func() (map[int]*networkSchema, error) { return compileNetwork(true) })
+
+// compileNetwork compiles the network-config schemas; trusted skips
+// validating them against their meta-schema (TestEmbeddedSchemasValid does).
+func compileNetwork(trusted bool) (map[int]*networkSchema, error) {
 	out := map[int]*networkSchema{}
 	for v, b := range map[int][]byte{1: networkV1JSON, 2: networkV2JSON} {
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
@@ -47,6 +51,9 @@ var compiledNetwork = sync.OnceValues(func() (map[int]*networkSchema, error) {
 			return nil, fmt.Errorf("schema: parse network-config v%d schema: %w", v, err)
 		}
 		c := jsonschema.NewCompiler()
+		if trusted {
+			c.TrustSchemas()
+		}
 		if err := c.AddResource(head.ID, doc); err != nil {
 			return nil, fmt.Errorf("schema: add network-config v%d schema: %w", v, err)
 		}
@@ -57,7 +64,7 @@ var compiledNetwork = sync.OnceValues(func() (map[int]*networkSchema, error) {
 		out[v] = &networkSchema{url: head.ID, doc: doc, schema: s}
 	}
 	return out, nil
-})
+}
 
 // ValidateNetwork checks doc, a network-config YAML document (version 1 or
 // 2, bare or under a network: key), as cloud-init 26.x's `schema -t
