@@ -241,8 +241,10 @@ func (b *boot) loadDrivers() error {
 		return fmt.Errorf("kmodule: %w", err)
 	}
 	// The Prober is safe for concurrent use: every listed module is probed
-	// at once (slow probes such as ahci's port scan overlap the rest), each
-	// with its dependencies loaded first.
+	// at once, each with its dependencies loaded first, and with
+	// async_probe (floorParams) the loads return before the drivers'
+	// device probes finish (ahci's port scan overlaps the rest of the boot).
+	params := floorParams(b.cmdline)
 	var (
 		mu     sync.Mutex
 		failed []string
@@ -254,7 +256,7 @@ func (b *boot) loadDrivers() error {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			err := p.Probe(n, "")
+			err := p.Probe(n, params)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && !errors.Is(err, unix.EEXIST) {
@@ -268,7 +270,7 @@ func (b *boot) loadDrivers() error {
 	}
 	wg.Wait()
 	sort.Strings(failed)
-	b.log.Info("drivers loaded", "count", loaded, "failed", len(failed))
+	b.log.Info("drivers loaded", "count", loaded, "failed", len(failed), "params", params)
 	if len(failed) > 0 {
 		b.log.Info("drivers not loaded (absent hardware or not in this kernel)", "modules", strings.Join(failed, ","))
 	}
