@@ -41,7 +41,7 @@ const (
 // runner.go) are left to the typed-config refactoring of that package.
 var initBytesExceptions = map[string]int{
 	"github.com/cloudroot/cloudroot/pkg/modules": 16 << 10,
-	"github.com/santhosh-tekuri/jsonschema/v6":  16 << 10,
+	"github.com/santhosh-tekuri/jsonschema/v6":   16 << 10,
 }
 
 // watched are the module paths whose init allocations are bounded: ours,
