@@ -3,6 +3,7 @@ package identify
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,7 +155,7 @@ func TestUpstreamFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(b) + "\n"
-	if *update {
+	if golden.Update() {
 		if err := os.MkdirAll(filepath.Dir(upstreamFixtures), 0o755); err != nil {
 			t.Fatal(err)
 		}

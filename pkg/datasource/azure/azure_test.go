@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -23,8 +22,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 var onAzure = bootenv.DMI{ChassisAssetTag: ChassisAssetTag, SysVendor: "Microsoft Corporation"}
 
@@ -183,7 +180,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("subplatform %q", d.Subplatform)
 				}
 			}
-			dstest.Golden(t, want, d, base, *update)
+			dstest.Golden(t, want, d, base)
 			if srv != nil {
 				for _, r := range srv.Requests() {
 					if r.Path != "/metadata/instance" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 // passwordServer answers DomU_Request requests under /1.0/ like the
 // password server: send_my_password gets reply, saved_password is counted.
@@ -84,7 +81,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 			if got := acks.Load() == 1; got != spec.Acknowledged || acks.Load() > 1 {
 				t.Errorf("%d saved_password acknowledgements, want acknowledged=%v", acks.Load(), spec.Acknowledged)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 func env(base, serial string) datasource.Env {
 	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second, DMI: bootenv.DMI{SysVendor: "Hetzner", ProductSerial: serial},
@@ -51,7 +48,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net"
 	"net/http"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 // ports is the unprivileged range the tests connect from.
 var ports = PortRange{Low: 47100, High: 47199}
@@ -60,7 +57,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 			if n := len(srv.Requests()); n != 3 {
 				t.Errorf("%d requests, want 3", n)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 const path = "/v1.json"
 
@@ -59,7 +56,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
 			}
