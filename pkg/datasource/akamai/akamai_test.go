@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,12 +157,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := dstest.Serve(t, "testdata/instance/tree", tc.hook)
 			_, err := (&Source{}).Get(context.Background(), env(t, srv.URL))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
+			dstest.Broke(t, err, srv.URL, tc.want)
 		})
 	}
 }

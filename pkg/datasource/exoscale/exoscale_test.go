@@ -3,7 +3,6 @@ package exoscale
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -182,12 +181,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := dstest.Serve(t, "testdata/saved-password/tree", tc.hook)
 			_, err := (&Source{}).Get(context.Background(), env(srv.URL, port(t, srv)))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
+			dstest.Broke(t, err, srv.URL, tc.want)
 		})
 	}
 }

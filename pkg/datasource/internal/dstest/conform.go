@@ -80,13 +80,21 @@ func Conform(t *testing.T, m Metadata) {
 			}
 			srv := Serve(t, m.Root, hook)
 			_, err := m.Source.Get(context.Background(), m.Env(srv.URL))
-			if err == nil || !strings.Contains(err.Error(), tc.Want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.Want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
+			Broke(t, err, srv.URL, tc.Want)
 		})
+	}
+}
+
+// Broke checks the error of a Get from a broken service at url: it
+// contains want and url, and is not ErrNotFound (a broken service is not
+// an absent one).
+func Broke(t testing.TB, err error, url, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), url) {
+		t.Fatalf("err = %v, want containing %q and the URL", err, want)
+	}
+	if errors.Is(err, datasource.ErrNotFound) {
+		t.Errorf("a broken service is not ErrNotFound: %v", err)
 	}
 }
 
