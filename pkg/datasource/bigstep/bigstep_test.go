@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,35 +79,21 @@ func TestSeed(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base + path) },
-		Up:  dstest.Serve(t, "testdata/full/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, body string
-		code       int
-		want       string
-	}{
-		{"500", "", http.StatusInternalServerError, "status 500"},
-		{"not JSON", "metadata: {}", 200, "invalid character"},
-		{"not an object", "[1]", 200, "expected a JSON object"},
-		{"metadata not an object", `{"metadata": "x"}`, 200, "not an object"},
-		{"no instance-id", `{"metadata": {"local-hostname": "h"}}`, 200, "no instance-id"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				w.WriteHeader(tc.code)
-				w.Write([]byte(tc.body))
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
-	}
+// TestConform: absent, slow, 404, 500, truncated, and this document's
+// own broken forms.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base + path) },
+		Root:   "testdata/full/tree",
+		Doc:    path,
+		Broken: []dstest.Broken{
+			{Name: "not JSON", Code: 200, Body: "metadata: {}", Want: "invalid character"},
+			{Name: "not an object", Code: 200, Body: "[1]", Want: "expected a JSON object"},
+			{Name: "metadata not an object", Code: 200, Body: `{"metadata": "x"}`, Want: "not an object"},
+			{Name: "no instance-id", Code: 200, Body: `{"metadata": {"local-hostname": "h"}}`, Want: "no instance-id"},
+		},
+	})
 }
 
 func FuzzBuild(f *testing.F) {
