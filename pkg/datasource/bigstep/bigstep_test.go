@@ -34,21 +34,12 @@ var upstreamDiffers = map[string]dstest.Differs{
 const bigstepURL = "cloud-init's subplatform keeps the url file's line end; cloudroot trims it"
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
-			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
-		})
-	}
+	dstest.GoldenTrees(t, dstest.Trees{
+		Source:   &Source{},
+		Env:      func(_, base string) datasource.Env { return env(base + path) },
+		Differs:  upstreamDiffers,
+		Requests: 1,
+	})
 }
 
 func TestSeed(t *testing.T) {

@@ -27,27 +27,20 @@ var upstreamDiffers = map[string]dstest.Differs{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
+	dstest.GoldenTrees(t, dstest.Trees{
+		Source: &Source{},
+		Env: func(dir, base string) datasource.Env {
 			var spec struct {
 				ProductUUID string `json:"product_uuid"`
 			}
 			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
-			e := env(srv.URL + path)
+			e := env(base + path)
 			e.DMI = bootenv.DMI{SysVendor: "UpCloud", ProductUUID: spec.ProductUUID}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
-		})
-	}
+			return e
+		},
+		Differs:  upstreamDiffers,
+		Requests: 1,
+	})
 }
 
 func TestSourceURL(t *testing.T) {

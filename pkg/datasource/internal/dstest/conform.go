@@ -132,3 +132,40 @@ func FuzzData(f *testing.F, build func(b []byte) (*datasource.Data, error), chec
 		}
 	})
 }
+
+// Trees is the golden test of a metadata-URL source, for GoldenTrees.
+type Trees struct {
+	Source datasource.Source
+	// Env is the source's Env for the case in dir (its case.json, when it
+	// has one) and a service at base.
+	Env func(dir, base string) datasource.Env
+	// Hook, when not nil, is the server's hook (header checks).
+	Hook func(w http.ResponseWriter, r *http.Request) bool
+	// Differs are the fields of a case's upstream golden where cloudroot
+	// deliberately differs, by case name.
+	Differs map[string]Differs
+	// Requests, when not 0, is how many requests a Get makes.
+	Requests int
+}
+
+// GoldenTrees runs, for each case testdata/<case>/, a Get against its
+// tree/ served on 127.0.0.1, and compares Data with upstream-26.json
+// (Upstream) and want.json (Golden).
+func GoldenTrees(t *testing.T, g Trees) {
+	t.Helper()
+	for _, name := range Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			srv := Serve(t, filepath.Join(dir, "tree"), g.Hook)
+			d, err := g.Source.Get(context.Background(), g.Env(dir, srv.URL))
+			Upstream(t, dir, d, err, srv.URL, g.Differs[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
+			if n := len(srv.Requests()); g.Requests != 0 && n != g.Requests {
+				t.Errorf("%d requests, want %d", n, g.Requests)
+			}
+		})
+	}
+}
