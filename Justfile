@@ -194,6 +194,32 @@ fleet instances="1000" concurrency="100" faults="errors=0.1,spikes=0.05,spike=30
 bench-startup runs="11": agent init-bin
     BENCH_RUNS={{runs}} bash scripts/bench-startup.sh {{build}}
 
+# Generators are scripts/goldens/AREA.py or .sh (`all`: every one), run on
+# upstream cloud-init 26.2 (the tag in the cloud-init mirror, or
+# CLOUDINIT_SRC) through scripts/upstream-cloudinit.sh; review with git diff.
+# Regenerate an area's upstream goldens (`just goldens ds`, `just goldens all`).
+goldens area="all":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    src=${CLOUDINIT_SRC:-}
+    if [[ -z $src ]]; then
+        src=${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot/cloud-init-26.2
+        if [[ ! -f $src/cloudinit/version.py ]]; then
+            mkdir -p "$src"
+            git -C "${CLOUDINIT_MIRROR:-/work/.mirror/canonical+cloud-init/repo}" archive refs/tags/26.2 | tar -x -C "$src"
+        fi
+    fi
+    cd {{justfile_directory()}}
+    if [[ {{area}} == all ]]; then gens=(scripts/goldens/*.py scripts/goldens/*.sh); else gens=(scripts/goldens/{{area}}.py scripts/goldens/{{area}}.sh); fi
+    ran=0
+    for g in "${gens[@]}"; do
+        [[ -f $g ]] || continue
+        echo "goldens: $g" >&2
+        if [[ $g == *.py ]]; then CLOUDINIT_SRC=$src scripts/upstream-cloudinit.sh --python "$g"; else CLOUDINIT_SRC=$src bash "$g"; fi
+        ran=$((ran+1))
+    done
+    [[ $ran -gt 0 ]] || { echo "goldens: no generator for '{{area}}' under scripts/goldens/" >&2; exit 2; }
+
 # Go benchmarks of the hot paths.
 bench:
     go test -run '^$' -bench . -benchmem ./pkg/...

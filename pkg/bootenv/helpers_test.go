@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rebuild images with the host tools and rewrite testdata/")
 
 // sparseImage is an image of size bytes whose first len(data) bytes are
 // data and the rest zeros: the committed fixtures keep only the prefix

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"os"
 	"path/filepath"
@@ -136,7 +137,7 @@ func TestProbeTools(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Probe vs blkid -p (-want +got):\n%s", diff)
 			}
-			if *update {
+			if golden.Update() {
 				writeFixture(t, filepath.Join("testdata", "probe", tc.name), img, rec.max, fixture{Size: fi.Size(), FS: &got})
 			}
 		})

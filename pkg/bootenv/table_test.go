@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func TestProbeTableTools(t *testing.T) {
 				if b["PTTYPE"] != "" {
 					t.Fatalf("blkid says PTTYPE=%s", b["PTTYPE"])
 				}
-				if *update {
+				if golden.Update() {
 					writeFixture(t, filepath.Join("testdata", "table", tc.name), img, rec.max, fixture{Size: tc.size})
 				}
 				return
@@ -121,7 +122,7 @@ func TestProbeTableTools(t *testing.T) {
 			if diff := cmp.Diff(want, gotCmp); diff != "" {
 				t.Errorf("partitions vs partx (-want +got):\n%s", diff)
 			}
-			if *update {
+			if golden.Update() {
 				writeFixture(t, filepath.Join("testdata", "table", tc.name), img, rec.max, fixture{Size: tc.size, Table: &got})
 			}
 		})

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"slices"
@@ -116,14 +117,7 @@ func TestAnalyzePlot(t *testing.T) {
 			}
 			continue
 		}
-		golden := "testdata/analyze-plot/want.svg"
-		if *update {
-			os.WriteFile(golden, []byte(got), 0o644)
-		}
-		wantSVG, _ := os.ReadFile(golden)
-		if diff := cmp.Diff(string(wantSVG), got); diff != "" {
-			t.Errorf("svg (-want +got):\n%s", diff)
-		}
+		golden.CheckString(t, "testdata/analyze-plot/want.svg", got)
 	}
 }
 

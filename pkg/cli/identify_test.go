@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +102,7 @@ func TestIdentifyGolden(t *testing.T) {
 			}
 			for name, content := range got {
 				path := filepath.Join(dir, name)
-				if *update {
+				if golden.Update() {
 					if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 						t.Fatal(err)
 					}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -52,9 +53,9 @@ func TestInstallGolden(t *testing.T) {
 			code := runInstall(context.Background(), env, args)
 			gotOut := strings.ReplaceAll(out.String()+errb.String(), root, "ROOT")
 			gotTree := dumpTree(t, root)
-			golden(t, filepath.Join(c, "want.code"), []byte(fmt.Sprintf("%d\n", code)))
-			golden(t, filepath.Join(c, "want.out"), []byte(gotOut))
-			golden(t, filepath.Join(c, "want.tree"), []byte(gotTree))
+			golden.Check(t, filepath.Join(c, "want.code"), []byte(fmt.Sprintf("%d\n", code)))
+			golden.Check(t, filepath.Join(c, "want.out"), []byte(gotOut))
+			golden.Check(t, filepath.Join(c, "want.tree"), []byte(gotTree))
 			if code != 0 || slices.Contains(args, "--dry-run") {
 				if gotTree != before {
 					t.Errorf("the tree changed although nothing was to be written:\n%s", cmp.Diff(before, gotTree))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,9 +93,9 @@ func runCLICase(t *testing.T, dir string) {
 		s = strings.ReplaceAll(s, "cloud-init "+Version+"\n", "cloud-init $VERSION\n")
 		return mimeBoundaryRE.ReplaceAllString(s, "===============BOUNDARY==")
 	}
-	golden(t, filepath.Join(dir, "want.stdout"), []byte(mask(out.String())))
-	golden(t, filepath.Join(dir, "want.stderr"), []byte(mask(errb.String())))
-	golden(t, filepath.Join(dir, "want.rc"), []byte(strconv.Itoa(rc)+"\n"))
+	golden.Check(t, filepath.Join(dir, "want.stdout"), []byte(mask(out.String())))
+	golden.Check(t, filepath.Join(dir, "want.stderr"), []byte(mask(errb.String())))
+	golden.Check(t, filepath.Join(dir, "want.rc"), []byte(strconv.Itoa(rc)+"\n"))
 }
 
 // copyInto copies the tree src into dst, keeping file modes' exec bits.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,8 +17,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // The fixed clock of every status test: booted 300s before testNow, so an
 // uptime of 12.87 reads as 08:35:12.
@@ -83,23 +81,6 @@ func copyCase(t *testing.T, dir string) string {
 	return root
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
-
 func TestStatusGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/status/*")
 	if err != nil || len(dirs) == 0 {
@@ -132,9 +113,9 @@ func TestStatusGolden(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, "upstream")); err == nil {
 					b = maskLastUpdate(b)
 				}
-				golden(t, filepath.Join(dir, o.file), b)
+				golden.Check(t, filepath.Join(dir, o.file), b)
 			}
-			golden(t, filepath.Join(dir, "want.rc"), []byte(strconv.Itoa(rc)+"\n"))
+			golden.Check(t, filepath.Join(dir, "want.rc"), []byte(strconv.Itoa(rc)+"\n"))
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package cloudcfg
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestConfigurationDoc(t *testing.T) {
 	}
 	want := MergeModesTable()
 	if got := s[i+len(begin) : j]; got != want {
-		if *update {
+		if golden.Update() {
 			if err := os.WriteFile(docPath, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}

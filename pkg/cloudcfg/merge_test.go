@@ -2,7 +2,6 @@ package cloudcfg
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +13,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // loadCase reads testdata/merge/<case>/source-N.yaml (and source-N.header,
 // a Merge-Type header) in order.
@@ -77,7 +75,7 @@ func TestMergeGolden(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", gotErr, w)
 			}
 			wantPath := filepath.Join(dir, "want.yaml")
-			if *update {
+			if golden.Update() {
 				b, err := yaml.Marshal(got)
 				if err != nil {
 					t.Fatal(err)

@@ -1,7 +1,7 @@
 package disk
 
 import (
-	"flag"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 type fstabCaseEnv struct {
 	Devices []string          `yaml:"devices"`
@@ -77,7 +75,7 @@ func TestRenderFstabGolden(t *testing.T) {
 			mc, de := fstabInputs(t, dir)
 			res := RenderFstab(in, mc, de)
 			wantPath := filepath.Join(dir, "want")
-			if *update {
+			if golden.Update() {
 				if err := os.WriteFile(wantPath, res.Content, 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func TestPlanSetupGolden(t *testing.T) {
 			}
 			got := plan.String()
 			wantPath := filepath.Join(dir, "want")
-			if *update {
+			if golden.Update() {
 				if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}

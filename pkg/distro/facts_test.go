@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,8 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/facts/*/want.json")
 
 // factsView is a case's golden: the facts and the commands they build for
 // a fixed set of requests.
@@ -94,7 +92,7 @@ func TestFactsGolden(t *testing.T) {
 			}
 			got = append(got, '\n')
 			wantPath := filepath.Join(dir, "want.json")
-			if *update {
+			if golden.Update() {
 				if err := os.WriteFile(wantPath, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -248,7 +246,7 @@ func TestDistroFactsDoc(t *testing.T) {
 	if got == s {
 		return
 	}
-	if *update {
+	if golden.Update() {
 		if err := os.WriteFile(docPath, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

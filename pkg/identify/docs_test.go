@@ -2,6 +2,7 @@ package identify
 
 import (
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestDocs(t *testing.T) {
 	}
 	head, tail := doc[:i+len(beginRules)], doc[j:]
 	want := head + "\n" + rulesTable() + tail
-	if *update {
+	if golden.Update() {
 		if err := os.WriteFile(docPath, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}

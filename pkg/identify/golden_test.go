@@ -1,7 +1,6 @@
 package identify
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,9 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/ and docs/identify.md")
 
 // goldenCase is testdata/golden/<case>/inputs.yaml.
 type goldenCase struct {
@@ -103,7 +101,7 @@ func TestGolden(t *testing.T) {
 			}
 			for name, content := range got {
 				path := filepath.Join(dir, name)
-				if *update {
+				if golden.Update() {
 					if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 						t.Fatal(err)
 					}

@@ -3,6 +3,7 @@ package identify
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // Parity with upstream's tools/ds-identify. Every fixture of this package
 // (the golden cases under testdata/golden and the scenarios) is exported
 // as data to testdata/upstream/fixtures.json (TestUpstreamFixtures, -update
-// rewrites it); scripts/ds-identify-goldens.py lays each one out as a fake
+// rewrites it); scripts/goldens/ds-identify.py lays each one out as a fake
 // root for upstream's ds-identify, runs it and records its decision in
 // testdata/upstream/ds-identify-26.json; TestUpstreamParity compares
 // Identify's decision with it.
@@ -142,7 +143,7 @@ func permOctal(m fs.FileMode) string {
 }
 
 // TestUpstreamFixtures keeps testdata/upstream/fixtures.json, the input of
-// scripts/ds-identify-goldens.py, in step with the fixtures.
+// scripts/goldens/ds-identify.py, in step with the fixtures.
 func TestUpstreamFixtures(t *testing.T) {
 	ins, args := fixtures(t)
 	out := map[string]fixture{}
@@ -154,7 +155,7 @@ func TestUpstreamFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(b) + "\n"
-	if *update {
+	if golden.Update() {
 		if err := os.MkdirAll(filepath.Dir(upstreamFixtures), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +169,7 @@ func TestUpstreamFixtures(t *testing.T) {
 		t.Fatalf("%v (run with -update)", err)
 	}
 	if string(want) != got {
-		t.Errorf("%s is stale: run go test -run TestUpstreamFixtures -update, then scripts/ds-identify-goldens.py", upstreamFixtures)
+		t.Errorf("%s is stale: run go test -run TestUpstreamFixtures -update, then scripts/goldens/ds-identify.py", upstreamFixtures)
 	}
 }
 
@@ -203,7 +204,7 @@ const (
 
 // topLevelList is the datasource_list line of a run/cloud-init/cloud.cfg
 // at the top level (report mode nests it under di_report), as
-// scripts/ds-identify-goldens.py reads upstream's.
+// scripts/goldens/ds-identify.py reads upstream's.
 func topLevelList(cfg string) []string {
 	for _, line := range strings.Split(cfg, "\n") {
 		v, ok := strings.CutPrefix(line, "datasource_list:")
@@ -227,7 +228,7 @@ func topLevelList(cfg string) []string {
 func TestUpstreamParity(t *testing.T) {
 	b, err := os.ReadFile(upstreamGoldens)
 	if err != nil {
-		t.Fatalf("%v (run scripts/ds-identify-goldens.py)", err)
+		t.Fatalf("%v (run scripts/goldens/ds-identify.py)", err)
 	}
 	var up map[string]upstreamDecision
 	if err := json.Unmarshal(b, &up); err != nil {
@@ -243,7 +244,7 @@ func TestUpstreamParity(t *testing.T) {
 	for _, name := range names {
 		u, ok := up[name]
 		if !ok {
-			t.Errorf("%s: no upstream decision (rerun scripts/ds-identify-goldens.py)", name)
+			t.Errorf("%s: no upstream decision (rerun scripts/goldens/ds-identify.py)", name)
 			continue
 		}
 		r := Identify(ins[name])

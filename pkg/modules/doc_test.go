@@ -1,6 +1,7 @@
 package modules
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestModulesDoc(t *testing.T) {
 	}
 	want := MarkdownTable()
 	if got := s[i+len(begin) : j]; got != want {
-		if updateGolden() {
+		if golden.Update() {
 			if err := os.WriteFile(docPath, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -353,7 +354,7 @@ func runGolden(t *testing.T, m Module) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			got := goldenCase(t, m, dir)
 			wantFile := filepath.Join(dir, "want.txt")
-			if updateGolden() {
+			if golden.Update() {
 				if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"log/slog"
 	"os"
@@ -63,7 +64,7 @@ func recordRun(t *testing.T, m Module, cfg Config, files map[string]string) stri
 
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if updateGolden() {
+	if golden.Update() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,8 @@ import (
 	"context"
 	"crypto"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -25,19 +25,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
-
-func init() {
-	// Shared with other golden tests in this package, whichever file
-	// defines it first.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files in testdata")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 var accountsNow = time.Date(2026, 11, 22, 8, 36, 48, 0, time.UTC)
 
@@ -284,7 +271,7 @@ func TestAccountsGolden(t *testing.T) {
 			}
 			got := acctManifest(before, acctSnapshot(t, r.Dir()), errors.Join(errs...), *warnings)
 			wantFile := filepath.Join(dir, "want.txt")
-			if updateGolden() {
+			if golden.Update() {
 				if os.Geteuid() != 0 {
 					t.Fatal("-update must run as root so that owners are recorded")
 				}

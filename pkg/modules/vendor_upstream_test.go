@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"log/slog"
 	"os"
@@ -209,7 +210,7 @@ func TestVendorGolden(t *testing.T) {
 				g.c.Datasource = vendorDatasource(dir)
 				got := g.run(t, m)
 				wantFile := filepath.Join(dir, "want.txt")
-				if updateGolden() {
+				if golden.Update() {
 					if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
 						t.Fatal(err)
 					}

@@ -2,6 +2,7 @@ package netconfig
 
 import (
 	"encoding/json"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -116,7 +117,7 @@ func compareFiles(t *testing.T, dir string, got map[string]string, names []strin
 	for _, name := range names {
 		p := filepath.Join(dir, name)
 		g, has := got[name]
-		if *update {
+		if golden.Update() {
 			if has {
 				if err := os.WriteFile(p, []byte(g), 0o644); err != nil {
 					t.Fatal(err)

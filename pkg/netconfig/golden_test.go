@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,10 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // Input file names a case directory may hold, with their parser.
 var caseInputs = []struct {
@@ -170,7 +168,7 @@ func TestGolden(t *testing.T) {
 					got[r.Name] = renderedTree(out)
 				}
 			}
-			if *update {
+			if golden.Update() {
 				if err := os.RemoveAll(want); err != nil {
 					t.Fatal(err)
 				}

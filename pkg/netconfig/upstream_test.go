@@ -24,6 +24,7 @@ package netconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestUpstream(t *testing.T) {
 					extraOnly[r.Name]++
 				}
 				path := up + ".txt"
-				if *update {
+				if golden.Update() {
 					if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 						t.Fatal(err)
 					}

@@ -2,15 +2,13 @@ package netup
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // Each testdata/klibc/<case>/ holds lease.json (a Lease as JSON) and
 // want.conf (what klibc ipconfig would have written). -update rewrites want.conf.
@@ -31,7 +29,7 @@ func TestFormatKlibcGolden(t *testing.T) {
 			}
 			got := FormatKlibc(&l)
 			wantPath := filepath.Join(dir, "want.conf")
-			if *update {
+			if golden.Update() {
 				if err := os.WriteFile(wantPath, got, 0o644); err != nil {
 					t.Fatal(err)
 				}

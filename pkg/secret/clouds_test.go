@@ -2,7 +2,7 @@ package secret
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/clouds/*.redacted")
 
 // TestMapClouds redacts real clouds' metadata shapes (testdata/clouds,
 // copied from the datasources' testdata, EC2's from the IMDS documentation,
@@ -49,7 +47,7 @@ func TestMapClouds(t *testing.T) {
 			}
 			sort.Strings(got)
 			wf := strings.TrimSuffix(f, ".json") + ".redacted"
-			if *update {
+			if golden.Update() {
 				os.WriteFile(wf, []byte(strings.Join(got, "\n")+"\n"), 0o644)
 			}
 			wb, err := os.ReadFile(wf)

@@ -3,7 +3,6 @@ package stages
 import (
 	"bytes"
 	"context"
-	"flag"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,12 +13,11 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // bootLog runs the init stage and the agent's config and final stages
 // against a temp-dir target, logging through cilog as a boot does, with a
@@ -98,9 +96,9 @@ func TestCloudInitLogEvents(t *testing.T) {
 		}
 	}
 	got := strings.Join(events, "\n") + "\n"
-	golden := filepath.Join("testdata", "cloud-init.log.events")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+	eventsFile := filepath.Join("testdata", "cloud-init.log.events")
+	if golden.Update() {
+		if err := os.WriteFile(eventsFile, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		// The whole log is pkg/cli's analyze input (its goldens come
@@ -113,7 +111,7 @@ func TestCloudInitLogEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(eventsFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package userdata
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestDocsTable(t *testing.T) {
 	if want == doc {
 		return
 	}
-	if *update {
+	if golden.Update() {
 		if err := os.WriteFile(docFile, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}

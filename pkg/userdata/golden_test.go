@@ -3,15 +3,13 @@ package userdata
 import (
 	"context"
 	"encoding/json"
-	"flag"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files (testdata/*/want.json, docs/userdata.md)")
 
 // caseOptions is testdata/<case>/options.json.
 type caseOptions struct {
@@ -167,7 +165,7 @@ func TestGolden(t *testing.T) {
 			}
 			got = append(got, '\n')
 			wantFile := filepath.Join(dir, "want.json")
-			if *update {
+			if golden.Update() {
 				if err := os.WriteFile(wantFile, got, 0o644); err != nil {
 					t.Fatal(err)
 				}

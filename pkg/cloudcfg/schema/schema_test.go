@@ -2,7 +2,7 @@ package schema
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,8 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const goldenDir = "../testdata/schema"
 
@@ -38,25 +36,9 @@ func TestGolden(t *testing.T) {
 			if err := WriteText(&out, &errOut, r, ""); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join(dir, "want.txt"), out.String()+errOut.String())
-			golden(t, filepath.Join(dir, "want-annotate.txt"), Annotate(doc, r))
+			golden.CheckString(t, filepath.Join(dir, "want.txt"), out.String()+errOut.String())
+			golden.CheckString(t, filepath.Join(dir, "want-annotate.txt"), Annotate(doc, r))
 		})
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
 

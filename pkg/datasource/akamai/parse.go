@@ -4,13 +4,12 @@ package akamai
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 )
 
 // Input is what the metadata service answered.
@@ -26,15 +25,7 @@ type Input struct {
 
 // ParseInstance decodes the instance document: a JSON object.
 func ParseInstance(b []byte) (map[string]any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %T", v)
-	}
-	return m, nil
+	return jsondoc.Object(b)
 }
 
 // DecodeUserData is cloud-init's b64decode of the user-data: characters

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +14,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 const path = "/metadata/document"
 
@@ -38,21 +34,12 @@ var upstreamDiffers = map[string]dstest.Differs{
 const bigstepURL = "cloud-init's subplatform keeps the url file's line end; cloudroot trims it"
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
-			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
-		})
-	}
+	dstest.GoldenTrees(t, dstest.Trees{
+		Source:   &Source{},
+		Env:      func(_, base string) datasource.Env { return env(base + path) },
+		Differs:  upstreamDiffers,
+		Requests: 1,
+	})
 }
 
 func TestSeed(t *testing.T) {
@@ -83,40 +70,21 @@ func TestSeed(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base + path) },
-		Up:  dstest.Serve(t, "testdata/full/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, body string
-		code       int
-		want       string
-	}{
-		{"500", "", http.StatusInternalServerError, "status 500"},
-		{"not JSON", "metadata: {}", 200, "invalid character"},
-		{"not an object", "[1]", 200, "expected a JSON object"},
-		{"metadata not an object", `{"metadata": "x"}`, 200, "not an object"},
-		{"no instance-id", `{"metadata": {"local-hostname": "h"}}`, 200, "no instance-id"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				w.WriteHeader(tc.code)
-				w.Write([]byte(tc.body))
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
-		})
-	}
+// TestConform: absent, slow, 404, 500, truncated, and this document's
+// own broken forms.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base + path) },
+		Root:   "testdata/full/tree",
+		Doc:    path,
+		Broken: []dstest.Broken{
+			{Name: "not JSON", Code: 200, Body: "metadata: {}", Want: "invalid character"},
+			{Name: "not an object", Code: 200, Body: "[1]", Want: "expected a JSON object"},
+			{Name: "metadata not an object", Code: 200, Body: `{"metadata": "x"}`, Want: "not an object"},
+			{Name: "no instance-id", Code: 200, Body: `{"metadata": {"local-hostname": "h"}}`, Want: "no instance-id"},
+		},
+	})
 }
 
 func FuzzBuild(f *testing.F) {

@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +13,8 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/identify"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/datasources.md's generated table")
 
 const (
 	docPath  = "../../../docs/datasources.md"
@@ -139,7 +137,7 @@ func TestDocs(t *testing.T) {
 		t.Fatalf("%s: generated-table markers missing", docPath)
 	}
 	want := doc[:i+len(beginGen)] + "\n" + table() + doc[j:]
-	if *update {
+	if golden.Update() {
 		if err := os.WriteFile(docPath, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -3,20 +3,15 @@ package cloudcix
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 const path = "/v1"
 
@@ -32,21 +27,12 @@ var upstreamDiffers = map[string]dstest.Differs{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
-			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
-			if n := len(srv.Requests()); n != 2 {
-				t.Errorf("%d requests, want 2", n)
-			}
-		})
-	}
+	dstest.GoldenTrees(t, dstest.Trees{
+		Source:   &Source{},
+		Env:      func(_, base string) datasource.Env { return env(base + path) },
+		Differs:  upstreamDiffers,
+		Requests: 2,
+	})
 }
 
 func TestSourceURL(t *testing.T) {
@@ -76,47 +62,21 @@ func TestNetworkConfig(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base + path) },
-		Up:  dstest.Serve(t, "testdata/instance/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, body string
-		code       int
-		want       string
-	}{
-		{"500", "", http.StatusInternalServerError, "status 500"},
-		{"not JSON", "instance-id: 1", 200, "invalid character"},
-		{"not an object", "[1]", 200, "expected a JSON object"},
-		{"no instance-id", `{"hostname": "h"}`, 200, "no instance-id"},
-		{"userdata 500", "", 0, "status 500"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				if tc.name == "userdata 500" {
-					if r.URL.Path == path+"/"+MetadataPath {
-						w.Write([]byte(`{"instance-id": "x"}`))
-						return true
-					}
-					tc.code = http.StatusInternalServerError
-				}
-				w.WriteHeader(tc.code)
-				w.Write([]byte(tc.body))
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
-		})
-	}
+// TestConform: absent, slow, 404, 500, a truncated metadata document, and
+// this service's own broken forms.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base + path) },
+		Root:   "testdata/instance/tree",
+		Doc:    path + "/" + MetadataPath,
+		Broken: []dstest.Broken{
+			{Name: "not JSON", Code: 200, Body: "instance-id: 1", Want: "invalid character"},
+			{Name: "not an object", Code: 200, Body: "[1]", Want: "expected a JSON object"},
+			{Name: "no instance-id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance-id"},
+			{Name: "userdata 500", Hook: dstest.Answer(path+"/"+UserdataPath, http.StatusInternalServerError, ""), Want: "status 500"},
+		},
+	})
 }
 
 func FuzzBuild(f *testing.F) {

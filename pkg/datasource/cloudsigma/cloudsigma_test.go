@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 func csEnv(budget time.Duration) datasource.Env {
 	return datasource.Env{DMI: bootenv.DMI{ProductName: "CloudSigma"}, Budget: budget}
@@ -58,7 +55,7 @@ func TestGolden(t *testing.T) {
 			}
 			d.Subplatform = strings.ReplaceAll(d.Subplatform, dev, DefaultDevice)
 			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 			if got := reqs(); len(got) != 1 || got[0] != "<\n\n>" {
 				t.Errorf("requests %q, want one for the whole context", got)
 			}

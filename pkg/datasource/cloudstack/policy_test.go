@@ -58,7 +58,7 @@ func TestRouterDiscoveryFollowsPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dstest.Golden(t, "testdata/new-password/want.json", d, srv.URL, false)
+		dstest.Golden(t, "testdata/new-password/want.json", d, srv.URL)
 		if got := time.Duration(res.given.Load()); got <= short {
 			t.Errorf("the lookup was given %v: Env.Budget, not the detection window", got)
 		}

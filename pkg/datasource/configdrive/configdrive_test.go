@@ -3,7 +3,6 @@ package configdrive
 import (
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -20,8 +19,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "config-2"}}
 
@@ -58,7 +55,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 		})
 	}
 }

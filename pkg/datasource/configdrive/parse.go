@@ -5,25 +5,17 @@ package configdrive
 // devices qualify.
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 	"github.com/cloudroot/cloudroot/pkg/datasource/openstack"
 )
 
 // parseEC2 decodes ec2/latest/meta-data.json (an object).
 func parseEC2(b []byte) (map[string]any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %T", v)
-	}
-	return m, nil
+	return jsondoc.Object(b)
 }
 
 // Candidates are the devices that may hold a config drive: ISO9660 or FAT

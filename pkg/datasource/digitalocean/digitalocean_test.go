@@ -2,13 +2,6 @@ package digitalocean
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +9,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 const path = "/metadata/v1.json"
 
@@ -31,21 +22,12 @@ func env(url string) datasource.Env {
 var upstreamDiffers = map[string]dstest.Differs{}
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), nil)
-			d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
-		})
-	}
+	dstest.GoldenTrees(t, dstest.Trees{
+		Source:   &Source{},
+		Env:      func(_, base string) datasource.Env { return env(base + path) },
+		Differs:  upstreamDiffers,
+		Requests: 1,
+	})
 }
 
 func TestSourceURL(t *testing.T) {
@@ -77,58 +59,25 @@ func TestNetworkKey(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base + path) },
-		Up:  dstest.Serve(t, "testdata/droplet/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, body string
-		code       int
-		want       string
-	}{
-		{"500", "", http.StatusInternalServerError, "status 500"},
-		{"not JSON", "droplet_id: 1", 200, "invalid character"},
-		{"not an object", "[1]", 200, "expected a JSON object"},
-		{"no droplet_id", `{"hostname": "h"}`, 200, "no droplet_id"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool {
-				w.WriteHeader(tc.code)
-				w.Write([]byte(tc.body))
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL) {
-				t.Fatalf("err = %v, want containing %q and the URL", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
-		})
-	}
+// TestConform: absent, slow, 404, 500, truncated, and this document's
+// own broken forms.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base + path) },
+		Root:   "testdata/droplet/tree",
+		Doc:    path,
+		Broken: []dstest.Broken{
+			{Name: "not JSON", Code: 200, Body: `droplet_id: 1`, Want: "invalid character"},
+			{Name: "not an object", Code: 200, Body: `[1]`, Want: "expected a JSON object"},
+			{Name: "no droplet_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no droplet_id"},
+		},
+	})
 }
 
 func FuzzBuild(f *testing.F) {
-	for _, c := range []string{"droplet", "minimal"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", c, "tree", path))
-		f.Add(b)
-	}
-	f.Add([]byte(`{"droplet_id": 1e30, "user_data": {"a": 1}, "public_keys": {"k": ["x"]}}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := Build("http://x", b)
-		if err != nil {
-			return
-		}
-		if d.InstanceID() == "" {
-			t.Fatal("no instance-id")
-		}
-		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
-			t.Fatal(err)
-		}
+	dstest.Seed(f, path, `{"droplet_id": 1e30, "user_data": {"a": 1}, "public_keys": {"k": ["x"]}}`)
+	dstest.FuzzData(f, func(b []byte) (*datasource.Data, error) { return Build("http://x", b) }, func(t *testing.T, d *datasource.Data) {
 		if _, ok := d.DS["metadata_full"].(map[string]any)["user_data"]; ok {
 			t.Fatal("user_data in ds")
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -18,8 +17,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 const testToken = "AQAEAFcloudroot-test-token=="
 
@@ -86,7 +83,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 		})
 	}
 }

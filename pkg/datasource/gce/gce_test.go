@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,8 +17,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 var (
 	onGCE = bootenv.DMI{ProductName: "Google Compute Engine", SysVendor: "Google"}
@@ -67,7 +64,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 			for _, r := range srv.Requests() {
 				if strings.Contains(r.Path, "attributes") && r.Query != "recursive=true" {
 					t.Errorf("%s?%s: attributes not fetched recursively", r.Path, r.Query)

@@ -7,9 +7,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -22,25 +22,6 @@ type Input struct {
 	Metadata, PrivateNetworks, Userdata []byte
 	// Serial is the DMI system serial ("" skips the check).
 	Serial string
-}
-
-// scalar is a YAML scalar as text, "" for null, mappings and lists.
-func scalar(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case int:
-		return strconv.Itoa(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case uint64:
-		return strconv.FormatUint(t, 10)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
 }
 
 // MaybeBase64 is cloud-init's maybe_b64decode: strictly valid base64 is
@@ -81,11 +62,11 @@ func Build(in Input) (*datasource.Data, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
-	id := scalar(md["instance-id"])
+	id := jsondoc.Scalar(md["instance-id"])
 	if id == "" {
 		return nil, errors.New("metadata: no instance-id")
 	}
-	hostname := scalar(md["hostname"])
+	hostname := jsondoc.Scalar(md["hostname"])
 	if hostname == "" {
 		return nil, errors.New("metadata: no hostname")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -25,8 +24,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 // xenProc is a proc directory on Xen, with PID 1 started at boot.
 func xenProc(t *testing.T, boot time.Time) string {
@@ -106,7 +103,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 		})
 	}
 }

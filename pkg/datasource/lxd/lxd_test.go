@@ -3,7 +3,6 @@ package lxd
 import (
 	"context"
 	"errors"
-	"flag"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 // serve starts a devlxd stand-in on a unix socket in a temporary
 // directory: a request path maps to a file under root, a directory to its
@@ -81,7 +78,7 @@ func TestGolden(t *testing.T) {
 			}
 			d.Subplatform = strings.ReplaceAll(d.Subplatform, sock, DefaultSocket)
 			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -20,8 +19,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 var testCreds = Credentials{ConsumerKey: "Cq4N3Z9pXf", TokenKey: "hTjDWn7aHw", TokenSecret: "sEcReT&k=y/ü"}
 
@@ -146,7 +143,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+				dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 				return
 			}
 			auth := newAuth(testCreds, 0)
@@ -164,7 +161,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("request for %s, outside the version", r.Path)
 				}
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 		})
 	}
 }

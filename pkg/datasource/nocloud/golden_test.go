@@ -1,15 +1,12 @@
 package nocloud
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
@@ -27,7 +24,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 		})
 	}
 }

@@ -21,11 +21,12 @@
 package nwcs
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 )
 
 // DefaultMetadataURL is cloud-init's metadata_url.
@@ -66,37 +67,13 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-// defaultURL is the metadata URL when the configuration names none.
-func (s *Source) defaultURL() string {
-	if s.URL != "" {
-		return s.URL
-	}
-	return DefaultMetadataURL
-}
-
-// Get implements datasource.Source.
+// Get implements datasource.Source: jsondoc.Source's contract.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	if !env.NetworkUp {
-		return nil, fmt.Errorf("nwcs: %w", datasource.ErrNeedNetwork)
-	}
-	log := env.Logger(s.Name())
-	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
-		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("nwcs: %w", err)
-	}
-	ctx, cancel := c.WithBudget(ctx)
-	defer cancel()
-	start := time.Now()
-	url, b, err := read(ctx, c)
-	if err != nil {
-		return nil, fmt.Errorf("nwcs: %w", err)
-	}
-	d, err := Build(url, b)
-	if err != nil {
-		return nil, fmt.Errorf("nwcs: %s: %w", url, err)
-	}
-	log.Info("found", "url", url, "duration", time.Since(start))
-	return d, nil
+	return jsondoc.Source{
+		Name: s.Name(), Tag: "nwcs", URL: cmp.Or(s.URL, DefaultMetadataURL),
+		Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+		Build: func(url string, b []byte, env datasource.Env) (*datasource.Data, error) {
+			return Build(url, b)
+		},
+	}.Get(ctx, env)
 }

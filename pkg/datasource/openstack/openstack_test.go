@@ -3,7 +3,6 @@ package openstack
 import (
 	"context"
 	"errors"
-	"flag"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -16,8 +15,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 func env(urls ...string) datasource.Env {
 	var u []any
@@ -44,7 +41,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,10 +16,9 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json and want.network")
 
 var onOCI = bootenv.DMI{ChassisAssetTag: ChassisAssetTag}
 
@@ -113,8 +111,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL, *update)
-			dstest.GoldenText(t, filepath.Join(dir, "want.network"), network(t, d), *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, srv.URL)
+			golden.CheckString(t, filepath.Join(dir, "want.network"), network(t, d))
 			iscsi, _, _ := ISCSIRoot(filepath.Join(dir, "run"), e.Cmdline)
 			asked := false
 			for _, r := range srv.Requests() {

@@ -3,7 +3,6 @@ package ovf
 import (
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,8 +17,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "OVF ENV"}}
 
@@ -55,7 +52,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 		})
 	}
 }

@@ -3,13 +3,13 @@ package rbxcloud
 // Pure parsing: cloud.json and user.data into Data.
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 )
 
 // Labels are the filesystem labels of a Rootbox/HyperOne metadata disk.
@@ -45,13 +45,9 @@ type Input struct {
 // ParseCloudJSON decodes cloud.json: an object with `vm` (an object with
 // `_id` and `name`) and `netadp` (a list of adapters).
 func ParseCloudJSON(b []byte) (map[string]any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	m, err := jsondoc.Object(b)
+	if err != nil {
 		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %T", v)
 	}
 	vm, ok := m["vm"].(map[string]any)
 	if !ok {

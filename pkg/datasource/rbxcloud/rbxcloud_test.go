@@ -3,7 +3,6 @@ package rbxcloud
 import (
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,8 +17,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json")
 
 var vdb = bootenv.Device{Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "vfat", Label: "CLOUDMD"}}
 
@@ -62,7 +59,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
 		})
 	}
 }

@@ -3,14 +3,13 @@ package scaleway
 // Pure parsing: the metadata document and Data.
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"strconv"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 )
 
 // Input is what the service answered.
@@ -22,32 +21,6 @@ type Input struct {
 	MetaData, UserData, VendorData []byte
 }
 
-// Parse decodes the metadata document: a JSON object.
-func Parse(b []byte) (map[string]any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %T", v)
-	}
-	return m, nil
-}
-
-// scalar is a JSON scalar as text, "" for null, objects and lists.
-func scalar(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
-}
-
 // authorizedKeyTag prefixes tags carrying a key, spaces written as "_".
 const authorizedKeyTag = "AUTHORIZED_KEY="
 
@@ -57,7 +30,7 @@ func PublicKeys(md map[string]any) []string {
 	l, _ := md["ssh_public_keys"].([]any)
 	for _, e := range l {
 		m, _ := e.(map[string]any)
-		if k := strings.TrimSpace(scalar(m["key"])); k != "" {
+		if k := strings.TrimSpace(jsondoc.Scalar(m["key"])); k != "" {
 			keys = append(keys, k)
 		}
 	}
@@ -85,19 +58,19 @@ func region(zone string) string {
 
 // Build turns the answers into Data as cloud-init's _get_data does.
 func Build(in Input) (*datasource.Data, error) {
-	doc, err := Parse(in.MetaData)
+	doc, err := jsondoc.Object(in.MetaData)
 	if err != nil {
 		return nil, err
 	}
-	id := scalar(doc["id"])
+	id := jsondoc.Scalar(doc["id"])
 	if id == "" {
 		return nil, errors.New("no id")
 	}
 	var zone string
 	if loc, ok := doc["location"].(map[string]any); ok {
-		zone = scalar(loc["zone_id"])
+		zone = jsondoc.Scalar(loc["zone_id"])
 	}
-	hostname := scalar(doc["hostname"])
+	hostname := jsondoc.Scalar(doc["hostname"])
 	keys := PublicKeys(doc)
 	md := map[string]any{
 		"instance-id":    id,

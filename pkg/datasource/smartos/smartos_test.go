@@ -3,7 +3,6 @@ package smartos
 import (
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,8 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*/want.json and requests.txt")
 
 // caseFile is testdata/<case>/case.json.
 type caseFile struct {
@@ -82,8 +80,8 @@ func TestGolden(t *testing.T) {
 			d.Subplatform = strings.ReplaceAll(d.Subplatform, where, placeholder)
 			d.Describe = strings.ReplaceAll(d.Describe, where, placeholder)
 			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "", *update)
-			dstest.GoldenText(t, filepath.Join(dir, "requests.txt"), strings.Join(f.requests(), "\n")+"\n", *update)
+			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
+			golden.CheckString(t, filepath.Join(dir, "requests.txt"), strings.Join(f.requests(), "\n")+"\n")
 		})
 	}
 }

@@ -3,55 +3,13 @@ package upcloud
 // Pure parsing: the metadata document and Data.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 )
-
-// Parse decodes the metadata document: a JSON object.
-func Parse(b []byte) (map[string]any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %T", v)
-	}
-	return m, nil
-}
-
-// scalar is a JSON scalar as text, "" for null, objects and lists.
-func scalar(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
-}
-
-// blob is user_data or vendor_data: a string as is, null or "" as none; anything
-// else is kept as its JSON text.
-func blob(v any) ([]byte, error) {
-	switch t := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if t == "" {
-			return nil, nil
-		}
-		return []byte(t), nil
-	}
-	return json.Marshal(v)
-}
 
 // Build turns the document fetched from url into Data as cloud-init's
 // _get_data does: meta-data holds instance-id (instance_id, else
@@ -59,22 +17,22 @@ func blob(v any) ([]byte, error) {
 // (region, "default" when missing); ds.metadata_full holds the document
 // without user_data and vendor_data.
 func Build(url string, b []byte, systemUUID string) (*datasource.Data, error) {
-	md, err := Parse(b)
+	md, err := jsondoc.Object(b)
 	if err != nil {
 		return nil, err
 	}
-	id := scalar(md["instance_id"])
+	id := jsondoc.Scalar(md["instance_id"])
 	if _, ok := md["instance_id"]; !ok {
 		id = systemUUID
 	}
 	if id == "" {
 		return nil, errors.New("no instance_id")
 	}
-	az := scalar(md["region"])
+	az := jsondoc.Scalar(md["region"])
 	if az == "" {
 		az = "default"
 	}
-	hostname := scalar(md["hostname"])
+	hostname := jsondoc.Scalar(md["hostname"])
 	d := &datasource.Data{
 		Name:        "UpCloud",
 		Platform:    "upcloud",
@@ -92,10 +50,10 @@ func Build(url string, b []byte, systemUUID string) (*datasource.Data, error) {
 		AvailabilityZone: az,
 		PublicKeys:       datasource.NormalizePubKeys(md["public_keys"]),
 	}
-	if d.UserData, err = blob(md["user_data"]); err != nil {
+	if d.UserData, err = jsondoc.Blob(md["user_data"]); err != nil {
 		return nil, fmt.Errorf("user_data: %w", err)
 	}
-	if d.VendorData, err = blob(md["vendor_data"]); err != nil {
+	if d.VendorData, err = jsondoc.Blob(md["vendor_data"]); err != nil {
 		return nil, fmt.Errorf("vendor_data: %w", err)
 	}
 	full := maps.Clone(md)

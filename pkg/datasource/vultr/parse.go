@@ -12,33 +12,8 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
 )
-
-// Parse decodes v1.json: a JSON object.
-func Parse(b []byte) (map[string]any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %T", v)
-	}
-	return m, nil
-}
-
-// scalar is a JSON scalar as text, "" for null, objects and lists.
-func scalar(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
-}
 
 // Boundary is the MIME boundary joining vendor-data parts (a suffix is
 // added while a part contains it).
@@ -123,29 +98,29 @@ func multipart(parts [][]byte) []byte {
 // Build turns v1.json fetched from url into Data as cloud-init's
 // _get_data does.
 func Build(url string, b []byte) (*datasource.Data, error) {
-	doc, err := Parse(b)
+	doc, err := jsondoc.Object(b)
 	if err != nil {
 		return nil, err
 	}
-	id := scalar(doc["instance-v2-id"])
+	id := jsondoc.Scalar(doc["instance-v2-id"])
 	if id == "" {
-		id = scalar(doc["instanceid"])
+		id = jsondoc.Scalar(doc["instanceid"])
 	}
 	if id == "" {
 		return nil, errors.New("no instance-v2-id or instanceid")
 	}
-	hostname := scalar(doc["hostname"])
+	hostname := jsondoc.Scalar(doc["hostname"])
 	if hostname == "" {
 		hostname = "guest"
 	}
 	region := ""
 	if r, ok := doc["region"].(map[string]any); ok {
-		region = scalar(r["regioncode"])
+		region = jsondoc.Scalar(r["regioncode"])
 		if c, ok := r["countrycode"]; ok {
-			region = scalar(c)
+			region = jsondoc.Scalar(c)
 		}
 	} else {
-		region = scalar(doc["region"])
+		region = jsondoc.Scalar(doc["region"])
 	}
 	region = strings.ToLower(region)
 
@@ -209,7 +184,7 @@ func named(cfg map[string]any) bool {
 		if !ok {
 			return false
 		}
-		if m["type"] == "physical" && scalar(m["name"]) == "" {
+		if m["type"] == "physical" && jsondoc.Scalar(m["name"]) == "" {
 			return false
 		}
 	}

@@ -26,9 +26,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"github.com/cloudroot/cloudroot/pkg/internal/testtree"
 )
 
@@ -284,10 +283,10 @@ func ViewOf(d *datasource.Data) View {
 	return v
 }
 
-// Golden compares d's view with the JSON file want (rewriting it when
-// update is set). baseURL, when not "", is replaced by "BASE" so the file
+// Golden compares d's view with the JSON file want (rewriting it under
+// -update: pkg/internal/golden). baseURL, when not "", is replaced by "BASE" so the file
 // does not depend on the test server's port.
-func Golden(t testing.TB, want string, d *datasource.Data, baseURL string, update bool) {
+func Golden(t testing.TB, want string, d *datasource.Data, baseURL string) {
 	t.Helper()
 	b, err := json.MarshalIndent(ViewOf(d), "", "  ")
 	if err != nil {
@@ -297,26 +296,7 @@ func Golden(t testing.TB, want string, d *datasource.Data, baseURL string, updat
 	if baseURL != "" {
 		got = strings.ReplaceAll(got, baseURL, "BASE")
 	}
-	GoldenText(t, want, got, update)
-}
-
-// GoldenText compares got with the text file want (rewriting it when
-// update is set).
-func GoldenText(t testing.TB, want, got string, update bool) {
-	t.Helper()
-	if update {
-		if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	w, err := os.ReadFile(want)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(w), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", want, diff)
-	}
+	golden.CheckString(t, want, got)
 }
 
 // ReadJSON decodes the JSON file name (a case's case.json) into v.

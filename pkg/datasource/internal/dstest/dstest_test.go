@@ -180,15 +180,6 @@ func TestInFlight(t *testing.T) {
 	}
 }
 
-func TestGoldenText(t *testing.T) {
-	want := filepath.Join(t.TempDir(), "want.txt")
-	GoldenText(t, want, "a\nb\n", true)
-	if b, err := os.ReadFile(want); err != nil || string(b) != "a\nb\n" {
-		t.Fatalf("update wrote %q, %v", b, err)
-	}
-	GoldenText(t, want, "a\nb\n", false)
-}
-
 func TestReadJSON(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "case.json")
 	if err := os.WriteFile(p, []byte(`{"imds": "v2", "n": 2}`), 0o644); err != nil {

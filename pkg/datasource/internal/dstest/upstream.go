@@ -18,7 +18,7 @@ import (
 
 // UpstreamFile is the name of a case's upstream golden: what upstream
 // cloud-init 26.x's own datasource class derives from the case's payload,
-// written by scripts/ds-goldens.py (see docs/compatibility.md).
+// written by scripts/goldens/ds.py (see docs/compatibility.md).
 const UpstreamFile = "upstream-26.json"
 
 // Differs names the fields of an upstream golden in which cloudroot

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""ds-identify-goldens.py — upstream ds-identify's decision on every pkg/identify fixture.
+"""goldens/ds-identify.py — upstream ds-identify's decision on every pkg/identify fixture.
 
     CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh \
-        --python scripts/ds-identify-goldens.py [--check] [--dir pkg/identify/testdata/upstream]
+        --python scripts/goldens/ds-identify.py [--check] [--dir pkg/identify/testdata/upstream]
 
 Input: <dir>/fixtures.json, written by `go test ./pkg/identify -run
 TestUpstreamFixtures -update` (every golden case and scenario of

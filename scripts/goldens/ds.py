@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""ds-goldens.py — what upstream cloud-init derives from cloudroot's datasource goldens.
+"""goldens/ds.py — what upstream cloud-init derives from cloudroot's datasource goldens.
 
 Run through scripts/upstream-cloudinit.sh so that `cloudinit` is upstream's:
 
     CLOUDINIT_SRC=/path/to/cloud-init scripts/upstream-cloudinit.sh \
-        --python scripts/ds-goldens.py [--check] [--root pkg/datasource] [NAME...]
+        --python scripts/goldens/ds.py [--check] [--root pkg/datasource] [NAME...]
 
 For every case directory pkg/datasource/<name>/testdata/<case>/ of a
 datasource this script knows, the case's payload (a metadata tree served
