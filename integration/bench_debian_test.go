@@ -30,6 +30,10 @@ import (
 	"github.com/cloudroot/cloudroot/integration/harness"
 )
 
+// EnvBenchImages narrows the bench to some images (comma-separated names:
+// cloudroot, cloud-init, bare), e.g. to try a newly built one.
+const EnvBenchImages = "CLOUDROOT_BENCH_IMAGES"
+
 // benchIID is the bench seed's instance-id.
 const benchIID = "iid-debian-bench"
 
@@ -107,6 +111,9 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 	}
 	a := artifacts(t)
 	images := benchImages(a)
+	if only := os.Getenv(EnvBenchImages); only != "" {
+		images = slices.DeleteFunc(images, func(im debianImage) bool { return !slices.Contains(strings.Split(only, ","), im.name) })
+	}
 	if miss := images.missing(); miss != "" {
 		t.Fatal(miss)
 	}
