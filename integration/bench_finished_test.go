@@ -1,6 +1,9 @@
 package integration
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestBootFinishedAt reads the host time of the boot-finished console line
 // of each image's kind from a timestamped console log.
@@ -18,5 +21,30 @@ func TestBootFinishedAt(t *testing.T) {
 				t.Errorf("bootFinishedAt = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBenchTable formats three images' runs: the bare twin has no stages
+// (—), the ratios are to its medians, and the goals get a verdict.
+func TestBenchTable(t *testing.T) {
+	run := func(total, done, sshd float64, stages map[string]float64) benchRun {
+		return benchRun{total: total, done: done, sshd: sshd, stages: stages, mods: map[string]float64{}, keyCPU: -1}
+	}
+	st := map[string]float64{"init-local": 1, "init": 2, "modules-config": 1, "modules-final": 3}
+	runs := map[string][]benchRun{
+		"cloudroot":  {run(105, 90, 50, st), run(100, 80, 40, st)},
+		"cloud-init": {run(200, 150, 90, st)},
+		"bare":       {run(100, 80, 40, nil), run(90, 70, 30, nil)},
+	}
+	got := benchTable(runs, 2)
+	for _, want := range []string{
+		"| QEMU start -> power-off                          |    105.00 |     200.00 |    100.00 |    0.53 |    1.05 |    2.00 |",
+		"| stage init                                       |      2.00 |       2.00 |         — |    1.00 |       — |       — |",
+		"kernel start -> sshd accepting: cloudroot 1.250× the bare twin (goal at most 1.10×): NOT met; cloud-init 2.25×",
+		"QEMU start -> power-off: cloudroot 1.050× the bare twin (goal at most 1.10×): met; cloud-init 2.00×",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
 	}
 }
