@@ -125,9 +125,13 @@ rootfs: agent
 debian-image: deb kernel
     DEB={{build}}/"$(cd {{build}} && ls -t cloudroot_*_amd64.deb | head -n 1)" DEBIAN_IMAGE_PROFILE={{profile}} bash scripts/debian-image.sh
 
-# Boot the Debian 12 image and its cloud-init twin (Debian's cloud-init package instead of cloudroot) N times each; one table of medians.
+# Boot the Debian 12 image, its cloud-init twin (Debian's cloud-init package instead of cloudroot) and its
+# bare twin (neither: the seed's end state baked in, harness.BareTwinScript) in N interleaved rounds;
+# one table of medians and the ratios to the bare twin.
 bench-vs-cloud-init runs="3": deps agent kernel initramfs rootfs debian-image
     DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
+    CLOUDROOT_BARE_BAKE={{build}}/debian-12-bare.bake.sh go test -count=1 -run TestWriteBareTwinBake ./integration/
+    DEBIAN_IMAGE_VARIANT=bare DEBIAN_IMAGE_BAKE={{build}}/debian-12-bare.bake.sh bash scripts/debian-image.sh
     CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_BENCH={{runs}} go test -count=1 -timeout 120m -v -run TestBenchDebianVsCloudInit ./integration/
 
 # Boot the Debian 12 image and its cloud-init twin once each with one seed and diff their end states

@@ -43,10 +43,19 @@
 # and build/debian-12-cloud-init.initrd (cloud-init runs in the booted root,
 # so it boots with the distribution's own initramfs).
 #
+# The bare twin (DEBIAN_IMAGE_VARIANT=bare, the bench's third image): the
+# same root with neither cloud-init nor cloudroot, booted with its own
+# initramfs-tools initrd (build/debian-12-bare.img + .initrd), the bench
+# seed's end state baked in by DEBIAN_IMAGE_BAKE: a script that
+# integration/harness.BareTwinScript generated from that seed, run chrooted
+# (users, keys, files, network config, oneshot units for bootcmd, runcmd
+# and power_state). The physical limit of "provision this machine".
+#
 # Usage: scripts/debian-image.sh [OUT]     (default build/debian-12.img,
 #                                           or build/debian-12-cloud-init.img)
 # Environment:
-#   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin)
+#   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin) or bare
+#   DEBIAN_IMAGE_BAKE=file         bare: the end-state script (see above)
 #   DEB=build/cloudroot_V_amd64.deb the package (default: the newest in build/)
 #   DEBIAN_IMAGE_PROFILE=minimal    the initramfs's driver profile
 #   IMAGE_SIZE_MB=2048             disk size (sparse)
@@ -63,7 +72,8 @@ variant=${DEBIAN_IMAGE_VARIANT:-cloudroot}
 case $variant in
 cloudroot) out=${1:-$build/debian-12.img} ;;
 cloud-init) out=${1:-$build/debian-12-cloud-init.img} ;;
-*) printf 'debian-image.sh: error: DEBIAN_IMAGE_VARIANT=%s: want cloudroot or cloud-init\n' "$variant" >&2; exit 1 ;;
+bare) out=${1:-$build/debian-12-bare.img} ;;
+*) printf 'debian-image.sh: error: DEBIAN_IMAGE_VARIANT=%s: want cloudroot, cloud-init or bare\n' "$variant" >&2; exit 1 ;;
 esac
 profile=${DEBIAN_IMAGE_PROFILE:-minimal}
 deb_pkg=${DEB:-}
@@ -96,12 +106,13 @@ packages=(
 # The twin adds Debian's cloud-init (and builds the kernel's initrd).
 # debootstrap resolves no virtual packages: python3-cryptography's
 # python3-cffi-backend-api-* come from python3-cffi-backend, named here.
-[[ $variant == cloudroot ]] || packages+=(cloud-init python3-cffi-backend)
+[[ $variant != cloud-init ]] || packages+=(cloud-init python3-cffi-backend)
 
 [[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, chroot, and root-owned files in the image)"
 for t in debootstrap:debootstrap zstd:zstd sfdisk:fdisk mkfs.ext4:e2fsprogs unshare:util-linux; do
 	command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
 done
+[[ $variant != bare || -s ${DEBIAN_IMAGE_BAKE:-} ]] || die "DEBIAN_IMAGE_VARIANT=bare needs DEBIAN_IMAGE_BAKE=file (the seed's end-state script; just bench-vs-cloud-init makes it)"
 [[ $variant != cloudroot || -f $deb_pkg ]] || die "no cloudroot package (DEB=${deb_pkg:-, none in $build}; just deb)"
 if [[ $variant == cloudroot ]]; then
 	for t in sgdisk:gdisk mkfs.vfat:dosfstools mcopy:mtools; do
@@ -339,6 +350,14 @@ poke() {
 	dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# bake_bare ROOT: the bare twin's end state, DEBIAN_IMAGE_BAKE run
+# chrooted in ROOT.
+bake_bare() {
+	cp "$DEBIAN_IMAGE_BAKE" "$1/tmp/bake.sh"
+	in_root "$1" /bin/sh /tmp/bake.sh >&2
+	rm -f "$1/tmp/bake.sh"
+}
+
 # Each build: unpack, install cloudroot, make the disk.
 t1=$(date +%s.%N)
 stage=$(mktemp -d "$(dirname "$out")/.debian-12-stage.XXXXXX")
@@ -359,6 +378,7 @@ if [[ $variant == cloudroot ]]; then
 	[[ -s $r/boot/initrd.img-$kver ]] || die "installing $deb_pkg built no /boot/initrd.img-$kver"
 	grub_images "$r"
 else
+	[[ $variant != bare ]] || bake_bare "$r"
 	cp "$r/boot/initrd.img-$kver" "${out%.img}.initrd.tmp"
 	mv -f "${out%.img}.initrd.tmp" "${out%.img}.initrd"
 fi
@@ -406,5 +426,6 @@ EOF
 fi
 mv -f "$out.tmp" "$out"
 what="Debian's cloud-init"
+[[ $variant != bare ]] || what="the end state of $DEBIAN_IMAGE_BAKE"
 [[ $variant != cloudroot ]] || what="$(basename "$deb_pkg") through apt, GRUB for BIOS and UEFI"
 log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + $what, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
