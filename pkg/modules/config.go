@@ -1,12 +1,14 @@
 package modules
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -119,4 +121,29 @@ func StringList(v any) []string {
 		return t
 	}
 	return nil
+}
+
+// Typed makes a module's Run from run, which receives the module's
+// configuration as a T: the runner's call decodes the merged config into
+// T once, with pyval's lenient decoder (cloud-init's loose typing, its
+// deprecated spellings translated and logged as deprecations), before run
+// starts. T is a struct whose `cfg` tags name the top-level keys the
+// module reads; a value of the wrong shape fails the module with the
+// decoder's message, as cloud-init's handler raises.
+func Typed[T any](run func(ctx context.Context, c *Context, cfg T) error) func(context.Context, *Context) error {
+	return func(ctx context.Context, c *Context) error {
+		var cfg T
+		if err := c.decoder().Decode(c.Config, &cfg); err != nil {
+			return err
+		}
+		return run(ctx, c, cfg)
+	}
+}
+
+// decoder is the lenient decoder reporting to c.
+func (c *Context) decoder() *pyval.Decoder {
+	return &pyval.Decoder{
+		Deprecated: c.deprecated,
+		Warn:       func(msg string) { c.warn("%s", msg) },
+	}
 }
