@@ -53,14 +53,14 @@ func decodeApk(cfg Config) apkConfig {
 		return a
 	}
 	a.Write = true
-	a.Version = pyStr(repo["version"])
+	a.Version = pyval.Str(repo["version"])
 	a.BaseURL = DefaultAlpineMirror
 	if v, ok := repo["base_url"]; ok {
-		a.BaseURL = pyStr(v)
+		a.BaseURL = pyval.Str(v)
 	}
 	a.Community, a.Testing = repo["community_enabled"], repo["testing_enabled"]
 	if v, ok := sec["local_repo_base_url"]; ok {
-		a.LocalRepo = pyStr(v)
+		a.LocalRepo = pyval.Str(v)
 	}
 	return a
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -36,7 +37,7 @@ func decodeAptPipelining(cfg Config) (depth string, valid bool, note string) {
 	if !ok {
 		return "", true, ""
 	}
-	s := strings.ToLower(strings.TrimSpace(pyStr(v)))
+	s := strings.ToLower(strings.TrimSpace(pyval.Str(v)))
 	switch s {
 	case "false":
 		return "0", true, ""
@@ -50,27 +51,13 @@ func decodeAptPipelining(cfg Config) (depth string, valid bool, note string) {
 	return "", false, ""
 }
 
-// pyStr is Python's str() of a YAML scalar.
-func pyStr(v any) string {
-	switch t := v.(type) {
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case nil:
-		return "None"
-	}
-	return scalarString(v)
-}
-
 func runAptPipelining(ctx context.Context, c *Context) error {
 	depth, valid, note := decodeAptPipelining(c.Config)
 	if note != "" {
 		c.Log.Info(note, "module", "apt_pipelining")
 	}
 	if !valid {
-		c.warn("Invalid option for apt_pipelining: %s", pyStr(c.Config["apt_pipelining"]))
+		c.warn("Invalid option for apt_pipelining: %s", pyval.Str(c.Config["apt_pipelining"]))
 		return nil
 	}
 	if depth == "" {

@@ -104,11 +104,11 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
 	}
 	vkey := ChefValidationPEM
 	if v, ok := m["validation_key"]; ok {
-		vkey = pyStrOf(v)
+		vkey = pyval.Str(v)
 	}
 	if vcert := m["validation_cert"]; pyval.Truthy(vcert) {
 		if vcert != "system" {
-			if err := c.Root.WriteFile(vkey, []byte(pyStrOf(vcert)), 0o600); err != nil {
+			if err := c.Root.WriteFile(vkey, []byte(pyval.Str(vcert)), 0o600); err != nil {
 				return fmt.Errorf("chef: %w", err)
 			}
 		} else if fi, err := c.Root.Stat(vkey); err != nil || !fi.Mode().IsRegular() {
@@ -228,7 +228,7 @@ func chefClientRB(c *Context, m map[string]any) error {
 		case k == "show_time":
 			params[k] = cfgBool(m, k, false)
 		default:
-			params[k] = pyStrOf(v)
+			params[k] = pyval.Str(v)
 		}
 	}
 	for _, k := range []string{"server_url", "validation_name"} {
@@ -265,7 +265,7 @@ func jinjaValue(v any) any {
 	case nil, string:
 		return v
 	}
-	return pyStrOf(v)
+	return pyval.Str(v)
 }
 
 // chefInstall installs chef by install_type and says whether to run it.
@@ -303,12 +303,12 @@ func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOp
 	case "omnibus":
 		url := ChefOmnibusURL
 		if v, ok := m["omnibus_url"]; ok && v != nil {
-			url = pyStrOf(v)
+			url = pyval.Str(v)
 		}
 		retries, _ := cfgInt(m["omnibus_url_retries"])
 		var args []string
 		if v, ok := m["omnibus_version"]; ok {
-			args = []string{"-v", pyStrOf(v)}
+			args = []string{"-v", pyval.Str(v)}
 		}
 		blob, err := opts.fetch(ctx, c, url, retries)
 		if err != nil {

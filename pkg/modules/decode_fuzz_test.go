@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // FuzzDecodeModuleKeys feeds any cloud-config to the decoders of
@@ -44,7 +46,7 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		decodeApk(c)
 		for _, r := range decodeZypper(c).Repos {
 			if id, ok := r["id"]; ok {
-				zypperRepoFile(pyStr(id), r)
+				zypperRepoFile(pyval.Str(id), r)
 			}
 		}
 		if !cmp.Equal(orig, map[string]any(cfg)) {

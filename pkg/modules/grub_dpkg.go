@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -39,7 +40,7 @@ func runGrubDpkg(ctx context.Context, c *Context) error {
 		enabled = false
 	}
 	if isFalse(enabled) {
-		c.Log.Debug(fmt.Sprintf("grub_dpkg disabled by config grub_dpkg/enabled=%s", pyStr(enabled)))
+		c.Log.Debug(fmt.Sprintf("grub_dpkg disabled by config grub_dpkg/enabled=%s", pyval.Str(enabled)))
 		return nil
 	}
 	sel, err := grubDebconf(ctx, c, mycfg)
@@ -58,7 +59,7 @@ func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string,
 		if !ok {
 			return "", false
 		}
-		return pyStr(v), true
+		return pyval.Str(v), true
 	}
 	efi := c.Root.Exists("/sys/firmware/efi")
 	if efi {

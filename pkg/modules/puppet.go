@@ -97,7 +97,7 @@ func decodePuppet(m map[string]any) puppetConfig {
 	p.Package = cfgStr(m, "package_name", "")
 	for k, dst := range map[string]**string{"conf_file": &p.ConfFile, "ssl_dir": &p.SSLDir, "csr_attributes_path": &p.CSRPath} {
 		if v, ok := m[k]; ok {
-			s := pyStrOf(v)
+			s := pyval.Str(v)
 			*dst = &s
 		}
 	}
@@ -294,7 +294,7 @@ func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) 
 	for _, name := range names {
 		v := conf[name]
 		if name == "ca_cert" {
-			if err := puppetCACert(c, sslDir, user, pyStrOf(v)); err != nil {
+			if err := puppetCACert(c, sslDir, user, pyval.Str(v)); err != nil {
 				return err
 			}
 		} else {
@@ -305,7 +305,7 @@ func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) 
 			}
 			slices.Sort(keys)
 			for _, o := range keys {
-				val := pyStrOf(opts[o])
+				val := pyval.Str(opts[o])
 				if o == "certname" {
 					val = strings.ReplaceAll(val, "%f", c.fqdn())
 					val = strings.ReplaceAll(val, "%i", c.InstanceID)

@@ -65,13 +65,13 @@ func decodeSalt(c *Context, m map[string]any) saltConfig {
 	_, priv := m["private_key"]
 	if pub && priv {
 		s.HasKeys = true
-		s.PublicKey, s.PrivateKey = pyStrOf(m["public_key"]), pyStrOf(m["private_key"])
+		s.PublicKey, s.PrivateKey = pyval.Str(m["public_key"]), pyval.Str(m["private_key"])
 		s.PKIDir = path.Join(s.ConfDir, "pki/minion")
 		if fi, err := c.Root.Stat(s.PKIDir); err != nil || !fi.IsDir() {
 			s.PKIDir = path.Join(s.ConfDir, "pki")
 		}
 		if v, ok := m["pki_dir"]; ok {
-			s.PKIDir = pyStrOf(v)
+			s.PKIDir = pyval.Str(v)
 		}
 	}
 	if conf, ok := s.Conf.(map[string]any); ok && len(conf) > 0 {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -86,7 +87,7 @@ func yumValue(v any) string {
 	case float64:
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	}
-	return pyStr(v)
+	return pyval.Str(v)
 }
 
 func runYumAddRepo(ctx context.Context, c *Context) error {

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -100,7 +101,7 @@ func pyStrValue(v any) string {
 			return ""
 		}
 	}
-	return pyStr(v)
+	return pyval.Str(v)
 }
 
 func runZypperAddRepo(ctx context.Context, c *Context) error {
@@ -124,7 +125,7 @@ func runZypperAddRepo(ctx context.Context, c *Context) error {
 			c.warn("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
 			continue
 		}
-		id := pyStr(r["id"])
+		id := pyval.Str(r["id"])
 		fn := path.Join(z.ReposDir, strings.ReplaceAll(id, " ", "_")+".repo")
 		if c.Root.Exists(fn) {
 			c.Log.Info(fmt.Sprintf("Skipping repo %s, file %s already exists!", id, fn))
@@ -190,7 +191,7 @@ func zypperValue(v any) string {
 	case string:
 		return t
 	}
-	return pyStr(v)
+	return pyval.Str(v)
 }
 
 // zypperRepoFile is _format_repository_config.

@@ -116,9 +116,10 @@ func asMap(v any) *omap {
 	return nil
 }
 
-// pyStr renders a value the way cloud-init's str() does in renderer output
-// (True/False for booleans, lists space-joined).
-func pyStr(v any) string {
+// renderValue is a value as renderers write it: a scalar as asString
+// gives it (an integral float without its ".0"), a list space-joined. It is
+// not Python's str() (that is pyval.Str).
+func renderValue(v any) string {
 	switch x := v.(type) {
 	case []any, []string:
 		return strings.Join(asList(x), " ")
