@@ -17,6 +17,7 @@ package pyval
 //	Raw    any      `cfg:"extra"`                    // the value as decoded
 //	Section *X      `cfg:"section"`                  // a mapping, decoded recursively
 //	HasNTP  bool    `cfg:"ntp,present"`             // the key is given (null included)
+//	Info    X       `cfg:"system_info,loose"`       // a value of the wrong shape is ignored
 //
 // Field kinds and their conversions:
 //   - string: Str(v) of any non-null value.
@@ -99,6 +100,7 @@ type fieldTag struct {
 	hasDef   bool
 	present  bool
 	required bool
+	loose    bool
 }
 
 // oldSpelling is a deprecated spelling of a key and the version that
@@ -114,6 +116,8 @@ func parseTag(tag string) fieldTag {
 			t.present = true
 		case p == "required":
 			t.required = true
+		case p == "loose":
+			t.loose = true
 		case strings.HasPrefix(p, "old="):
 			k, v, _ := strings.Cut(strings.TrimPrefix(p, "old="), "@")
 			t.old = append(t.old, oldSpelling{k, v})
@@ -197,6 +201,10 @@ func (d *Decoder) decodeStruct(path string, m map[string]any, sv reflect.Value) 
 			continue
 		}
 		if err := d.decodeValue(join(path, t.key), v, fv); err != nil {
+			if t.loose {
+				fv.SetZero()
+				continue
+			}
 			errs = append(errs, err)
 		}
 	}
