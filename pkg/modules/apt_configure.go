@@ -46,6 +46,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -263,7 +264,7 @@ func decodeApt(cfg Config) (aptConfig, error) {
 	a.Empty = len(m) == 0
 	// Sources are generated only when the value is false (util.is_false).
 	if v, ok := m["preserve_sources_list"]; ok {
-		a.PreserveSourcesList = !isFalse(v)
+		a.PreserveSourcesList = !pyval.IsFalse(v)
 	}
 	a.DisableSuites = stringList(m["disable_suites"])
 	var errs []error

@@ -39,7 +39,7 @@ func runGrubDpkg(ctx context.Context, c *Context) error {
 	if !ok {
 		enabled = false
 	}
-	if isFalse(enabled) {
+	if pyval.IsFalse(enabled) {
 		c.Log.Debug(fmt.Sprintf("grub_dpkg disabled by config grub_dpkg/enabled=%s", pyval.Str(enabled)))
 		return nil
 	}

@@ -75,7 +75,7 @@ type ntpSection struct {
 	// Config is ntp.config, checked key by key as cloud-init's
 	// supplemental schema validation does (selectNTPClient): the keys
 	// given override the client's.
-	Config map[string]any `cfg:"config"`
+	Config map[string]any `cfg:"config,loose"`
 }
 
 // TypeErrors is cloud-init's message for an ntp value that is not a

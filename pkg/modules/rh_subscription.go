@@ -102,11 +102,11 @@ func runRHSubscription(ctx context.Context, c *Context) error {
 }
 
 func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (cmdResult, error)) error {
-	if s.autoAttach != nil && !(isTrueStr(s.autoAttach) || isFalse(s.autoAttach)) {
+	if s.autoAttach != nil && !(isTrueStr(s.autoAttach) || pyval.IsFalse(s.autoAttach)) {
 		return subErr("The key auto_attach must be a boolean value (True/False)")
 	}
 	autoOn := pyval.Truthy(s.autoAttach)
-	if s.serviceLevel != nil && (!autoOn || isFalse(pyval.Str(s.autoAttach))) {
+	if s.serviceLevel != nil && (!autoOn || pyval.IsFalse(pyval.Str(s.autoAttach))) {
 		return subErr("The service_level key must be used in conjunction with the auto_attach key.  Please re-run with auto_attach: True")
 	}
 	var args []string

@@ -37,6 +37,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -69,7 +70,7 @@ type keysToConsoleConfig struct {
 func decodeKeysToConsole(cfg Config) keysToConsoleConfig {
 	k := keysToConsoleConfig{Emit: true}
 	if s := cfg.Map("ssh"); s != nil {
-		if v, ok := s["emit_keys_to_console"]; ok && isFalse(v) {
+		if v, ok := s["emit_keys_to_console"]; ok && pyval.IsFalse(v) {
 			k.Emit = false
 		}
 	}

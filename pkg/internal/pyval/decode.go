@@ -27,8 +27,9 @@ package pyval
 //   - []string: a string is a one-item list; a list gives Str of each
 //     item, nulls and "" dropped.
 //   - struct, *struct: a mapping; []struct: a list of mappings.
-//   - any, map[string]any, []any: the value as decoded (a map[string]any
-//     or []any field is nil when the value has another type).
+//   - any, map[string]any, []any: the value as decoded (a mapping or a
+//     list for the last two, else an error; null leaves them nil).
+//   - map[string]string: a mapping, Str of each value ("" for null).
 //   - a type implementing Unmarshaler decodes itself.
 //
 // Errors name the key path, as cloud-init's handlers do when they raise
@@ -267,10 +268,30 @@ func (d *Decoder) decodeValue(path string, v any, fv reflect.Value) error {
 		}
 		return nil
 	case reflect.Map:
-		if fv.Type() == reflect.TypeFor[map[string]any]() {
-			if m, ok := v.(map[string]any); ok {
-				fv.Set(reflect.ValueOf(m))
+		if v == nil {
+			return nil
+		}
+		m, ok := v.(map[string]any)
+		switch {
+		case fv.Type() == reflect.TypeFor[map[string]any]():
+			if !ok {
+				return d.typeError(path, "a mapping", v)
 			}
+			fv.Set(reflect.ValueOf(m))
+			return nil
+		case fv.Type() == reflect.TypeFor[map[string]string]():
+			if !ok {
+				return d.typeError(path, "a mapping", v)
+			}
+			out := make(map[string]string, len(m))
+			for k, e := range m {
+				if e != nil {
+					out[k] = Str(e)
+				} else {
+					out[k] = ""
+				}
+			}
+			fv.Set(reflect.ValueOf(out))
 			return nil
 		}
 	case reflect.Slice:
@@ -279,9 +300,14 @@ func (d *Decoder) decodeValue(path string, v any, fv reflect.Value) error {
 			fv.Set(reflect.ValueOf(StringList(v)))
 			return nil
 		case reflect.Interface:
-			if l, ok := v.([]any); ok {
-				fv.Set(reflect.ValueOf(l))
+			if v == nil {
+				return nil
 			}
+			l, ok := v.([]any)
+			if !ok {
+				return d.typeError(path, "a list", v)
+			}
+			fv.Set(reflect.ValueOf(l))
 			return nil
 		case reflect.Struct, reflect.Pointer:
 			l, ok := v.([]any)
