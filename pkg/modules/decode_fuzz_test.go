@@ -39,12 +39,11 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		decodePhoneHome(c)
 		decodeKeysToConsole(c)
 		decodeAuthkey(c)
-		decodeAptPipelining(c)
-		decodeApt(c)
-		decodeYumRepos(c)
-		decodeZypper(c)
-		decodeApk(c)
-		for _, r := range decodeZypper(c).Repos {
+		decodeAptPipelining(typedConfig[aptPipeliningConfig](c))
+		decodeApt(typedConfig[aptKeys](c))
+		decodeYumRepos(typedConfig[yumKeys](c))
+		decodeApk(typedConfig[apkKeys](c))
+		for _, r := range decodeZypper(typedConfig[zypperKeys](c)).Repos {
 			if id, ok := r["id"]; ok {
 				zypperRepoFile(pyval.Str(id), r)
 			}

@@ -32,7 +32,7 @@ var ZypperAddRepo = Module{
 	Frequency:  state.PerAlways,
 	Keys:       []string{"zypper"},
 	Distros:    []string{"opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "sle_hpc", "sle-micro", "sles"},
-	Run:        runZypperAddRepo,
+	Run:        Typed(runZypperAddRepo),
 }
 
 // zypperConfig is the zypper key, decoded once.
@@ -43,13 +43,22 @@ type zypperConfig struct {
 	Present  bool
 }
 
-func decodeZypper(cfg Config) zypperConfig {
+// zypperKeys are the module's keys as the decoder reads them (values of
+// the wrong shape are ignored, as cloud-init's .get() chain does).
+type zypperKeys struct {
+	Zypper *struct {
+		Repos  []any          `cfg:"repos,loose"`
+		Config map[string]any `cfg:"config,loose"`
+	} `cfg:"zypper,loose"`
+}
+
+func decodeZypper(k zypperKeys) zypperConfig {
 	z := zypperConfig{ReposDir: "/etc/zypp/repos.d/"}
-	sec, _ := cfg["zypper"].(map[string]any)
-	if len(sec) == 0 {
+	sec := k.Zypper
+	if sec == nil {
 		return z
 	}
-	for _, r := range asList(sec["repos"]) {
+	for _, r := range sec.Repos {
 		m, _ := r.(map[string]any)
 		z.Repos = append(z.Repos, m)
 	}
@@ -57,7 +66,7 @@ func decodeZypper(cfg Config) zypperConfig {
 		return z
 	}
 	z.Present = true
-	conf, _ := sec["config"].(map[string]any)
+	conf := sec.Config
 	if d, ok := conf["reposdir"]; ok {
 		z.ReposDir = scalarString(d)
 	}
@@ -70,11 +79,6 @@ func decodeZypper(cfg Config) zypperConfig {
 		z.Settings = append(z.Settings, [2]string{k, pyStrValue(conf[k])})
 	}
 	return z
-}
-
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
 }
 
 // pyStrValue is str() of a config value, "" standing for a false one.
@@ -104,8 +108,8 @@ func pyStrValue(v any) string {
 	return pyval.Str(v)
 }
 
-func runZypperAddRepo(ctx context.Context, c *Context) error {
-	z := decodeZypper(c.Config)
+func runZypperAddRepo(ctx context.Context, c *Context, k zypperKeys) error {
+	z := decodeZypper(k)
 	if !z.Present {
 		return nil
 	}
