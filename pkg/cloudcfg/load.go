@@ -3,7 +3,8 @@ package cloudcfg
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // Source names used in Merged.Sources and Problem.Source for the sources
@@ -266,21 +267,8 @@ func vendorEnabled(cfg map[string]any, key string) (bool, error) {
 	return IsTrue(e), nil
 }
 
-// IsTrue is cloud-init's util.is_true: true, or a value whose text is one
-// of true, 1, on, yes (any case, surrounding space ignored).
-func IsTrue(v any) bool {
-	switch t := v.(type) {
-	case bool:
-		return t
-	case nil:
-		return false
-	}
-	switch strings.ToLower(strings.TrimSpace(fmt.Sprint(v))) {
-	case "true", "1", "on", "yes":
-		return true
-	}
-	return false
-}
+// IsTrue is cloud-init's util.is_true (pyval.IsTrue).
+func IsTrue(v any) bool { return pyval.IsTrue(v) }
 
 // vendorPrefix reads vendor_data.prefix as subp.runparts takes exe_prefix.
 func vendorPrefix(cfg map[string]any) ([]string, error) {

@@ -123,7 +123,7 @@ func cfgBool(m map[string]any, key string, def bool) bool {
 	if !ok {
 		return def
 	}
-	return TranslateBool(v, false)
+	return pyval.TranslateBool(v, false)
 }
 
 // cfgStr is util.get_cfg_option_str: a missing key is def, a value str().

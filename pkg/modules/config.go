@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -30,25 +29,7 @@ func (c Config) Bool(key string, def bool) bool {
 	if !ok || v == nil {
 		return def
 	}
-	return TranslateBool(v, def)
-}
-
-// TranslateBool is cloud-init's util.translate_bool.
-func TranslateBool(v any, def bool) bool {
-	switch t := v.(type) {
-	case bool:
-		return t
-	case int:
-		return t != 0
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true", "1", "on", "yes", "y":
-			return true
-		case "false", "0", "off", "no", "n", "":
-			return false
-		}
-	}
-	return def
+	return pyval.TranslateBool(v, def)
 }
 
 // Map returns key as a map (nil if absent or not a map).

@@ -86,7 +86,7 @@ func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string,
 	case bool:
 		empty = v
 	default:
-		empty = TranslateBool(v, false)
+		empty = pyval.TranslateBool(v, false)
 	}
 	return fmt.Sprintf("grub-pc grub-pc/install_devices string %s\ngrub-pc grub-pc/install_devices_empty boolean %t\n", idevs, empty), nil
 }

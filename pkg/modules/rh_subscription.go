@@ -59,15 +59,6 @@ func (e errSubscription) Error() string { return e.msg }
 
 func subErr(format string, args ...any) error { return errSubscription{fmt.Sprintf(format, args...)} }
 
-// isTrueStr is util.is_true: true, or "true", "1", "on", "yes" in any case.
-func isTrueStr(v any) bool {
-	if b, ok := v.(bool); ok {
-		return b
-	}
-	s, ok := v.(string)
-	return ok && slices.Contains([]string{"true", "1", "on", "yes"}, strings.ToLower(strings.TrimSpace(s)))
-}
-
 func runRHSubscription(ctx context.Context, c *Context) error {
 	raw, ok := c.Config["rh_subscription"]
 	if !ok {
@@ -102,7 +93,7 @@ func runRHSubscription(ctx context.Context, c *Context) error {
 }
 
 func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (cmdResult, error)) error {
-	if s.autoAttach != nil && !(isTrueStr(s.autoAttach) || pyval.IsFalse(s.autoAttach)) {
+	if s.autoAttach != nil && !(pyval.IsTrue(s.autoAttach) || pyval.IsFalse(s.autoAttach)) {
 		return subErr("The key auto_attach must be a boolean value (True/False)")
 	}
 	autoOn := pyval.Truthy(s.autoAttach)

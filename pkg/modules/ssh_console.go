@@ -174,7 +174,7 @@ type authkeyConfig struct {
 }
 
 func decodeAuthkey(cfg Config) authkeyConfig {
-	a := authkeyConfig{Disabled: isTrue(cfg["no_ssh_fingerprints"]), Hash: "sha256"}
+	a := authkeyConfig{Disabled: pyval.IsTrue(cfg["no_ssh_fingerprints"]), Hash: "sha256"}
 	if cfg.Has("authkey_hash") {
 		a.Hash = cfg.String("authkey_hash")
 	}

@@ -50,7 +50,7 @@ func runUbuntuDrivers(ctx context.Context, c *Context) error {
 		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyval.TypeName(raw), pyval.Str(raw))
 	}
 	nv, _ := cfg["nvidia"].(map[string]any)
-	if !TranslateBool(nv["license-accepted"], false) {
+	if !pyval.TranslateBool(nv["license-accepted"], false) {
 		c.Log.Debug("Not installing NVIDIA drivers. nvidia/license-accepted=False")
 		return nil
 	}
