@@ -47,7 +47,7 @@ var Ansible = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"ansible"},
 	ActivateBy: []string{"ansible"},
-	Run:        runAnsible,
+	Run:        Typed(runAnsible),
 }
 
 // PythonExecutable is the interpreter cloud-init runs as (sys.executable),
@@ -163,8 +163,14 @@ func (r *ansibleRun) cmd(ctx context.Context, argv []string, dir string, capture
 	return cmCmd{Argv: argv, Env: r.env, Dir: dir, Capture: capture}.run(ctx, r.c)
 }
 
-func runAnsible(ctx context.Context, c *Context) error {
-	a, err := decodeAnsible(c.Config["ansible"])
+// ansibleKeys is the module's key as given (decodeAnsible checks it as
+// cloud-init does).
+type ansibleKeys struct {
+	Ansible any `cfg:"ansible"`
+}
+
+func runAnsible(ctx context.Context, c *Context, cfg ansibleKeys) error {
+	a, err := decodeAnsible(cfg.Ansible)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,9 @@ func NewChef(opts FetchOptions) Module {
 		Frequency:  state.PerAlways,
 		Keys:       []string{"chef"},
 		ActivateBy: []string{"chef"},
-		Run:        func(ctx context.Context, c *Context) error { return runChef(ctx, c, opts) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg chefKeys) error {
+			return runChef(ctx, c, opts, cfg)
+		}),
 	}
 }
 
@@ -81,12 +83,17 @@ var (
 	chefTemplateKeys = []string{"server_url", "node_name", "environment", "validation_name", "chef_license"}
 )
 
-func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
-	raw, ok := c.Config["chef"]
-	if !ok {
+// chefKeys is the module's key: the chef mapping (nil when it is not one).
+type chefKeys struct {
+	Present bool           `cfg:"chef,present"`
+	Chef    map[string]any `cfg:"chef,loose"`
+}
+
+func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, _ := raw.(map[string]any)
+	m := cfg.Chef
 	dirs := pyStrList(m["directories"])
 	if s, ok := m["directories"].(string); ok {
 		dirs = []string{s}

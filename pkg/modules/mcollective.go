@@ -37,7 +37,7 @@ var Mcollective = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"mcollective"},
 	ActivateBy: []string{"mcollective"},
-	Run:        runMcollective,
+	Run:        Typed(runMcollective),
 }
 
 // mcollective's files.
@@ -47,12 +47,18 @@ const (
 	McollectivePriCert   = "/etc/mcollective/ssl/server-private.pem"
 )
 
-func runMcollective(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["mcollective"]
-	if !ok {
+// mcollectiveKeys is the module's key: the mcollective mapping (nil when
+// it is not one).
+type mcollectiveKeys struct {
+	Present     bool           `cfg:"mcollective,present"`
+	Mcollective map[string]any `cfg:"mcollective,loose"`
+}
+
+func runMcollective(ctx context.Context, c *Context, cfg mcollectiveKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, _ := raw.(map[string]any)
+	m := cfg.Mcollective
 	if err := installPackages(ctx, c, c.facts(), []string{"mcollective"}); err != nil {
 		return err
 	}

@@ -54,7 +54,9 @@ func NewPuppet(opts FetchOptions) Module {
 		Frequency:  state.PerInstance,
 		Keys:       []string{"puppet"},
 		ActivateBy: []string{"puppet"},
-		Run:        func(ctx context.Context, c *Context) error { return runPuppet(ctx, c, opts) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg puppetKeys) error {
+			return runPuppet(ctx, c, opts, cfg)
+		}),
 	}
 }
 
@@ -109,12 +111,18 @@ func decodePuppet(m map[string]any) puppetConfig {
 	return p
 }
 
-func runPuppet(ctx context.Context, c *Context, opts FetchOptions) error {
-	raw, ok := c.Config["puppet"]
-	if !ok {
+// puppetKeys is the module's key: the puppet mapping (nil when it is not
+// one).
+type puppetKeys struct {
+	Present bool           `cfg:"puppet,present"`
+	Puppet  map[string]any `cfg:"puppet,loose"`
+}
+
+func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, _ := raw.(map[string]any)
+	m := cfg.Puppet
 	p := decodePuppet(m)
 	user, bin := "puppet", "puppet"
 	if p.InstallType == "aio" {

@@ -36,7 +36,7 @@ var SaltMinion = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"salt_minion"},
 	ActivateBy: []string{"salt_minion"},
-	Run:        runSaltMinion,
+	Run:        Typed(runSaltMinion),
 }
 
 // saltConfig is the `salt_minion` key with the distro's defaults applied.
@@ -80,15 +80,23 @@ func decodeSalt(c *Context, m map[string]any) saltConfig {
 	return s
 }
 
-func runSaltMinion(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["salt_minion"]
-	if !ok {
+// saltKeys is the module's key: the salt_minion mapping (null is an
+// empty one).
+type saltKeys struct {
+	Present bool           `cfg:"salt_minion,present"`
+	Salt    map[string]any `cfg:"salt_minion"`
+}
+
+// TypeErrors words a salt_minion value that is not a mapping.
+func (saltKeys) TypeErrors() map[string]string {
+	return map[string]string{"salt_minion": "salt_minion: expected a mapping, found %s"}
+}
+
+func runSaltMinion(ctx context.Context, c *Context, cfg saltKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, ok := raw.(map[string]any)
-	if !ok && raw != nil {
-		return fmt.Errorf("salt_minion: expected a mapping, found %s", pyval.TypeName(raw))
-	}
+	m := cfg.Salt
 	s := decodeSalt(c, m)
 	f := c.facts()
 	if err := installPackages(ctx, c, f, []string{s.Package}); err != nil {
