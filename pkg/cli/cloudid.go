@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -141,9 +142,9 @@ func runCloudID(_ context.Context, env *Env, args []string) int {
 		v1.set("cloud_id", id)
 		fmt.Fprintf(env.Stdout, "%s\n", jsonDumps(v1))
 	case long:
-		fmt.Fprintf(env.Stdout, "%s\t%s\n", pyStr(id), pyStr(get("region")))
+		fmt.Fprintf(env.Stdout, "%s\t%s\n", pyval.Str(id), pyval.Str(get("region")))
 	default:
-		fmt.Fprintf(env.Stdout, "%s\n", pyStr(id))
+		fmt.Fprintf(env.Stdout, "%s\n", pyval.Str(id))
 	}
 	return 0
 }

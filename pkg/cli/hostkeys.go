@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -64,15 +63,13 @@ func runHostkeys(ctx context.Context, env *Env, args []string) int {
 	)).With("stage", "hostkeys")
 	start := time.Now()
 	log.Info("generating deferred SSH host keys", "types", fmt.Sprint(d.Types), "reason", d.Reason)
-	c := &modules.Context{
-		Root:    root,
-		Distro:  distro.Detect(root.ReadFile),
+	c := modules.NewContext(root, modules.Options{
 		Log:     log,
 		Out:     outw,
 		Now:     env.Now,
 		Uptime:  env.Uptime,
 		Version: Version,
-	}
+	})
 	if err := modules.GenerateDeferredHostKeys(ctx, c, d); err != nil {
 		log.Error("deferred SSH host keys", "err", err)
 		fmt.Fprintf(env.Stderr, "cloudroot: %v\n", err)

@@ -9,37 +9,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"math/big"
 	"strconv"
-	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
-
-// pyStr is Python's str() of a decoded JSON value.
-func pyStr(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case nil:
-		return "None"
-	case bool:
-		if v {
-			return "True"
-		}
-		return "False"
-	case json.Number:
-		return pyNumber(v)
-	}
-	s, err := pyval.JSONDumps(v, pyval.JSONOptions{})
-	if err != nil { // not a decoded JSON value
-		return fmt.Sprint(v)
-	}
-	return s
-}
 
 func jsonFloat(v any) float64 {
 	n, ok := v.(json.Number)
@@ -122,20 +96,6 @@ func decodeJSONValue(dec *json.Decoder) (any, error) {
 		return l, err
 	}
 	return t, nil
-}
-
-// pyNumber renders a JSON number as Python's repr of the value json.load
-// would have produced (int or float).
-func pyNumber(n json.Number) string {
-	s := string(n)
-	if !strings.ContainsAny(s, ".eE") {
-		if i, ok := new(big.Int).SetString(s, 10); ok {
-			return i.String()
-		}
-		return s
-	}
-	f, _ := strconv.ParseFloat(s, 64)
-	return yaml11.PyFloatRepr(f)
 }
 
 // pyYAMLDump renders v as cloud-init's safeyaml.dumps: PyYAML SafeDumper,

@@ -376,9 +376,9 @@ func readStatusDetails(env *Env) (*statusDetails, error) {
 	}
 	switch {
 	case truthy(dsRaw):
-		d.description = pyStr(dsRaw)
+		d.description = pyval.Str(dsRaw)
 	case truthy(v1.get("stage")):
-		d.description = "Running in stage: " + pyStr(v1.get("stage"))
+		d.description = "Running in stage: " + pyval.Str(v1.get("stage"))
 	default:
 		d.description = bootReason
 	}
@@ -563,7 +563,7 @@ func (d *statusDetails) print(w *bytes.Buffer, opts statusOptions) {
 			w.WriteString(" []")
 		}
 		for _, e := range d.errors {
-			w.WriteString("\n\t- " + pyStr(e))
+			w.WriteString("\n\t- " + pyval.Str(e))
 		}
 		w.WriteString("\nrecoverable_errors:")
 		if len(d.recoverable.keys) == 0 {
@@ -573,7 +573,7 @@ func (d *statusDetails) print(w *bytes.Buffer, opts statusOptions) {
 				msgs, _ := d.recoverable.vals[level].([]any)
 				parts := make([]string, len(msgs))
 				for j, m := range msgs {
-					parts[j] = strings.ReplaceAll(pyStr(m), "\n", " ")
+					parts[j] = strings.ReplaceAll(pyval.Str(m), "\n", " ")
 				}
 				w.WriteString("\n" + level + ":\n\t- " + strings.Join(parts, "\n\t- "))
 			}

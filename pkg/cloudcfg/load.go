@@ -3,7 +3,8 @@ package cloudcfg
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // Source names used in Merged.Sources and Problem.Source for the sources
@@ -75,9 +76,31 @@ type Merged struct {
 // are merged together, then over cloud.cfg; that under the runtime
 // config and the command line (the base config); and the base config under
 // datasource, vendor, vendor2 and user config. The returned *Merged is always
-// usable; the error joins its Problems (nil when there are none).
+// usable; the error joins its Problems (nil when there are none). It is
+// LoadBase(o).Merge(o): a boot loads the base once and merges it as often
+// as it needs.
 func Load(o LoadOptions) (*Merged, error) {
-	res := &Merged{}
+	return LoadBase(o).Merge(o)
+}
+
+// Base is the base configuration: the built-in defaults, cloud.cfg and
+// cloud.cfg.d, the runtime config and the kernel command line's, merged.
+// A boot loads it once (LoadBase) and lays the datasource's config and the
+// payloads over it with Merge, which reads and parses nothing again.
+type Base struct {
+	// System is sources 1-5 merged (instance-data merged_system_cfg).
+	// Merge never changes it; callers must not either.
+	System map[string]any
+	// Sources, Problems and Warnings are Merged's, for the base sources.
+	Sources  []string
+	Problems []*Problem
+	Warnings []string
+}
+
+// LoadBase reads (unless o.Files has them) and merges the base sources;
+// o's datasource and payload fields are not used.
+func LoadBase(o LoadOptions) *Base {
+	res := &Base{}
 	problem := func(src string, err error) {
 		if err == nil {
 			return
@@ -130,6 +153,33 @@ func Load(o LoadOptions) (*Merged, error) {
 	}
 	res.System, err = MergeNamed(base...)
 	problem(SourceBuiltin, err)
+	return res
+}
+
+// Merge lays o's datasource config and payloads over the base (o's file
+// and command-line fields are not used) and returns every source merged;
+// the error joins its Problems, the base's included.
+func (b *Base) Merge(o LoadOptions) (*Merged, error) {
+	res := &Merged{
+		System:   deepCopy(b.System).(map[string]any),
+		Sources:  append([]string(nil), b.Sources...),
+		Problems: append([]*Problem(nil), b.Problems...),
+		Warnings: append([]string(nil), b.Warnings...),
+	}
+	problem := func(src string, err error) {
+		if err == nil {
+			return
+		}
+		for _, e := range splitJoined(err) {
+			var p *Problem
+			if errors.As(e, &p) {
+				res.Problems = append(res.Problems, p)
+				continue
+			}
+			res.Problems = append(res.Problems, &Problem{Source: src, Err: e})
+		}
+	}
+	var err error
 
 	// Payloads.
 	payload := func(merged map[string]any, parts []Part, src string) map[string]any {
@@ -217,21 +267,8 @@ func vendorEnabled(cfg map[string]any, key string) (bool, error) {
 	return IsTrue(e), nil
 }
 
-// IsTrue is cloud-init's util.is_true: true, or a value whose text is one
-// of true, 1, on, yes (any case, surrounding space ignored).
-func IsTrue(v any) bool {
-	switch t := v.(type) {
-	case bool:
-		return t
-	case nil:
-		return false
-	}
-	switch strings.ToLower(strings.TrimSpace(fmt.Sprint(v))) {
-	case "true", "1", "on", "yes":
-		return true
-	}
-	return false
-}
+// IsTrue is cloud-init's util.is_true (pyval.IsTrue).
+func IsTrue(v any) bool { return pyval.IsTrue(v) }
 
 // vendorPrefix reads vendor_data.prefix as subp.runparts takes exe_prefix.
 func vendorPrefix(cfg map[string]any) ([]string, error) {

@@ -10,17 +10,29 @@ import (
 // entry is left out; names resolve through names (its Aliases are set from
 // device_aliases).
 func ParseSetup(cfg map[string]any, names DeviceEnv) (SetupConfig, []string) {
+	return ParseSetupValues(SetupValues{DeviceAliases: cfg["device_aliases"], DiskSetup: cfg["disk_setup"], FSSetup: cfg["fs_setup"]}, names)
+}
+
+// SetupValues are the cloud-config values ParseSetup reads, as decoded
+// (nil when absent or null).
+type SetupValues struct {
+	DeviceAliases, DiskSetup, FSSetup any
+}
+
+// ParseSetupValues is ParseSetup of the three values already taken from
+// the config.
+func ParseSetupValues(v SetupValues, names DeviceEnv) (SetupConfig, []string) {
 	var warns []string
 	sc := SetupConfig{Disks: map[string]DiskSpec{}, Names: names}
-	if a, ok := cfg["device_aliases"].(map[string]any); ok {
+	if a, ok := v.DeviceAliases.(map[string]any); ok {
 		sc.Names.Aliases = map[string]string{}
 		for k, v := range a {
 			sc.Names.Aliases[k] = scalar(v)
 		}
-	} else if cfg["device_aliases"] != nil {
+	} else if v.DeviceAliases != nil {
 		warns = append(warns, "device_aliases: want a mapping")
 	}
-	if raw, ok := cfg["disk_setup"]; ok && raw != nil {
+	if raw := v.DiskSetup; raw != nil {
 		m, ok := raw.(map[string]any)
 		if !ok {
 			warns = append(warns, "disk_setup: want a mapping")
@@ -34,7 +46,7 @@ func ParseSetup(cfg map[string]any, names DeviceEnv) (SetupConfig, []string) {
 			sc.Disks[name] = spec
 		}
 	}
-	if raw, ok := cfg["fs_setup"]; ok && raw != nil {
+	if raw := v.FSSetup; raw != nil {
 		l, ok := raw.([]any)
 		if !ok {
 			warns = append(warns, "fs_setup: want a list")

@@ -47,7 +47,7 @@ var Ansible = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"ansible"},
 	ActivateBy: []string{"ansible"},
-	Run:        runAnsible,
+	Run:        Typed(runAnsible),
 }
 
 // PythonExecutable is the interpreter cloud-init runs as (sys.executable),
@@ -81,7 +81,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 			return a, fmt.Errorf("Missing required key '%s' from %s", k, pyval.Repr(m))
 		}
 	}
-	a.InstallMethod, a.Package = pyStrOf(m["install_method"]), pyStrOf(m["package_name"])
+	a.InstallMethod, a.Package = pyval.Str(m["install_method"]), pyval.Str(m["package_name"])
 	a.RunUser, a.Config = scalarString(m["run_user"]), scalarString(m["ansible_config"])
 	switch p := m["pull"].(type) {
 	case nil:
@@ -118,7 +118,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		}
 		for _, r := range anyList(sc["repositories"]) {
 			rm, _ := r.(map[string]any)
-			a.Repositories = append(a.Repositories, ansibleRepo{Source: pyStrOf(rm["source"]), Path: pyStrOf(rm["path"])})
+			a.Repositories = append(a.Repositories, ansibleRepo{Source: pyval.Str(rm["source"]), Path: pyval.Str(rm["path"])})
 		}
 		for _, r := range anyList(sc["run_ansible"]) {
 			rm, _ := r.(map[string]any)
@@ -143,7 +143,7 @@ func anyList(v any) []any { l, _ := v.([]any); return l }
 func pyStrList(v any) []string {
 	var out []string
 	for _, e := range anyList(v) {
-		out = append(out, pyStrOf(e))
+		out = append(out, pyval.Str(e))
 	}
 	return out
 }
@@ -163,8 +163,14 @@ func (r *ansibleRun) cmd(ctx context.Context, argv []string, dir string, capture
 	return cmCmd{Argv: argv, Env: r.env, Dir: dir, Capture: capture}.run(ctx, r.c)
 }
 
-func runAnsible(ctx context.Context, c *Context) error {
-	a, err := decodeAnsible(c.Config["ansible"])
+// ansibleKeys is the module's key as given (decodeAnsible checks it as
+// cloud-init does).
+type ansibleKeys struct {
+	Ansible any `cfg:"ansible"`
+}
+
+func runAnsible(ctx context.Context, c *Context, cfg ansibleKeys) error {
+	a, err := decodeAnsible(cfg.Ansible)
 	if err != nil {
 		return err
 	}
@@ -224,8 +230,8 @@ func runAnsible(ctx context.Context, c *Context) error {
 				return fmt.Errorf("run_ansible: %s", pyval.StrRepr(k))
 			}
 		}
-		argv := append([]string{"ansible-playbook", pyStrOf(ra["playbook_name"])}, ansibleFlags(rest, false)...)
-		if _, err := r.cmd(ctx, argv, pyStrOf(ra["playbook_dir"]), false); err != nil {
+		argv := append([]string{"ansible-playbook", pyval.Str(ra["playbook_name"])}, ansibleFlags(rest, false)...)
+		if _, err := r.cmd(ctx, argv, pyval.Str(ra["playbook_dir"]), false); err != nil {
 			return err
 		}
 	}
@@ -252,7 +258,7 @@ func ansibleFlags(m map[string]any, bareTrue bool) []string {
 			out = append(out, flag)
 			continue
 		}
-		out = append(out, flag+"="+pyStrOf(v))
+		out = append(out, flag+"="+pyval.Str(v))
 	}
 	return out
 }
@@ -403,7 +409,7 @@ func (r *ansibleRun) pull(ctx context.Context, p map[string]any) error {
 	}
 	playbooks := pyStrList(cfg["playbook_names"])
 	if pyval.Truthy(cfg["playbook_name"]) {
-		playbooks = []string{pyStrOf(cfg["playbook_name"])}
+		playbooks = []string{pyval.Str(cfg["playbook_name"])}
 	}
 	delete(cfg, "playbook_name")
 	delete(cfg, "playbook_names")

@@ -28,7 +28,7 @@ var ApkConfigure = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"apk_repos"},
 	Distros:    []string{"alpine"},
-	Run:        runApkConfigure,
+	Run:        Typed(runApkConfigure),
 }
 
 // apkConfig is apk_repos, decoded once; Write is false when cloud-init
@@ -42,31 +42,48 @@ type apkConfig struct {
 	LocalRepo string
 }
 
-func decodeApk(cfg Config) apkConfig {
+// apkKeys are the module's keys as the decoder reads them (apk_repos
+// and alpine_repo are ignored unless they are mappings).
+type apkKeys struct {
+	Repos *struct {
+		Preserve bool `cfg:"preserve_repositories"`
+		Alpine   *struct {
+			Version    any  `cfg:"version"`
+			HasBaseURL bool `cfg:"base_url,present"`
+			BaseURL    any  `cfg:"base_url"`
+			Community  any  `cfg:"community_enabled"`
+			Testing    any  `cfg:"testing_enabled"`
+		} `cfg:"alpine_repo,loose"`
+		HasLocalRepo bool `cfg:"local_repo_base_url,present"`
+		LocalRepo    any  `cfg:"local_repo_base_url"`
+	} `cfg:"apk_repos,loose"`
+}
+
+func decodeApk(k apkKeys) apkConfig {
 	var a apkConfig
-	sec, _ := cfg["apk_repos"].(map[string]any)
-	if len(sec) == 0 || TranslateBool(sec["preserve_repositories"], false) {
+	sec := k.Repos
+	if sec == nil || sec.Preserve {
 		return a
 	}
-	repo, _ := sec["alpine_repo"].(map[string]any)
-	if len(repo) == 0 || !pyval.Truthy(repo["version"]) {
+	repo := sec.Alpine
+	if repo == nil || !pyval.Truthy(repo.Version) {
 		return a
 	}
 	a.Write = true
-	a.Version = pyStr(repo["version"])
+	a.Version = pyval.Str(repo.Version)
 	a.BaseURL = DefaultAlpineMirror
-	if v, ok := repo["base_url"]; ok {
-		a.BaseURL = pyStr(v)
+	if repo.HasBaseURL {
+		a.BaseURL = pyval.Str(repo.BaseURL)
 	}
-	a.Community, a.Testing = repo["community_enabled"], repo["testing_enabled"]
-	if v, ok := sec["local_repo_base_url"]; ok {
-		a.LocalRepo = pyStr(v)
+	a.Community, a.Testing = repo.Community, repo.Testing
+	if sec.HasLocalRepo {
+		a.LocalRepo = pyval.Str(sec.LocalRepo)
 	}
 	return a
 }
 
-func runApkConfigure(ctx context.Context, c *Context) error {
-	a := decodeApk(c.Config)
+func runApkConfigure(ctx context.Context, c *Context, k apkKeys) error {
+	a := decodeApk(k)
 	if !a.Write {
 		c.Log.Debug("Skipping module named apk_configure: nothing to write")
 		return nil

@@ -46,6 +46,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -72,9 +73,9 @@ func NewAptConfigure(opts AptOptions) Module {
 			"apt_proxy", "apt_http_proxy", "apt_ftp_proxy", "apt_https_proxy", "apt_preserve_sources_list",
 			"apt_custom_sources_list", "add_apt_repo_match"},
 		Distros: AptDistros,
-		Run: func(ctx context.Context, c *Context) error {
-			return runAptConfigure(ctx, c, opts)
-		},
+		Run: Typed(func(ctx context.Context, c *Context, keys aptKeys) error {
+			return runAptConfigure(ctx, c, opts, keys)
+		}),
 	}
 }
 
@@ -159,17 +160,68 @@ var aptOldKeys = []struct{ old, new string }{
 	{"add_apt_repo_match", "add_apt_repo_match"},
 }
 
+// aptKeys are the module's top-level keys as the decoder reads them: the
+// `apt` mapping and the old (v1/v2) keys that aptV3 translates into it,
+// and system_info's package mirrors.
+type aptKeys struct {
+	HasApt              bool `cfg:"apt,present"`
+	Apt                 any  `cfg:"apt"`
+	Sources             any  `cfg:"apt_sources"`
+	Mirror              any  `cfg:"apt_mirror"`
+	MirrorSearch        any  `cfg:"apt_mirror_search"`
+	MirrorSearchDNS     any  `cfg:"apt_mirror_search_dns"`
+	Proxy               any  `cfg:"apt_proxy"`
+	HTTPProxy           any  `cfg:"apt_http_proxy"`
+	FTPProxy            any  `cfg:"apt_ftp_proxy"`
+	HTTPSProxy          any  `cfg:"apt_https_proxy"`
+	PreserveSourcesList any  `cfg:"apt_preserve_sources_list"`
+	CustomSourcesList   any  `cfg:"apt_custom_sources_list"`
+	AddAptRepoMatch     any  `cfg:"add_apt_repo_match"`
+	SystemInfo          struct {
+		PackageMirrors []any `cfg:"package_mirrors,loose"`
+	} `cfg:"system_info,loose"`
+}
+
+// old is the value of an old key (aptOldKeys' names; nil when absent).
+func (k aptKeys) old(name string) any {
+	switch name {
+	case "apt_sources":
+		return k.Sources
+	case "apt_mirror":
+		return k.Mirror
+	case "apt_mirror_search":
+		return k.MirrorSearch
+	case "apt_mirror_search_dns":
+		return k.MirrorSearchDNS
+	case "apt_proxy":
+		return k.Proxy
+	case "apt_http_proxy":
+		return k.HTTPProxy
+	case "apt_ftp_proxy":
+		return k.FTPProxy
+	case "apt_https_proxy":
+		return k.HTTPSProxy
+	case "apt_preserve_sources_list":
+		return k.PreserveSourcesList
+	case "apt_custom_sources_list":
+		return k.CustomSourcesList
+	case "add_apt_repo_match":
+		return k.AddAptRepoMatch
+	}
+	return nil
+}
+
 // aptV3 is convert_to_v3_apt_format: the `apt` mapping, built from the
 // old keys when there is no `apt` key.
-func aptV3(cfg Config) (map[string]any, []string, error) {
+func aptV3(cfg aptKeys) (map[string]any, []string, error) {
 	var notes []string
 	var present []string
 	for _, k := range aptOldKeys {
-		if v, ok := cfg[k.old]; ok && v != nil && v != "" {
+		if v := cfg.old(k.old); v != nil && v != "" {
 			present = append(present, "'"+k.old+"'")
 		}
 	}
-	aptRaw, hasApt := cfg["apt"]
+	aptRaw, hasApt := cfg.Apt, cfg.HasApt
 	if len(present) == 0 {
 		if !hasApt || aptRaw == nil {
 			return map[string]any{}, nil, nil
@@ -180,19 +232,19 @@ func aptV3(cfg Config) (map[string]any, []string, error) {
 		}
 		return m, nil, nil
 	}
-	if v, ok := cfg["apt_sources"]; ok && v != nil {
-		notes = append(notes, "Config key 'apt_sources' is deprecated in 22.1 and scheduled to be removed in 27.1. Use 'apt' instead")
+	if cfg.Sources != nil {
+		notes = append(notes, pyval.Deprecation("Config key 'apt_sources'", "22.1", "Use 'apt' instead"))
 	}
-	notes = append(notes, fmt.Sprintf("The following config key(s): [%s] is deprecated in 22.1 and scheduled to be removed in 27.1.", strings.Join(present, ", ")))
+	notes = append(notes, pyval.Deprecation(fmt.Sprintf("The following config key(s): [%s]", strings.Join(present, ", ")), "22.1", ""))
 	if hasApt && aptRaw != nil {
-		notes = append(notes, "Support for combined old and new apt module keys is deprecated in 22.1 and scheduled to be removed in 27.1.")
+		notes = append(notes, pyval.Deprecation("Support for combined old and new apt module keys", "22.1", ""))
 		m, ok := aptRaw.(map[string]any)
 		if !ok {
 			return nil, notes, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
 		}
 		for _, k := range aptOldKeys {
-			old, ok := cfg[k.old]
-			if !ok || old == nil || old == "" || k.new == "" {
+			old := cfg.old(k.old)
+			if old == nil || old == "" || k.new == "" {
 				continue
 			}
 			if nv, ok := m[k.new]; ok && nv != nil && !equalYAML(nv, v1Sources(k.old, old)) {
@@ -203,8 +255,8 @@ func aptV3(cfg Config) (map[string]any, []string, error) {
 	}
 	m := map[string]any{}
 	for _, k := range aptOldKeys {
-		v, ok := cfg[k.old]
-		if !ok || v == nil || v == "" || k.new == "" {
+		v := cfg.old(k.old)
+		if v == nil || v == "" || k.new == "" {
 			continue
 		}
 		m[k.new] = v1Sources(k.old, v)
@@ -212,7 +264,7 @@ func aptV3(cfg Config) (map[string]any, []string, error) {
 	mirror := map[string]any{"arches": []any{"default"}}
 	converted := false
 	for old, nw := range map[string]string{"apt_mirror": "uri", "apt_mirror_search": "search", "apt_mirror_search_dns": "search_dns"} {
-		if v, ok := cfg[old]; ok && v != nil && v != "" {
+		if v := cfg.old(old); v != nil && v != "" {
 			mirror[nw] = v
 			converted = true
 		}
@@ -254,7 +306,7 @@ func v1Sources(key string, v any) any {
 func equalYAML(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 // decodeApt reads the module's keys once.
-func decodeApt(cfg Config) (aptConfig, error) {
+func decodeApt(cfg aptKeys) (aptConfig, error) {
 	m, notes, err := aptV3(cfg)
 	a := aptConfig{Deprecated: notes, AddAptRepoMatch: DefaultAddAptRepoMatch}
 	if err != nil {
@@ -263,7 +315,7 @@ func decodeApt(cfg Config) (aptConfig, error) {
 	a.Empty = len(m) == 0
 	// Sources are generated only when the value is false (util.is_false).
 	if v, ok := m["preserve_sources_list"]; ok {
-		a.PreserveSourcesList = !isFalse(v)
+		a.PreserveSourcesList = !pyval.IsFalse(v)
 	}
 	a.DisableSuites = stringList(m["disable_suites"])
 	var errs []error
@@ -323,9 +375,11 @@ func decodeApt(cfg Config) (aptConfig, error) {
 
 // aptRun is one run of the module.
 type aptRun struct {
-	c       *Context
-	cfg     aptConfig
-	gpgUsed bool
+	c   *Context
+	cfg aptConfig
+	// pkgMirrors are the merged config's system_info.package_mirrors.
+	pkgMirrors []any
+	gpgUsed    bool
 	// nativeDearmor is set when gnupg was needed for inline keys only and
 	// could not be installed: addKey then dearmors them itself.
 	nativeDearmor bool
@@ -335,15 +389,15 @@ type aptRun struct {
 	badIPs map[string]bool
 }
 
-func runAptConfigure(ctx context.Context, c *Context, opts AptOptions) error {
-	a, err := decodeApt(c.Config)
+func runAptConfigure(ctx context.Context, c *Context, opts AptOptions, keys aptKeys) error {
+	a, err := decodeApt(keys)
 	for _, n := range a.Deprecated {
 		c.Log.Info(n, "module", "apt_configure")
 	}
 	if err != nil {
 		return err
 	}
-	r := &aptRun{c: c, cfg: a, lookup: opts.LookupHost}
+	r := &aptRun{c: c, cfg: a, pkgMirrors: keys.SystemInfo.PackageMirrors, lookup: opts.LookupHost}
 	defer r.cleanupGPG(ctx)
 	if err := r.debconfSelections(ctx); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -26,17 +27,16 @@ var AptPipelining = Module{
 	Keys:       []string{"apt_pipelining"},
 	ActivateBy: []string{"apt_pipelining"},
 	Distros:    AptDistros,
-	Run:        runAptPipelining,
+	Run:        Typed(runAptPipelining),
 }
 
 // decodeAptPipelining gives the depth to write ("" for none), whether the
 // value was valid, and a deprecation note.
-func decodeAptPipelining(cfg Config) (depth string, valid bool, note string) {
-	v, ok := cfg["apt_pipelining"]
-	if !ok {
+func decodeAptPipelining(cfg aptPipeliningConfig) (depth string, valid bool, note string) {
+	if !cfg.Present {
 		return "", true, ""
 	}
-	s := strings.ToLower(strings.TrimSpace(pyStr(v)))
+	s := strings.ToLower(strings.TrimSpace(pyval.Str(cfg.Value)))
 	switch s {
 	case "false":
 		return "0", true, ""
@@ -50,27 +50,20 @@ func decodeAptPipelining(cfg Config) (depth string, valid bool, note string) {
 	return "", false, ""
 }
 
-// pyStr is Python's str() of a YAML scalar.
-func pyStr(v any) string {
-	switch t := v.(type) {
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case nil:
-		return "None"
-	}
-	return scalarString(v)
+// aptPipeliningConfig is the module's configuration: apt_pipelining as
+// given (its str() is what counts, None included).
+type aptPipeliningConfig struct {
+	Present bool `cfg:"apt_pipelining,present"`
+	Value   any  `cfg:"apt_pipelining"`
 }
 
-func runAptPipelining(ctx context.Context, c *Context) error {
-	depth, valid, note := decodeAptPipelining(c.Config)
+func runAptPipelining(ctx context.Context, c *Context, cfg aptPipeliningConfig) error {
+	depth, valid, note := decodeAptPipelining(cfg)
 	if note != "" {
 		c.Log.Info(note, "module", "apt_pipelining")
 	}
 	if !valid {
-		c.warn("Invalid option for apt_pipelining: %s", pyStr(c.Config["apt_pipelining"]))
+		c.warn("Invalid option for apt_pipelining: %s", pyval.Str(cfg.Value))
 		return nil
 	}
 	if depth == "" {

@@ -124,11 +124,14 @@ func (r *aptRun) searchMirror(ctx context.Context, cands []string) string {
 // a datasource's availability zone and a DNS lookup, which cloudroot does
 // not make). The merged config's system_info wins over the distro default.
 func (r *aptRun) distroMirrors(arch string) map[string]string {
-	pm := packageMirrors(r.c.Config)
+	pm := r.pkgMirrors
 	if pm == nil {
 		if b, err := distro.DefaultCloudConfig(r.c.Distro); err == nil {
 			if m, err := decodeYAMLConfig(b); err == nil {
-				pm = packageMirrors(m)
+				var k aptKeys
+				if r.c.decoder().Decode(m, &k) == nil {
+					pm = k.SystemInfo.PackageMirrors
+				}
 			}
 		}
 	}
@@ -160,12 +163,6 @@ func (r *aptRun) distroMirrors(arch string) map[string]string {
 	}
 	out["PRIMARY"], out["SECURITY"] = out["primary"], out["security"]
 	return out
-}
-
-func packageMirrors(cfg Config) []any {
-	si, _ := cfg["system_info"].(map[string]any)
-	l, _ := si["package_mirrors"].([]any)
-	return l
 }
 
 // decodeYAMLConfig parses a cloud-config document (YAML 1.1, as

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -28,7 +29,7 @@ var Byobu = Module{
 func runByobu(ctx context.Context, c *Context) error {
 	value := ""
 	if c.Config.Has("byobu_by_default") {
-		value = pyStr(c.Config["byobu_by_default"])
+		value = pyval.Str(c.Config["byobu_by_default"])
 	}
 	if value == "" {
 		c.Log.Debug("Skipping module named byobu, no 'byobu' values found")

@@ -74,7 +74,7 @@ func decodeCACerts(c *Context) (caCertsConfig, error) {
 	if !ok {
 		rd = m["remove-defaults"]
 	}
-	cc.RemoveDefaults = isTrue(rd)
+	cc.RemoveDefaults = pyval.IsTrue(rd)
 	cc.Trusted = StringList(m["trusted"])
 	return cc, nil
 }

@@ -51,7 +51,9 @@ func NewChef(opts FetchOptions) Module {
 		Frequency:  state.PerAlways,
 		Keys:       []string{"chef"},
 		ActivateBy: []string{"chef"},
-		Run:        func(ctx context.Context, c *Context) error { return runChef(ctx, c, opts) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg chefKeys) error {
+			return runChef(ctx, c, opts, cfg)
+		}),
 	}
 }
 
@@ -81,12 +83,17 @@ var (
 	chefTemplateKeys = []string{"server_url", "node_name", "environment", "validation_name", "chef_license"}
 )
 
-func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
-	raw, ok := c.Config["chef"]
-	if !ok {
+// chefKeys is the module's key: the chef mapping (nil when it is not one).
+type chefKeys struct {
+	Present bool           `cfg:"chef,present"`
+	Chef    map[string]any `cfg:"chef,loose"`
+}
+
+func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, _ := raw.(map[string]any)
+	m := cfg.Chef
 	dirs := pyStrList(m["directories"])
 	if s, ok := m["directories"].(string); ok {
 		dirs = []string{s}
@@ -104,11 +111,11 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions) error {
 	}
 	vkey := ChefValidationPEM
 	if v, ok := m["validation_key"]; ok {
-		vkey = pyStrOf(v)
+		vkey = pyval.Str(v)
 	}
 	if vcert := m["validation_cert"]; pyval.Truthy(vcert) {
 		if vcert != "system" {
-			if err := c.Root.WriteFile(vkey, []byte(pyStrOf(vcert)), 0o600); err != nil {
+			if err := c.Root.WriteFile(vkey, []byte(pyval.Str(vcert)), 0o600); err != nil {
 				return fmt.Errorf("chef: %w", err)
 			}
 		} else if fi, err := c.Root.Stat(vkey); err != nil || !fi.Mode().IsRegular() {
@@ -228,7 +235,7 @@ func chefClientRB(c *Context, m map[string]any) error {
 		case k == "show_time":
 			params[k] = cfgBool(m, k, false)
 		default:
-			params[k] = pyStrOf(v)
+			params[k] = pyval.Str(v)
 		}
 	}
 	for _, k := range []string{"server_url", "validation_name"} {
@@ -265,7 +272,7 @@ func jinjaValue(v any) any {
 	case nil, string:
 		return v
 	}
-	return pyStrOf(v)
+	return pyval.Str(v)
 }
 
 // chefInstall installs chef by install_type and says whether to run it.
@@ -303,12 +310,12 @@ func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOp
 	case "omnibus":
 		url := ChefOmnibusURL
 		if v, ok := m["omnibus_url"]; ok && v != nil {
-			url = pyStrOf(v)
+			url = pyval.Str(v)
 		}
 		retries, _ := cfgInt(m["omnibus_url_retries"])
 		var args []string
 		if v, ok := m["omnibus_version"]; ok {
-			args = []string{"-v", pyStrOf(v)}
+			args = []string{"-v", pyval.Str(v)}
 		}
 		blob, err := opts.fetch(ctx, c, url, retries)
 		if err != nil {

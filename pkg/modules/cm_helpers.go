@@ -84,14 +84,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-// pyStrOf is Python's str(): strings as they are, the rest as repr.
-func pyStrOf(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return pyval.Repr(v)
-}
-
 // fqdn is socket.getfqdn() for the target: its host name (the running
 // kernel's when booted, else /etc/hostname) and, among the names of the
 // /etc/hosts line that carries it, the first one with a dot.
@@ -131,7 +123,7 @@ func cfgBool(m map[string]any, key string, def bool) bool {
 	if !ok {
 		return def
 	}
-	return TranslateBool(v, false)
+	return pyval.TranslateBool(v, false)
 }
 
 // cfgStr is util.get_cfg_option_str: a missing key is def, a value str().
@@ -140,7 +132,7 @@ func cfgStr(m map[string]any, key, def string) string {
 	if !ok {
 		return def
 	}
-	return pyStrOf(v)
+	return pyval.Str(v)
 }
 
 // cfgInt is int(value) for a YAML integer or numeric string.

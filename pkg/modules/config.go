@@ -1,12 +1,13 @@
 package modules
 
 import (
+	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -28,25 +29,7 @@ func (c Config) Bool(key string, def bool) bool {
 	if !ok || v == nil {
 		return def
 	}
-	return TranslateBool(v, def)
-}
-
-// TranslateBool is cloud-init's util.translate_bool.
-func TranslateBool(v any, def bool) bool {
-	switch t := v.(type) {
-	case bool:
-		return t
-	case int:
-		return t != 0
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true", "1", "on", "yes", "y":
-			return true
-		case "false", "0", "off", "no", "n", "":
-			return false
-		}
-	}
-	return def
+	return pyval.TranslateBool(v, def)
 }
 
 // Map returns key as a map (nil if absent or not a map).
@@ -119,4 +102,29 @@ func StringList(v any) []string {
 		return t
 	}
 	return nil
+}
+
+// Typed makes a module's Run from run, which receives the module's
+// configuration as a T: the runner's call decodes the merged config into
+// T once, with pyval's lenient decoder (cloud-init's loose typing, its
+// deprecated spellings translated and logged as deprecations), before run
+// starts. T is a struct whose `cfg` tags name the top-level keys the
+// module reads; a value of the wrong shape fails the module with the
+// decoder's message, as cloud-init's handler raises.
+func Typed[T any](run func(ctx context.Context, c *Context, cfg T) error) func(context.Context, *Context) error {
+	return func(ctx context.Context, c *Context) error {
+		var cfg T
+		if err := c.decoder().Decode(c.Config, &cfg); err != nil {
+			return err
+		}
+		return run(ctx, c, cfg)
+	}
+}
+
+// decoder is the lenient decoder reporting to c.
+func (c *Context) decoder() *pyval.Decoder {
+	return &pyval.Decoder{
+		Deprecated: c.deprecated,
+		Warn:       func(msg string) { c.warn("%s", msg) },
+	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // FuzzDecodeModuleKeys feeds any cloud-config to the decoders of
@@ -37,14 +39,13 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		decodePhoneHome(c)
 		decodeKeysToConsole(c)
 		decodeAuthkey(c)
-		decodeAptPipelining(c)
-		decodeApt(c)
-		decodeYumRepos(c)
-		decodeZypper(c)
-		decodeApk(c)
-		for _, r := range decodeZypper(c).Repos {
+		decodeAptPipelining(typedConfig[aptPipeliningConfig](c))
+		decodeApt(typedConfig[aptKeys](c))
+		decodeYumRepos(typedConfig[yumKeys](c))
+		decodeApk(typedConfig[apkKeys](c))
+		for _, r := range decodeZypper(typedConfig[zypperKeys](c)).Repos {
 			if id, ok := r["id"]; ok {
-				zypperRepoFile(pyStr(id), r)
+				zypperRepoFile(pyval.Str(id), r)
 			}
 		}
 		if !cmp.Equal(orig, map[string]any(cfg)) {

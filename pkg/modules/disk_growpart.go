@@ -15,9 +15,9 @@ package modules
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -33,55 +33,50 @@ func NewGrowpart(env DiskEnv) Module {
 		Name:      "growpart",
 		Frequency: state.PerAlways,
 		Keys:      []string{"growpart"},
-		Run:       func(ctx context.Context, c *Context) error { return growpart(ctx, c, env) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg growpartConfig) error {
+			return growpart(ctx, c, env, cfg)
+		}),
 	}
 }
 
-// isFalse is cloud-init's util.is_false.
-func isFalse(v any) bool {
-	switch t := v.(type) {
-	case bool:
-		return !t
-	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "false", "0", "off", "no", "n":
-			return true
-		}
-	}
-	return false
+// growpartConfig is the module's configuration.
+type growpartConfig struct {
+	Present bool `cfg:"growpart,present"`
+	// Growpart is nil when the value is not a mapping (null included).
+	Growpart *growpartSection `cfg:"growpart,loose"`
 }
 
-func growpart(ctx context.Context, c *Context, env DiskEnv) error {
-	cfg := map[string]any{"mode": "auto", "devices": []any{"/"}, "ignore_growroot_disabled": false}
-	if raw, ok := c.Config["growpart"]; ok {
-		m, ok := raw.(map[string]any)
-		if !ok {
+// growpartSection is the growpart mapping.
+type growpartSection struct {
+	// Mode is str() of mode: util.is_false of it disables the module.
+	Mode                   string   `cfg:"mode,default=auto"`
+	Devices                []string `cfg:"devices,default=/"`
+	IgnoreGrowrootDisabled bool     `cfg:"ignore_growroot_disabled"`
+}
+
+func growpart(ctx context.Context, c *Context, env DiskEnv, cfg growpartConfig) error {
+	g := growpartSection{Mode: "auto", Devices: []string{"/"}}
+	if cfg.Present {
+		if cfg.Growpart == nil {
 			c.warn("growpart: 'growpart' in config was not a dict")
 			return nil
 		}
-		cfg = m
+		g = *cfg.Growpart
 	}
-	mode := any("auto")
-	if v, ok := cfg["mode"]; ok {
-		mode = v
-	}
-	if isFalse(mode) {
-		c.Log.Debug("growpart disabled", "module", "growpart", "mode", mode)
+	if pyval.IsFalse(g.Mode) {
+		c.Log.Debug("growpart disabled", "module", "growpart", "mode", g.Mode)
 		return nil
 	}
-	switch scalarString(mode) {
+	switch g.Mode {
 	case "auto", "growpart":
 	default:
-		return fmt.Errorf("growpart: unknown or unavailable resize mode %q (cloudroot has the built-in growpart only)", scalarString(mode))
+		return fmt.Errorf("growpart: unknown or unavailable resize mode %q (cloudroot has the built-in growpart only)", g.Mode)
 	}
-	if !TranslateBool(cfg["ignore_growroot_disabled"], false) && c.Root.Exists(GrowrootDisabled) {
+	if !g.IgnoreGrowrootDisabled && c.Root.Exists(GrowrootDisabled) {
 		c.Log.Debug("growpart disabled: "+GrowrootDisabled+" exists; use ignore_growroot_disabled to ignore", "module", "growpart")
 		return nil
 	}
-	devices := []string{"/"}
-	if v, ok := cfg["devices"]; ok {
-		devices = StringList(v)
-	}
+	devices := g.Devices
 	if len(devices) == 0 {
 		c.Log.Debug("growpart: empty device list", "module", "growpart")
 		return nil

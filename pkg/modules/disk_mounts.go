@@ -30,13 +30,15 @@ func NewMounts(env DiskEnv) Module {
 		Name:      "mounts",
 		Frequency: state.PerInstance,
 		Keys:      []string{"mounts", "mount_default_fields", "swap"},
-		Run:       func(ctx context.Context, c *Context) error { return mounts(ctx, c, env) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg mountsConfig) error {
+			return mounts(ctx, c, env, cfg)
+		}),
 	}
 }
 
 // deviceEnv builds name resolution from the device list, device_aliases
 // and the datasource's block-device-mapping meta-data (EC2, OpenStack).
-func (e DiskEnv) deviceEnv(c *Context) (disk.DeviceEnv, []bootenv.Device, error) {
+func (e DiskEnv) deviceEnv(c *Context, aliases map[string]string) (disk.DeviceEnv, []bootenv.Device, error) {
 	devs, err := e.devices()
 	if err != nil {
 		return disk.DeviceEnv{}, nil, fmt.Errorf("listing block devices: %w", err)
@@ -58,37 +60,39 @@ func (e DiskEnv) deviceEnv(c *Context) (disk.DeviceEnv, []bootenv.Device, error)
 			return scalarString(bdm[name])
 		},
 	}
-	if a, ok := c.Config["device_aliases"].(map[string]any); ok {
-		de.Aliases = map[string]string{}
-		for k, v := range a {
-			de.Aliases[k] = scalarString(v)
-		}
-	}
+	de.Aliases = aliases
 	return de, devs, nil
 }
 
-func mounts(ctx context.Context, c *Context, env DiskEnv) error {
+// mountsConfig is the module's configuration; pkg/disk parses the
+// default fields and swap values with its own checks.
+type mountsConfig struct {
+	Mounts        []any             `cfg:"mounts"`
+	DefaultFields any               `cfg:"mount_default_fields"`
+	Swap          any               `cfg:"swap"`
+	Aliases       map[string]string `cfg:"device_aliases,loose"`
+}
+
+// TypeErrors words a mounts value that is not a list.
+func (mountsConfig) TypeErrors() map[string]string {
+	return map[string]string{"mounts": "mounts: 'mounts' must be a list, got %s"}
+}
+
+func mounts(ctx context.Context, c *Context, env DiskEnv, cfg mountsConfig) error {
 	const name = "mounts"
-	var mc disk.MountsConfig
-	if raw, ok := c.Config["mounts"]; ok && raw != nil {
-		l, ok := raw.([]any)
-		if !ok {
-			return fmt.Errorf("mounts: 'mounts' must be a list, got %T", raw)
-		}
-		mc.Mounts = l
-	}
-	if raw, ok := c.Config["mount_default_fields"]; ok && raw != nil {
+	mc := disk.MountsConfig{Mounts: cfg.Mounts}
+	if raw := cfg.DefaultFields; raw != nil {
 		f, err := disk.ParseDefaultFields(raw)
 		if err != nil {
 			return fmt.Errorf("mounts: %w", err)
 		}
 		mc.DefaultFields = f
 	}
-	de, _, err := env.deviceEnv(c)
+	de, _, err := env.deviceEnv(c, cfg.Aliases)
 	if err != nil {
 		return fmt.Errorf("mounts: %w", err)
 	}
-	sc, err := disk.ParseSwap(c.Config["swap"])
+	sc, err := disk.ParseSwap(cfg.Swap)
 	if err != nil {
 		c.warn("mounts: %v", err)
 	} else if sc.Enabled() {

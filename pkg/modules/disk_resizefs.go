@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -26,18 +27,26 @@ func NewResizefs(env DiskEnv) Module {
 		Name:      "resizefs",
 		Frequency: state.PerAlways,
 		Keys:      []string{"resize_rootfs"},
-		Run:       func(ctx context.Context, c *Context) error { return resizefs(ctx, c, env) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg resizefsConfig) error {
+			return resizefs(ctx, c, env, cfg)
+		}),
 	}
 }
 
-func resizefs(ctx context.Context, c *Context, env DiskEnv) error {
+// resizefsConfig is the module's configuration: resize_rootfs as given
+// (a flag or "noblock"), nil when absent or null (resize).
+type resizefsConfig struct {
+	ResizeRootfs any `cfg:"resize_rootfs"`
+}
+
+func resizefs(ctx context.Context, c *Context, env DiskEnv, cfg resizefsConfig) error {
 	const name = "resizefs"
-	raw, ok := c.Config["resize_rootfs"]
-	if !ok || raw == nil {
+	raw := cfg.ResizeRootfs
+	if raw == nil {
 		raw = true
 	}
-	noblock := scalarString(raw) == "noblock"
-	if !noblock && !TranslateBool(raw, true) {
+	noblock := raw == "noblock"
+	if !noblock && !pyval.TranslateBool(raw, true) {
 		c.Log.Debug("Skipping module named resizefs, resizing disabled", "module", name)
 		return nil
 	}

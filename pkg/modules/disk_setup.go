@@ -29,7 +29,9 @@ func NewDiskSetup(env DiskEnv) Module {
 		Frequency:  state.PerInstance,
 		Keys:       []string{"device_aliases", "disk_setup", "fs_setup"},
 		ActivateBy: []string{"disk_setup", "fs_setup"},
-		Run:        func(ctx context.Context, c *Context) error { return diskSetup(ctx, c, env) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg diskSetupConfig) error {
+			return diskSetup(ctx, c, env, cfg)
+		}),
 	}
 }
 
@@ -58,17 +60,26 @@ func (e rootExecutor) Run(ctx context.Context, argv []string) error {
 	return e.c.Root.Run(ctx, target.Cmd{Argv: argv, Stdout: e.c.Out, Stderr: e.c.Out})
 }
 
-func diskSetup(ctx context.Context, c *Context, env DiskEnv) error {
+// diskSetupConfig is the module's configuration: pkg/disk parses the
+// disk_setup and fs_setup values (ParseSetupValues) with its own checks.
+type diskSetupConfig struct {
+	DiskSetup     any               `cfg:"disk_setup"`
+	FSSetup       any               `cfg:"fs_setup"`
+	DeviceAliases any               `cfg:"device_aliases"`
+	Aliases       map[string]string `cfg:"device_aliases,loose"`
+}
+
+func diskSetup(ctx context.Context, c *Context, env DiskEnv, cfg diskSetupConfig) error {
 	const name = "disk_setup"
-	if c.Config["disk_setup"] == nil && c.Config["fs_setup"] == nil {
+	if cfg.DiskSetup == nil && cfg.FSSetup == nil {
 		c.Log.Debug("Skipping module named disk_setup, no disk_setup or fs_setup configuration", "module", name)
 		return nil
 	}
-	names, devs, err := env.deviceEnv(c)
+	names, devs, err := env.deviceEnv(c, cfg.Aliases)
 	if err != nil {
 		return fmt.Errorf("disk_setup: %w", err)
 	}
-	cfg, warns := disk.ParseSetup(c.Config, names)
+	setup, warns := disk.ParseSetupValues(disk.SetupValues{DeviceAliases: cfg.DeviceAliases, DiskSetup: cfg.DiskSetup, FSSetup: cfg.FSSetup}, names)
 	for _, w := range warns {
 		c.warn("disk_setup: %s", w)
 	}
@@ -76,8 +87,8 @@ func diskSetup(ctx context.Context, c *Context, env DiskEnv) error {
 	if err != nil {
 		c.Log.Debug("disk_setup: no mount table; assuming nothing is mounted", "module", name, "err", err)
 	}
-	infos := probeSetupDevices(c, cfg, devs, mounts, env)
-	plan, err := disk.PlanSetup(cfg, infos)
+	infos := probeSetupDevices(c, setup, devs, mounts, env)
+	plan, err := disk.PlanSetup(setup, infos)
 	if err != nil {
 		return fmt.Errorf("disk_setup: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -126,10 +127,12 @@ func toConsole(c *Context, text string) {
 // DEPRECATED level and recorded under DEPRECATED in recoverable_errors,
 // once per Context as cloud-init does once per process.
 func deprecate(c *Context, what, version, extra string) {
-	major, minor, _ := strings.Cut(version, ".")
-	n := 0
-	fmt.Sscanf(major, "%d", &n)
-	msg := strings.TrimRight(fmt.Sprintf("%s is deprecated in %s and scheduled to be removed in %d.%s. %s", what, version, n+5, minor, extra), " \t\n")
+	c.deprecated(pyval.Deprecation(what, version, extra))
+}
+
+// deprecated logs and records msg, a deprecation already worded, once per
+// Context.
+func (c *Context) deprecated(msg string) {
 	if c.deprecations[msg] {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -38,8 +39,8 @@ func runGrubDpkg(ctx context.Context, c *Context) error {
 	if !ok {
 		enabled = false
 	}
-	if isFalse(enabled) {
-		c.Log.Debug(fmt.Sprintf("grub_dpkg disabled by config grub_dpkg/enabled=%s", pyStr(enabled)))
+	if pyval.IsFalse(enabled) {
+		c.Log.Debug(fmt.Sprintf("grub_dpkg disabled by config grub_dpkg/enabled=%s", pyval.Str(enabled)))
 		return nil
 	}
 	sel, err := grubDebconf(ctx, c, mycfg)
@@ -58,7 +59,7 @@ func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string,
 		if !ok {
 			return "", false
 		}
-		return pyStr(v), true
+		return pyval.Str(v), true
 	}
 	efi := c.Root.Exists("/sys/firmware/efi")
 	if efi {
@@ -85,7 +86,7 @@ func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string,
 	case bool:
 		empty = v
 	default:
-		empty = TranslateBool(v, false)
+		empty = pyval.TranslateBool(v, false)
 	}
 	return fmt.Sprintf("grub-pc grub-pc/install_devices string %s\ngrub-pc grub-pc/install_devices_empty boolean %t\n", idevs, empty), nil
 }

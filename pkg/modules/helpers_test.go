@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -98,4 +99,12 @@ func mode(t *testing.T, c *Context, p string) os.FileMode {
 		t.Fatal(err)
 	}
 	return fi.Mode()
+}
+
+// typedConfig is cfg decoded into a module's typed configuration, as
+// Typed decodes it (problems dropped).
+func typedConfig[T any](cfg Config) T {
+	var out T
+	_ = (&pyval.Decoder{}).Decode(cfg, &out)
+	return out
 }

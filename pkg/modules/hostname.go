@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/dnsname"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -224,7 +225,7 @@ var UpdateEtcHosts = Module{
 	Run: func(ctx context.Context, c *Context) error {
 		mode := strings.ToLower(c.Config.String("manage_etc_hosts"))
 		switch {
-		case mode == "template" || (mode != "localhost" && TranslateBool(c.Config["manage_etc_hosts"], false)):
+		case mode == "template" || (mode != "localhost" && pyval.TranslateBool(c.Config["manage_etc_hosts"], false)):
 			if mode == "template" {
 				c.warn("Deprecated: manage_etc_hosts: template is deprecated; use manage_etc_hosts: true")
 			}

@@ -60,7 +60,7 @@ resolv_conf:
 `)
 	files := map[string]string{"etc/os-release": "ID=fedora\nVERSION_ID=\"40\"\n"}
 	c, _, _ := testContext(t, cfg, files)
-	if err := runResolvConf(context.Background(), c); err != nil {
+	if err := Typed(runResolvConf)(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	got := readFile(t, c, "/etc/resolv.conf")

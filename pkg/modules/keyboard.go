@@ -26,47 +26,49 @@ var Keyboard = Module{
 	Keys:       []string{"keyboard"},
 	Distros:    distro.ExpandOSFamily("alpine", "arch", "debian", "redhat", "suse"),
 	ActivateBy: []string{"keyboard"},
-	Run:        runKeyboard,
+	Run:        Typed(runKeyboard),
 }
 
 // keyboardConfig is the module's configuration.
 type keyboardConfig struct {
-	Present                         bool
-	Layout, Model, Variant, Options string
+	Present  bool             `cfg:"keyboard,present"`
+	Keyboard *keyboardSection `cfg:"keyboard"`
 }
 
-func decodeKeyboard(c *Context, defModel string) (keyboardConfig, error) {
-	var kc keyboardConfig
-	v, ok := c.Config["keyboard"]
-	if !ok {
-		return kc, nil
-	}
-	kc.Present = true
-	m, ok := v.(map[string]any)
-	if !ok {
-		return kc, fmt.Errorf("keyboard: expected a mapping, got %s", pyval.TypeName(v))
-	}
-	if _, ok := m["layout"]; !ok {
-		return kc, errors.New("keyboard: 'layout' is required")
-	}
-	kc.Layout = scalarString(m["layout"])
-	kc.Model = defModel
-	if x, ok := m["model"]; ok {
-		kc.Model = scalarString(x)
-	}
-	kc.Variant, kc.Options = scalarString(m["variant"]), scalarString(m["options"])
-	return kc, nil
+// keyboardSection is the keyboard mapping; a model not given is the
+// distro's default.
+type keyboardSection struct {
+	HasLayout bool    `cfg:"layout,present"`
+	Layout    string  `cfg:"layout"`
+	Model     *string `cfg:"model"`
+	Variant   string  `cfg:"variant"`
+	Options   string  `cfg:"options"`
 }
 
-func runKeyboard(ctx context.Context, c *Context) error {
+// TypeErrors words a keyboard value that is not a mapping.
+func (keyboardConfig) TypeErrors() map[string]string {
+	return map[string]string{"keyboard": "keyboard: expected a mapping, got %s"}
+}
+
+func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
+	if !cfg.Present {
+		return nil
+	}
+	kc := cfg.Keyboard
+	switch {
+	case kc == nil:
+		return fmt.Errorf("keyboard: expected a mapping, got %s", pyval.TypeName(nil))
+	case !kc.HasLayout:
+		return errors.New("keyboard: 'layout' is required")
+	}
 	f := c.facts()
-	kc, err := decodeKeyboard(c, f.DefaultKeyboardModel())
-	if err != nil || !kc.Present {
-		return err
+	model := f.DefaultKeyboardModel()
+	if kc.Model != nil {
+		model = *kc.Model
 	}
 	isDir := func(p string) bool { fi, err := c.Root.Stat(p); return err == nil && fi.IsDir() }
 	isFile := func(p string) bool { fi, err := c.Root.Stat(p); return err == nil && fi.Mode().IsRegular() }
-	writes, cmds, warnings, err := f.KeyboardPlan(kc.Layout, kc.Model, kc.Variant, kc.Options, isDir, isFile)
+	writes, cmds, warnings, err := f.KeyboardPlan(kc.Layout, model, kc.Variant, kc.Options, isDir, isFile)
 	if err != nil {
 		return err
 	}

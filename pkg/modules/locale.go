@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -22,36 +23,19 @@ var Locale = Module{
 	Name:      "locale",
 	Frequency: state.PerInstance,
 	Keys:      []string{"locale", "locale_configfile"},
-	Run:       runLocale,
+	Run:       Typed(runLocale),
 }
 
 // localeConfig is the module's configuration.
 type localeConfig struct {
-	Locale     string // "" = the distro's
-	Disabled   bool
-	ConfigFile string
+	// Locale is str() of locale ("" = the distro's); one util.is_false
+	// takes for false (False, "off", "no"...) disables the module.
+	Locale     string `cfg:"locale"`
+	ConfigFile string `cfg:"locale_configfile"`
 }
 
-func decodeLocale(c *Context) localeConfig {
-	var lc localeConfig
-	switch v := c.Config["locale"].(type) {
-	case nil:
-	case bool:
-		lc.Disabled = !v
-		if v {
-			lc.Locale = "True" // str(True), as get_cfg_option_str gives
-		}
-	default:
-		lc.Locale = scalarString(v)
-		lc.Disabled = isFalse(lc.Locale)
-	}
-	lc.ConfigFile = c.Config.String("locale_configfile")
-	return lc
-}
-
-func runLocale(ctx context.Context, c *Context) error {
-	lc := decodeLocale(c)
-	if lc.Disabled {
+func runLocale(ctx context.Context, c *Context, lc localeConfig) error {
+	if pyval.IsFalse(lc.Locale) {
 		c.Log.Debug("Skipping module named locale, disabled by config", "module", "locale")
 		return nil
 	}

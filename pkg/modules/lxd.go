@@ -118,7 +118,7 @@ func lxdInit(ctx context.Context, c *Context, initCfg map[string]any) error {
 	argv := []string{"lxd", "init", "--auto"}
 	for _, k := range lxdInitKeys {
 		if v := initCfg[k]; pyval.Truthy(v) {
-			argv = append(argv, fmt.Sprintf("--%s=%s", strings.ReplaceAll(k, "_", "-"), pyStr(v)))
+			argv = append(argv, fmt.Sprintf("--%s=%s", strings.ReplaceAll(k, "_", "-"), pyval.Str(v)))
 		}
 	}
 	_, err := runCapture(ctx, c, argv...)
@@ -187,7 +187,7 @@ func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit b
 		if !ok {
 			return ""
 		}
-		return pyStr(v)
+		return pyval.Str(v)
 	}
 	name := DefaultLXDBridge
 	if _, ok := bridge["name"]; ok {
@@ -318,7 +318,7 @@ func lxdBridgeCmds(bridge map[string]any, bget func(string) string, name string)
 		create = append(create, "dns.domain="+bget("domain"))
 	}
 	if v, ok := bridge["mtu"]; ok && v != -1 {
-		create = append(create, "bridge.mtu="+pyStr(v))
+		create = append(create, "bridge.mtu="+pyval.Str(v))
 	}
 	return create, attach, nil
 }

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -36,7 +37,7 @@ var Mcollective = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"mcollective"},
 	ActivateBy: []string{"mcollective"},
-	Run:        runMcollective,
+	Run:        Typed(runMcollective),
 }
 
 // mcollective's files.
@@ -46,12 +47,18 @@ const (
 	McollectivePriCert   = "/etc/mcollective/ssl/server-private.pem"
 )
 
-func runMcollective(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["mcollective"]
-	if !ok {
+// mcollectiveKeys is the module's key: the mcollective mapping (nil when
+// it is not one).
+type mcollectiveKeys struct {
+	Present     bool           `cfg:"mcollective,present"`
+	Mcollective map[string]any `cfg:"mcollective,loose"`
+}
+
+func runMcollective(ctx context.Context, c *Context, cfg mcollectiveKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, _ := raw.(map[string]any)
+	m := cfg.Mcollective
 	if err := installPackages(ctx, c, c.facts(), []string{"mcollective"}); err != nil {
 		return err
 	}
@@ -80,13 +87,13 @@ func configureMcollective(c *Context, conf map[string]any) error {
 		v := conf[k]
 		switch {
 		case k == "public-cert":
-			if err := c.Root.WriteFile(McollectivePubCert, []byte(pyStrOf(v)), 0o644); err != nil {
+			if err := c.Root.WriteFile(McollectivePubCert, []byte(pyval.Str(v)), 0o644); err != nil {
 				return fmt.Errorf("mcollective: %w", err)
 			}
 			cfg.main.set("plugin.ssl_server_public", McollectivePubCert)
 			cfg.main.set("securityprovider", "ssl")
 		case k == "private-cert":
-			if err := c.Root.WriteFile(McollectivePriCert, []byte(pyStrOf(v)), 0o600); err != nil {
+			if err := c.Root.WriteFile(McollectivePriCert, []byte(pyval.Str(v)), 0o600); err != nil {
 				return fmt.Errorf("mcollective: %w", err)
 			}
 			cfg.main.set("plugin.ssl_server_private", McollectivePriCert)
@@ -100,11 +107,11 @@ func configureMcollective(c *Context, conf map[string]any) error {
 				}
 				slices.Sort(sk)
 				for _, o := range sk {
-					sec.set(o, pyStrOf(sm[o]))
+					sec.set(o, pyval.Str(sm[o]))
 				}
 				continue
 			}
-			cfg.main.set(k, pyStrOf(v))
+			cfg.main.set(k, pyval.Str(v))
 		}
 	}
 	if old != nil {

@@ -145,3 +145,62 @@ type PowerAction struct {
 	// Timeout is how long the command waits for the agent before acting.
 	Timeout time.Duration
 }
+
+// Options are what NewContext builds a Context from. The zero value
+// (with a Root) works: no config, no meta-data, the distro detected from
+// the root, problems logged and not kept.
+type Options struct {
+	// Config is the merged cloud-config.
+	Config map[string]any
+	// Meta, InstanceID and Datasource describe the instance (the
+	// handed-over state's, or the init stage's own).
+	Meta       map[string]any
+	InstanceID string
+	Datasource string
+	// Distro is the target's distro (nil: detected from the root's
+	// os-release).
+	Distro *distro.Info
+	Log    *slog.Logger
+	Out    io.Writer
+	Now    func() time.Time
+	Uptime func() float64
+	// Version is cloudroot's version string.
+	Version string
+	// Booted is Context.Booted: the target is the running system.
+	Booted bool
+	// Status, when set, keeps the stage's recoverable problems (WARNING
+	// and DEPRECATED); the modules have logged them already.
+	Status *state.StageStatus
+	// Event is the stage's reporting event (nil: none).
+	Event *cilog.Event
+}
+
+// NewContext is the one constructor of a module Context, used by every
+// stage and command that runs modules; the caller sets the hooks only it
+// has (SetLiveHostname, HostKeys, DeferHostKeys) on the result.
+func NewContext(root *target.Root, o Options) *Context {
+	c := &Context{
+		Root:       root,
+		Config:     Config(o.Config),
+		Meta:       o.Meta,
+		InstanceID: o.InstanceID,
+		Datasource: o.Datasource,
+		Log:        o.Log,
+		Out:        o.Out,
+		Now:        o.Now,
+		Uptime:     o.Uptime,
+		Version:    o.Version,
+		Booted:     o.Booted,
+		Event:      o.Event,
+	}
+	if o.Distro != nil {
+		c.Distro = *o.Distro
+	} else {
+		c.Distro = distro.Detect(root.ReadFile)
+	}
+	if st := o.Status; st != nil {
+		c.Warn = func(m string) { st.AddRecoverable("WARNING", m) }
+		c.Deprecated = func(m string) { st.AddRecoverable("DEPRECATED", m) }
+	}
+	return c
+}

@@ -45,40 +45,43 @@ var NTP = Module{
 		"openmandriva", "opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "photon",
 		"raspberry-pi-os", "rhel", "rocky", "sle_hpc", "sle-micro", "sles", "TencentOS", "ubuntu", "virtuozzo"},
 	ActivateBy: []string{"ntp"},
-	Run:        runNTP,
+	Run:        Typed(runNTP),
 }
 
 // ntpConfig is the module's configuration.
 type ntpConfig struct {
-	Present, Enabled             bool
-	Client                       string
-	Servers, Pools, Peers, Allow []string
-	// Config is ntp.config: the keys given override the client's.
-	Config map[string]any
+	Present bool       `cfg:"ntp,present"`
+	NTP     ntpSection `cfg:"ntp"`
+	// SystemInfo is the system_info keys the module reads (ignored when
+	// system_info or its paths are not mappings).
+	SystemInfo struct {
+		NTPClient string `cfg:"ntp_client"`
+		Paths     struct {
+			TemplatesDir string `cfg:"templates_dir"`
+		} `cfg:"paths,loose"`
+	} `cfg:"system_info,loose"`
 }
 
-func decodeNTP(c *Context) (ntpConfig, error) {
-	nc := ntpConfig{Enabled: true}
-	v, ok := c.Config["ntp"]
-	if !ok {
-		return nc, nil
-	}
-	nc.Present = true
-	if v == nil {
-		return nc, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nc, fmt.Errorf("'ntp' key existed in config, but not a dictionary type, is a %s instead", pyval.TypeName(v))
-	}
-	if e, ok := m["enabled"]; ok && e != nil {
-		nc.Enabled = !isFalse(e)
-	}
-	nc.Client = scalarString(m["ntp_client"])
-	nc.Servers, nc.Pools = StringList(m["servers"]), StringList(m["pools"])
-	nc.Peers, nc.Allow = StringList(m["peers"]), StringList(m["allow"])
-	nc.Config, _ = m["config"].(map[string]any)
-	return nc, nil
+// ntpSection is the ntp mapping (`ntp: null` is an empty one).
+type ntpSection struct {
+	// Enabled is str() of enabled: util.is_false of it disables the module
+	// (absent or null: enabled).
+	Enabled string   `cfg:"enabled"`
+	Client  string   `cfg:"ntp_client"`
+	Servers []string `cfg:"servers"`
+	Pools   []string `cfg:"pools"`
+	Peers   []string `cfg:"peers"`
+	Allow   []string `cfg:"allow"`
+	// Config is ntp.config, checked key by key as cloud-init's
+	// supplemental schema validation does (selectNTPClient): the keys
+	// given override the client's.
+	Config map[string]any `cfg:"config,loose"`
+}
+
+// TypeErrors is cloud-init's message for an ntp value that is not a
+// mapping.
+func (ntpConfig) TypeErrors() map[string]string {
+	return map[string]string{"ntp": "'ntp' key existed in config, but not a dictionary type, is a %s instead"}
 }
 
 // ntpClient is a client's merged settings.
@@ -87,18 +90,15 @@ type ntpClient struct {
 	Packages                                            []string
 }
 
-func runNTP(ctx context.Context, c *Context) error {
-	nc, err := decodeNTP(c)
-	if err != nil {
-		return err
-	}
-	if !nc.Present || !nc.Enabled {
+func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
+	nc := cfg.NTP
+	if !cfg.Present || pyval.IsFalse(nc.Enabled) {
 		c.Log.Debug("Skipping module named ntp, not present or disabled by cfg", "module", "ntp")
 		return nil
 	}
 	f := c.facts()
 	dname := f.SystemInfo.Distro
-	cl, err := selectNTPClient(c, f, nc)
+	cl, err := selectNTPClient(c, f, cfg)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func runNTP(ctx context.Context, c *Context) error {
 	tmpl := cl.Template
 	if tmpl == "" {
 		name := strings.ReplaceAll(cl.TemplateName, "{distro}", dname)
-		t, ok := ntpTemplate(c, name)
+		t, ok := ntpTemplate(c, cfg, name)
 		if !ok {
 			return fmt.Errorf("No template found, not rendering %s", cl.TemplateName)
 		}
@@ -151,15 +151,16 @@ func runNTP(ctx context.Context, c *Context) error {
 
 // selectNTPClient is select_ntp_client merged with ntp.config and checked
 // as supplemental_schema_validation does.
-func selectNTPClient(c *Context, f distro.Facts, nc ntpConfig) (ntpClient, error) {
+func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, error) {
+	nc := cfg.NTP
 	table := f.NTP.Clients
 	var base distro.NTPClient
 	var found bool
 	choice := nc.Client
 	if choice == "" || choice == "auto" {
 		choice = "auto"
-		if si := c.Config.Map("system_info"); si != nil && scalarString(si["ntp_client"]) != "" {
-			choice = scalarString(si["ntp_client"])
+		if cfg.SystemInfo.NTPClient != "" {
+			choice = cfg.SystemInfo.NTPClient
 		} else if f.SystemInfo.NTPClient != "" {
 			choice = f.SystemInfo.NTPClient
 		}
@@ -256,12 +257,10 @@ func selectNTPClient(c *Context, f distro.Facts, nc ntpConfig) (ntpClient, error
 
 // ntpTemplate finds a template by name: the target's
 // /etc/cloud/templates/<name>.tmpl (templates_dir), else cloudroot's.
-func ntpTemplate(c *Context, name string) (string, bool) {
+func ntpTemplate(c *Context, cfg ntpConfig, name string) (string, bool) {
 	dir := "/etc/cloud/templates"
-	if m := c.Config.Map("system_info"); m != nil {
-		if p, ok := m["paths"].(map[string]any); ok && scalarString(p["templates_dir"]) != "" {
-			dir = scalarString(p["templates_dir"])
-		}
+	if d := cfg.SystemInfo.Paths.TemplatesDir; d != "" {
+		dir = d
 	}
 	if b, err := c.Root.ReadFile(path.Join(dir, name+".tmpl")); err == nil {
 		return string(b), true

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -201,7 +202,7 @@ func aptFromConfig(c *Context, a distro.Apt) distro.Apt {
 		enabled = scalarString(w["enabled"])
 		command = stringList(w["command"])
 	}
-	if len(command) > 0 && (TranslateBool(enabled, false) || (enabled == "auto" && targetWhich(c.Root, command[0]) != "")) {
+	if len(command) > 0 && (pyval.TranslateBool(enabled, false) || (enabled == "auto" && targetWhich(c.Root, command[0]) != "")) {
 		a.Wrapper = command
 	}
 	return a

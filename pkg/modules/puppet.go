@@ -54,7 +54,9 @@ func NewPuppet(opts FetchOptions) Module {
 		Frequency:  state.PerInstance,
 		Keys:       []string{"puppet"},
 		ActivateBy: []string{"puppet"},
-		Run:        func(ctx context.Context, c *Context) error { return runPuppet(ctx, c, opts) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg puppetKeys) error {
+			return runPuppet(ctx, c, opts, cfg)
+		}),
 	}
 }
 
@@ -97,7 +99,7 @@ func decodePuppet(m map[string]any) puppetConfig {
 	p.Package = cfgStr(m, "package_name", "")
 	for k, dst := range map[string]**string{"conf_file": &p.ConfFile, "ssl_dir": &p.SSLDir, "csr_attributes_path": &p.CSRPath} {
 		if v, ok := m[k]; ok {
-			s := pyStrOf(v)
+			s := pyval.Str(v)
 			*dst = &s
 		}
 	}
@@ -109,12 +111,18 @@ func decodePuppet(m map[string]any) puppetConfig {
 	return p
 }
 
-func runPuppet(ctx context.Context, c *Context, opts FetchOptions) error {
-	raw, ok := c.Config["puppet"]
-	if !ok {
+// puppetKeys is the module's key: the puppet mapping (nil when it is not
+// one).
+type puppetKeys struct {
+	Present bool           `cfg:"puppet,present"`
+	Puppet  map[string]any `cfg:"puppet,loose"`
+}
+
+func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, _ := raw.(map[string]any)
+	m := cfg.Puppet
 	p := decodePuppet(m)
 	user, bin := "puppet", "puppet"
 	if p.InstallType == "aio" {
@@ -294,7 +302,7 @@ func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) 
 	for _, name := range names {
 		v := conf[name]
 		if name == "ca_cert" {
-			if err := puppetCACert(c, sslDir, user, pyStrOf(v)); err != nil {
+			if err := puppetCACert(c, sslDir, user, pyval.Str(v)); err != nil {
 				return err
 			}
 		} else {
@@ -305,7 +313,7 @@ func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) 
 			}
 			slices.Sort(keys)
 			for _, o := range keys {
-				val := pyStrOf(opts[o])
+				val := pyval.Str(opts[o])
 				if o == "certname" {
 					val = strings.ReplaceAll(val, "%f", c.fqdn())
 					val = strings.ReplaceAll(val, "%i", c.InstanceID)

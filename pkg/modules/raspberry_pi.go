@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -54,7 +55,7 @@ func runRaspberryPi(ctx context.Context, c *Context) error {
 	}
 	rpi, ok := raw.(map[string]any)
 	if !ok {
-		c.warn("Invalid value for rpi: %s", pyStrOf(raw))
+		c.warn("Invalid value for rpi: %s", pyval.Str(raw))
 		return nil
 	}
 	if len(rpi) == 0 {
@@ -93,7 +94,7 @@ func runRaspberryPi(ctx context.Context, c *Context) error {
 		case "interfaces":
 			ifaces, ok := rpi[key].(map[string]any)
 			if !ok {
-				c.warn("Invalid value for rpi: %s", pyStrOf(rpi[key]))
+				c.warn("Invalid value for rpi: %s", pyval.Str(rpi[key]))
 				return nil
 			}
 			if len(ifaces) == 0 {
@@ -111,14 +112,14 @@ func runRaspberryPi(ctx context.Context, c *Context) error {
 							reboot = true
 						}
 					default:
-						c.warn("Invalid value for interfaces.serial: %s", pyStrOf(v))
+						c.warn("Invalid value for interfaces.serial: %s", pyval.Str(v))
 					}
 				case !known:
 					c.warn("Invalid key for interfaces: %s", sub)
 				default:
 					on, ok := v.(bool)
 					if !ok {
-						c.warn("Invalid value for interfaces.%s: %s", sub, pyStrOf(v))
+						c.warn("Invalid value for interfaces.%s: %s", sub, pyval.Str(v))
 						continue
 					}
 					if err := raspi(fn, on); err != nil {
@@ -148,7 +149,7 @@ func rpiSerial(ctx context.Context, c *Context, v any, raspi func(string, bool) 
 		}
 		b, ok := x.(bool)
 		if !ok {
-			c.warn("Invalid value for interfaces.serial.%s: %s", name, pyStrOf(x))
+			c.warn("Invalid value for interfaces.serial.%s: %s", name, pyval.Str(x))
 			return false
 		}
 		return b

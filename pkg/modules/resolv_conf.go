@@ -29,7 +29,7 @@ var ResolvConf = Module{
 	Distros: []string{"alpine", "azurelinux", "fedora", "mariner", "opensuse", "opensuse-leap", "opensuse-microos",
 		"opensuse-tumbleweed", "photon", "rhel", "sle_hpc", "sle-micro", "sles", "openeuler"},
 	ActivateBy: []string{"manage_resolv_conf"},
-	Run:        runResolvConf,
+	Run:        Typed(runResolvConf),
 }
 
 // resolvTemplates maps resolve_conf_fn to its template name.
@@ -75,15 +75,31 @@ func resolvParams(m map[string]any) map[string]any {
 	return p
 }
 
-func runResolvConf(_ context.Context, c *Context) error {
-	if !c.Config.Has("manage_resolv_conf") {
+// resolvConfConfig is the module's configuration.
+type resolvConfConfig struct {
+	HasManage bool `cfg:"manage_resolv_conf,present"`
+	Manage    bool `cfg:"manage_resolv_conf"`
+	// Params is resolv_conf as given: anything but a mapping is "no
+	// parameters", as cloud-init treats it.
+	Params any `cfg:"resolv_conf"`
+	// SystemInfo is the system_info keys the module reads (ignored when
+	// system_info or its paths are not mappings).
+	SystemInfo struct {
+		Paths struct {
+			TemplatesDir string `cfg:"templates_dir"`
+		} `cfg:"paths,loose"`
+	} `cfg:"system_info,loose"`
+}
+
+func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
+	if !cfg.HasManage {
 		return nil
 	}
-	if !c.Config.Bool("manage_resolv_conf", false) {
+	if !cfg.Manage {
 		c.Log.Debug("Skipping module named resolv_conf, 'manage_resolv_conf' present but set to False", "module", "resolv_conf")
 		return nil
 	}
-	params, ok := c.Config["resolv_conf"].(map[string]any)
+	params, ok := cfg.Params.(map[string]any)
 	if !ok {
 		c.warn("manage_resolv_conf True but no parameters provided!")
 		return nil
@@ -94,7 +110,11 @@ func runResolvConf(_ context.Context, c *Context) error {
 		c.warn("No template found, not rendering resolve configs")
 		return nil
 	}
-	tmpl, err := c.Root.ReadFile(path.Join(templatesDir(c), name+".tmpl"))
+	dir := cfg.SystemInfo.Paths.TemplatesDir
+	if dir == "" {
+		dir = "/etc/cloud/templates"
+	}
+	tmpl, err := c.Root.ReadFile(path.Join(dir, name+".tmpl"))
 	if err != nil {
 		b, ok := templates.Resolv(name)
 		if !ok {

@@ -59,15 +59,6 @@ func (e errSubscription) Error() string { return e.msg }
 
 func subErr(format string, args ...any) error { return errSubscription{fmt.Sprintf(format, args...)} }
 
-// isTrueStr is util.is_true: true, or "true", "1", "on", "yes" in any case.
-func isTrueStr(v any) bool {
-	if b, ok := v.(bool); ok {
-		return b
-	}
-	s, ok := v.(string)
-	return ok && slices.Contains([]string{"true", "1", "on", "yes"}, strings.ToLower(strings.TrimSpace(s)))
-}
-
 func runRHSubscription(ctx context.Context, c *Context) error {
 	raw, ok := c.Config["rh_subscription"]
 	if !ok {
@@ -102,29 +93,29 @@ func runRHSubscription(ctx context.Context, c *Context) error {
 }
 
 func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (cmdResult, error)) error {
-	if s.autoAttach != nil && !(isTrueStr(s.autoAttach) || isFalse(s.autoAttach)) {
+	if s.autoAttach != nil && !(pyval.IsTrue(s.autoAttach) || pyval.IsFalse(s.autoAttach)) {
 		return subErr("The key auto_attach must be a boolean value (True/False)")
 	}
 	autoOn := pyval.Truthy(s.autoAttach)
-	if s.serviceLevel != nil && (!autoOn || isFalse(pyStr(s.autoAttach))) {
+	if s.serviceLevel != nil && (!autoOn || pyval.IsFalse(pyval.Str(s.autoAttach))) {
 		return subErr("The service_level key must be used in conjunction with the auto_attach key.  Please re-run with auto_attach: True")
 	}
 	var args []string
 	switch {
 	case s.activationKey != nil && s.org != nil:
-		args = []string{"register", "--activationkey=" + pyStr(s.activationKey), "--org=" + pyStr(s.org)}
+		args = []string{"register", "--activationkey=" + pyval.Str(s.activationKey), "--org=" + pyval.Str(s.org)}
 	case s.user != nil && s.password != nil:
-		args = []string{"register", "--username=" + pyStr(s.user), "--password=" + pyStr(s.password)}
+		args = []string{"register", "--username=" + pyval.Str(s.user), "--password=" + pyval.Str(s.password)}
 	default:
 		c.warn("Unable to register system due to incomplete information.")
 		c.warn("Use either activationkey and org *or* userid and password")
 		return subErr("Registration failed or did not run completely")
 	}
 	if s.baseURL != nil {
-		args = append(args, "--baseurl="+pyStr(s.baseURL))
+		args = append(args, "--baseurl="+pyval.Str(s.baseURL))
 	}
 	if s.server != nil {
-		args = append(args, "--serverurl="+pyStr(s.server))
+		args = append(args, "--serverurl="+pyval.Str(s.server))
 	}
 	r, err := sm(args...)
 	if err != nil {
@@ -140,7 +131,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 	}
 	switch {
 	case autoOn && s.serviceLevel != nil:
-		r, err := sm("attach", "--auto", "--servicelevel="+pyStr(s.serviceLevel))
+		r, err := sm("attach", "--auto", "--servicelevel="+pyval.Str(s.serviceLevel))
 		if err != nil {
 			if strings.TrimRight(r.Stdout, " \t\r\n") != "" {
 				for _, l := range strings.Split(r.Stdout, "\n") {
@@ -172,8 +163,8 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 		return subErr("Unable to add or remove repos")
 	}
 	if pyval.Truthy(s.release) {
-		if _, err := sm("release", "--set="+pyStr(s.release)); err != nil {
-			return subErr("Unable to set release_version using: %s", pyListRepr([]string{"release", "--set=" + pyStr(s.release)}))
+		if _, err := sm("release", "--set="+pyval.Str(s.release)); err != nil {
+			return subErr("Unable to set release_version using: %s", pyListRepr([]string{"release", "--set=" + pyval.Str(s.release)}))
 		}
 		for _, d := range []string{"/var/cache/dnf", "/var/cache/yum"} {
 			if fi, err := c.Root.Stat(d); err != nil || !fi.IsDir() {
@@ -190,7 +181,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 func anyStrings(l []any) []string {
 	out := make([]string, len(l))
 	for i, v := range l {
-		out[i] = pyStr(v)
+		out[i] = pyval.Str(v)
 	}
 	return out
 }
@@ -222,7 +213,7 @@ func rhsmPools(c *Context, pools []any, sm func(...string) (cmdResult, error)) b
 		return false
 	}
 	if _, err := sm(args...); err != nil {
-		c.warn("Unable to attach pool %s due to %v", pyStr(pools[len(pools)-1]), err)
+		c.warn("Unable to attach pool %s due to %v", pyval.Str(pools[len(pools)-1]), err)
 		return false
 	}
 	return true

@@ -143,7 +143,7 @@ func StageList(cfg Config, stage Stage) ([]Entry, error) {
 				}
 			}
 		default:
-			err = fmt.Errorf("Failed to read '%s' item in config, unknown type %s", pyStr(it), pyval.TypeName(it))
+			err = fmt.Errorf("Failed to read '%s' item in config, unknown type %s", pyval.Str(it), pyval.TypeName(it))
 		}
 		if err != nil {
 			return nil, err

@@ -36,7 +36,7 @@ var SaltMinion = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"salt_minion"},
 	ActivateBy: []string{"salt_minion"},
-	Run:        runSaltMinion,
+	Run:        Typed(runSaltMinion),
 }
 
 // saltConfig is the `salt_minion` key with the distro's defaults applied.
@@ -65,13 +65,13 @@ func decodeSalt(c *Context, m map[string]any) saltConfig {
 	_, priv := m["private_key"]
 	if pub && priv {
 		s.HasKeys = true
-		s.PublicKey, s.PrivateKey = pyStrOf(m["public_key"]), pyStrOf(m["private_key"])
+		s.PublicKey, s.PrivateKey = pyval.Str(m["public_key"]), pyval.Str(m["private_key"])
 		s.PKIDir = path.Join(s.ConfDir, "pki/minion")
 		if fi, err := c.Root.Stat(s.PKIDir); err != nil || !fi.IsDir() {
 			s.PKIDir = path.Join(s.ConfDir, "pki")
 		}
 		if v, ok := m["pki_dir"]; ok {
-			s.PKIDir = pyStrOf(v)
+			s.PKIDir = pyval.Str(v)
 		}
 	}
 	if conf, ok := s.Conf.(map[string]any); ok && len(conf) > 0 {
@@ -80,15 +80,23 @@ func decodeSalt(c *Context, m map[string]any) saltConfig {
 	return s
 }
 
-func runSaltMinion(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["salt_minion"]
-	if !ok {
+// saltKeys is the module's key: the salt_minion mapping (null is an
+// empty one).
+type saltKeys struct {
+	Present bool           `cfg:"salt_minion,present"`
+	Salt    map[string]any `cfg:"salt_minion"`
+}
+
+// TypeErrors words a salt_minion value that is not a mapping.
+func (saltKeys) TypeErrors() map[string]string {
+	return map[string]string{"salt_minion": "salt_minion: expected a mapping, found %s"}
+}
+
+func runSaltMinion(ctx context.Context, c *Context, cfg saltKeys) error {
+	if !cfg.Present {
 		return nil
 	}
-	m, ok := raw.(map[string]any)
-	if !ok && raw != nil {
-		return fmt.Errorf("salt_minion: expected a mapping, found %s", pyval.TypeName(raw))
-	}
+	m := cfg.Salt
 	s := decodeSalt(c, m)
 	f := c.facts()
 	if err := installPackages(ctx, c, f, []string{s.Package}); err != nil {

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -70,7 +71,7 @@ func decodeSeedRandom(c *Context) (seedConfig, error) {
 		sc.Data = append(sc.Data, []byte(scalarString(rs))...)
 	}
 	sc.Command = StringList(m["command"])
-	sc.CommandRequired = isTrue(m["command_required"])
+	sc.CommandRequired = pyval.IsTrue(m["command_required"])
 	return sc, nil
 }
 

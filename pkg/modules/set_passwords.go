@@ -37,6 +37,7 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -87,7 +88,7 @@ func decodeSetPasswords(c *Context) (passwordsConfig, error) {
 	}
 	if ch := c.Config.Map("chpasswd"); ch != nil {
 		if v, ok := ch["expire"]; ok && v != nil {
-			pc.Expire = TranslateBool(v, true)
+			pc.Expire = pyval.TranslateBool(v, true)
 		}
 		users, _ := ch["users"].([]any)
 		for i, u := range users {

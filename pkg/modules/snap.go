@@ -75,7 +75,7 @@ func snapAssertions(ctx context.Context, c *Context, v any) error {
 		if !pyval.Truthy(v) {
 			return nil
 		}
-		return fmt.Errorf("assertion parameter was not a list or dict: %s", pyStr(v))
+		return fmt.Errorf("assertion parameter was not a list or dict: %s", pyval.Str(v))
 	}
 	if len(list) == 0 {
 		return nil
@@ -116,7 +116,7 @@ func prependBase(c *Context, base string, cmds []any) ([][]string, error) {
 			}
 			out = append(out, shellCmd(t))
 		default:
-			bad = append(bad, pyStr(cmd))
+			bad = append(bad, pyval.Str(cmd))
 		}
 	}
 	if len(warnings) > 0 {
@@ -141,7 +141,7 @@ func snapCommands(ctx context.Context, c *Context, v any) error {
 		if !pyval.Truthy(v) {
 			return nil
 		}
-		return fmt.Errorf("commands parameter was not a list or dict: %s", pyStr(v))
+		return fmt.Errorf("commands parameter was not a list or dict: %s", pyval.Str(v))
 	}
 	if len(list) == 0 {
 		return nil

@@ -37,6 +37,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -69,7 +70,7 @@ type keysToConsoleConfig struct {
 func decodeKeysToConsole(cfg Config) keysToConsoleConfig {
 	k := keysToConsoleConfig{Emit: true}
 	if s := cfg.Map("ssh"); s != nil {
-		if v, ok := s["emit_keys_to_console"]; ok && isFalse(v) {
+		if v, ok := s["emit_keys_to_console"]; ok && pyval.IsFalse(v) {
 			k.Emit = false
 		}
 	}
@@ -173,7 +174,7 @@ type authkeyConfig struct {
 }
 
 func decodeAuthkey(cfg Config) authkeyConfig {
-	a := authkeyConfig{Disabled: isTrue(cfg["no_ssh_fingerprints"]), Hash: "sha256"}
+	a := authkeyConfig{Disabled: pyval.IsTrue(cfg["no_ssh_fingerprints"]), Hash: "sha256"}
 	if cfg.Has("authkey_hash") {
 		a.Hash = cfg.String("authkey_hash")
 	}

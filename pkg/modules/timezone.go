@@ -31,14 +31,17 @@ var Timezone = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"timezone"},
 	ActivateBy: []string{"timezone"},
-	Run:        runTimezone,
+	Run:        Typed(runTimezone),
 }
 
-func runTimezone(_ context.Context, c *Context) error {
-	tz := ""
-	if v, ok := c.Config["timezone"]; ok && v != nil && v != false {
-		tz = scalarString(v)
-	}
+// timezoneConfig is the module's configuration: str() of timezone, ""
+// when absent or null.
+type timezoneConfig struct {
+	Timezone string `cfg:"timezone"`
+}
+
+func runTimezone(_ context.Context, c *Context, cfg timezoneConfig) error {
+	tz := cfg.Timezone
 	if tz == "" {
 		c.Log.Debug("Skipping module named timezone, no 'timezone' specified", "module", "timezone")
 		return nil

@@ -47,10 +47,10 @@ func runUbuntuDrivers(ctx context.Context, c *Context) error {
 	}
 	cfg, ok := raw.(map[string]any)
 	if !ok {
-		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyval.TypeName(raw), pyStr(raw))
+		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyval.TypeName(raw), pyval.Str(raw))
 	}
 	nv, _ := cfg["nvidia"].(map[string]any)
-	if !TranslateBool(nv["license-accepted"], false) {
+	if !pyval.TranslateBool(nv["license-accepted"], false) {
 		c.Log.Debug("Not installing NVIDIA drivers. nvidia/license-accepted=False")
 		return nil
 	}
@@ -61,7 +61,7 @@ func runUbuntuDrivers(ctx context.Context, c *Context) error {
 	}
 	arg := "nvidia"
 	if v := nv["version"]; pyval.Truthy(v) {
-		arg += ":" + pyStr(v)
+		arg += ":" + pyval.Str(v)
 	}
 	tmpl := path.Join(nvidiaDebconfDir, "nvidia.template")
 	if err := c.Root.WriteFile(tmpl, []byte(nvidiaDebconfTemplate), 0o644); err != nil {

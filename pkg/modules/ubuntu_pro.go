@@ -248,7 +248,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 		val := cfg[k]
 		argv := []string{"pro", "config", "unset", k}
 		if val != nil {
-			s := pyStr(val)
+			s := pyval.Str(val)
 			if whitespace().MatchString(s) {
 				s = pyReEscape(s)
 			}
@@ -257,7 +257,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 		if _, err := runCapture(ctx, c, argv...); err != nil {
 			msg := err.Error()
 			if val != nil {
-				msg = strings.ReplaceAll(msg, pyStr(val), "REDACTED")
+				msg = strings.ReplaceAll(msg, pyval.Str(val), "REDACTED")
 			}
 			c.warn("Failure enabling/disabling \"%s\":\n%s", k, msg)
 			failed = append(failed, `"`+k+`"`)
@@ -270,7 +270,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 }
 
 func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
-	token := pyStr(pro["token"])
+	token := pyval.Str(pro["token"])
 	if !pyval.Truthy(pro["token"]) {
 		return failf(c, "`ubuntu_pro.token` required in non-Pro Ubuntu instances.")
 	}
@@ -282,7 +282,7 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 		enable = []string{t}
 	case []any:
 		for _, e := range t {
-			enable = append(enable, pyStr(e))
+			enable = append(enable, pyval.Str(e))
 		}
 	default:
 		c.warn("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyval.TypeName(t))
@@ -323,10 +323,10 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 		}
 		failed = true
 		if svc, ok := e["service"]; ok && svc != nil {
-			services = append(services, pyStr(svc))
-			logexc(c, "Failure enabling `%s`: %s", pyStr(svc), pyStr(e["message"]))
+			services = append(services, pyval.Str(svc))
+			logexc(c, "Failure enabling `%s`: %s", pyval.Str(svc), pyval.Str(e["message"]))
 		} else {
-			logexc(c, "Failure of type `%s`: %s", pyStr(e["type"]), pyStr(e["message"]))
+			logexc(c, "Failure of type `%s`: %s", pyval.Str(e["type"]), pyval.Str(e["message"]))
 		}
 	}
 	if failed {

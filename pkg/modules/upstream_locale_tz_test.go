@@ -111,10 +111,10 @@ func TestUpstreamTimezoneLocale(t *testing.T) {
 				case "set_keymap":
 					c.Booted = true
 					c.Config = Config{"keyboard": map[string]any{"layout": "de", "model": "pc105", "variant": "nodeadkeys", "options": ""}}
-					err = runKeyboard(t.Context(), c)
+					err = Keyboard.Run(t.Context(), c)
 				default:
 					c.Config = Config{"locale": "de_DE.UTF-8"}
-					err = runLocale(t.Context(), c)
+					err = Locale.Run(t.Context(), c)
 				}
 				if err != nil {
 					t.Fatal(err)

@@ -211,7 +211,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			switch v := t[k].(type) {
 			case bool, int, int64, uint64, float64, string:
-				if isTrue(v) {
+				if pyval.IsTrue(v) {
 					list = append(list, k)
 				}
 			case map[string]any:
@@ -392,7 +392,7 @@ func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error
 				u.Doas = rs
 			}
 		case "lock_passwd":
-			u.LockPasswd = TranslateBool(v, true)
+			u.LockPasswd = pyval.TranslateBool(v, true)
 		case "hashed_passwd":
 			u.HashedPasswd = Secret(scalarString(v))
 		case "passwd":
@@ -418,7 +418,7 @@ func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error
 		case "no_user_group":
 			u.NoUserGroup = pyval.Truthy(v)
 		case "create_groups":
-			u.CreateGroups = TranslateBool(v, true)
+			u.CreateGroups = pyval.TranslateBool(v, true)
 		case "uid":
 			u.UID, err = optInt(v, "uid")
 		case "inactive":
@@ -598,16 +598,4 @@ func deepCopy(v any) any {
 		return l
 	}
 	return v
-}
-
-// isTrue is util.is_true: true, or a string form of "true", "1", "on", "yes".
-func isTrue(v any) bool {
-	if b, ok := v.(bool); ok {
-		return b
-	}
-	switch strings.ToLower(strings.TrimSpace(scalarString(v))) {
-	case "true", "1", "on", "yes":
-		return true
-	}
-	return false
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -98,7 +99,7 @@ func runWireguard(ctx context.Context, c *Context) error {
 	var bad []string
 	for i, p := range list {
 		if _, ok := p.(string); !ok {
-			bad = append(bad, fmt.Sprintf("Expected a string for readinessprobe at %d. Found %s", i, pyStr(p)))
+			bad = append(bad, fmt.Sprintf("Expected a string for readinessprobe at %d. Found %s", i, pyval.Str(p)))
 		}
 	}
 	if len(bad) > 0 {
@@ -137,7 +138,7 @@ func wgValidate(iface map[string]any) error {
 			continue
 		}
 		if _, ok := iface[k].(string); !ok {
-			errs = append(errs, fmt.Sprintf("Expected a string for wg:interfaces:%s. Found %s", k, pyStr(iface[k])))
+			errs = append(errs, fmt.Sprintf("Expected a string for wg:interfaces:%s. Found %s", k, pyval.Str(iface[k])))
 		}
 	}
 	if len(errs) > 0 {

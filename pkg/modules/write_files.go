@@ -68,7 +68,7 @@ func writeFiles(ctx context.Context, c *Context, deferred bool, opts WriteFilesO
 			errs = append(errs, fmt.Errorf("%s: write_files[%d]: expected a mapping, got %T", name, i, e))
 			continue
 		}
-		if TranslateBool(ent["defer"], false) != deferred {
+		if pyval.TranslateBool(ent["defer"], false) != deferred {
 			continue
 		}
 		if err := writeOne(ctx, c, ent, i, name, opts); err != nil {
@@ -111,7 +111,7 @@ func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module
 	if err != nil {
 		return fmt.Errorf("%s: owner %q: %w", p, owner, err)
 	}
-	appendMode := TranslateBool(ent["append"], false)
+	appendMode := pyval.TranslateBool(ent["append"], false)
 	cr := &countingReader{r: data}
 	if err := c.Root.WriteFileFrom(p, cr, target.WriteOpts{Perm: perm, UID: uid, GID: gid, Append: appendMode}); err != nil {
 		return fmt.Errorf("%s: %w", p, err)

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -30,7 +31,7 @@ var YumAddRepo = Module{
 	Keys:       []string{"yum_repos", "yum_repo_dir"},
 	Distros: []string{"almalinux", "amazon", "azurelinux", "centos", "cloudlinux", "eurolinux", "fedora", "mariner",
 		"openeuler", "OpenCloudOS", "openmandriva", "photon", "rhel", "rocky", "TencentOS", "virtuozzo"},
-	Run: runYumAddRepo,
+	Run: Typed(runYumAddRepo),
 }
 
 // yumRepo is one repository: its canonical id and options.
@@ -42,12 +43,12 @@ type yumRepo struct {
 
 // decodeYumRepos reads yum_repos in id order, with the options
 // normalised and formatted.
-func decodeYumRepos(cfg Config) (dir string, repos []yumRepo) {
+func decodeYumRepos(k yumKeys) (dir string, repos []yumRepo) {
 	dir = DefaultYumRepoDir
-	if cfg.Has("yum_repo_dir") {
-		dir = cfg.String("yum_repo_dir")
+	if k.HasDir {
+		dir = k.Dir
 	}
-	m, _ := cfg["yum_repos"].(map[string]any)
+	m := k.Repos
 	ids := make([]string, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
@@ -86,11 +87,19 @@ func yumValue(v any) string {
 	case float64:
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	}
-	return pyStr(v)
+	return pyval.Str(v)
 }
 
-func runYumAddRepo(ctx context.Context, c *Context) error {
-	dir, repos := decodeYumRepos(c.Config)
+// yumKeys are the module's keys as the decoder reads them; each repo's
+// options stay a mapping (their names are yum's, normalised here).
+type yumKeys struct {
+	HasDir bool           `cfg:"yum_repo_dir,present"`
+	Dir    string         `cfg:"yum_repo_dir"`
+	Repos  map[string]any `cfg:"yum_repos,loose"`
+}
+
+func runYumAddRepo(ctx context.Context, c *Context, k yumKeys) error {
+	dir, repos := decodeYumRepos(k)
 	if len(repos) == 0 {
 		return nil
 	}

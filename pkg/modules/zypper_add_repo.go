@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -31,7 +32,7 @@ var ZypperAddRepo = Module{
 	Frequency:  state.PerAlways,
 	Keys:       []string{"zypper"},
 	Distros:    []string{"opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "sle_hpc", "sle-micro", "sles"},
-	Run:        runZypperAddRepo,
+	Run:        Typed(runZypperAddRepo),
 }
 
 // zypperConfig is the zypper key, decoded once.
@@ -42,13 +43,22 @@ type zypperConfig struct {
 	Present  bool
 }
 
-func decodeZypper(cfg Config) zypperConfig {
+// zypperKeys are the module's keys as the decoder reads them (values of
+// the wrong shape are ignored, as cloud-init's .get() chain does).
+type zypperKeys struct {
+	Zypper *struct {
+		Repos  []any          `cfg:"repos,loose"`
+		Config map[string]any `cfg:"config,loose"`
+	} `cfg:"zypper,loose"`
+}
+
+func decodeZypper(k zypperKeys) zypperConfig {
 	z := zypperConfig{ReposDir: "/etc/zypp/repos.d/"}
-	sec, _ := cfg["zypper"].(map[string]any)
-	if len(sec) == 0 {
+	sec := k.Zypper
+	if sec == nil {
 		return z
 	}
-	for _, r := range asList(sec["repos"]) {
+	for _, r := range sec.Repos {
 		m, _ := r.(map[string]any)
 		z.Repos = append(z.Repos, m)
 	}
@@ -56,7 +66,7 @@ func decodeZypper(cfg Config) zypperConfig {
 		return z
 	}
 	z.Present = true
-	conf, _ := sec["config"].(map[string]any)
+	conf := sec.Config
 	if d, ok := conf["reposdir"]; ok {
 		z.ReposDir = scalarString(d)
 	}
@@ -69,11 +79,6 @@ func decodeZypper(cfg Config) zypperConfig {
 		z.Settings = append(z.Settings, [2]string{k, pyStrValue(conf[k])})
 	}
 	return z
-}
-
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
 }
 
 // pyStrValue is str() of a config value, "" standing for a false one.
@@ -100,11 +105,11 @@ func pyStrValue(v any) string {
 			return ""
 		}
 	}
-	return pyStr(v)
+	return pyval.Str(v)
 }
 
-func runZypperAddRepo(ctx context.Context, c *Context) error {
-	z := decodeZypper(c.Config)
+func runZypperAddRepo(ctx context.Context, c *Context, k zypperKeys) error {
+	z := decodeZypper(k)
 	if !z.Present {
 		return nil
 	}
@@ -124,7 +129,7 @@ func runZypperAddRepo(ctx context.Context, c *Context) error {
 			c.warn("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
 			continue
 		}
-		id := pyStr(r["id"])
+		id := pyval.Str(r["id"])
 		fn := path.Join(z.ReposDir, strings.ReplaceAll(id, " ", "_")+".repo")
 		if c.Root.Exists(fn) {
 			c.Log.Info(fmt.Sprintf("Skipping repo %s, file %s already exists!", id, fn))
@@ -190,7 +195,7 @@ func zypperValue(v any) string {
 	case string:
 		return t
 	}
-	return pyStr(v)
+	return pyval.Str(v)
 }
 
 // zypperRepoFile is _format_repository_config.

@@ -101,14 +101,14 @@ func ConvertAzure(imds map[string]any, links Links) (*Config, error) {
 				}
 				prefix := fam.def
 				if p, ok := mapOf(subnets[0])["prefix"]; ok {
-					prefix = pyStr(p)
+					prefix = renderValue(p)
 				}
 				am := mapOf(a)
 				ip, ok := am["privateIpAddress"]
 				if !ok {
 					return nil, fmt.Errorf("azure: interface[%d].%s.ipAddress[%d] has no privateIpAddress", idx, fam.key, j+1)
 				}
-				addrs = append(addrs, pyStr(ip)+"/"+prefix)
+				addrs = append(addrs, renderValue(ip)+"/"+prefix)
 			}
 		}
 		if !hasIP {

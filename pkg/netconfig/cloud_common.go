@@ -60,13 +60,13 @@ func strList(v any) []string {
 	case []any:
 		out := make([]string, 0, len(x))
 		for _, e := range x {
-			if s := pyStr(e); s != "" {
+			if s := renderValue(e); s != "" {
 				out = append(out, s)
 			}
 		}
 		return out
 	}
-	return []string{pyStr(v)}
+	return []string{renderValue(v)}
 }
 
 // leafString is a metadata value as a string ("" when absent).
@@ -77,7 +77,7 @@ func leafString(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return pyStr(v)
+	return renderValue(v)
 }
 
 // leafInt is Python's int(value) of a metadata value, or fallback when it is

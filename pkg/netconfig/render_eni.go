@@ -395,7 +395,7 @@ func eniValue(v any) string {
 	case *omap:
 		return ""
 	}
-	return pyStr(v)
+	return renderValue(v)
 }
 
 // eniRoute is cloud-init's _render_route with iproute2 commands.

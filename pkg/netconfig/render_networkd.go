@@ -77,7 +77,7 @@ func ndValue(v any) string {
 		}
 		return fmt.Sprint(*x)
 	}
-	return pyStr(v)
+	return renderValue(v)
 }
 
 func (c *ini) String() string {
@@ -402,7 +402,7 @@ func networkdMembership(c *ini, cfg *Config, iface *Interface) {
 	if iface.BondMaster != "" {
 		c.set("Network", "Bond", iface.BondMaster)
 		if bond := cfg.Interface(iface.BondMaster); bond != nil {
-			if p, ok := bond.BondParams["primary"]; ok && pyStr(p) == iface.Name {
+			if p, ok := bond.BondParams["primary"]; ok && renderValue(p) == iface.Name {
 				c.set("Network", "PrimarySlave", "yes")
 			}
 		}
@@ -433,7 +433,7 @@ func networkdMembership(c *ini, cfg *Config, iface *Interface) {
 func portParam(v any, port string) string {
 	if m := asMap(v); m != nil {
 		if x, ok := m.get(port); ok {
-			return pyStr(x)
+			return renderValue(x)
 		}
 	}
 	return ""
@@ -476,7 +476,7 @@ var networkdBridgeKeys = []struct{ v2, nd string }{
 }
 
 func bondValue(v any, unit string) string {
-	s := pyStr(v)
+	s := renderValue(v)
 	switch unit {
 	case "ms":
 		return s + "ms"

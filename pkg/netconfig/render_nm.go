@@ -464,7 +464,7 @@ func nmValue(v any) string {
 		}
 		return "false"
 	}
-	return pyStr(v)
+	return renderValue(v)
 }
 
 func nmMAC(mac string) string { return strings.ToUpper(strings.ReplaceAll(mac, "-", ":")) }

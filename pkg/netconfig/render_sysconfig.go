@@ -60,7 +60,7 @@ func sysconfigValue(v any) string {
 		}
 		return "no"
 	}
-	return pyStr(v)
+	return renderValue(v)
 }
 
 func sysconfigQuote(s string) string {
@@ -89,20 +89,20 @@ func (r *sysconfigRoutes) ipv4(name string) string {
 	reindex := -1
 	for _, key := range sortedAddressKeys(r.conf) {
 		idx := strings.TrimPrefix(key, "ADDRESS")
-		addr := pyStr(r.conf[key])
+		addr := renderValue(r.conf[key])
 		if strings.Contains(addr, ":") {
 			continue
 		}
 		reindex++
 		fmt.Fprintf(&b, "ADDRESS%d=%s\n", reindex, sysconfigQuote(addr))
 		if g, ok := r.conf["GATEWAY"+idx]; ok {
-			fmt.Fprintf(&b, "GATEWAY%d=%s\n", reindex, sysconfigQuote(pyStr(g)))
+			fmt.Fprintf(&b, "GATEWAY%d=%s\n", reindex, sysconfigQuote(renderValue(g)))
 		}
 		if m, ok := r.conf["NETMASK"+idx]; ok {
-			fmt.Fprintf(&b, "NETMASK%d=%s\n", reindex, sysconfigQuote(pyStr(m)))
+			fmt.Fprintf(&b, "NETMASK%d=%s\n", reindex, sysconfigQuote(renderValue(m)))
 		}
 		if m, ok := r.conf["METRIC"+idx]; ok {
-			fmt.Fprintf(&b, "METRIC%d=%s\n", reindex, sysconfigQuote(pyStr(m)))
+			fmt.Fprintf(&b, "METRIC%d=%s\n", reindex, sysconfigQuote(renderValue(m)))
 		}
 	}
 	return b.String()
@@ -116,19 +116,19 @@ func (r *sysconfigRoutes) ipv6(name string) string {
 	}
 	for _, key := range sortedAddressKeys(r.conf) {
 		idx := strings.TrimPrefix(key, "ADDRESS")
-		addr := pyStr(r.conf[key])
+		addr := renderValue(r.conf[key])
 		if !strings.Contains(addr, ":") {
 			continue
 		}
 		metric := ""
 		if m, ok := r.conf["METRIC"+idx]; ok {
-			metric = "metric " + pyStr(m)
+			metric = "metric " + renderValue(m)
 		}
 		via := ""
 		if g, ok := r.conf["GATEWAY"+idx]; ok {
-			via = " via " + pyStr(g)
+			via = " via " + renderValue(g)
 		}
-		fmt.Fprintf(&b, "%s/%s%s %s dev %s\n", addr, pyStr(r.conf["PREFIX"+idx]), via, metric, name)
+		fmt.Fprintf(&b, "%s/%s%s %s dev %s\n", addr, renderValue(r.conf["PREFIX"+idx]), via, metric, name)
 	}
 	return b.String()
 }
@@ -220,7 +220,7 @@ func RenderSysconfig(cfg *Config) (*Output, error) {
 				var opts []string
 				for _, b := range sysconfigBondOpts {
 					if v, ok := iface.BondParams[b.v2]; ok {
-						opts = append(opts, fmt.Sprintf(b.tpl, pyStr(v)))
+						opts = append(opts, fmt.Sprintf(b.tpl, renderValue(v)))
 					}
 				}
 				if len(opts) > 0 {
@@ -427,7 +427,7 @@ func sysconfigSubnets(o *Output, m sysconfigMap, iface *Interface, hasDefault bo
 				case 1:
 					m["IPV6ADDR_SECONDARIES"] = cidr
 				default:
-					m["IPV6ADDR_SECONDARIES"] = pyStr(m["IPV6ADDR_SECONDARIES"]) + " " + cidr
+					m["IPV6ADDR_SECONDARIES"] = renderValue(m["IPV6ADDR_SECONDARIES"]) + " " + cidr
 				}
 			} else {
 				v4++

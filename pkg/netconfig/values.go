@@ -10,26 +10,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 func sortStrings(s []string) { sort.Strings(s) }
 
-// isTrue is cloud-init's util.is_true.
-func isTrue(v any) bool {
-	switch x := v.(type) {
-	case bool:
-		return x
-	case nil:
-		return false
-	}
-	switch strings.ToLower(strings.TrimSpace(scalarString(v))) {
-	case "true", "1", "on", "yes":
-		return true
-	}
-	return false
-}
+// isTrue is cloud-init's util.is_true (pyval.IsTrue).
+func isTrue(v any) bool { return pyval.IsTrue(v) }
 
 // asBool converts v when it is a recognisable boolean.
 func asBool(v any) (bool, bool) {
@@ -116,9 +106,10 @@ func asMap(v any) *omap {
 	return nil
 }
 
-// pyStr renders a value the way cloud-init's str() does in renderer output
-// (True/False for booleans, lists space-joined).
-func pyStr(v any) string {
+// renderValue is a value as renderers write it: a scalar as asString
+// gives it (an integral float without its ".0"), a list space-joined. It is
+// not Python's str() (that is pyval.Str).
+func renderValue(v any) string {
 	switch x := v.(type) {
 	case []any, []string:
 		return strings.Join(asList(x), " ")

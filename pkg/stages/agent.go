@@ -12,7 +12,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
-	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -136,23 +135,7 @@ func Modules(ctx context.Context, o AgentOptions, mode modules.Stage) (errs []st
 		finish()
 		return stage.Errors, nil, lerr
 	}
-	mc := &modules.Context{
-		Root:       r,
-		Config:     modules.Config(o.config(s.Config)),
-		Meta:       s.MetaData,
-		InstanceID: s.InstanceID,
-		Distro:     distro.Detect(r.ReadFile),
-		Datasource: s.Datasource.Description,
-		Log:        o.Log,
-		Out:        o.Out,
-		Now:        o.Now,
-		Uptime:     o.Uptime,
-		Version:    o.Version,
-		Warn:       func(m string) { stage.AddRecoverable("WARNING", m) }, // the module logged it
-		Deprecated: func(m string) { stage.AddRecoverable("DEPRECATED", m) },
-		Booted:     true,
-		Event:      ev,
-	}
+	mc := o.moduleContext(s, stage, ev)
 	rep := modules.RunStage(ctx, mc, mode)
 	stage.Errors = append(stage.Errors, rep.Errors...)
 	names := make([]string, 0, len(rep.Durations))
@@ -178,28 +161,31 @@ func Single(ctx context.Context, o AgentOptions, name string, freq state.Frequen
 	}
 	ev := cilog.StartStage(o.Log, "single", o.Version, o.Now, o.Uptime())
 	defer ev.Finish()
-	mc := &modules.Context{
-		Root:       r,
-		Config:     modules.Config(o.config(s.Config)),
+	// Logged by the module runner; `single` records no status, so
+	// nothing keeps them (cloud-init's main_single writes none).
+	mc := o.moduleContext(s, nil, ev)
+	res, err := modules.RunSingle(ctx, mc, name, freq)
+	if err != nil {
+		ev.Fail()
+	}
+	return res, mc.Power, err
+}
+
+// moduleContext is the modules' Context in the booted root, from the
+// handed-over state; stage (nil: none) keeps the recoverable problems.
+func (o AgentOptions) moduleContext(s *state.State, stage *state.StageStatus, ev *cilog.Event) *modules.Context {
+	return modules.NewContext(o.Root, modules.Options{
+		Config:     o.config(s.Config),
 		Meta:       s.MetaData,
 		InstanceID: s.InstanceID,
-		Distro:     distro.Detect(r.ReadFile),
 		Datasource: s.Datasource.Description,
 		Log:        o.Log,
 		Out:        o.Out,
 		Now:        o.Now,
 		Uptime:     o.Uptime,
 		Version:    o.Version,
-		// Logged by the module runner; `single` records no status, so
-		// nothing keeps them (cloud-init's main_single writes none).
-		Warn:       func(string) {},
-		Deprecated: func(string) {},
 		Booted:     true,
+		Status:     stage,
 		Event:      ev,
-	}
-	res, err := modules.RunSingle(ctx, mc, name, freq)
-	if err != nil {
-		ev.Fail()
-	}
-	return res, mc.Power, err
+	})
 }

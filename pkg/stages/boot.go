@@ -105,6 +105,8 @@ type Boot struct {
 	State    *state.State
 	Status   *state.Status
 	SysFiles *cloudcfg.SystemFiles
+	// base is the base configuration loaded from SysFiles (BaseConfig).
+	base *cloudcfg.Base
 	// Failed are the steps that returned an error (the banner).
 	Failed []string
 	// LocalEvent is init-local's reporting event (the searches).
@@ -288,12 +290,24 @@ func (b *Boot) Detect() ([]string, bool) {
 	return list, true
 }
 
+// BaseConfig is the base configuration (cloud.cfg, cloud.cfg.d, the
+// runtime config, the command line), loaded from SysFiles once per boot
+// and shared by the datasource search and the init stage.
+func (b *Boot) BaseConfig() *cloudcfg.Base {
+	if b.SysFiles == nil {
+		b.SysFiles = cloudcfg.ReadSystemFiles(b.Target, b.Run)
+	}
+	if b.base == nil {
+		b.base = cloudcfg.LoadBase(cloudcfg.LoadOptions{Files: b.SysFiles, Cmdline: b.Cmdline.String()})
+	}
+	return b.base
+}
+
 // ConfiguredList is the merged configuration's datasource_list (the
 // built-in one when none is set).
 func (b *Boot) ConfiguredList() []string {
-	m, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.SysFiles, Cmdline: b.Cmdline.String()})
 	var list []string
-	if l, ok := m.Config["datasource_list"].([]any); ok {
+	if l, ok := b.BaseConfig().System["datasource_list"].([]any); ok {
 		for _, v := range l {
 			if s, ok := v.(string); ok {
 				list = append(list, s)
@@ -356,6 +370,7 @@ func (b *Boot) provision(ctx context.Context, d *datasource.Data) error {
 		Fetch:           fetch,
 		IncludeBudget:   pol.Include,
 		SystemFiles:     b.SysFiles,
+		Base:            b.BaseConfig(),
 		Secrets: func(v []string) {
 			if b.Secrets != nil {
 				b.Secrets(v)

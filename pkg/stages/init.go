@@ -65,6 +65,10 @@ type InitOptions struct {
 	// SystemFiles are the target's configuration files already read (nil:
 	// Init reads them once from Target and Run).
 	SystemFiles *cloudcfg.SystemFiles
+	// Base is the base configuration the boot loaded (nil: Init loads it
+	// from SystemFiles); Init merges the datasource's config and the
+	// payloads over it without loading anything again.
+	Base *cloudcfg.Base
 	// Secrets, if set, is told the credentials (SecretValues) as soon as
 	// the merged config is known, so the caller's log and console writers
 	// can scrub them from then on.
@@ -123,11 +127,15 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	// Base configuration first: instance-data (which jinja templates read)
 	// carries it, as cloud-init writes instance-data before it consumes
 	// user-data.
-	sysFiles := o.SystemFiles
-	if sysFiles == nil {
-		sysFiles = cloudcfg.ReadSystemFiles(o.Target, o.Run)
+	cfgBase := o.Base
+	if cfgBase == nil {
+		sysFiles := o.SystemFiles
+		if sysFiles == nil {
+			sysFiles = cloudcfg.ReadSystemFiles(o.Target, o.Run)
+		}
+		cfgBase = cloudcfg.LoadBase(cloudcfg.LoadOptions{Files: sysFiles, Cmdline: o.Cmdline})
 	}
-	base, err := cloudcfg.Load(cloudcfg.LoadOptions{Files: sysFiles, Cmdline: o.Cmdline, Datasource: d.Config})
+	base, err := cfgBase.Merge(cloudcfg.LoadOptions{Datasource: d.Config})
 	if err != nil {
 		for _, p := range base.Problems {
 			warn(p.Error())
@@ -206,7 +214,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Merge every source in precedence order.
-	m, err := cloudcfg.Load(cloudcfg.LoadOptions{Files: sysFiles, Cmdline: o.Cmdline, Datasource: d.Config, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
+	m, err := cfgBase.Merge(cloudcfg.LoadOptions{Datasource: d.Config, UserConfig: userCfg, VendorConfig: vendorCfg, Vendor2Config: vendor2Cfg})
 	if err != nil {
 		for _, p := range m.Problems {
 			if !containsProblem(base.Problems, p) {
@@ -338,25 +346,23 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 
 	// Init-stage modules.
-	mc := &modules.Context{
-		Root:            o.Target,
-		Config:          modules.Config(merged),
-		Meta:            meta,
-		InstanceID:      iid,
-		Distro:          dist,
-		Datasource:      d.Description(),
-		Log:             o.Log.With("stage", state.StageInit),
-		Out:             o.Out,
-		Now:             o.Now,
-		Uptime:          o.Uptime,
-		Version:         o.Version,
-		Warn:            func(m string) { stage.AddRecoverable("WARNING", m) }, // the module logged it
-		Deprecated:      func(m string) { stage.AddRecoverable("DEPRECATED", m) },
-		SetLiveHostname: o.SetLiveHostname,
-		Event:           ev,
-		DeferHostKeys: func(hd modules.HostKeyDeferral) error {
-			return deferHostKeys(o.Run, s, hd)
-		},
+	mc := modules.NewContext(o.Target, modules.Options{
+		Config:     merged,
+		Meta:       meta,
+		InstanceID: iid,
+		Distro:     &dist,
+		Datasource: d.Description(),
+		Log:        o.Log.With("stage", state.StageInit),
+		Out:        o.Out,
+		Now:        o.Now,
+		Uptime:     o.Uptime,
+		Version:    o.Version,
+		Status:     stage,
+		Event:      ev,
+	})
+	mc.SetLiveHostname = o.SetLiveHostname
+	mc.DeferHostKeys = func(hd modules.HostKeyDeferral) error {
+		return deferHostKeys(o.Run, s, hd)
 	}
 	if o.HostKeys != nil {
 		mc.HostKeys = o.HostKeys

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
-	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/distro"
@@ -35,8 +34,8 @@ func (b *Boot) FindDatasource(ctx context.Context, list []string) (*datasource.D
 	reg := builtin.Registry()
 	// Detect has reported the names this build does not provide.
 	sel, _ := reg.Select(list)
-	base, _ := cloudcfg.Load(cloudcfg.LoadOptions{Files: b.SysFiles, Cmdline: b.Cmdline.String()})
-	dsCfg, _ := base.Config["datasource"].(map[string]any)
+	base := b.BaseConfig()
+	dsCfg, _ := base.System["datasource"].(map[string]any)
 	dsCfg = CmdlineSourceConfig(b.Cmdline, dsCfg, b.Log)
 	pol, perrs := datasource.CmdlinePolicy(b.Cmdline)
 	for _, e := range perrs {
@@ -65,12 +64,12 @@ func (b *Boot) FindDatasource(ctx context.Context, list []string) (*datasource.D
 	if r, err := os.OpenRoot(t.Dir()); err == nil {
 		env.Root = r.FS()
 	}
-	env.DefaultUser = defaultUserName(base.Config, distro.Detect(t.ReadFile))
+	env.DefaultUser = defaultUserName(base.System, distro.Detect(t.ReadFile))
 
 	// cloud-init's _restore_from_checked_cache: reuse the previous boot's
 	// answer when manual_cache_clean trusts it or its source's local check
 	// says it still describes this machine.
-	mode, why := CacheModeFor(t, base.Config)
+	mode, why := CacheModeFor(t, base.System)
 	if why != "" {
 		b.Log.Info(why)
 	}

@@ -41,7 +41,7 @@ func writeRepr(b *strings.Builder, v any, path []string, order KeyOrder) {
 	case string:
 		b.WriteString(StrRepr(t))
 	case json.Number:
-		b.WriteString(t.String())
+		b.WriteString(NumberRepr(t))
 	case int, int64, uint64, int32, uint32, int16, int8, uint, uint8, uint16:
 		fmt.Fprint(b, t)
 	case float64:
@@ -72,6 +72,23 @@ func writeRepr(b *strings.Builder, v any, path []string, order KeyOrder) {
 			b.WriteString(StrRepr(k))
 			b.WriteString(": ")
 			writeRepr(b, t[k], append(path[:len(path):len(path)], k), order)
+		}
+		b.WriteByte('}')
+	case yaml11.Ordered:
+		// A mapping that keeps its keys (a decoded JSON object): Python's
+		// dict order is the document's.
+		keys := slices.Clone(t.Keys())
+		if order != nil {
+			order(path, keys)
+		}
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(StrRepr(k))
+			b.WriteString(": ")
+			writeRepr(b, t.Get(k), append(path[:len(path):len(path)], k), order)
 		}
 		b.WriteByte('}')
 	default:
