@@ -384,7 +384,7 @@ func testDebianRelease(t *testing.T, a harness.Artifacts, rel debianRelease) {
 			// netplan's YAML, 0600, read at boot by netplan's systemd
 			// generator (`netplan generate`) into networkd's files,
 			// which networkd applied: lan0 renamed by MAC, routable.
-			d.wantContains(netplanYAML, "macaddress: 52:54:00:12:34:56", "set-name: lan0", "dhcp4: true")
+			d.wantContains(netplanYAML, "macaddress: '52:54:00:12:34:56'", "set-name: lan0", "dhcp4: true")
 			d.wantMode(netplanYAML, 0o600, 0, 0)
 			d.wantAbsent("/etc/network/interfaces.d/50-cloud-init")
 			nc := facts("networkctl.txt")
