@@ -50,7 +50,7 @@ arm64: deps
     ARCH=arm64 AGENT={{build}}/arm64/cloudroot bash scripts/mkrootfs.sh {{build}}/arm64/rootfs.img
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
-test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image deb-lint arm64
+test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image (debian-image "suite=trixie") deb-lint arm64
     #!/usr/bin/env bash
     set -euo pipefail
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
@@ -122,23 +122,58 @@ rootfs: agent
 # build/debian-12.img: a Debian 12 + systemd image (debootstrap, cached outside the clone) with cloudroot installed.
 # It installs cloudroot through its Debian package (just deb) and boots by itself under BIOS and UEFI:
 # GRUB, the cloudroot initrd of its kernel (profile `profile`), no -kernel needed.
-debian-image: deb kernel
-    DEB={{build}}/"$(cd {{build}} && ls -t cloudroot_*_amd64.deb | head -n 1)" DEBIAN_IMAGE_PROFILE={{profile}} bash scripts/debian-image.sh
+# `just debian-image suite=trixie`: build/debian-13.img, Debian 13 with netplan + systemd-networkd
+# and trixie's own kernel (docs/distributions.md).
+debian-image *opts: deb kernel
+    #!/usr/bin/env bash
+    set -euo pipefail
+    suite=bookworm
+    for o in {{opts}}; do
+        case $o in
+        suite=*) suite=${o#suite=} ;;
+        *) echo "debian-image: unknown option $o (suite=bookworm|trixie)" >&2; exit 2 ;;
+        esac
+    done
+    DEB={{build}}/"$(cd {{build}} && ls -t cloudroot_*_amd64.deb | head -n 1)" DEBIAN_IMAGE_SUITE=$suite DEBIAN_IMAGE_PROFILE={{profile}} bash scripts/debian-image.sh
 
-# Boot the Debian 12 image, its cloud-init twin (Debian's cloud-init package instead of cloudroot) and its
+# Boot the Debian image, its cloud-init twin (Debian's cloud-init package instead of cloudroot) and its
 # bare twin (neither: the seed's end state baked in, harness.BareTwinScript) in N interleaved rounds;
 # one table of medians and the ratios to the bare twin.
-bench-vs-cloud-init runs="3": deps agent kernel initramfs rootfs debian-image
-    DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
-    CLOUDROOT_BARE_BAKE={{build}}/debian-12-bare.bake.sh go test -count=1 -run TestWriteBareTwinBake ./integration/
-    DEBIAN_IMAGE_VARIANT=bare DEBIAN_IMAGE_BAKE={{build}}/debian-12-bare.bake.sh bash scripts/debian-image.sh
-    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_BENCH={{runs}} go test -count=1 -timeout 120m -v -run TestBenchDebianVsCloudInit ./integration/
+# `just bench-vs-cloud-init 3 suite=trixie`: the Debian 13 set.
+bench-vs-cloud-init runs="3" *opts: deps agent kernel initramfs rootfs
+    #!/usr/bin/env bash
+    set -euo pipefail
+    suite=bookworm runs={{runs}}
+    for o in {{opts}}; do
+        case $o in
+        suite=*) suite=${o#suite=} ;;
+        *) echo "bench-vs-cloud-init: unknown option $o (suite=bookworm|trixie)" >&2; exit 2 ;;
+        esac
+    done
+    case $runs in suite=*) suite=${runs#suite=}; runs=3 ;; esac
+    case $suite in bookworm) rel=12 ;; trixie) rel=13 ;; *) echo "bench-vs-cloud-init: suite=$suite: want bookworm or trixie" >&2; exit 2 ;; esac
+    {{just_executable()}} -f {{justfile()}} debian-image suite=$suite
+    DEBIAN_IMAGE_SUITE=$suite DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
+    CLOUDROOT_BARE_BAKE={{build}}/debian-$rel-bare.bake.sh go test -count=1 -run TestWriteBareTwinBake ./integration/
+    DEBIAN_IMAGE_SUITE=$suite DEBIAN_IMAGE_VARIANT=bare DEBIAN_IMAGE_BAKE={{build}}/debian-$rel-bare.bake.sh bash scripts/debian-image.sh
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_BENCH=$runs CLOUDROOT_DEBIAN_SUITE=$suite go test -count=1 -timeout 120m -v -run TestBenchDebianVsCloudInit ./integration/
 
 # Boot the Debian 12 image and its cloud-init twin once each with one seed and diff their end states
 # (users, keys, sudoers, files, network, /var/lib/cloud, status) against integration/testdata/endstate-allowlist.json.
-endstate: deps agent kernel initramfs rootfs debian-image
-    DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
-    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 40m -v -run TestDebianEndStateVsCloudInit ./integration/
+# `just endstate suite=trixie`: the Debian 13 pair, against integration/testdata/endstate-allowlist-trixie.json.
+endstate *opts: deps agent kernel initramfs rootfs
+    #!/usr/bin/env bash
+    set -euo pipefail
+    suite=bookworm
+    for o in {{opts}}; do
+        case $o in
+        suite=*) suite=${o#suite=} ;;
+        *) echo "endstate: unknown option $o (suite=bookworm|trixie)" >&2; exit 2 ;;
+        esac
+    done
+    {{just_executable()}} -f {{justfile()}} debian-image suite=$suite
+    DEBIAN_IMAGE_SUITE=$suite DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_DEBIAN_SUITE=$suite go test -count=1 -timeout 40m -v -run TestDebianEndStateVsCloudInit ./integration/
 
 # Power-cut campaign: N first boots of the busybox image killed (SIGKILL of QEMU) at a random
 # console line, each followed by an undisturbed boot that must reach the provisioned state

@@ -138,18 +138,49 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 	}
 }
 
-// debianImage is one of the two Debian 12 images booted side by side.
-type debianImage struct{ name, disk, initrd string }
+// EnvDebianSuite names the Debian release the twin tests (endstate, bench)
+// boot: bookworm (the default) or trixie (`just endstate suite=trixie`).
+const EnvDebianSuite = "CLOUDROOT_DEBIAN_SUITE"
+
+// debianSuite is $CLOUDROOT_DEBIAN_SUITE, bookworm when unset.
+func debianSuite() string {
+	if s := os.Getenv(EnvDebianSuite); s != "" {
+		return s
+	}
+	return "bookworm"
+}
+
+// debianVersion is the release number of debianSuite: 12 or 13.
+func debianVersion() string {
+	if debianSuite() == "trixie" {
+		return "13"
+	}
+	return "12"
+}
+
+// debianImage is one of the two Debian images booted side by side. An empty
+// kernel means the disk's own kernel and initrd (/boot/vmlinuz-V,
+// /boot/initrd.img-V), read from the disk before it boots.
+type debianImage struct{ name, disk, initrd, kernel string }
 
 // debianTwinSet is build/debian-12.img through the cloudroot initramfs and
-// its twin build/debian-12-cloud-init.img through its own initrd.
+// its twin build/debian-12-cloud-init.img through its own initrd, both on
+// build/kernel; for trixie build/debian-13.img and its twin, each on the
+// kernel and initrd installed in it (trixie's own kernel, the cloudroot
+// initrd the package built, initramfs-tools' in the twin).
 type debianTwinSet []debianImage
 
 func debianTwins(a harness.Artifacts) debianTwinSet {
+	if debianSuite() == "trixie" {
+		return debianTwinSet{
+			{"cloudroot", a.DebianTrixie, "", ""},
+			{"cloud-init", filepath.Join(a.Dir, "debian-13-cloud-init.img"), "", ""},
+		}
+	}
 	twin := filepath.Join(a.Dir, "debian-12-cloud-init.img")
 	return debianTwinSet{
-		{"cloudroot", a.Debian, a.Initramfs},
-		{"cloud-init", twin, strings.TrimSuffix(twin, ".img") + ".initrd"},
+		{"cloudroot", a.Debian, a.Initramfs, a.Kernel},
+		{"cloud-init", twin, strings.TrimSuffix(twin, ".img") + ".initrd", a.Kernel},
 	}
 }
 
@@ -160,15 +191,23 @@ func benchImages(a harness.Artifacts) debianTwinSet {
 	s := debianTwins(a)
 	twin := s[len(s)-1]
 	bare := strings.TrimSuffix(twin.disk, "-cloud-init.img") + "-bare.img"
-	return append(s, debianImage{"bare", bare, strings.TrimSuffix(bare, ".img") + ".initrd"})
+	b := debianImage{name: "bare", disk: bare}
+	if twin.kernel != "" {
+		// Booted as the cloud-init twin is: its initrd beside the disk.
+		b.initrd, b.kernel = strings.TrimSuffix(bare, ".img")+".initrd", twin.kernel
+	}
+	return append(s, b)
 }
 
 // missing says which image file is missing and how to build it ("": none).
 func (s debianTwinSet) missing() string {
 	for _, im := range s {
 		for _, p := range []string{im.disk, im.initrd} {
+			if p == "" {
+				continue
+			}
 			if _, err := os.Stat(p); err != nil {
-				return fmt.Sprintf("%s: %v (build with `just debian-image` and DEBIAN_IMAGE_VARIANT=cloud-init or bare scripts/debian-image.sh, as `just bench-vs-cloud-init` does)", im.name, err)
+				return fmt.Sprintf("%s: %v (build with `just debian-image suite=%s`, DEBIAN_IMAGE_SUITE=%[3]s DEBIAN_IMAGE_VARIANT=cloud-init or bare scripts/debian-image.sh, as `just bench-vs-cloud-init` does)", im.name, err, debianSuite())
 			}
 		}
 	}
@@ -208,6 +247,40 @@ func TestWriteBareTwinBake(t *testing.T) {
 	}
 }
 
+// diskBootFiles copies the newest kernel of the disk at img, and its
+// initrd, out of the disk into dir for -kernel/-initrd.
+func diskBootFiles(img, dir string) (kernel, initrd string, err error) {
+	d, err := harness.OpenImage(img)
+	if err != nil {
+		return "", "", err
+	}
+	names, err := d.ReadDir("/boot")
+	if err != nil {
+		return "", "", err
+	}
+	var vers []string
+	for _, n := range names {
+		if v, ok := strings.CutPrefix(n, "vmlinuz-"); ok {
+			vers = append(vers, v)
+		}
+	}
+	if len(vers) == 0 {
+		return "", "", fmt.Errorf("%s: no /boot/vmlinuz-*", img)
+	}
+	slices.Sort(vers)
+	v := vers[len(vers)-1]
+	for _, f := range []struct{ from, to string }{{"/boot/vmlinuz-" + v, "vmlinuz"}, {"/boot/initrd.img-" + v, "initrd"}} {
+		b, err := d.ReadFile(f.from)
+		if err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.to), b, 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	return filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "initrd"), nil
+}
+
 // bootDebianTwin boots a copy of im's disk once with TestDebian's seed
 // (instance iid) — the same kernel, command line and QEMU flags for both
 // images — and returns the run and the powered-off disk. The console goes
@@ -220,8 +293,15 @@ func bootDebianTwin(t *testing.T, a harness.Artifacts, im debianImage, iid, logN
 		t.Fatal(err)
 	}
 	seed := v.seed(debianSeed(iid), harness.SeedISO)
+	kernel, initrd := im.kernel, im.initrd
+	if kernel == "" {
+		var err error
+		if kernel, initrd, err = diskBootFiles(v.disk, dir); err != nil {
+			t.Fatalf("%s: %v", im.name, err)
+		}
+	}
 	o := harness.BootOptions{
-		Kernel: a.Kernel, Initramfs: im.initrd, Disk: v.disk,
+		Kernel: kernel, Initramfs: initrd, Disk: v.disk,
 		Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout,
 		ConsoleLog: filepath.Join(a.Dir, "integration", logName+".log"),
 	}
@@ -375,7 +455,7 @@ func benchTable(runs map[string][]benchRun, n int) string {
 		row{"provisioning overhead", nostat(benchRun.overhead)},
 	)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Debian, TCG, medians of %d interleaved round(s), %s\n", n, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Debian %s, TCG, medians of %d interleaved round(s), %s\n", debianVersion(), n, time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "| %-48s | %9s | %10s | %9s | %7s | %7s | %7s |\n", "seconds", "cloudroot", "cloud-init", "bare twin", "cr/ci", "cr/bare", "ci/bare")
 	fmt.Fprintf(&b, "|%s|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 50), strings.Repeat("-", 11), strings.Repeat("-", 12), strings.Repeat("-", 11), strings.Repeat("-", 9), strings.Repeat("-", 9), strings.Repeat("-", 9))
 	for _, r := range rows {

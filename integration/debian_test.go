@@ -7,8 +7,17 @@ package integration
 // user-data on the powered-off disk, plus what only the running guest could
 // see (unit order, sshd's keys, cloud-init status), which a runcmd script and
 // power_state's condition record under /var/lib/cloudroot-test.
+//
+// TestDebianTrixie does the same with build/debian-13.img (`just
+// debian-image suite=trixie`: Debian 13, netplan + systemd-networkd, OpenSSH
+// 10, systemd 257, trixie's own kernel), where the network is rendered to
+// netplan and applied by networkd, and sshd is also reached from the host
+// (hostfwd) for its host key.
 
 import (
+	"context"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +25,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/cloudroot/cloudroot/integration/harness"
 )
@@ -40,6 +51,7 @@ fi
 systemctl is-system-running >"$out/is-system-running.txt" 2>&1
 systemctl show -p Id -p ActiveState -p InactiveExitTimestampMonotonic -p ActiveEnterTimestampMonotonic \
 	network-online.target networking.service multi-user.target ssh.service \
+	systemd-networkd.service systemd-networkd-wait-online.service \
 	cloudroot-config.service cloudroot-final.service cloud-config.service cloud-final.service >"$out/units.txt" 2>&1
 for a in cloud-config cloud-final; do
 	systemctl show -p Id --value $a.service >"$out/alias-$a.txt" 2>&1
@@ -60,13 +72,23 @@ sudo -l -U alice >"$out/sudo-alice.txt" 2>&1
 hostname >"$out/hostname.txt" 2>&1
 hostname -f >"$out/hostname-f.txt" 2>&1
 ip -o -4 addr show >"$out/ip-addr.txt" 2>&1
+networkctl --no-pager status lan0 >"$out/networkctl.txt" 2>&1
+ssh -V >"$out/ssh-version.txt" 2>&1
 uname -r >"$out/uname-r.txt" 2>&1
 cat /proc/cmdline >"$out/cmdline.txt" 2>&1
 echo runcmd done >"$out/runcmd.txt"
 sync
 `
 
-func debianUserData() string {
+func debianUserData() string { return debianUserDataWith() }
+
+// debianUserDataWith is debianUserData with more runcmd entries (shell
+// lines) before the facts are recorded.
+func debianUserDataWith(runcmd ...string) string {
+	var more strings.Builder
+	for _, c := range runcmd {
+		more.WriteString("  - " + strconv.Quote(c) + "\n")
+	}
 	return `#cloud-config
 hostname: debtest
 fqdn: debtest.example.internal
@@ -104,7 +126,7 @@ write_files:
     permissions: "0600"
     defer: true
 runcmd:
-  - [/usr/local/sbin/cloudroot-facts]
+` + more.String() + `  - [/usr/local/sbin/cloudroot-facts]
 power_state:
   mode: poweroff
   delay: now
@@ -131,11 +153,96 @@ func indent(s, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
+// debianRelease is one Debian image the TestDebian* boots prove: what
+// differs between releases.
+type debianRelease struct {
+	image string // build/debian-12.img
+	build string // the recipe that builds it
+	// netplan: the network is netplan's, rendered for systemd-networkd
+	// (trixie, as Debian's cloud images); else ifupdown's ENI (bookworm).
+	netplan bool
+	// sshFromHost: the host connects to the guest's sshd (hostfwd) and
+	// compares the host key it serves with the one on the disk.
+	sshFromHost bool
+}
+
 func TestDebian(t *testing.T) {
 	t.Parallel()
 	a := artifacts(t)
-	if fi, err := os.Stat(a.Debian); err != nil || !fi.Mode().IsRegular() {
-		msg := "no " + a.Debian + " (build it with `just debian-image`)"
+	testDebianRelease(t, a, debianRelease{image: a.Debian, build: "just debian-image"})
+}
+
+func TestDebianTrixie(t *testing.T) {
+	t.Parallel()
+	a := artifacts(t)
+	testDebianRelease(t, a, debianRelease{
+		image: a.DebianTrixie, build: "just debian-image suite=trixie",
+		netplan: true, sshFromHost: true,
+	})
+}
+
+// sshProbe is what the host saw of the guest's sshd through hostfwd.
+type sshProbe struct {
+	fingerprint string // the ed25519 host key's SHA256 fingerprint
+	err         error  // how the last handshake ended (an auth refusal is expected)
+	tries       int
+}
+
+// probeSSH dials addr until a handshake reaches the server's host key (the
+// authentication that follows must fail: no key is offered) or ctx ends.
+func probeSSH(ctx context.Context, addr string) sshProbe {
+	var p sshProbe
+	for ctx.Err() == nil {
+		p.tries++
+		conn, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			cfg := &ssh.ClientConfig{
+				User:              "alice",
+				HostKeyAlgorithms: []string{ssh.KeyAlgoED25519},
+				HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error {
+					p.fingerprint = ssh.FingerprintSHA256(k)
+					return nil
+				},
+				Timeout: 60 * time.Second,
+			}
+			_ = conn.SetDeadline(time.Now().Add(90 * time.Second))
+			var c ssh.Conn
+			c, _, _, err = ssh.NewClientConn(conn, addr, cfg)
+			if c != nil {
+				_ = c.Close()
+			}
+			_ = conn.Close()
+			if p.fingerprint != "" {
+				p.err = err
+				return p
+			}
+		}
+		p.err = err
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if p.err == nil {
+		p.err = ctx.Err()
+	}
+	return p
+}
+
+// freePort returns a TCP port free on the host's loopback now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func testDebianRelease(t *testing.T, a harness.Artifacts, rel debianRelease) {
+	if fi, err := os.Stat(rel.image); err != nil || !fi.Mode().IsRegular() {
+		msg := "no " + rel.image + " (build it with `" + rel.build + "`)"
 		if os.Getenv(EnvIntegration) == "1" {
 			t.Fatal(msg)
 		}
@@ -143,17 +250,31 @@ func TestDebian(t *testing.T) {
 	}
 	dir := t.TempDir()
 	v := &vm{t: t, a: a, dir: dir, disk: filepath.Join(dir, "debian.img")}
-	if err := harness.CopyDisk(a.Debian, v.disk); err != nil {
+	if err := harness.CopyDisk(rel.image, v.disk); err != nil {
 		t.Fatal(err)
 	}
-	seed := v.seed(map[string][]byte{
+	userData := debianUserData()
+	o := harness.BootOptions{DiskBoot: true, SeedKind: harness.SeedCDROM, Timeout: debianTimeout}
+	probed := make(chan sshProbe, 1)
+	probeCtx, stopProbe := context.WithCancel(t.Context())
+	defer stopProbe()
+	if rel.sshFromHost {
+		// The final stage waits (at most 3 minutes) until sshd has
+		// logged the host's connection, so the guest stays up for it.
+		userData = debianUserDataWith(`for i in $(seq 180); do journalctl -q -u ssh.service | grep -q 10.0.2.2 && break; sleep 1; done`)
+		port := freePort(t)
+		o.HostFwd = []harness.HostFwd{{HostPort: port, GuestPort: 22}}
+		go func() { probed <- probeSSH(probeCtx, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))) }()
+	}
+	o.Seed = v.seed(map[string][]byte{
 		"meta-data":      []byte("instance-id: iid-debian-test\nlocal-hostname: debian-meta\n"),
-		"user-data":      []byte(debianUserData()),
+		"user-data":      []byte(userData),
 		"network-config": []byte(debianNetworkConfig),
 	}, harness.SeedISO)
 	start := time.Now()
-	r := v.boot(harness.BootOptions{DiskBoot: true, Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout})
+	r := v.boot(o)
 	t.Logf("Debian boot: QEMU start to exit %.1fs", time.Since(start).Seconds())
+	stopProbe()
 	wantPoweredOff(t, r)
 	wantConsole(t, r, "cloudroot TestDebian powering off")
 	d := v.image()
@@ -225,6 +346,20 @@ func TestDebian(t *testing.T) {
 		if got := facts("ssh-active.txt"); got != "active" {
 			t.Errorf("systemctl is-active ssh = %q", got)
 		}
+		facts("ssh-version.txt")
+		if rel.sshFromHost {
+			p := <-probed
+			var authErr *ssh.ServerAuthError
+			if p.fingerprint == "" {
+				t.Errorf("sshd through hostfwd: no host key after %d tries: %v", p.tries, p.err)
+			} else if !errors.As(p.err, &authErr) && (p.err == nil || !strings.Contains(p.err.Error(), "unable to authenticate")) {
+				t.Errorf("sshd through hostfwd: the handshake ended with %v, want an authentication refusal", p.err)
+			}
+			if want := facts("hostkey-ed25519.file"); p.fingerprint != "" && p.fingerprint != want {
+				t.Errorf("sshd through hostfwd serves ed25519 key %s, the disk's is %s", p.fingerprint, want)
+			}
+			t.Logf("sshd through hostfwd: ed25519 %s after %d tries (%v)", p.fingerprint, p.tries, p.err)
+		}
 	})
 
 	t.Run("write_files", func(t *testing.T) {
@@ -245,7 +380,22 @@ func TestDebian(t *testing.T) {
 	})
 
 	t.Run("network", func(t *testing.T) {
-		d.wantContains("/etc/network/interfaces.d/50-cloud-init", "iface lan0 inet dhcp")
+		if rel.netplan {
+			// netplan's YAML, 0600, read at boot by netplan's systemd
+			// generator (`netplan generate`) into networkd's files,
+			// which networkd applied: lan0 renamed by MAC, routable.
+			d.wantContains(netplanYAML, "macaddress: '52:54:00:12:34:56'", "set-name: lan0", "dhcp4: true")
+			d.wantMode(netplanYAML, 0o600, 0, 0)
+			d.wantAbsent("/etc/network/interfaces.d/50-cloud-init")
+			nc := facts("networkctl.txt")
+			for _, want := range []string{"/run/systemd/network/10-netplan-lan0.network", "routable", "configured", "10.0.2.15"} {
+				if !strings.Contains(nc, want) {
+					t.Errorf("networkctl status lan0 in the guest lacks %q:\n%s", want, nc)
+				}
+			}
+		} else {
+			d.wantContains("/etc/network/interfaces.d/50-cloud-init", "iface lan0 inet dhcp")
+		}
 		if got := facts("ip-addr.txt"); !strings.Contains(got, "lan0") || !strings.Contains(got, "inet 10.0.2.15/") {
 			t.Errorf("ip -4 addr in the guest:\n%s\nwant lan0 with 10.0.2.15 (DHCP from QEMU)", got)
 		}
@@ -266,7 +416,14 @@ func TestDebian(t *testing.T) {
 			}
 			return n
 		}
-		for _, u := range []string{"network-online.target", "multi-user.target", "ssh.service", "cloudroot-config.service"} {
+		active := []string{"network-online.target", "multi-user.target", "ssh.service", "cloudroot-config.service"}
+		if rel.netplan {
+			active = append(active, "systemd-networkd.service", "systemd-networkd-wait-online.service")
+			if on, wait := get("network-online.target", "ActiveEnterTimestampMonotonic"), get("systemd-networkd-wait-online.service", "ActiveEnterTimestampMonotonic"); wait == 0 || on < wait {
+				t.Errorf("network-online.target reached at %d µs, before systemd-networkd-wait-online at %d µs", on, wait)
+			}
+		}
+		for _, u := range active {
 			if s := units[u]["ActiveState"]; s != "active" {
 				t.Errorf("%s is %q when the final stage runs, want active", u, s)
 			}
@@ -293,7 +450,7 @@ func TestDebian(t *testing.T) {
 		if got := facts("failed.txt"); got != "" {
 			t.Errorf("failed units in the guest:\n%s", got)
 		}
-		if got := facts("uname-r.txt"); !d.im.Exists("/lib/modules/" + got + "/modules.dep") {
+		if got := facts("uname-r.txt"); !d.im.Exists("/usr/lib/modules/"+got+"/modules.dep") && !d.im.Exists("/lib/modules/"+got+"/modules.dep") {
 			t.Errorf("the guest runs kernel %q, which has no /lib/modules in the image", got)
 		}
 	})

@@ -13,6 +13,10 @@ package integration
 // build/integration/endstate-*.txt.
 //
 // It needs the twin (`just endstate` builds it); without it the test skips.
+//
+// With CLOUDROOT_DEBIAN_SUITE=trixie (`just endstate suite=trixie`) it
+// compares build/debian-13.img with its twin (Debian 13's cloud-init) against
+// testdata/endstate-allowlist-trixie.json instead.
 
 import (
 	"fmt"
@@ -54,7 +58,11 @@ func TestDebianEndStateVsCloudInit(t *testing.T) {
 	if miss := images.missing(); miss != "" {
 		t.Skip(miss + "; `just endstate` builds both and runs this test")
 	}
-	b, err := os.ReadFile(endStateAllowlist)
+	list := endStateAllowlist
+	if s := debianSuite(); s != "bookworm" {
+		list = "testdata/endstate-allowlist-" + s + ".json"
+	}
+	b, err := os.ReadFile(list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +116,7 @@ func TestDebianEndStateVsCloudInit(t *testing.T) {
 	}
 	t.Logf("%d differences, %d allowed (%s):\n%s", len(diffs), len(diffs)-bad, p, report.String())
 	if bad > 0 {
-		t.Errorf("%d end-state differences between cloudroot and cloud-init that %s does not explain (see above)", bad, endStateAllowlist)
+		t.Errorf("%d end-state differences between cloudroot and cloud-init that %s does not explain (see above)", bad, list)
 	}
 }
 

@@ -51,9 +51,19 @@
 # (users, keys, files, network config, oneshot units for bootcmd, runcmd
 # and power_state). The physical limit of "provision this machine".
 #
+# Debian 13 (DEBIAN_IMAGE_SUITE=trixie, build/debian-13.img): the same
+# two parts with trixie's package set as Debian's official genericcloud image
+# has it (debian-cloud-images, config_space/13 package_config/SYSTEM_BOOT with
+# TIME_SYSTEMD): netplan.io with systemd-networkd and systemd-resolved (no
+# ifupdown), systemd-timesyncd (no chrony), and trixie's own
+# linux-image-amd64 installed by debootstrap (its version is read from the
+# root's /lib/modules, not build/kernel/version).
+#
 # Usage: scripts/debian-image.sh [OUT]     (default build/debian-12.img,
-#                                           or build/debian-12-cloud-init.img)
+#                                           or build/debian-12-cloud-init.img;
+#                                           debian-13* for trixie)
 # Environment:
+#   DEBIAN_IMAGE_SUITE=bookworm    or trixie
 #   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin) or bare
 #   DEBIAN_IMAGE_BAKE=file         bare: the end-state script (see above)
 #   DEB=build/cloudroot_V_amd64.deb the package (default: the newest in build/)
@@ -69,10 +79,16 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 variant=${DEBIAN_IMAGE_VARIANT:-cloudroot}
+suite=${DEBIAN_IMAGE_SUITE:-bookworm}
+case $suite in
+bookworm) release=12 ;;
+trixie) release=13 ;;
+*) printf 'debian-image.sh: error: DEBIAN_IMAGE_SUITE=%s: want bookworm or trixie\n' "$suite" >&2; exit 1 ;;
+esac
 case $variant in
-cloudroot) out=${1:-$build/debian-12.img} ;;
-cloud-init) out=${1:-$build/debian-12-cloud-init.img} ;;
-bare) out=${1:-$build/debian-12-bare.img} ;;
+cloudroot) out=${1:-$build/debian-$release.img} ;;
+cloud-init) out=${1:-$build/debian-$release-cloud-init.img} ;;
+bare) out=${1:-$build/debian-$release-bare.img} ;;
 *) printf 'debian-image.sh: error: DEBIAN_IMAGE_VARIANT=%s: want cloudroot, cloud-init or bare\n' "$variant" >&2; exit 1 ;;
 esac
 profile=${DEBIAN_IMAGE_PROFILE:-minimal}
@@ -82,7 +98,6 @@ if [[ $variant == cloudroot && -z $deb_pkg ]]; then
 fi
 size_mb=${IMAGE_SIZE_MB:-2048}
 cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
-suite=bookworm
 PATH=$PATH:/usr/sbin:/sbin
 
 log() { printf 'debian-image.sh: %s\n' "$*" >&2; }
@@ -93,11 +108,26 @@ die() { log "error: $*"; exit 1; }
 packages=(
 	systemd systemd-sysv udev dbus
 	openssh-server sudo apt ca-certificates
-	chrony locales
-	ifupdown isc-dhcp-client iproute2 netbase
+	locales
+	iproute2 netbase
 	e2fsprogs procps less adduser
 	kmod linux-base initramfs-tools
 )
+# What differs per release: time sync, the network stack, the kernel.
+# bookworm: chrony and ifupdown with isc-dhcp-client; the kernel is
+# build/kernel's. trixie (genericcloud's SYSTEM_BOOT + TIME_SYSTEMD):
+# netplan.io rendering for systemd-networkd, systemd-resolved with its NSS
+# modules, polkitd (networkd sets hostnames through it), libpam-systemd,
+# systemd-timesyncd, zstd, and linux-image-amd64 (own_kernel).
+own_kernel=
+case $suite in
+bookworm) packages+=(chrony ifupdown isc-dhcp-client) ;;
+trixie)
+	packages+=(systemd-timesyncd netplan.io systemd-resolved libnss-resolve libnss-myhostname
+		polkitd libpam-systemd iputils-ping zstd linux-image-amd64)
+	own_kernel=yes
+	;;
+esac
 # cloudroot's image boots by itself: GRUB for BIOS (i386-pc) and UEFI
 # (x86_64-efi), written to the disk at each build from the root's own
 # grub-*-bin modules, and grub2-common's update-grub and kernel hook
@@ -119,8 +149,11 @@ if [[ $variant == cloudroot ]]; then
 		command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
 	done
 fi
-[[ -s $build/kernel/version ]] || die "no $build/kernel/version (just kernel)"
-kver=$(<"$build/kernel/version")
+kver=
+if [[ -z $own_kernel ]]; then
+	[[ -s $build/kernel/version ]] || die "no $build/kernel/version (just kernel)"
+	kver=$(<"$build/kernel/version")
+fi
 
 # apt_uris prints "URI SUITE" for every deb source apt is configured with,
 # one-line (.list) and deb822 (.sources) formats alike.
@@ -200,7 +233,8 @@ in_root() {
 	' in_root "$dir" "$@"
 }
 
-# build_root DIR KERNEL_DEB: debootstrap the Debian 12 root into DIR.
+# build_root DIR KERNEL_DEB: debootstrap the Debian root into DIR (no
+# KERNEL_DEB: the suite's own kernel came with debootstrap).
 # Its text is part of the cache key: edit it and the root is rebuilt.
 build_root() {
 	local r=$1 deb=$2 inc initrd=No
@@ -223,10 +257,18 @@ build_root() {
 	# (INITRD=No: cloudroot's initramfs boots this root, none is built;
 	# the cloud-init twin boots with the initrd initramfs-tools makes).
 	[[ $variant == cloudroot ]] || initrd=Yes
-	cp "$deb" "$r/tmp/linux-image.deb"
-	in_root "$r" /usr/bin/env INITRD=$initrd dpkg -i /tmp/linux-image.deb >&2
-	rm -f "$r/tmp/linux-image.deb"
-	[[ -d $r/lib/modules/$kver ]] || die "the root has no /lib/modules/$kver after installing $deb"
+	if [[ -n $deb ]]; then
+		cp "$deb" "$r/tmp/linux-image.deb"
+		in_root "$r" /usr/bin/env INITRD=$initrd dpkg -i /tmp/linux-image.deb >&2
+		rm -f "$r/tmp/linux-image.deb"
+		[[ -d $r/lib/modules/$kver ]] || die "the root has no /lib/modules/$kver after installing $deb"
+	else
+		# The suite's kernel was configured with INITRD=No (in_root).
+		[[ $initrd == No ]] || in_root "$r" update-initramfs -c -k all >&2
+		# As debian-cloud-images' SYSTEM_BOOT scripts: networkd and
+		# resolved run netplan's configuration.
+		in_root "$r" systemctl enable systemd-networkd.service systemd-resolved.service >&2
+	fi
 
 	# What Debian's cloud images do to a fresh root: apt sources, a
 	# root filesystem found by label, no host keys or machine id baked in
@@ -237,8 +279,10 @@ build_root() {
 		deb $security $suite-security main
 	EOF
 	printf '# <file system>\t<mount point>\t<type>\t<options>\t<dump>\t<pass>\nLABEL=cloudimg-rootfs\t/\text4\trw,discard,errors=remount-ro\t0\t1\n' >"$r/etc/fstab"
-	printf 'auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n' >"$r/etc/network/interfaces"
-	mkdir -p "$r/etc/network/interfaces.d"
+	if [[ -x $r/sbin/ifup ]]; then
+		printf 'auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n' >"$r/etc/network/interfaces"
+		mkdir -p "$r/etc/network/interfaces.d"
+	fi
 	echo localhost >"$r/etc/hostname"
 	printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n' >"$r/etc/hosts"
 	echo 'LANG=C.UTF-8' >"$r/etc/default/locale"
@@ -251,22 +295,26 @@ build_root() {
 	[[ $initrd == Yes ]] || rm -f "$r"/boot/initrd.img-*
 }
 
-deb=$(kernel_deb)
-[[ $(dpkg-deb -f "$deb" Package) == linux-image-"$kver"* ]] || die "$deb is not linux-image-$kver"
+deb= deb_version=
+if [[ -z $own_kernel ]]; then
+	deb=$(kernel_deb)
+	[[ $(dpkg-deb -f "$deb" Package) == linux-image-"$kver"* ]] || die "$deb is not linux-image-$kver"
+	deb_version=$(dpkg-deb -f "$deb" Version)
+fi
 key=$({
 	declare -f build_root in_root
-	printf '%s\n' "$variant" "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$(dpkg-deb -f "$deb" Version)"
+	printf '%s\n' "$variant" "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$deb_version"
 } | sha256sum | cut -c1-16)
-root_tar=$cache/debian-12-$key.tar.zst
-[[ $variant == cloudroot ]] || root_tar=$cache/debian-12-$variant-$key.tar.zst
+root_tar=$cache/debian-$release-$key.tar.zst
+[[ $variant == cloudroot ]] || root_tar=$cache/debian-$release-$variant-$key.tar.zst
 
 t0=$(date +%s.%N)
 mkdir -p "$cache" "$(dirname "$out")"
 if [[ -f $root_tar ]]; then
 	log "cached root: $root_tar"
 else
-	log "building the Debian 12 root (cache key $key; $suite from $mirror, kernel $kver): several minutes"
-	work=$(mktemp -d "$cache/.debian-12-$key.XXXXXX")
+	log "building the Debian $release root (cache key $key; $suite from $mirror, kernel ${kver:-from $suite}): several minutes"
+	work=$(mktemp -d "$cache/.debian-$release-$key.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	build_root "$work/root" "$deb"
 	tar --zstd --numeric-owner --xattrs --xattrs-include='*' --acls -C "$work/root" -cf "$work/root.tar.zst" .
@@ -365,6 +413,9 @@ trap 'rm -rf "$stage" "$out.tmp"' EXIT
 r=$stage/root
 mkdir "$r"
 tar --zstd --numeric-owner --xattrs --xattrs-include='*' --acls -C "$r" -xpf "$root_tar"
+# The suite's own kernel: the newest in the root.
+[[ -n $kver ]] || kver=$(ls "$r/lib/modules" | sort -V | tail -n 1)
+[[ -n $kver ]] || die "$root_tar has no kernel in /lib/modules"
 if [[ $variant == cloudroot ]]; then
 	# cloudroot goes in as a user installs it: its Debian package, through
 	# apt, which removes initramfs-tools (the package takes its place as

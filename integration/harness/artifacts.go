@@ -41,6 +41,9 @@ type Artifacts struct {
 	// Debian is the Debian 12 + systemd image of `just debian-image`
 	// (build/debian-12.img), the same layout as Rootfs.
 	Debian string
+	// DebianTrixie is the Debian 13 image of `just debian-image
+	// suite=trixie` (build/debian-13.img).
+	DebianTrixie string
 	// Agent is the cloudroot agent binary (build/cloudroot).
 	Agent string
 	// Init is the initramfs /init binary (build/cloudroot-init).
@@ -91,14 +94,15 @@ func Discover() (Artifacts, error) {
 // ArtifactsIn lays the artifact paths out under dir.
 func ArtifactsIn(dir string) Artifacts {
 	a := Artifacts{
-		Dir:       dir,
-		Vmlinuz:   filepath.Join(dir, "kernel", "vmlinuz"),
-		Vmlinux:   filepath.Join(dir, "kernel", "vmlinux"),
-		Initramfs: filepath.Join(dir, "initramfs.cpio.gz"),
-		Rootfs:    filepath.Join(dir, "rootfs.img"),
-		Debian:    filepath.Join(dir, "debian-12.img"),
-		Agent:     filepath.Join(dir, "cloudroot"),
-		Init:      filepath.Join(dir, "cloudroot-init"),
+		Dir:          dir,
+		Vmlinuz:      filepath.Join(dir, "kernel", "vmlinuz"),
+		Vmlinux:      filepath.Join(dir, "kernel", "vmlinux"),
+		Initramfs:    filepath.Join(dir, "initramfs.cpio.gz"),
+		Rootfs:       filepath.Join(dir, "rootfs.img"),
+		Debian:       filepath.Join(dir, "debian-12.img"),
+		DebianTrixie: filepath.Join(dir, "debian-13.img"),
+		Agent:        filepath.Join(dir, "cloudroot"),
+		Init:         filepath.Join(dir, "cloudroot-init"),
 	}
 	a.Arch = ArchAMD64
 	if v, err := os.ReadFile(filepath.Join(dir, "kernel", "version")); err == nil {

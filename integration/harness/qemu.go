@@ -81,6 +81,10 @@ type BootOptions struct {
 	// (slirp guestfwd through `nc`); non-empty switches the user network to
 	// net=169.254.0.0/16 so that 169.254.169.254 is reachable.
 	GuestFwd []GuestFwd
+	// HostFwd forwards TCP connections to 127.0.0.1:HostPort on the host
+	// into the guest's GuestPort (slirp hostfwd, listening on loopback
+	// only): how a test reaches the guest's sshd.
+	HostFwd []HostFwd
 	// ExtraNICs adds that many virtio NICs (0..MaxExtraNICs), each on its
 	// own restricted user network; with any, every NIC's MAC is NICMAC(i).
 	ExtraNICs int
@@ -170,6 +174,12 @@ type GuestFwd struct {
 	GuestIP   string
 	GuestPort int
 	HostPort  int
+}
+
+// HostFwd is one host-to-guest TCP forward (BootOptions.HostFwd).
+type HostFwd struct {
+	HostPort  int
+	GuestPort int
 }
 
 // Run is the outcome of a boot.
@@ -319,6 +329,12 @@ func (o BootOptions) Args() ([]string, error) {
 			}
 			netdev += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:nc 127.0.0.1 %d", f.GuestIP, f.GuestPort, f.HostPort)
 		}
+	}
+	for _, f := range o.HostFwd {
+		if f.GuestPort <= 0 || f.GuestPort > 65535 || f.HostPort <= 0 || f.HostPort > 65535 {
+			return nil, fmt.Errorf("boot options: bad hostfwd %+v", f)
+		}
+		netdev += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", f.HostPort, f.GuestPort)
 	}
 	if pxe {
 		netdev += ",tftp=" + driveFile(o.PXE.TFTPDir) + ",bootfile=" + driveFile(o.PXE.BootFile)

@@ -229,3 +229,19 @@ func TestPXEArgs(t *testing.T) {
 		t.Error("PXE without BootFile: no error")
 	}
 }
+
+func TestHostFwdArgs(t *testing.T) {
+	args, err := BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d", HostFwd: []HostFwd{{HostPort: 40022, GuestPort: 22}}}.Args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Restricted as every network, listening on the host's loopback only.
+	if line, want := strings.Join(args, " "), "-netdev user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22 "; !strings.Contains(line, want) {
+		t.Errorf("argv lacks %q:\n%s", want, line)
+	}
+	for _, bad := range []HostFwd{{HostPort: 0, GuestPort: 22}, {HostPort: 40022, GuestPort: 70000}} {
+		if _, err := (BootOptions{Kernel: "/k", Initramfs: "/i", Disk: "/d", HostFwd: []HostFwd{bad}}).Args(); err == nil {
+			t.Errorf("hostfwd %+v: no error", bad)
+		}
+	}
+}

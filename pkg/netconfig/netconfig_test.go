@@ -253,6 +253,7 @@ func TestSelect(t *testing.T) {
 		{"debian cloud image", "debian", nil, append(eni, networkd...), nil, RendererENI},
 		{"debian with netplan", "debian", nil, append(append(eni, networkd...), netplan...), nil, RendererNetplan},
 		{"debian networkd only", "debian", nil, networkd, nil, RendererNetworkd},
+		{"debian 13 cloud image (netplan.io, no ifupdown)", "debian", nil, append(netplan, networkd...), nil, RendererNetplan},
 		{"ubuntu", "ubuntu", []string{"debian"}, append(netplan, networkd...), nil, RendererNetplan},
 		{"ubuntu nothing", "ubuntu", nil, networkd, nil, ""},
 		{"rhel9 nm", "rhel", []string{"fedora"}, append(nm, ifcfgRH...), nil, RendererNetworkManager},
