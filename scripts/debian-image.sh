@@ -494,4 +494,5 @@ fi
 mv -f "$out.tmp" "$out"
 what="Debian's cloud-init"
 [[ $variant != cloudroot ]] || what="$(basename "$deb_pkg") through apt, GRUB for BIOS and UEFI"
+[[ $variant != cloudroot || -f $stage/core.img ]] || what="$(basename "$deb_pkg") through apt, GRUB for UEFI ($arch)"
 log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + $what, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
