@@ -37,6 +37,17 @@
 # packages debootstrap, zstd, fdisk, gdisk, dosfstools, mtools, e2fsprogs,
 # and the package plus build/kernel (just deb kernel).
 #
+# arm64 (ARCH=arm64, `just debian-image arch=arm64`, BUILD_DIR=build/arm64):
+# the same root from Debian's arm64 packages, with GRUB arm64-efi at
+# \EFI\BOOT\BOOTAA64.EFI (UEFI only: no BIOS boot partition) and the
+# console on ttyAMA0 (the PL011 of QEMU's virt machine and of most arm64
+# clouds). debootstrap's second stage, the kernel's and cloudroot's
+# maintainer scripts and grub-mkimage are arm64 programs: they run through
+# qemu-user (the Debian package qemu-user-static), registered with a
+# binfmt_misc of their own, mounted in a private user namespace (Linux 6.7
+# or later), so the build machine's binfmt_misc is neither needed nor
+# touched. The cached root is debian-12-arm64-<key>.tar.zst.
+#
 # The cloud-init twin (DEBIAN_IMAGE_VARIANT=cloud-init, for `just
 # bench-vs-cloud-init`): the same root plus Debian's cloud-init package and
 # an initramfs-tools initrd, without cloudroot: build/debian-12-cloud-init.img
@@ -66,6 +77,7 @@
 #   DEBIAN_IMAGE_SUITE=bookworm    or trixie
 #   DEBIAN_IMAGE_VARIANT=cloudroot  or cloud-init (the twin) or bare
 #   DEBIAN_IMAGE_BAKE=file         bare: the end-state script (see above)
+#   ARCH=amd64                     or arm64 (the root's and kernel's architecture)
 #   DEB=build/cloudroot_V_amd64.deb the package (default: the newest in build/)
 #   DEBIAN_IMAGE_PROFILE=minimal    the initramfs's driver profile
 #   IMAGE_SIZE_MB=2048             disk size (sparse)
@@ -94,14 +106,35 @@ esac
 profile=${DEBIAN_IMAGE_PROFILE:-minimal}
 deb_pkg=${DEB:-}
 if [[ $variant == cloudroot && -z $deb_pkg ]]; then
-	deb_pkg=$(ls -t "$build"/cloudroot_*_amd64.deb 2>/dev/null | head -n 1 || true)
+	deb_pkg=$(ls -t "$build"/cloudroot_*_"${ARCH:-amd64}".deb 2>/dev/null | head -n 1 || true)
 fi
+arch=${ARCH:-amd64}
 size_mb=${IMAGE_SIZE_MB:-2048}
 cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
 PATH=$PATH:/usr/sbin:/sbin
 
 log() { printf 'debian-image.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# What differs per architecture: GRUB's platforms and packages, the UEFI
+# boot image at the removable path, the serial console and GRUB's terminal
+# (on arm64 the firmware's console is the serial port), kernel arguments,
+# and qemu-user's name for the architecture when it is not the host's.
+case $arch in
+amd64)
+	grub_platforms=(i386-pc x86_64-efi) grub_pkgs=(grub-pc-bin grub-efi-amd64-bin)
+	efi_image=BOOTX64.EFI console=ttyS0,115200 cmdline_extra=" no_timer_check"
+	grub_serial=yes qemu_arch=x86_64
+	;;
+arm64)
+	grub_platforms=(arm64-efi) grub_pkgs=(grub-efi-arm64-bin)
+	efi_image=BOOTAA64.EFI console=ttyAMA0 cmdline_extra=""
+	grub_serial=no qemu_arch=aarch64
+	;;
+*) die "ARCH=$arch: want amd64 or arm64" ;;
+esac
+foreign=no
+[[ $arch == "$(dpkg --print-architecture)" ]] || foreign=yes
 
 # The image's packages beyond debootstrap's minbase. kmod, linux-base and
 # initramfs-tools are what the linux-image package depends on.
@@ -132,7 +165,7 @@ esac
 # (x86_64-efi), written to the disk at each build from the root's own
 # grub-*-bin modules, and grub2-common's update-grub and kernel hook
 # (zz-update-grub), which regenerate the menu when a kernel comes or goes.
-[[ $variant != cloudroot ]] || packages+=(grub2-common grub-pc-bin grub-efi-amd64-bin)
+[[ $variant != cloudroot ]] || packages+=(grub2-common "${grub_pkgs[@]}")
 # The twin adds Debian's cloud-init (and builds the kernel's initrd).
 # debootstrap resolves no virtual packages: python3-cryptography's
 # python3-cffi-backend-api-* come from python3-cffi-backend, named here.
@@ -148,6 +181,10 @@ if [[ $variant == cloudroot ]]; then
 	for t in sgdisk:gdisk mkfs.vfat:dosfstools mcopy:mtools; do
 		command -v "${t%%:*}" >/dev/null || die "${t%%:*} not found: install the Debian package '${t#*:}'"
 	done
+fi
+if [[ $foreign == yes ]]; then
+	[[ -f /usr/lib/binfmt.d/qemu-$qemu_arch.conf ]] || die "no /usr/lib/binfmt.d/qemu-$qemu_arch.conf: install the Debian package 'qemu-user-static' (ARCH=$arch runs $arch programs through qemu-user)"
+	grep -qw binfmt_misc /proc/filesystems || die "the kernel has no binfmt_misc (ARCH=$arch runs $arch programs through qemu-user)"
 fi
 kver=
 if [[ -z $own_kernel ]]; then
@@ -202,7 +239,7 @@ kernel_deb() {
 	fi
 	shopt -s nullglob
 	for d in "$cache/kernel-debs" "$build/cache"; do
-		for f in "$d/${pkg}"_*_amd64.deb "$d/${pkg}-unsigned"_*_amd64.deb; do
+		for f in "$d/${pkg}"_*_"$arch".deb "$d/${pkg}-unsigned"_*_"$arch".deb; do
 			shopt -u nullglob
 			printf '%s\n' "$f"
 			return
@@ -211,8 +248,8 @@ kernel_deb() {
 	shopt -u nullglob
 	mkdir -p "$cache/kernel-debs"
 	log "downloading $pkg"
-	(cd "$cache/kernel-debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg") >&2
-	f=$(ls "$cache/kernel-debs/${pkg}"_*_amd64.deb | tail -n 1)
+	(cd "$cache/kernel-debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg:$arch") >&2
+	f=$(ls "$cache/kernel-debs/${pkg}"_*_"$arch".deb | tail -n 1)
 	printf '%s\n' "$f"
 }
 
@@ -233,6 +270,49 @@ in_root() {
 	' in_root "$dir" "$@"
 }
 
+# A foreign architecture's root (arm64 on an amd64 host): in_root as above,
+# in a user namespace too, whose own binfmt_misc (Linux 6.7 and later)
+# runs the root's programs through qemu-user, registered as Debian's
+# qemu-user-static describes it (F: the interpreter is opened now, from
+# the host, so the root needs no copy). This shell, root, writes the
+# namespace's id maps itself — every uid and gid to itself, so files keep
+# their owners — while the child waits on a FIFO; the child's next exec
+# then holds root's capabilities in the namespace. A user namespace may not
+# mknod: container=lxc tells debootstrap's second stage so (the first stage,
+# run by root on the host, made the root's /dev nodes).
+if [[ $foreign == yes ]]; then
+	in_root() {
+		local dir=$1 fifo pid rc=0
+		shift
+		fifo=$(mktemp -u "${TMPDIR:-/tmp}/debian-image-userns.XXXXXX")
+		mkfifo -m 0600 "$fifo"
+		unshare --user --mount --net --pid --fork --kill-child -- /bin/sh -c '
+			read -r _ <"$1" || exit 1
+			exec /bin/sh -c "$0" "$@"
+		' '
+			reg=$1 dir=$2
+			shift 3
+			mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 1
+			printf "%s" "$reg" >/proc/sys/fs/binfmt_misc/register || exit 1
+			mkdir -p "$dir/dev/shm" && mount -t tmpfs -o mode=1777 shm "$dir/dev/shm" || exit 1
+			exec chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+				DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 INITRD=No container=lxc "$@"
+		' "$fifo" "$(grep -v "^#" "/usr/lib/binfmt.d/qemu-$qemu_arch.conf")" "$dir" in_root "$@" &
+		pid=$!
+		while [[ -e /proc/$pid && $(readlink /proc/$pid/ns/user) == "$(readlink /proc/self/ns/user)" ]]; do
+			sleep 0.01
+		done
+		if echo '0 0 4294967295' >"/proc/$pid/uid_map" && echo '0 0 4294967295' >"/proc/$pid/gid_map"; then
+			echo >"$fifo"
+		else
+			kill "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" || rc=$?
+		rm -f "$fifo"
+		return "$rc"
+	}
+fi
+
 # build_root DIR KERNEL_DEB: debootstrap the Debian root into DIR (no
 # KERNEL_DEB: the suite's own kernel came with debootstrap).
 # Its text is part of the cache key: edit it and the root is rebuilt.
@@ -243,7 +323,7 @@ build_root() {
 		echo "${packages[*]}"
 	)
 	# Stage 1 downloads and unpacks (network: the mirror only).
-	debootstrap --foreign --arch=amd64 --variant=minbase --include="$inc" \
+	debootstrap --foreign --arch="$arch" --variant=minbase --include="$inc" \
 		"$suite" "$r" "$mirror/" >&2
 	# No package's maintainer script may start a service in the chroot.
 	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
@@ -299,14 +379,16 @@ deb= deb_version=
 if [[ -z $own_kernel ]]; then
 	deb=$(kernel_deb)
 	[[ $(dpkg-deb -f "$deb" Package) == linux-image-"$kver"* ]] || die "$deb is not linux-image-$kver"
+	[[ $(dpkg-deb -f "$deb" Architecture) == "$arch" ]] || die "$deb is not for $arch"
 	deb_version=$(dpkg-deb -f "$deb" Version)
 fi
 key=$({
 	declare -f build_root in_root
-	printf '%s\n' "$variant" "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$deb_version"
+	printf '%s\n' "$variant" "${packages[@]}" "$suite" "$mirror" "$security" "$kver" "$deb_version" "$arch"
 } | sha256sum | cut -c1-16)
 root_tar=$cache/debian-$release-$key.tar.zst
 [[ $variant == cloudroot ]] || root_tar=$cache/debian-$release-$variant-$key.tar.zst
+[[ $arch == amd64 ]] || root_tar=${root_tar/debian-$release-/debian-$release-$arch-}
 
 t0=$(date +%s.%N)
 mkdir -p "$cache" "$(dirname "$out")"
@@ -339,29 +421,31 @@ root_start=262144
 # needed). Both find the root by its label.
 grub_images() {
 	local r=$1 p
-	for p in i386-pc x86_64-efi; do
+	for p in "${grub_platforms[@]}"; do
 		mkdir -p "$r/boot/grub/$p"
 		cp "$r/usr/lib/grub/$p/"*.mod "$r/usr/lib/grub/$p/"*.lst "$r/boot/grub/$p/"
 	done
-	cp "$r/usr/lib/grub/i386-pc/boot.img" "$stage/boot.img"
 	printf 'search --no-floppy --label cloudimg-rootfs --set=root\nset prefix=($root)/boot/grub\n' >"$r/tmp/early.cfg"
-	in_root "$r" grub-mkimage -O i386-pc -o /tmp/core.img -c /tmp/early.cfg -p /boot/grub biosdisk part_gpt ext2 search search_label >&2
-	in_root "$r" grub-mkimage -O x86_64-efi -o /tmp/BOOTX64.EFI -c /tmp/early.cfg -p /boot/grub part_gpt ext2 search search_label >&2
-	mv "$r/tmp/core.img" "$r/tmp/BOOTX64.EFI" "$stage/"
+	if [[ ${grub_platforms[0]} == i386-pc ]]; then
+		cp "$r/usr/lib/grub/i386-pc/boot.img" "$stage/boot.img"
+		in_root "$r" grub-mkimage -O i386-pc -o /tmp/core.img -c /tmp/early.cfg -p /boot/grub biosdisk part_gpt ext2 search search_label >&2
+		mv "$r/tmp/core.img" "$stage/"
+	fi
+	in_root "$r" grub-mkimage -O "${grub_platforms[-1]}" -o "/tmp/$efi_image" -c /tmp/early.cfg -p /boot/grub part_gpt ext2 search search_label >&2
+	mv "$r/tmp/$efi_image" "$stage/"
 	rm -f "$r/tmp/early.cfg"
 	# update-grub (zz-update-grub, after every kernel change) in the
 	# booted image: a serial console, no menu wait, as Debian's cloud images;
 	# no_timer_check as Fedora's cloud images (a virtual machine's timer
 	# IRQ check fails on a busy host, and the kernel panics).
 	mkdir -p "$r/etc/default/grub.d"
-	cat >"$r/etc/default/grub.d/50-cloudroot-image.cfg" <<-'EOF'
+	cat >"$r/etc/default/grub.d/50-cloudroot-image.cfg" <<-EOF
 		# cloudroot's image (scripts/debian-image.sh): a serial console, no wait.
 		GRUB_DISTRIBUTOR=Debian
 		GRUB_TIMEOUT=0
 		GRUB_CMDLINE_LINUX_DEFAULT=""
-		GRUB_CMDLINE_LINUX="console=tty0 console=ttyS0,115200 no_timer_check"
-		GRUB_TERMINAL="console serial"
-		GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
+		GRUB_CMDLINE_LINUX="console=tty0 console=$console$cmdline_extra"
+		$([[ $grub_serial == yes ]] && printf 'GRUB_TERMINAL="console serial"\nGRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"' || echo GRUB_TERMINAL=console)
 		GRUB_DISABLE_OS_PROBER=true
 		GRUB_DISABLE_RECOVERY=true
 	EOF
@@ -372,14 +456,12 @@ grub_images() {
 		# Written by scripts/debian-image.sh; update-grub regenerates it.
 		set default=0
 		set timeout=0
-		serial --unit=0 --speed=115200
-		terminal_input console serial
-		terminal_output console serial
+		$([[ $grub_serial == yes ]] && printf 'serial --unit=0 --speed=115200\nterminal_input console serial\nterminal_output console serial' || echo '# the firmware console is the serial port')
 		insmod part_gpt
 		insmod ext2
 		search --no-floppy --label cloudimg-rootfs --set=root
 		menuentry 'Debian GNU/Linux' {
-			linux /boot/vmlinuz-$kver root=LABEL=cloudimg-rootfs ro console=tty0 console=ttyS0,115200 no_timer_check
+			linux /boot/vmlinuz-$kver root=LABEL=cloudimg-rootfs ro console=tty0 console=$console$cmdline_extra
 			initrd /boot/initrd.img-$kver
 		}
 	EOF
@@ -445,28 +527,33 @@ if [[ $variant == cloudroot ]]; then
 	# The filesystem first, then the partition table and boot code, which
 	# nothing writes after them.
 	mkroot $((root_start * 512)) $(((sectors - 34 - root_start) / 2))
-	sgdisk -n "14:$bios_start:$((esp_start - 1))" -t 14:EF02 -c 14:bios \
+	# (No BIOS boot partition where GRUB has no BIOS platform: arm64.)
+	bios_part=(-n "14:$bios_start:$((esp_start - 1))" -t 14:EF02 -c 14:bios)
+	[[ -f $stage/core.img ]] || bios_part=()
+	sgdisk "${bios_part[@]}" \
 		-n "15:$esp_start:$((root_start - 1))" -t 15:EF00 -c 15:esp \
 		-n "1:$root_start:0" -t 1:8300 -c 1:cloudimg-rootfs "$out.tmp" >/dev/null
-	# UEFI: the ESP, FAT with \EFI\BOOT\BOOTX64.EFI.
+	# UEFI: the ESP, FAT with \EFI\BOOT\BOOTX64.EFI (BOOTAA64.EFI on arm64).
 	truncate -s $(((root_start - esp_start) * 512)) "$stage/esp.img"
 	mkfs.vfat -F 32 -n ESP "$stage/esp.img" >/dev/null
 	mmd -i "$stage/esp.img" ::/EFI ::/EFI/BOOT
-	mcopy -i "$stage/esp.img" "$stage/BOOTX64.EFI" ::/EFI/BOOT/BOOTX64.EFI
+	mcopy -i "$stage/esp.img" "$stage/$efi_image" "::/EFI/BOOT/$efi_image"
 	dd if="$stage/esp.img" of="$out.tmp" bs=1M seek=$((esp_start / 2048)) conv=notrunc,sparse status=none
-	# BIOS: what grub-bios-setup does for a GPT disk, without a block
-	# device: core.img into the BIOS boot partition, its first sector's
-	# blocklist (at 0x1f4: start LBA, 8 bytes) pointing at its second
-	# sector; boot.img's code (440 bytes, the partition table stays) into
-	# the MBR, loading core.img from the LBA at 0x5c, with the jump of its
-	# boot-drive check (0x66) made NOPs, as for any hard disk.
-	core_sectors=$((($(stat -c %s "$stage/core.img") + 511) / 512))
-	((core_sectors <= esp_start - bios_start)) || die "core.img is $core_sectors sectors: more than the BIOS boot partition"
-	dd if="$stage/core.img" of="$out.tmp" bs=512 seek=$bios_start conv=notrunc status=none
-	le $((bios_start + 1)) 8 | poke "$out.tmp" $((bios_start * 512 + 0x1f4))
-	dd if="$stage/boot.img" of="$out.tmp" bs=1 count=440 conv=notrunc status=none
-	le $bios_start 8 | poke "$out.tmp" $((0x5c))
-	printf '\x90\x90' | poke "$out.tmp" $((0x66))
+	if [[ -f $stage/core.img ]]; then
+		# BIOS: what grub-bios-setup does for a GPT disk, without a block
+		# device: core.img into the BIOS boot partition, its first sector's
+		# blocklist (at 0x1f4: start LBA, 8 bytes) pointing at its second
+		# sector; boot.img's code (440 bytes, the partition table stays) into
+		# the MBR, loading core.img from the LBA at 0x5c, with the jump of its
+		# boot-drive check (0x66) made NOPs, as for any hard disk.
+		core_sectors=$((($(stat -c %s "$stage/core.img") + 511) / 512))
+		((core_sectors <= esp_start - bios_start)) || die "core.img is $core_sectors sectors: more than the BIOS boot partition"
+		dd if="$stage/core.img" of="$out.tmp" bs=512 seek=$bios_start conv=notrunc status=none
+		le $((bios_start + 1)) 8 | poke "$out.tmp" $((bios_start * 512 + 0x1f4))
+		dd if="$stage/boot.img" of="$out.tmp" bs=1 count=440 conv=notrunc status=none
+		le $bios_start 8 | poke "$out.tmp" $((0x5c))
+		printf '\x90\x90' | poke "$out.tmp" $((0x66))
+	fi
 else
 	part_kib=$(((size_mb - 2) * 1024))
 	sfdisk -q "$out.tmp" <<EOF
@@ -479,4 +566,5 @@ mv -f "$out.tmp" "$out"
 what="Debian's cloud-init"
 [[ $variant != bare ]] || what="the end state of $DEBIAN_IMAGE_BAKE"
 [[ $variant != cloudroot ]] || what="$(basename "$deb_pkg") through apt, GRUB for BIOS and UEFI"
+[[ $variant != cloudroot || -f $stage/core.img ]] || what="$(basename "$deb_pkg") through apt, GRUB for UEFI ($arch)"
 log "$out: ${size_mb} MiB GPT disk, ext4 cloudimg-rootfs from $(basename "$root_tar") + $what, $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"

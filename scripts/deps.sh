@@ -30,6 +30,7 @@ packages=(
 	netcat-openbsd  # nc: QEMU guestfwd=...-cmd:nc 127.0.0.1 PORT
 	lvm2            # lvm packed into the non-minimal initramfs profiles (roots on LVM)
 	debootstrap     # the Debian 12 test image (scripts/debian-image.sh)
+	qemu-user-static # qemu-aarch64: the arm64 image's package scripts (just debian-image arch=arm64)
 	squashfs-tools  # mksquashfs: the live root of the netboot tests (integration/netboot_test.go)
 	dpkg-dev        # dpkg-scanpackages: the local apt repository (integration/harness/aptrepo.go)
 	gnupg           # gpg: signing that repository with a throwaway key
