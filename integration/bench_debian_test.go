@@ -119,7 +119,10 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 type debianImage struct{ name, disk, initrd string }
 
 // debianTwinSet is build/debian-12.img through the cloudroot initramfs and
-// its twin build/debian-12-cloud-init.img through its own initrd.
+// its twin build/debian-12-cloud-init.img through its own initrd. Both boot
+// with -kernel/-initrd, deliberately: the twin has no boot loader, and the
+// comparison wants the same kernel, command line and QEMU flags for both
+// (the cloudroot image's own GRUB path is what the other Debian tests boot).
 type debianTwinSet []debianImage
 
 func debianTwins(a harness.Artifacts) debianTwinSet {
