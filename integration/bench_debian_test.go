@@ -168,6 +168,10 @@ type debianImage struct{ name, disk, initrd, kernel string }
 // build/kernel; for trixie build/debian-13.img and its twin, each on the
 // kernel and initrd installed in it (trixie's own kernel, the cloudroot
 // initrd the package built, initramfs-tools' in the twin).
+// Bookworm's pair boots with -kernel/-initrd, deliberately: the twin has no
+// boot loader, and the comparison wants the same kernel, command line and
+// QEMU flags for both (the cloudroot image's own GRUB path is what the other
+// Debian tests boot).
 type debianTwinSet []debianImage
 
 func debianTwins(a harness.Artifacts) debianTwinSet {

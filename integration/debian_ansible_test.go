@@ -194,7 +194,7 @@ func TestDebianAnsiblePull(t *testing.T) {
 		"network-config": []byte(debianNetworkConfig),
 	}, harness.SeedISO)
 	start := time.Now()
-	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROM, Timeout: 40 * time.Minute,
+	r := v.boot(harness.BootOptions{DiskBoot: true, Seed: seed, SeedKind: harness.SeedCDROM, Timeout: 40 * time.Minute,
 		GuestFwd: []harness.GuestFwd{repoSrv.GuestFwd(), {GuestIP: ansibleGitGuestIP, GuestPort: 80, HostPort: git.port()}}})
 	t.Logf("Debian ansible boot: QEMU start to exit %.1fs", time.Since(start).Seconds())
 	t.Logf("git requests:\n%s", strings.Join(git.requests(), "\n"))

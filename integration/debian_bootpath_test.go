@@ -44,12 +44,13 @@ power_state:
   message: cloudroot boot-path check powering off
 `
 
-// TestDebianBootPath boots build/debian-12.img (just debian-image) the way
-// a plain VM is: QEMU's default CPU (no RDRAND), no virtio-rng, no network
+// TestDebianBootPath boots build/debian-12.img (just debian-image) by
+// itself (SeaBIOS, its GRUB) the way a plain VM is: QEMU's default CPU (no RDRAND), no virtio-rng, no network
 // configuration (the fallback). Host keys must exist and sshd serve them,
 // the NIC keep its predictable name, and networking.service must not wait
 // for a DHCPv6 server QEMU does not have. With cloudroot.hostkeys=defer the
-// keys are made by cloudroot-hostkeys.service under systemd instead.
+// keys are made by cloudroot-hostkeys.service under systemd instead (the
+// argument added to the disk copy's GRUB menu, harness.AppendGRUBCmdline).
 func TestDebianBootPath(t *testing.T) {
 	t.Parallel()
 	a := artifacts(t)
@@ -80,8 +81,13 @@ func TestDebianBootPath(t *testing.T) {
 				"user-data": []byte(ud),
 			}, harness.SeedISO)
 			start := time.Now()
-			r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROM, CPU: "default", NoRNG: true,
-				Append: tc.append, Machine: tc.machine, Timeout: 10 * time.Minute})
+			// The disk boots through its own GRUB; the case's kernel
+			// arguments go into the copy's GRUB menu.
+			if err := harness.AppendGRUBCmdline(v.disk, tc.append...); err != nil {
+				t.Fatal(err)
+			}
+			r := v.boot(harness.BootOptions{DiskBoot: true, Seed: seed, SeedKind: harness.SeedCDROM, CPU: "default", NoRNG: true,
+				Machine: tc.machine, Timeout: 10 * time.Minute})
 			t.Logf("QEMU start to exit %.1fs (%s)", time.Since(start).Seconds(), r.Accel)
 			wantPoweredOff(t, r)
 			d := v.image()

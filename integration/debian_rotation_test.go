@@ -134,10 +134,10 @@ func TestDebianAdminPassRotation(t *testing.T) {
 	if err := harness.CopyDisk(a.Debian, v.disk); err != nil {
 		t.Fatal(err)
 	}
-	// no_timer_check: under TCG on a loaded host the kernel's IO-APIC
-	// timer check can fail and panic before anything of ours runs.
-	opts := harness.BootOptions{SMBIOSProduct: "OpenStack Nova", SMBIOSUUID: rotationUUID, Timeout: 25 * time.Minute,
-		Append:   []string{"no_timer_check"},
+	// Both boots through the disk's own GRUB (SeaBIOS), whose menu has
+	// no_timer_check (under TCG on a loaded host the kernel's IO-APIC
+	// timer check can fail and panic before anything of ours runs).
+	opts := harness.BootOptions{DiskBoot: true, SMBIOSProduct: "OpenStack Nova", SMBIOSUUID: rotationUUID, Timeout: 25 * time.Minute,
 		GuestFwd: append(imdsFwd(run.Port()), harness.GuestFwd{GuestIP: phoneHomeGuestIP, GuestPort: 80, HostPort: phone.Port()})}
 
 	start := time.Now()

@@ -85,7 +85,7 @@ func TestDebianVendorModules(t *testing.T) {
 		"network-config": []byte(debianNetworkConfig),
 	}, harness.SeedISO)
 	start := time.Now()
-	r := v.boot(harness.BootOptions{Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout,
+	r := v.boot(harness.BootOptions{DiskBoot: true, Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTimeout,
 		GuestFwd: []harness.GuestFwd{{GuestIP: "169.254.169.1", GuestPort: 8080, HostPort: port}}})
 	t.Logf("Debian boot: QEMU start to exit %.1fs", time.Since(start).Seconds())
 	wantPoweredOff(t, r)

@@ -6,8 +6,9 @@
 // initramfs builder (cloudroot-mkinitramfs, run -installed), the /init
 // (cloudroot-init), the driver lists, /etc/cloudroot/initramfs.conf, the
 // kernel hooks in /etc/kernel/postinst.d and postrm.d (run by every Debian
-// kernel package, before zz-update-grub) and a systemd kernel-install
-// plugin — and the control data: the package Provides linux-initramfs-tool
+// kernel package, before zz-update-grub), a systemd kernel-install plugin
+// and initramfs-tools' update-initramfs command with its dpkg trigger (for
+// the packages that ask for a rebuild) — and the control data: the package Provides linux-initramfs-tool
 // (what linux-image-* depends on, as dracut does) and Conflicts with
 // initramfs-tools and cloud-init; its postinst enables the units and builds
 // the initrds of the installed kernels, failing loudly when one fails.
@@ -49,6 +50,7 @@ const (
 	KernelPostinst    = "/etc/kernel/postinst.d/cloudroot"
 	KernelPostrm      = "/etc/kernel/postrm.d/cloudroot"
 	KernelInstall     = "/usr/lib/kernel/install.d/50-cloudroot.install"
+	UpdateInitramfs   = "/usr/sbin/update-initramfs"
 	DocDir            = "/usr/share/doc/cloudroot"
 )
 
@@ -163,6 +165,7 @@ func Tree(c Config) (*Package, error) {
 	add(KernelPostinst, embedded("kernel-postinst"), 0o755, "kernel hook: build the initrd")
 	add(KernelPostrm, embedded("kernel-postrm"), 0o755, "kernel hook: remove the initrd")
 	add(KernelInstall, embedded("kernel-install"), 0o755, "kernel-install plugin")
+	add(UpdateInitramfs, embedded("update-initramfs"), 0o755, "initramfs-tools' command, building cloudroot initrds")
 	add(path.Join(DocDir, "copyright"), embedded("copyright"), 0o644, "copyright")
 	add(path.Join(DocDir, "changelog.gz"), changelog(c), 0o644, "changelog")
 
@@ -297,6 +300,7 @@ func (p *Package) Write(dir string) error {
 		{"md5sums", []byte(sums.String()), 0o644},
 		{"postinst", postinst, 0o755},
 		{"postrm", postrm, 0o755},
+		{"triggers", []byte(Triggers), 0o644},
 	} {
 		if err := os.WriteFile(filepath.Join(deb, f.name), f.data, f.mode); err != nil {
 			return fmt.Errorf("writing DEBIAN/%s: %w", f.name, err)
@@ -307,6 +311,12 @@ func (p *Package) Write(dir string) error {
 	}
 	return nil
 }
+
+// Triggers is DEBIAN/triggers: the update-initramfs trigger that
+// initramfs-tools and Debian's dracut are interested in, which packages
+// activate when the initramfs should be rebuilt (await: they stay
+// triggers-pending until the postinst has rebuilt the initrds).
+const Triggers = "interest-await update-initramfs\n"
 
 // FileName is the package's conventional file name.
 func (p *Package) FileName() string {

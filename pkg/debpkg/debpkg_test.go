@@ -62,6 +62,7 @@ func TestTree(t *testing.T) {
 		KernelPostinst:                                           "",
 		KernelPostrm:                                             "",
 		KernelInstall:                                            "",
+		UpdateInitramfs:                                          "",
 		DocDir + "/copyright":                                    "",
 		DocDir + "/changelog.gz":                                 "",
 	} {
@@ -101,7 +102,7 @@ func TestTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"deb-systemd-helper enable 'cloudroot-final.service'", "/etc/kernel/postinst.d/cloudroot \"$version\" \"$image\"", "update-grub"} {
+	for _, s := range []string{"deb-systemd-helper enable 'cloudroot-final.service'", "/etc/kernel/postinst.d/cloudroot \"$version\" \"$image\"", "update-grub", "triggered)\n"} {
 		if !strings.Contains(string(post), s) {
 			t.Errorf("postinst lacks %q", s)
 		}
@@ -143,6 +144,10 @@ func TestBuild(t *testing.T) {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("dpkg-deb -c lacks %q:\n%s", s, b)
 		}
+	}
+	b, err = exec.Command("dpkg-deb", "-I", out, "triggers").CombinedOutput()
+	if err != nil || string(b) != "interest-await update-initramfs\n" {
+		t.Errorf("DEBIAN/triggers = %q (%v), want the update-initramfs interest", b, err)
 	}
 	b, err = exec.Command("dpkg-deb", "-f", out, "Conflicts").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(b)) != "cloud-init, initramfs-tools, linux-initramfs-tool" {
