@@ -167,10 +167,8 @@ func (b *Boot) Disable(code, reason string) {
 // Local is the local stage (cloud-init's init --local): detection and the
 // datasource search. It returns the datasource found, nil when none.
 func (b *Boot) Local(ctx context.Context) *datasource.Data {
-	b.State.Mode = b.Mode
-	if b.Mode == ModeInRoot {
-		b.Status.Mode = b.Mode
-	}
+	// status.json says where the stages ran, initramfs or in-root.
+	b.State.Mode, b.Status.Mode = b.Mode, b.Mode
 	st := b.Status.Get(state.StageInitLocal)
 	start := b.Uptime()
 	st.Start = &start
