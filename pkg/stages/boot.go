@@ -149,9 +149,10 @@ func (b *Boot) Step(name string, f func() error) {
 	b.State.Timings = append(b.State.Timings, tm)
 }
 
-// welcome writes cloud-init's stage banner to Out.
+// welcome writes cloud-init's stage banner to Out (not for single's
+// fetch, which has its own).
 func (b *Boot) welcome(action string, up float64) {
-	if b.Out != nil {
+	if b.Out != nil && !b.FetchOnly {
 		_, _ = io.WriteString(b.Out, Welcome(b.Version, action, b.Now(), up))
 	}
 }
