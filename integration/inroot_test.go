@@ -47,6 +47,9 @@ write_files:
   - path: /etc/systemd/system/cloudroot-inroot-facts.service
     content: |
       [Unit]
+      # No default dependencies: multi-user.target would be ordered after
+      # it, and cloudroot-final is after multi-user.target.
+      DefaultDependencies=no
       After=cloudroot-final.service
       [Service]
       Type=oneshot
