@@ -18,7 +18,8 @@ import (
 // provisions from the seed in the root (a user, root's key, a file),
 // without looking at block devices; modules --mode config and final follow
 // from the state it wrote (runcmd runs, through a static busybox as
-// /bin/sh when the host has one), and status --long says mode: in-root.
+// /bin/sh when the host has one), status --long says mode: in-root, and
+// query answers from what this boot found.
 // Skipped where user namespaces or the go tool are not available.
 func TestInRootUnshareChroot(t *testing.T) {
 	if testing.Short() {
@@ -69,14 +70,15 @@ touch "$R/dev/null" && mount --bind /dev/null "$R/dev/null"
 chroot "$R" /usr/bin/cloudroot init --local
 chroot "$R" /usr/bin/cloudroot modules --mode config
 chroot "$R" /usr/bin/cloudroot modules --mode final
-chroot "$R" /usr/bin/cloudroot status --long`
+chroot "$R" /usr/bin/cloudroot status --long
+chroot "$R" /usr/bin/cloudroot query ds.meta_data.local_hostname`
 	cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "R="+root)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("in-root stages: %v\n%s", err, out)
 	}
-	for _, want := range []string{"status: done", "mode: in-root", "iid-chroot"} {
+	for _, want := range []string{"status: done", "mode: in-root", "iid-chroot", "\nchrooted\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
