@@ -74,6 +74,16 @@ func runInit(ctx context.Context, env *Env, args []string) int {
 		return runInRootCommand(ctx, env, root, stage)
 	}
 	if !a.flag("local") {
+		// cloudroot-network.service after an in-root local stage that
+		// found a local source: that stage ran the init modules already
+		// (as the initramfs does); running them again would run the
+		// always-frequency ones (bootcmd...) twice in one boot.
+		if s, err := stages.LoadState(root); err == nil && s.Mode == stages.ModeInRoot && root.Exists(state.InRootMarker) {
+			if st := stages.ReadStatus(root).Get(state.StageInit); st.Finished != nil {
+				fmt.Fprintln(env.Stdout, "cloudroot: the in-root local stage ran the init stage for this boot already; nothing to do")
+				return 0
+			}
+		}
 		return runStage(ctx, env, "init", a.values["files"], true)
 	}
 	io.WriteString(env.Stderr, stages.Welcome(Version, "init-local", env.Now(), env.Uptime()))

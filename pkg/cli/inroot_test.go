@@ -95,6 +95,11 @@ func TestInitLocalWithoutState(t *testing.T) {
 	if rc := Run(context.Background(), env, []string{"init"}); rc != 0 {
 		t.Errorf("init after init --local: exit %d: %s %s", rc, out, errb)
 	}
+	// ... nor runs the init modules a second time this boot (bootcmd and
+	// the other always-frequency modules ran twice: TestDebianInRoot).
+	if !strings.Contains(out.String(), "ran the init stage for this boot already") {
+		t.Errorf("init after an in-root init --local ran the init stage again: %s", out)
+	}
 	env, out, errb = newTestEnv(root)
 	if rc := Run(context.Background(), env, []string{"modules", "--mode", "config"}); rc != 0 {
 		t.Errorf("modules --mode config: exit %d: %s %s", rc, out, errb)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -109,7 +110,17 @@ func configHostname(c *Context, key string) string {
 	return h
 }
 
+// currentHostname is util.get_hostname (socket.gethostname): the running
+// kernel's hostname in a booted system (the agent: after an initramfs boot,
+// in-root, in a chroot or container, where it need not be /etc/hostname's);
+// in the initramfs, where the kernel's is not the target's yet, the target's
+// /etc/hostname.
 func currentHostname(c *Context) string {
+	if c.Booted {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			return h
+		}
+	}
 	if b, err := c.Root.ReadFile("/etc/hostname"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			l = strings.TrimSpace(l)

@@ -263,7 +263,12 @@ func ensureSudoDir(c *Context) error {
 			}
 		}
 	}
-	return c.Root.MkdirAll(SudoersDir, 0o750)
+	// util.ensure_dir: an existing directory is chmodded too (Debian's
+	// sudo ships it 0755).
+	if err := c.Root.MkdirAll(SudoersDir, 0o750); err != nil {
+		return err
+	}
+	return c.Root.Chmod(SudoersDir, 0o750)
 }
 
 // sameOwner keeps fi's mode and owner for a rewrite of the same file.

@@ -151,9 +151,10 @@ func (b *Boot) Step(name string, f func() error) {
 	b.State.Timings = append(b.State.Timings, tm)
 }
 
-// welcome writes cloud-init's stage banner to Out.
+// welcome writes cloud-init's stage banner to Out (not for single's
+// fetch, which has its own).
 func (b *Boot) welcome(action string, up float64) {
-	if b.Out != nil {
+	if b.Out != nil && !b.FetchOnly {
 		_, _ = io.WriteString(b.Out, Welcome(b.Version, action, b.Now(), up))
 	}
 }
@@ -169,10 +170,8 @@ func (b *Boot) Disable(code, reason string) {
 // Local is the local stage (cloud-init's init --local): detection and the
 // datasource search. It returns the datasource found, nil when none.
 func (b *Boot) Local(ctx context.Context) *datasource.Data {
-	b.State.Mode = b.Mode
-	if b.Mode == ModeInRoot {
-		b.Status.Mode = b.Mode
-	}
+	// status.json says where the stages ran, initramfs or in-root.
+	b.State.Mode, b.Status.Mode = b.Mode, b.Mode
 	st := b.Status.Get(state.StageInitLocal)
 	start := b.Uptime()
 	st.Start = &start

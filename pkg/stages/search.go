@@ -124,7 +124,13 @@ func (b *Boot) FindDatasource(ctx context.Context, list []string) (*datasource.D
 				b.Status.Get(state.StageInitLocal).AddRecoverable("WARNING", e.Error())
 			}
 		}
-		b.Log.Warn("no datasource found: using the None fallback", "tried", err)
+		if len(list) == 1 && list[0] == "None" {
+			// datasource_list: [None] (an image build, a chroot): 26.x
+			// finds DataSourceNone as asked, without a warning.
+			b.Log.Info("no datasource found: using None", "tried", err)
+		} else {
+			b.Log.Warn("no datasource found: using the None fallback", "tried", err)
+		}
 		d, err = fallback.Get(ctx, env)
 	}
 	return d, err

@@ -42,8 +42,9 @@ type Status struct {
 	// BootStatusCode is cloudroot's record of how it was enabled
 	// (enabled-by-generator, disabled-by-kernel-command-line, ...).
 	BootStatusCode string
-	// Mode is where the local and network stages ran, written only for
-	// the agent's in-root mode ("in-root"): absent means the initramfs.
+	// Mode is where the local and network stages ran: "initramfs" or
+	// "in-root" (the agent's, without a hand-off); absent in a status.json
+	// of an older cloudroot means the initramfs.
 	Mode string
 	// Secrets are scrubbed from every message when status.json is
 	// written (secret.Values of the config and metadata); never written.

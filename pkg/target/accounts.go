@@ -36,6 +36,8 @@ const (
 	ShadowFile          = "/etc/shadow"
 	GroupFile           = "/etc/group"
 	GshadowFile         = "/etc/gshadow"
+	SubUIDFile          = "/etc/subuid"
+	SubGIDFile          = "/etc/subgid"
 	LoginDefsFile       = "/etc/login.defs"
 	UseraddDefaultsFile = "/etc/default/useradd"
 )
@@ -251,6 +253,9 @@ type dbFile struct {
 	gid    int
 	lines  []string
 	dirty  bool
+	// orig is the content as read (or last written): shadow-utils' backup
+	// ("<path>-") of a changed file.
+	orig []byte
 }
 
 func loadDB(r *Root, p string) (*dbFile, error) {
@@ -274,6 +279,7 @@ func loadDB(r *Root, p string) (*dbFile, error) {
 	f.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	f.uid, f.gid = fileOwner(fi)
 	f.lines = splitLines(b)
+	f.orig = b
 	return f, nil
 }
 

@@ -120,14 +120,21 @@ func (tx *acctTx) all() (pw, sh, gr, gs *dbFile, err error) {
 
 // commit writes the changed files as one set (commitAccounts): a power
 // cut leaves the old databases or the new ones. Groups are listed before
-// users.
+// users. As shadow-utils' tools do (commonio's create_backup), each changed
+// file that existed is first copied, as it was, to "<path>-" with its mode
+// and owner.
 func (tx *acctTx) commit() error {
 	var files []acctWrite
 	var changed []*dbFile
-	for _, p := range []string{GroupFile, GshadowFile, PasswdFile, ShadowFile} {
+	for _, p := range []string{GroupFile, GshadowFile, PasswdFile, ShadowFile, SubGIDFile, SubUIDFile} {
 		f, ok := tx.files[p]
 		if !ok || !f.dirty {
 			continue
+		}
+		if f.exists {
+			if err := tx.r.WriteFileOpts(p+"-", f.orig, WriteOpts{Perm: f.mode, UID: f.uid, GID: f.gid}); err != nil {
+				return fmt.Errorf("backup %s: %w", p, err)
+			}
 		}
 		o := WriteOpts{Perm: f.mode, UID: f.uid, GID: f.gid}
 		if !f.exists {
@@ -144,10 +151,60 @@ func (tx *acctTx) commit() error {
 	}
 	for i, f := range changed {
 		o := files[i].opts
+		f.orig = files[i].data
 		f.exists, f.dirty = true, false
 		f.mode, f.uid, f.gid = o.Perm, o.UID, o.GID
 	}
 	return nil
+}
+
+// addSubIDs gives a new normal user subordinate uid and gid ranges, as
+// useradd does where /etc/subuid and /etc/subgid exist and SUB_UID_COUNT
+// (SUB_GID_COUNT) is not 0: the lowest free range of that many ids in
+// SUB_UID_MIN..SUB_UID_MAX (100000, 600100000, 65536 by default).
+func (tx *acctTx) addSubIDs(name string) error {
+	for _, sub := range []struct{ file, kind string }{{SubUIDFile, "UID"}, {SubGIDFile, "GID"}} {
+		f, err := tx.file(sub.file)
+		if err != nil {
+			return err
+		}
+		count := tx.defs.num("SUB_"+sub.kind+"_COUNT", 65536)
+		if !f.exists || count <= 0 || f.find(name) >= 0 {
+			continue
+		}
+		lo, hi := tx.defs.num("SUB_"+sub.kind+"_MIN", 100000), tx.defs.num("SUB_"+sub.kind+"_MAX", 600100000)
+		if start, ok := freeSubRange(f.lines, lo, hi, count); ok {
+			f.add([]string{name, strconv.Itoa(start), strconv.Itoa(count)})
+		}
+	}
+	return nil
+}
+
+// freeSubRange is the lowest start >= lo of count ids ending at most at hi
+// that overlaps no "name:start:count" line.
+func freeSubRange(lines []string, lo, hi, count int) (int, bool) {
+	type span struct{ start, end int }
+	var used []span
+	for _, l := range lines {
+		f := strings.Split(l, ":")
+		if len(f) != 3 {
+			continue
+		}
+		s, err1 := strconv.Atoi(f[1])
+		n, err2 := strconv.Atoi(f[2])
+		if err1 == nil && err2 == nil && n > 0 {
+			used = append(used, span{s, s + n})
+		}
+	}
+	slices.SortFunc(used, func(a, b span) int { return a.start - b.start })
+	cand := lo
+	for _, u := range used {
+		if cand+count <= u.start {
+			break
+		}
+		cand = max(cand, u.end)
+	}
+	return cand, cand+count-1 <= hi
 }
 
 func (tx *acctTx) newFileOpts(p string) WriteOpts {
@@ -628,6 +685,11 @@ func (r *Root) addUser(spec UserSpec) (User, bool, *homeSpec, error) {
 		shell = tx.uadefs.str("SHELL", DefaultShell)
 	}
 	u := User{Name: spec.Name, UID: uid, GID: gid, Gecos: spec.Gecos, Home: home, Shell: shell}
+	if lo, hi := tx.idRange("UID", false); !spec.System && uid >= lo && uid <= hi {
+		if err := tx.addSubIDs(spec.Name); err != nil {
+			return User{}, false, nil, err
+		}
+	}
 	for _, g := range spec.Groups {
 		if err := tx.addMembers(g, []string{spec.Name}); err != nil {
 			return User{}, false, nil, fmt.Errorf("add to group %s: %w", g, err)
@@ -657,10 +719,13 @@ func (r *Root) addUser(spec UserSpec) (User, bool, *homeSpec, error) {
 	} else {
 		pw.add(u.fields(hash))
 	}
-	if err := tx.applyPassword(spec); err != nil {
+	// useradd, then (cloud-init's add_user) the password and the lock, each
+	// its own write of shadow as each is its own tool there: the backups
+	// are what they leave.
+	if err := tx.commit(); err != nil {
 		return User{}, false, nil, err
 	}
-	if err := tx.commit(); err != nil {
+	if err := tx.applyPassword(spec); err != nil {
 		return User{}, false, nil, err
 	}
 	if spec.System || spec.NoCreateHome {
@@ -695,10 +760,14 @@ func expireDays(s string) (int, error) {
 	return int(t.Unix() / 86400), nil
 }
 
-// applyPassword applies HashedPasswd then LockPasswd.
+// applyPassword applies HashedPasswd then LockPasswd, each committed (as
+// chpasswd -e and passwd -l write the databases one after the other).
 func (tx *acctTx) applyPassword(spec UserSpec) error {
 	if spec.HashedPasswd != "" {
 		if err := tx.updateHash(spec.Name, func(string) string { return spec.HashedPasswd }, true); err != nil {
+			return err
+		}
+		if err := tx.commit(); err != nil {
 			return err
 		}
 	}
@@ -706,8 +775,13 @@ func (tx *acctTx) applyPassword(spec UserSpec) error {
 		if err := tx.updateHash(spec.Name, lockHash, false); err != nil {
 			return err
 		}
+		// passwd -l rewrites shadow (and its backup) even when the
+		// hash was locked already.
+		if f, ok := tx.files[ShadowFile]; ok && f.exists {
+			f.dirty = true
+		}
 	}
-	return nil
+	return tx.commit()
 }
 
 // createHome makes u's home (parents 0755 root) with mode and copies the
