@@ -505,6 +505,16 @@ if [[ $variant == cloudroot ]]; then
 	# in the image: the kernel hooks build every kernel's initrd with it.
 	mkdir -p "$r/etc/cloudroot/initramfs.conf.d"
 	printf '# The driver profile this image was built with (scripts/debian-image.sh).\nPROFILE=%s\n' "$profile" >"$r/etc/cloudroot/initramfs.conf.d/50-image.conf"
+	# Before it goes: Debian's own initramfs-tools initrd for the kernel,
+	# kept beside the image as debian-N.initramfs-tools.initrd, for booting
+	# the image as a distribution's initrd would (TestDebianInRoot: no
+	# cloudroot initramfs ran, the in-root units provision). Not in the image.
+	if [[ $foreign == no ]]; then
+		in_root "$r" update-initramfs -c -k "$kver" >&2
+		cp "$r/boot/initrd.img-$kver" "${out%.img}.initramfs-tools.initrd.tmp"
+		mv -f "${out%.img}.initramfs-tools.initrd.tmp" "${out%.img}.initramfs-tools.initrd"
+		rm -f "$r/boot/initrd.img-$kver"
+	fi
 	cp "$deb_pkg" "$r/tmp/cloudroot.deb"
 	in_root "$r" /usr/bin/env INITRD= apt-get install -y -q --purge --no-install-recommends /tmp/cloudroot.deb >&2
 	rm -f "$r/tmp/cloudroot.deb"
