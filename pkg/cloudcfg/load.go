@@ -97,23 +97,28 @@ type Base struct {
 	Warnings []string
 }
 
+// appendProblems appends err's parts to ps, each a *Problem as it is or
+// one from src.
+func appendProblems(ps []*Problem, src string, err error) []*Problem {
+	if err == nil {
+		return ps
+	}
+	for _, e := range splitJoined(err) {
+		var p *Problem
+		if errors.As(e, &p) {
+			ps = append(ps, p)
+			continue
+		}
+		ps = append(ps, &Problem{Source: src, Err: e})
+	}
+	return ps
+}
+
 // LoadBase reads (unless o.Files has them) and merges the base sources;
 // o's datasource and payload fields are not used.
 func LoadBase(o LoadOptions) *Base {
 	res := &Base{}
-	problem := func(src string, err error) {
-		if err == nil {
-			return
-		}
-		for _, e := range splitJoined(err) {
-			var p *Problem
-			if errors.As(e, &p) {
-				res.Problems = append(res.Problems, p)
-				continue
-			}
-			res.Problems = append(res.Problems, &Problem{Source: src, Err: e})
-		}
-	}
+	problem := func(src string, err error) { res.Problems = appendProblems(res.Problems, src, err) }
 
 	// Base config: builtin, cloud.cfg + cloud.cfg.d, runtime, cmdline.
 	files := o.Files
@@ -166,19 +171,7 @@ func (b *Base) Merge(o LoadOptions) (*Merged, error) {
 		Problems: append([]*Problem(nil), b.Problems...),
 		Warnings: append([]string(nil), b.Warnings...),
 	}
-	problem := func(src string, err error) {
-		if err == nil {
-			return
-		}
-		for _, e := range splitJoined(err) {
-			var p *Problem
-			if errors.As(e, &p) {
-				res.Problems = append(res.Problems, p)
-				continue
-			}
-			res.Problems = append(res.Problems, &Problem{Source: src, Err: e})
-		}
-	}
+	problem := func(src string, err error) { res.Problems = appendProblems(res.Problems, src, err) }
 	var err error
 
 	// Payloads.
