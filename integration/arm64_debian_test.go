@@ -65,15 +65,7 @@ func TestDebianArm64(t *testing.T) {
 	wantConsole(t, r, "running 'init-local'", "cloudroot TestDebian powering off")
 	d := v.image()
 
-	facts := func(name string) string {
-		t.Helper()
-		s, ok := d.readOpt("/var/lib/cloudroot-test/" + name)
-		if !ok {
-			t.Errorf("the guest recorded no %s (runcmd or power_state's condition did not run)", name)
-		}
-		t.Logf("guest %s:\n%s", name, strings.TrimRight(s, "\n"))
-		return strings.TrimSpace(s)
-	}
+	facts := func(name string) string { t.Helper(); return d.fact(t, name) }
 
 	// The figures docs/distributions.md quotes: the initramfs's stages
 	// (the state file), the booted root's units, QEMU start to power-off.

@@ -318,15 +318,7 @@ func TestDebianModules(t *testing.T) {
 	wantConsole(t, r, "cloudroot TestDebianModules powering off")
 	d := v.image()
 
-	facts := func(name string) string {
-		t.Helper()
-		s, ok := d.readOpt("/var/lib/cloudroot-test/" + name)
-		if !ok {
-			t.Errorf("the guest recorded no %s (runcmd or power_state's condition did not run)", name)
-		}
-		t.Logf("guest %s:\n%s", name, strings.TrimRight(s, "\n"))
-		return strings.TrimSpace(s)
-	}
+	facts := func(name string) string { t.Helper(); return d.fact(t, name) }
 
 	t.Run("apt_configure", func(t *testing.T) {
 		// The image's deb.debian.org sources are replaced by the mirrors.

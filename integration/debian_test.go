@@ -279,15 +279,7 @@ func testDebianRelease(t *testing.T, a harness.Artifacts, rel debianRelease) {
 	wantConsole(t, r, "cloudroot TestDebian powering off")
 	d := v.image()
 
-	facts := func(name string) string {
-		t.Helper()
-		s, ok := d.readOpt("/var/lib/cloudroot-test/" + name)
-		if !ok {
-			t.Errorf("the guest recorded no %s (runcmd or power_state's condition did not run)", name)
-		}
-		t.Logf("guest %s:\n%s", name, strings.TrimRight(s, "\n"))
-		return strings.TrimSpace(s)
-	}
+	facts := func(name string) string { t.Helper(); return d.fact(t, name) }
 
 	t.Run("hostname", func(t *testing.T) {
 		d.wantContent("/etc/hostname", "debtest\n")

@@ -188,6 +188,18 @@ func (d *disk) read(p string) string {
 }
 
 // readOpt is read without the error for a missing file.
+// fact is what the guest's runcmd recorded in /var/lib/cloudroot-test/name
+// (trimmed, and logged); an error when it recorded nothing.
+func (d *disk) fact(t *testing.T, name string) string {
+	t.Helper()
+	s, ok := d.readOpt("/var/lib/cloudroot-test/" + name)
+	if !ok {
+		t.Errorf("the guest recorded no %s (runcmd or power_state's condition did not run)", name)
+	}
+	t.Logf("guest %s:\n%s", name, strings.TrimRight(s, "\n"))
+	return strings.TrimSpace(s)
+}
+
 func (d *disk) readOpt(p string) (string, bool) {
 	d.t.Helper()
 	b, err := d.im.ReadFile(p)
