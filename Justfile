@@ -280,8 +280,8 @@ bench-startup runs="11": agent init-bin
     BENCH_RUNS={{runs}} bash scripts/bench-startup.sh {{build}}
 
 # Generators are scripts/goldens/AREA.py or .sh (`all`: every one), run on
-# upstream cloud-init 26.2 (the tag in the cloud-init mirror, or
-# CLOUDINIT_SRC) through scripts/upstream-cloudinit.sh; review with git diff.
+# upstream cloud-init 26.2 (CLOUDINIT_SRC, or the tag 26.2 of the git clone
+# CLOUDINIT_MIRROR, unpacked once into the cache) through scripts/upstream-cloudinit.sh; review with git diff.
 # Regenerate an area's upstream goldens (`just goldens ds`, `just goldens all`).
 goldens area="all":
     #!/usr/bin/env bash
@@ -290,8 +290,9 @@ goldens area="all":
     if [[ -z $src ]]; then
         src=${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot/cloud-init-26.2
         if [[ ! -f $src/cloudinit/version.py ]]; then
+            [[ -n ${CLOUDINIT_MIRROR:-} ]] || { echo "goldens: set CLOUDINIT_SRC (an unpacked cloud-init 26.2) or CLOUDINIT_MIRROR (a git clone of canonical/cloud-init with tag 26.2)" >&2; exit 2; }
             mkdir -p "$src"
-            git -C "${CLOUDINIT_MIRROR:-/work/.mirror/canonical+cloud-init/repo}" archive refs/tags/26.2 | tar -x -C "$src"
+            git -C "$CLOUDINIT_MIRROR" archive refs/tags/26.2 | tar -x -C "$src"
         fi
     fi
     cd {{justfile_directory()}}
