@@ -10,7 +10,7 @@ func TestFloorParams(t *testing.T) {
 	for _, tc := range []struct {
 		cmdline, want string
 	}{
-		{"root=/dev/vda1 console=ttyS0", "async_probe"},
+		{"root=/dev/vda1 console=ttyS0", ""},
 		{"cloudroot.async_probe=1", "async_probe"},
 		{"cloudroot.async_probe", "async_probe"},
 		{"cloudroot.async_probe=0", ""},

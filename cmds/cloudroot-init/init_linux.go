@@ -241,9 +241,9 @@ func (b *boot) loadDrivers() error {
 		return fmt.Errorf("kmodule: %w", err)
 	}
 	// The Prober is safe for concurrent use: every listed module is probed
-	// at once, each with its dependencies loaded first, and with
-	// async_probe (floorParams) the loads return before the drivers'
-	// device probes finish (ahci's port scan overlaps the rest of the boot).
+	// at once, each with its dependencies loaded first (with
+	// cloudroot.async_probe, floorParams, the loads return before the
+	// drivers' device probes finish).
 	params := floorParams(b.cmdline)
 	var (
 		mu     sync.Mutex
