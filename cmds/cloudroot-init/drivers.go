@@ -11,7 +11,9 @@ import "github.com/cloudroot/cloudroot/pkg/bootenv"
 // CD-ROM on q35's ahci) has appeared and finds no datasource, because
 // nothing tells the initramfs when the asynchronous probes are done
 // (TestSecondBootAndNewInstance, TestConsoleKeysAndFingerprints and
-// TestPlantedAuthorizedKeysLink failed so in CI).
+// TestPlantedAuthorizedKeysLink failed so in CI), and virtio disks are
+// named in probe-completion order, so /dev/vda and /dev/vdb may swap
+// (TestStackedRootStops).
 const asyncProbeParam = "async_probe"
 
 // floorParams is the parameter string the driver floor's modules are
