@@ -114,10 +114,17 @@ func TestDebianBootPath(t *testing.T) {
 			if eni, _ := d.readOpt("/etc/network/interfaces.d/50-cloud-init"); strings.Contains(eni, "inet6 dhcp") || strings.Contains(eni, "eth0") {
 				t.Errorf("50-cloud-init waits for DHCPv6 or pins eth0:\n%s", eni)
 			}
-			// networking.service took seconds, not its 5-minute timeout.
-			n := parseShow(fact("networking.txt"))
-			if exit, enter := n["InactiveExitTimestampMonotonic"], n["ActiveEnterTimestampMonotonic"]; exit > 0 && enter-exit > 60e6 {
-				t.Errorf("networking.service took %.0fs to start", float64(enter-exit)/1e6)
+			// networking.service started and did not run into its
+			// 5-minute start timeout (the symptom of waiting for a
+			// DHCPv6 server). No tighter bound: under TCG on a loaded
+			// host a normal start takes from seconds to minutes.
+			nt := fact("networking.txt")
+			n := parseShow(nt)
+			if r := showValue(nt, "Result"); r != "success" {
+				t.Errorf("networking.service result %q", r)
+			}
+			if exit, enter := n["InactiveExitTimestampMonotonic"], n["ActiveEnterTimestampMonotonic"]; exit > 0 && enter-exit >= 290e6 {
+				t.Errorf("networking.service took %.0fs to start: its start timeout", float64(enter-exit)/1e6)
 			}
 			if got := fact("ssh-active.txt"); got != "active" {
 				t.Errorf("ssh is %q", got)
@@ -136,6 +143,16 @@ func TestDebianBootPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// showValue is one property of `systemctl show -p A -p B unit` output.
+func showValue(s, key string) string {
+	for l := range strings.SplitSeq(s, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // parseShow reads `systemctl show -p A -p B unit` numbers.

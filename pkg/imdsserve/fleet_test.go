@@ -289,7 +289,12 @@ func imdsFleet(t *testing.T, name, cloud string, src datasource.Source, dmi func
 				NetworkUp: true,
 				HTTP:      hc,
 				DMI:       dmi(i),
-				Config:    map[string]any{src.Name(): map[string]any{"metadata_urls": []any{srvURL}}},
+				// The sources' retries are bounded by count (the storm
+				// check below); their wall-clock budget (20 s) is what a
+				// loaded test host can exceed for an unlucky instance
+				// with a hundred others running, so it is widened here.
+				Budget: 2 * time.Minute,
+				Config: map[string]any{src.Name(): map[string]any{"metadata_urls": []any{srvURL}}},
 			}
 			return src.Get(ctx, env)
 		}
