@@ -16,6 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/jsonstream"
@@ -119,11 +122,11 @@ func Marshal(s *State) ([]byte, error) {
 	s.Version = Version
 	// Compact: indenting would hold a second copy of a state whose config
 	// may carry large write_files content (docs/security.md, "Memory ceiling").
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("state: encode: %w", err)
+	var b bytes.Buffer
+	if err := Encode(&b, s); err != nil {
+		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Encode writes s as Marshal does, straight to w: the config (which may
@@ -158,7 +161,7 @@ func Encode(w io.Writer, s *State) error {
 		if _, err := w.Write(b[:at]); err != nil {
 			return fmt.Errorf("state: encode: %w", err)
 		}
-		if err := jsonstream.Encode(w, s.Config, ""); err != nil {
+		if err := jsonstream.EncodeTyped(w, s.Config, ""); err != nil {
 			return fmt.Errorf("state: encode config: %w", err)
 		}
 		if _, err := w.Write(append(b[at+len(mark):], '\n')); err != nil {
@@ -183,8 +186,46 @@ func Unmarshal(b []byte) (*State, error) {
 		return nil, fmt.Errorf("state: version %d (this build reads %d): %w", *probe.Version, Version, ErrUnsupportedVersion)
 	}
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("state: decode: %w", err)
 	}
+	s.Config = numbers(s.Config).(map[string]any)
+	s.MetaData = numbers(s.MetaData).(map[string]any)
+	s.NetworkConfig = numbers(s.NetworkConfig).(map[string]any)
 	return &s, nil
+}
+
+// numbers gives the JSON numbers in v the Go types the YAML loader gives
+// (yaml11.Scalar) and Python's json.load makes of them: an integer (int,
+// *big.Int beyond int64) when the text has no fraction or exponent, else a
+// float64. encoding/json's float64 for every number would reach the
+// modules as 2.0 where the user wrote 2 (apt_pipelining: 2 is then
+// "Invalid option"); the config was encoded by EncodeTyped, so 2.0 keeps
+// its fraction and stays a float.
+func numbers(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = numbers(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = numbers(x)
+		}
+	case json.Number:
+		s := string(t)
+		if !strings.ContainsAny(s, ".eE") {
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return int(i)
+			}
+			if b, ok := new(big.Int).SetString(s, 10); ok {
+				return b
+			}
+		}
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	}
+	return v
 }

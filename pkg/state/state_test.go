@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,49 @@ func TestEncodeIsMarshal(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Errorf("Encode differs from Marshal:\n got %.300q\nwant %.300q", got.Bytes(), want)
 		}
+	}
+}
+
+// TestRoundTripNumberTypes: the config's numbers come back from the state
+// file with the Go types the YAML loader gave them, so a module sees 2
+// (not 2.0) where the user wrote `apt_pipelining: 2`, and 2.0 where they
+// wrote 2.0. Metadata's integral numbers come back as integers, as
+// Python's json.load makes them.
+func TestRoundTripNumberTypes(t *testing.T) {
+	big1, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
+	in := &State{
+		Config: map[string]any{
+			"apt_pipelining": 2, "float": 2.0, "half": 0.5, "huge": 1e16, "tiny": 1e-7,
+			"neg": -3, "big": big1, "list": []any{1, 2.0, "3", map[string]any{"n": 4}},
+		},
+		MetaData: map[string]any{"launch_index": float64(0), "ratio": 1.5},
+	}
+	b, err := Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{
+		"apt_pipelining": 2, "float": 2.0, "half": 0.5, "huge": 1e16, "tiny": 1e-7, "neg": -3,
+	} {
+		if got := out.Config[k]; got != want {
+			t.Errorf("config %s: got %#v (%T), want %#v (%T)", k, got, got, want, want)
+		}
+	}
+	if got, ok := out.Config["big"].(*big.Int); !ok || got.Cmp(big1) != 0 {
+		t.Errorf("config big: got %#v", out.Config["big"])
+	}
+	l := out.Config["list"].([]any)
+	if l[0] != 1 || l[1] != 2.0 || l[2] != "3" || l[3].(map[string]any)["n"] != 4 {
+		t.Errorf("config list: got %#v", l)
+	}
+	if got := out.MetaData["launch_index"]; got != 0 {
+		t.Errorf("metadata launch_index: got %#v (%T), want int 0", got, got)
+	}
+	if got := out.MetaData["ratio"]; got != 1.5 {
+		t.Errorf("metadata ratio: got %#v", got)
 	}
 }

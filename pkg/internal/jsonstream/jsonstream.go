@@ -28,11 +28,24 @@ const chunk = 32 << 10
 // Encode writes json.Marshal(v) to w (indent == "") or
 // json.MarshalIndent(v, "", indent), without a trailing newline.
 func Encode(w io.Writer, v any, indent string) error {
+	return encode(w, v, indent, false)
+}
+
+// EncodeTyped is Encode except that a float64 with an integral value is
+// written with a fraction (2.0, 1e+16 as 10000000000000000.0), as Python's
+// json.dumps writes a float: a reader that decodes integral numbers as
+// integers (state.Unmarshal) then tells YAML's 2 from 2.0, which
+// encoding/json writes alike.
+func EncodeTyped(w io.Writer, v any, indent string) error {
+	return encode(w, v, indent, true)
+}
+
+func encode(w io.Writer, v any, indent string, typed bool) error {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
-	e := &encoder{w: bw, indent: indent}
+	e := &encoder{w: bw, indent: indent, typed: typed}
 	if err := e.value(v, 0); err != nil {
 		return err
 	}
@@ -45,6 +58,7 @@ func Encode(w io.Writer, v any, indent string) error {
 type encoder struct {
 	w      *bufio.Writer
 	indent string
+	typed  bool // floats keep a fraction (EncodeTyped)
 }
 
 // newline starts a line at depth (indented output only).
@@ -128,6 +142,9 @@ func (e *encoder) value(v any, depth int) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("jsonstream: %w", err)
+		}
+		if _, isFloat := v.(float64); isFloat && e.typed && !bytes.ContainsAny(b, ".eE") {
+			b = append(b, ".0"...)
 		}
 		if e.indent != "" {
 			// The value's nested lines continue at its depth, as
