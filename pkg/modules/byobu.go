@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -23,14 +22,16 @@ var Byobu = Module{
 	Frequency: state.PerInstance,
 	Keys:      []string{"byobu_by_default"},
 	Distros:   []string{"ubuntu", "debian", "raspberry-pi-os"},
-	Run:       runByobu,
+	Run:       Typed(runByobu),
 }
 
-func runByobu(ctx context.Context, c *Context) error {
-	value := ""
-	if c.Config.Has("byobu_by_default") {
-		value = pyval.Str(c.Config["byobu_by_default"])
-	}
+// byobuConfig is the module's configuration.
+type byobuConfig struct {
+	Value string `cfg:"byobu_by_default,str"`
+}
+
+func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
+	value := cfg.Value
 	if value == "" {
 		c.Log.Debug("Skipping module named byobu, no 'byobu' values found")
 		return nil

@@ -2,8 +2,6 @@ package modules
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 
 	"gopkg.in/yaml.v3"
 
@@ -61,27 +59,8 @@ func DecodeValue(v any, out any) error {
 	return nil
 }
 
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return t
-	case bool:
-		return strconv.FormatBool(t)
-	case int:
-		return strconv.Itoa(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case uint64:
-		return strconv.FormatUint(t, 10)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case map[string]any, []any:
-		return ""
-	}
-	return fmt.Sprint(v)
-}
+// scalarString is pyval.ScalarStr.
+func scalarString(v any) string { return pyval.ScalarStr(v) }
 
 // StringList accepts a string or a list of scalars, as many cloud-init keys do.
 func StringList(v any) []string {
