@@ -62,26 +62,9 @@ func DecodeValue(v any, out any) error {
 // scalarString is pyval.ScalarStr.
 func scalarString(v any) string { return pyval.ScalarStr(v) }
 
-// StringList accepts a string or a list of scalars, as many cloud-init keys do.
-func StringList(v any) []string {
-	switch t := v.(type) {
-	case nil:
-		return nil
-	case string:
-		return []string{t}
-	case []any:
-		out := make([]string, 0, len(t))
-		for _, e := range t {
-			if s := scalarString(e); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
-	case []string:
-		return t
-	}
-	return nil
-}
+// StringList accepts a string or a list of scalars, as many cloud-init
+// keys do (pyval.ScalarList).
+func StringList(v any) []string { return pyval.ScalarList(v) }
 
 // Typed makes a module's Run from run, which receives the module's
 // configuration as a T: the runner's call decodes the merged config into

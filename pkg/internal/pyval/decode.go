@@ -30,7 +30,7 @@ package pyval
 //     callers in cloudroot always read flags.
 //   - string with scalar: ScalarStr (a mapping or a list is "", a bool
 //     is true/false, a float has no exponent), cloudroot's reading of
-//     keys that are only ever scalars.
+//     keys that are only ever scalars; []string with scalar: ScalarList.
 //   - string with str: Str of the value given, null included ("None"),
 //     as util.get_cfg_option_str reads a key that is present.
 //   - int: an int, an integral float, or a string int() accepts.
@@ -227,6 +227,9 @@ func (d *Decoder) decodeStruct(path string, m map[string]any, sv reflect.Value) 
 			continue
 		case t.scalar && fv.Kind() == reflect.String:
 			fv.SetString(ScalarStr(v))
+			continue
+		case t.scalar && fv.Type() == reflect.TypeFor[[]string]():
+			fv.Set(reflect.ValueOf(ScalarList(v)))
 			continue
 		case t.str && fv.Kind() == reflect.String:
 			fv.SetString(Str(v))
@@ -456,6 +459,27 @@ func ScalarStr(v any) string {
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// ScalarList is a string or a list of scalars as cloudroot has always
+// read them: a string is a one-item list, a list gives ScalarStr of each
+// item with "" dropped; anything else is nil.
+func ScalarList(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []string:
+		return t
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			if s := ScalarStr(e); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // Int is Python's int() of a decoded value: an int, a float truncated, a
