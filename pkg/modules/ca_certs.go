@@ -42,7 +42,7 @@ var CACerts = Module{
 // caCertsConfig is the module's configuration (ca-certs is the spelling
 // deprecated in 22.1).
 type caCertsConfig struct {
-	Present bool           `cfg:"ca_certs,present,old=ca-certs@22.1"`
+	Present bool            `cfg:"ca_certs,present,old=ca-certs@22.1"`
 	CACerts *caCertsSection `cfg:"ca_certs,old=ca-certs@22.1"`
 }
 
