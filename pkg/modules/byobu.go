@@ -27,7 +27,8 @@ var Byobu = Module{
 
 // byobuConfig is the module's configuration.
 type byobuConfig struct {
-	Value string `cfg:"byobu_by_default,str"`
+	Value string   `cfg:"byobu_by_default,str"`
+	Users userKeys `cfg:",inline"`
 }
 
 func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
@@ -58,7 +59,7 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 	}
 	var sh strings.Builder
 	if modUser {
-		_, def, _, _ := normalizeUsers(c, func(string, ...any) {})
+		_, def, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 		if def == nil {
 			c.warn("No default byobu user provided, can not launch %s for the default user", blInst)
 		} else {

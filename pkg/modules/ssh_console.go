@@ -185,8 +185,9 @@ type authkeyConfig struct {
 // authkeyKeys is ssh_authkey_fingerprints' configuration as given.
 type authkeyKeys struct {
 	// NoFingerprints is no_ssh_fingerprints (util.is_true reads it).
-	NoFingerprints any    `cfg:"no_ssh_fingerprints"`
-	Hash           string `cfg:"authkey_hash,scalar,default=sha256"`
+	NoFingerprints any      `cfg:"no_ssh_fingerprints"`
+	Hash           string   `cfg:"authkey_hash,scalar,default=sha256"`
+	Users          userKeys `cfg:",inline"`
 }
 
 func decodeAuthkey(cfg authkeyKeys) authkeyConfig {
@@ -230,7 +231,7 @@ func runAuthkeyFingerprints(ctx context.Context, c *Context, cfg authkeyKeys) er
 		c.Log.Debug("Skipping module named ssh_authkey_fingerprints, logging of SSH fingerprints disabled")
 		return nil
 	}
-	users, _, _, err := normalizeUsers(c, func(string, ...any) {})
+	users, _, _, err := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 	if err != nil {
 		c.Log.Debug("ssh_authkey_fingerprints: some users not understood", "err", err)
 	}

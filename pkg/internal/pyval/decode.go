@@ -21,6 +21,8 @@ package pyval
 //	Quiet   bool    `cfg:"quiet,default=true"`       // null or not a boolean: true
 //	Name    string  `cfg:"name,scalar"`              // a mapping or a list: ""
 //	Value   string  `cfg:"value,str"`                // str(v), null included ("None")
+//	Users   U       `cfg:",inline"`                  // U's keys read from this same mapping
+//	All     map[string]any `cfg:",all"`             // the whole mapping (a walk over every key)
 //
 // Field kinds and their conversions:
 //   - string: Str(v) of any non-null value.
@@ -114,6 +116,8 @@ type fieldTag struct {
 	loose    bool
 	scalar   bool
 	str      bool
+	inline   bool
+	all      bool
 }
 
 // oldSpelling is a deprecated spelling of a key and the version that
@@ -135,6 +139,10 @@ func parseTag(tag string) fieldTag {
 			t.scalar = true
 		case p == "str":
 			t.str = true
+		case p == "inline":
+			t.inline = true
+		case p == "all":
+			t.all = true
 		case strings.HasPrefix(p, "old="):
 			k, v, _ := strings.Cut(strings.TrimPrefix(p, "old="), "@")
 			t.old = append(t.old, oldSpelling{k, v})
@@ -195,6 +203,16 @@ func (d *Decoder) decodeStruct(path string, m map[string]any, sv reflect.Value) 
 		}
 		t := parseTag(tag)
 		fv := sv.Field(i)
+		if t.key == "" && t.all && fv.Type() == reflect.TypeFor[map[string]any]() {
+			fv.Set(reflect.ValueOf(m))
+			continue
+		}
+		if t.key == "" && t.inline && fv.Kind() == reflect.Struct {
+			if err := d.decodeStruct(path, m, fv); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if t.present {
 			_, has := m[t.key]
 			for _, o := range t.old {

@@ -124,6 +124,9 @@ func TestDecodeFlagsAndScalars(t *testing.T) {
 		Name   string `cfg:"name,scalar"`
 		Value  string `cfg:"value,str"`
 		Absent string `cfg:"absent,str"`
+		Inline struct {
+			Other string `cfg:"other"`
+		} `cfg:",inline"`
 	}
 	tests := []struct {
 		name string
@@ -136,6 +139,9 @@ func TestDecodeFlagsAndScalars(t *testing.T) {
 		{name: "unknown flag keeps the default", in: map[string]any{"on": "maybe", "off": "maybe"}, want: flags{On: true}},
 		{name: "flags", in: map[string]any{"on": "no", "off": "yes"}, want: flags{On: false, Off: true}},
 		{name: "scalars", in: map[string]any{"name": true, "value": true}, want: flags{On: true, Name: "true", Value: "True"}},
+		{name: "inline", in: map[string]any{"other": 1}, want: flags{On: true, Inline: struct {
+			Other string `cfg:"other"`
+		}{"1"}}},
 		{name: "float", in: map[string]any{"name": 1e21, "value": 1.5}, want: flags{On: true, Name: "1000000000000000000000", Value: "1.5"}},
 		{name: "not a scalar", in: map[string]any{"name": []any{"a"}, "value": []any{"a"}}, want: flags{On: true, Value: "['a']"}},
 	}
