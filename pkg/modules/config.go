@@ -15,37 +15,6 @@ type Config map[string]any
 // Has reports whether key is present (even if null).
 func (c Config) Has(key string) bool { _, ok := c[key]; return ok }
 
-// String returns key as a string ("" if absent or not a scalar).
-func (c Config) String(key string) string {
-	return scalarString(c[key])
-}
-
-// Bool returns key as cloud-init's translate_bool does: true, "true", "1",
-// "on", "yes" (any case) are true; absent gives def.
-func (c Config) Bool(key string, def bool) bool {
-	v, ok := c[key]
-	if !ok || v == nil {
-		return def
-	}
-	return pyval.TranslateBool(v, def)
-}
-
-// Map returns key as a map (nil if absent or not a map).
-func (c Config) Map(key string) map[string]any {
-	m, _ := c[key].(map[string]any)
-	return m
-}
-
-// Decode converts the value at key into out (a pointer), via YAML so that
-// `yaml:` struct tags apply. A missing key leaves out untouched.
-func (c Config) Decode(key string, out any) error {
-	v, ok := c[key]
-	if !ok {
-		return nil
-	}
-	return DecodeValue(v, out)
-}
-
 // DecodeValue converts any decoded YAML value into out (marshalled by
 // yaml.v3, read back by pkg/yaml11 as every YAML cloudroot reads).
 func DecodeValue(v any, out any) error {
