@@ -35,6 +35,23 @@ func scalarString(v any) string { return pyval.ScalarStr(v) }
 // keys do (pyval.ScalarList).
 func StringList(v any) []string { return pyval.ScalarList(v) }
 
+// stringList is a string or a list as cloud-init's callers iterate it:
+// a string is a one-item list, a list gives scalarString of each item
+// ("" kept); anything else is nil.
+func stringList(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			out = append(out, scalarString(e))
+		}
+		return out
+	}
+	return nil
+}
+
 // Typed makes a module's Run from run, which receives the module's
 // configuration as a T: the runner's call decodes the merged config into
 // T once, with pyval's lenient decoder (cloud-init's loose typing, its

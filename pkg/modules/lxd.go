@@ -99,7 +99,7 @@ func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
 	}
 	if pkgs := lxdPackages(c, initCfg, preseed); len(pkgs) > 0 {
 		if err := installPackages(ctx, c, c.facts(), pkgs); err != nil {
-			c.warn("failed to install packages %s: %v", pyListRepr(pkgs), err)
+			c.warn("failed to install packages %s: %v", pyval.Repr(pkgs), err)
 			return nil
 		}
 	}

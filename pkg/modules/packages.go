@@ -231,20 +231,6 @@ func aptFromConfig(c *Context, a distro.Apt, si aptGetSettings) distro.Apt {
 	return a
 }
 
-func stringList(v any) []string {
-	switch t := v.(type) {
-	case string:
-		return []string{t}
-	case []any:
-		out := make([]string, 0, len(t))
-		for _, e := range t {
-			out = append(out, scalarString(e))
-		}
-		return out
-	}
-	return nil
-}
-
 // targetWhich finds name on the default PATH inside the root, as
 // subp.which does in the booted system.
 func targetWhich(root *target.Root, name string) string {

@@ -163,7 +163,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 			return subErr("Pools must in the format of a list")
 		}
 		if !rhsmPools(c, pools, sm) {
-			return subErr("Unable to attach pools %s", pyListRepr(anyStrings(pools)))
+			return subErr("Unable to attach pools %s", pyval.Repr(anyStrings(pools)))
 		}
 	}
 	if !rhsmRepos(c, s, sm) {
@@ -171,7 +171,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 	}
 	if pyval.Truthy(s.release) {
 		if _, err := sm("release", "--set="+pyval.Str(s.release)); err != nil {
-			return subErr("Unable to set release_version using: %s", pyListRepr([]string{"release", "--set=" + pyval.Str(s.release)}))
+			return subErr("Unable to set release_version using: %s", pyval.Repr([]string{"release", "--set=" + pyval.Str(s.release)}))
 		}
 		for _, d := range []string{"/var/cache/dnf", "/var/cache/yum"} {
 			if fi, err := c.Root.Stat(d); err != nil || !fi.IsDir() {

@@ -12,6 +12,7 @@ package modules
 import (
 	"context"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -83,7 +84,7 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 			continue
 		}
 		if err := importSSHIDs(ctx, c, ids, u.Name); err != nil {
-			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyListRepr(ids))
+			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyval.Repr(ids))
 			if first == nil {
 				first = err
 			}
