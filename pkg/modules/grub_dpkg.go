@@ -39,7 +39,8 @@ type grubDpkgConfig struct {
 
 // grubDpkgSection is grub_dpkg's mapping.
 type grubDpkgSection struct {
-	// Enabled is as given (util.is_false reads it).
+	// Enabled is as given (util.is_false reads it); absent is False.
+	HasEnabled    bool   `cfg:"enabled,present"`
 	Enabled       any    `cfg:"enabled"`
 	HasEFIDevices bool   `cfg:"grub-efi/install_devices,present"`
 	EFIDevices    string `cfg:"grub-efi/install_devices,str"`
@@ -55,7 +56,7 @@ func runGrubDpkg(ctx context.Context, c *Context, cfg grubDpkgConfig) error {
 		mycfg = cfg.GrubDpkg
 	}
 	enabled := mycfg.Enabled
-	if enabled == nil {
+	if !mycfg.HasEnabled {
 		enabled = false
 	}
 	if pyval.IsFalse(enabled) {
