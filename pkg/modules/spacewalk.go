@@ -29,6 +29,7 @@ var Spacewalk = Module{
 
 // spacewalkConfig is the module's configuration.
 type spacewalkConfig struct {
+	Present   bool `cfg:"spacewalk,present"`
 	Spacewalk struct {
 		Server        string `cfg:"server,scalar"`
 		Proxy         string `cfg:"proxy,scalar"`
@@ -37,6 +38,9 @@ type spacewalkConfig struct {
 }
 
 func runSpacewalk(ctx context.Context, c *Context, cfg spacewalkConfig) error {
+	if !cfg.Present {
+		return nil
+	}
 	sc := cfg.Spacewalk
 	if sc.Server == "" {
 		c.Log.Debug("Skipping module named spacewalk, 'spacewalk/server' key was not found in configuration")
