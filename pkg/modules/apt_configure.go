@@ -180,6 +180,7 @@ type aptKeys struct {
 	SystemInfo          struct {
 		PackageMirrors []any `cfg:"package_mirrors,loose"`
 	} `cfg:"system_info,loose"`
+	AptGet aptGetSettings `cfg:"system_info,loose"`
 }
 
 // old is the value of an old key (aptOldKeys' names; nil when absent).
@@ -379,7 +380,9 @@ type aptRun struct {
 	cfg aptConfig
 	// pkgMirrors are the merged config's system_info.package_mirrors.
 	pkgMirrors []any
-	gpgUsed    bool
+	// aptGet are system_info's apt-get settings.
+	aptGet  aptGetSettings
+	gpgUsed bool
 	// nativeDearmor is set when gnupg was needed for inline keys only and
 	// could not be installed: addKey then dearmors them itself.
 	nativeDearmor bool
@@ -397,7 +400,7 @@ func runAptConfigure(ctx context.Context, c *Context, opts AptOptions, keys aptK
 	if err != nil {
 		return err
 	}
-	r := &aptRun{c: c, cfg: a, pkgMirrors: keys.SystemInfo.PackageMirrors, lookup: opts.LookupHost}
+	r := &aptRun{c: c, cfg: a, pkgMirrors: keys.SystemInfo.PackageMirrors, aptGet: keys.AptGet, lookup: opts.LookupHost}
 	defer r.cleanupGPG(ctx)
 	if err := r.debconfSelections(ctx); err != nil {
 		return err
@@ -626,7 +629,7 @@ func (r *aptRun) ensureDependencies(ctx context.Context, matcher *regexp.Regexp)
 		return fmt.Errorf("installing %s: the distro has no package manager", strings.Join(missing, ", "))
 	}
 	if a, ok := pm.(distro.Apt); ok {
-		pm = aptFromConfig(r.c, a)
+		pm = aptFromConfig(r.c, a, r.aptGet)
 	}
 	pr := &pkgRun{c: r.c, pm: pm}
 	err := pr.installCmds(ctx, pkgs)

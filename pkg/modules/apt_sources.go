@@ -608,7 +608,7 @@ func (r *aptRun) addSources(ctx context.Context, params map[string]string, match
 	if !ok {
 		return nil
 	}
-	pr := &pkgRun{c: r.c, pm: aptFromConfig(r.c, a)}
+	pr := &pkgRun{c: r.c, pm: aptFromConfig(r.c, a, r.aptGet)}
 	if !pr.aptAvailable() {
 		r.c.Log.Debug("Skipping update for package manager 'apt': not available.")
 		return nil

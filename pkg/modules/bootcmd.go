@@ -14,9 +14,9 @@ var Bootcmd = Module{
 	ActivateBy: []string{"bootcmd"},
 	Frequency:  state.PerAlways,
 	Keys:       []string{"bootcmd"},
-	Run: func(ctx context.Context, c *Context) error {
-		cmds, ok := c.Config["bootcmd"]
-		if !ok || cmds == nil {
+	Run: Typed(func(ctx context.Context, c *Context, cfg bootcmdConfig) error {
+		cmds := cfg.Cmds
+		if cmds == nil {
 			c.Log.Debug("skipping module: no 'bootcmd' key in configuration", "module", "bootcmd")
 			return nil
 		}
@@ -31,7 +31,7 @@ var Bootcmd = Module{
 			return fmt.Errorf("bootcmd: failed to run bootcmd: %w", err)
 		}
 		return nil
-	},
+	}),
 }
 
 // Runcmd is cc_runcmd: it does not run anything; it writes the commands to
@@ -41,9 +41,9 @@ var Runcmd = Module{
 	ActivateBy: []string{"runcmd"},
 	Frequency:  state.PerInstance,
 	Keys:       []string{"runcmd"},
-	Run: func(ctx context.Context, c *Context) error {
-		cmds, ok := c.Config["runcmd"]
-		if !ok || cmds == nil {
+	Run: Typed(func(ctx context.Context, c *Context, cfg runcmdConfig) error {
+		cmds := cfg.Cmds
+		if cmds == nil {
 			c.Log.Debug("skipping module: no 'runcmd' key in configuration", "module", "runcmd")
 			return nil
 		}
@@ -55,5 +55,16 @@ var Runcmd = Module{
 			return fmt.Errorf("runcmd: %w", err)
 		}
 		return nil
-	},
+	}),
+}
+
+// bootcmdConfig is bootcmd's configuration: the commands as given, a
+// list or a string, for Shellify.
+type bootcmdConfig struct {
+	Cmds any `cfg:"bootcmd"`
+}
+
+// runcmdConfig is runcmd's configuration, as bootcmdConfig.
+type runcmdConfig struct {
+	Cmds any `cfg:"runcmd"`
 }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -23,14 +22,17 @@ var Byobu = Module{
 	Frequency: state.PerInstance,
 	Keys:      []string{"byobu_by_default"},
 	Distros:   []string{"ubuntu", "debian", "raspberry-pi-os"},
-	Run:       runByobu,
+	Run:       Typed(runByobu),
 }
 
-func runByobu(ctx context.Context, c *Context) error {
-	value := ""
-	if c.Config.Has("byobu_by_default") {
-		value = pyval.Str(c.Config["byobu_by_default"])
-	}
+// byobuConfig is the module's configuration.
+type byobuConfig struct {
+	Value string   `cfg:"byobu_by_default,str"`
+	Users userKeys `cfg:",inline"`
+}
+
+func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
+	value := cfg.Value
 	if value == "" {
 		c.Log.Debug("Skipping module named byobu, no 'byobu' values found")
 		return nil
@@ -57,7 +59,7 @@ func runByobu(ctx context.Context, c *Context) error {
 	}
 	var sh strings.Builder
 	if modUser {
-		_, def, _, _ := normalizeUsers(c, func(string, ...any) {})
+		_, def, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 		if def == nil {
 			c.warn("No default byobu user provided, can not launch %s for the default user", blInst)
 		} else {

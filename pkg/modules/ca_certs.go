@@ -36,64 +36,54 @@ var CACerts = Module{
 	Keys:       []string{"ca_certs", "ca-certs"},
 	Distros:    distro.CACertsDistros,
 	ActivateBy: []string{"ca_certs", "ca-certs"},
-	Run:        runCACerts,
+	Run:        Typed(runCACerts),
 }
 
-// caCertsConfig is the module's configuration.
+// caCertsConfig is the module's configuration (ca-certs is the spelling
+// deprecated in 22.1).
 type caCertsConfig struct {
-	Present        bool
-	RemoveDefaults bool
-	Trusted        []string
+	Present bool            `cfg:"ca_certs,present,old=ca-certs@22.1"`
+	CACerts *caCertsSection `cfg:"ca_certs,old=ca-certs@22.1"`
 }
 
-func decodeCACerts(c *Context) (caCertsConfig, error) {
-	var cc caCertsConfig
-	_, hyph := c.Config["ca-certs"]
-	_, under := c.Config["ca_certs"]
-	if !hyph && !under {
-		return cc, nil
-	}
-	cc.Present = true
-	v := c.Config["ca_certs"]
-	if hyph {
-		deprecate(c, "Key 'ca-certs'", "22.1", "Use 'ca_certs' instead.")
-		if under {
-			c.warn("Found both ca-certs (deprecated) and ca_certs config keys. Ignoring ca-certs.")
-		} else {
-			v = c.Config["ca-certs"]
-		}
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return cc, fmt.Errorf("unexpected type: %s", pyval.TypeName(v))
-	}
-	if _, ok := m["remove-defaults"]; ok {
-		deprecate(c, "Key 'remove-defaults'", "22.1", "Use 'remove_defaults' instead.")
-	}
-	rd, ok := m["remove_defaults"]
-	if !ok {
-		rd = m["remove-defaults"]
-	}
-	cc.RemoveDefaults = pyval.IsTrue(rd)
-	cc.Trusted = StringList(m["trusted"])
-	return cc, nil
+// TypeErrors words a ca_certs that is not a mapping as cloud-init does.
+func (caCertsConfig) TypeErrors() map[string]string {
+	return map[string]string{"ca_certs": "unexpected type: %s"}
+}
+
+// caCertsSection is the ca_certs mapping. remove-defaults is read as
+// cloud-init reads it: a fallback for remove_defaults, deprecated (22.1)
+// whenever given, with no warning when both are.
+type caCertsSection struct {
+	HasOldRemove   bool     `cfg:"remove-defaults,present"`
+	OldRemove      any      `cfg:"remove-defaults"`
+	HasRemove      bool     `cfg:"remove_defaults,present"`
+	RemoveDefaults any      `cfg:"remove_defaults"`
+	Trusted        []string `cfg:"trusted,scalar"`
 }
 
 // caConfigHeader marks /etc/ca-certificates.conf as edited.
 const caConfigHeader = "# Modified by cloud-init to deselect certs due to user-data"
 
-func runCACerts(ctx context.Context, c *Context) error {
-	cc, err := decodeCACerts(c)
-	if err != nil {
-		return err
-	}
-	if !cc.Present {
+func runCACerts(ctx context.Context, c *Context, cfg caCertsConfig) error {
+	if !cfg.Present {
 		c.Log.Debug("Skipping module named ca_certs, no 'ca_certs' key in configuration", "module", "ca_certs")
 		return nil
 	}
+	if cfg.CACerts == nil {
+		return fmt.Errorf("unexpected type: %s", pyval.TypeName(nil))
+	}
+	cc := cfg.CACerts
+	if cc.HasOldRemove {
+		deprecate(c, "Key 'remove-defaults'", "22.1", "Use 'remove_defaults' instead.")
+	}
+	rd := cc.RemoveDefaults
+	if !cc.HasRemove {
+		rd = cc.OldRemove
+	}
 	f := c.facts()
 	store := f.CACerts()
-	if cc.RemoveDefaults {
+	if pyval.IsTrue(rd) {
 		c.Log.Debug("Disabling/removing default certificates", "module", "ca_certs")
 		switch store.RemoveDefaults {
 		case "delete":

@@ -85,8 +85,9 @@ var (
 
 // chefKeys is the module's key: the chef mapping (nil when it is not one).
 type chefKeys struct {
-	Present bool           `cfg:"chef,present"`
-	Chef    map[string]any `cfg:"chef,loose"`
+	Present    bool           `cfg:"chef,present"`
+	Chef       map[string]any `cfg:"chef,loose"`
+	SystemInfo templatePaths  `cfg:"system_info,loose"`
 }
 
 func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) error {
@@ -122,7 +123,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 			c.warn("chef validation_cert provided as 'system', but validation_key path '%s' does not exist.", vkey)
 		}
 	}
-	if err := chefClientRB(c, m); err != nil {
+	if err := chefClientRB(c, m, cfg.SystemInfo.dir()); err != nil {
 		return err
 	}
 	if fb := cfgStr(m, "firstboot_path", ChefFirstBoot); fb == "" {
@@ -214,9 +215,9 @@ func chefMigrateDirs(c *Context) error {
 }
 
 // chefClientRB renders client.rb.
-func chefClientRB(c *Context, m map[string]any) error {
+func chefClientRB(c *Context, m map[string]any, templatesDir string) error {
 	out := cfgStr(m, "config_path", ChefClientRB)
-	tmpl, err := c.Root.ReadFile(path.Join(templatesDir(c), "chef_client.rb.tmpl"))
+	tmpl, err := c.Root.ReadFile(path.Join(templatesDir, "chef_client.rb.tmpl"))
 	if err != nil {
 		tmpl = templates.ChefClient
 	}

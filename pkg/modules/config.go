@@ -2,8 +2,6 @@ package modules
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 
 	"gopkg.in/yaml.v3"
 
@@ -16,37 +14,6 @@ type Config map[string]any
 
 // Has reports whether key is present (even if null).
 func (c Config) Has(key string) bool { _, ok := c[key]; return ok }
-
-// String returns key as a string ("" if absent or not a scalar).
-func (c Config) String(key string) string {
-	return scalarString(c[key])
-}
-
-// Bool returns key as cloud-init's translate_bool does: true, "true", "1",
-// "on", "yes" (any case) are true; absent gives def.
-func (c Config) Bool(key string, def bool) bool {
-	v, ok := c[key]
-	if !ok || v == nil {
-		return def
-	}
-	return pyval.TranslateBool(v, def)
-}
-
-// Map returns key as a map (nil if absent or not a map).
-func (c Config) Map(key string) map[string]any {
-	m, _ := c[key].(map[string]any)
-	return m
-}
-
-// Decode converts the value at key into out (a pointer), via YAML so that
-// `yaml:` struct tags apply. A missing key leaves out untouched.
-func (c Config) Decode(key string, out any) error {
-	v, ok := c[key]
-	if !ok {
-		return nil
-	}
-	return DecodeValue(v, out)
-}
 
 // DecodeValue converts any decoded YAML value into out (marshalled by
 // yaml.v3, read back by pkg/yaml11 as every YAML cloudroot reads).
@@ -61,45 +28,26 @@ func DecodeValue(v any, out any) error {
 	return nil
 }
 
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return t
-	case bool:
-		return strconv.FormatBool(t)
-	case int:
-		return strconv.Itoa(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case uint64:
-		return strconv.FormatUint(t, 10)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case map[string]any, []any:
-		return ""
-	}
-	return fmt.Sprint(v)
-}
+// scalarString is pyval.ScalarStr.
+func scalarString(v any) string { return pyval.ScalarStr(v) }
 
-// StringList accepts a string or a list of scalars, as many cloud-init keys do.
-func StringList(v any) []string {
+// StringList accepts a string or a list of scalars, as many cloud-init
+// keys do (pyval.ScalarList).
+func StringList(v any) []string { return pyval.ScalarList(v) }
+
+// stringList is a string or a list as cloud-init's callers iterate it:
+// a string is a one-item list, a list gives scalarString of each item
+// ("" kept); anything else is nil.
+func stringList(v any) []string {
 	switch t := v.(type) {
-	case nil:
-		return nil
 	case string:
 		return []string{t}
 	case []any:
 		out := make([]string, 0, len(t))
 		for _, e := range t {
-			if s := scalarString(e); s != "" {
-				out = append(out, s)
-			}
+			out = append(out, scalarString(e))
 		}
 		return out
-	case []string:
-		return t
 	}
 	return nil
 }

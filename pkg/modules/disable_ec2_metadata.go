@@ -18,11 +18,16 @@ var DisableEC2Metadata = Module{
 	Frequency:  state.PerAlways,
 	Keys:       []string{"disable_ec2_metadata"},
 	ActivateBy: []string{"disable_ec2_metadata"},
-	Run:        runDisableEC2Metadata,
+	Run:        Typed(runDisableEC2Metadata),
 }
 
-func runDisableEC2Metadata(ctx context.Context, c *Context) error {
-	if !c.Config.Bool("disable_ec2_metadata", false) {
+// disableEC2MetadataConfig is the module's configuration.
+type disableEC2MetadataConfig struct {
+	Disable bool `cfg:"disable_ec2_metadata"`
+}
+
+func runDisableEC2Metadata(ctx context.Context, c *Context, cfg disableEC2MetadataConfig) error {
+	if !cfg.Disable {
 		c.Log.Debug("Skipping module named disable_ec2_metadata, disabling the ec2 route not enabled")
 		return nil
 	}

@@ -2,7 +2,8 @@ package modules
 
 // Helpers for modules that run the distro's commands: the target's facts
 // (with its init system read from the target), running a distro.Cmd through
-// the target's runner, and writing to the console only.
+// the target's runner (runCmd, runCapture, runOutput), writing to the
+// console only, and util.logexc.
 
 import (
 	"bytes"
@@ -163,3 +164,46 @@ func (c *Context) readlink(p string) (string, error) {
 	}
 	return os.Readlink(filepath.Join(dir, path.Base(p)))
 }
+
+// logexc is util.logexc: the message is logged at WARNING (recorded as a
+// recoverable error) and the module goes on.
+func logexc(c *Context, format string, args ...any) {
+	c.warn(format, args...)
+}
+
+// instanceFile is a path in the current instance's directory
+// (cloud.paths.get_ipath_cur()).
+func instanceFile(c *Context, name string) string { return path.Join(c.InstanceDir(), name) }
+
+// distroCmd is a command without extra environment.
+func distroCmd(argv ...string) distro.Cmd { return distro.Cmd{Argv: argv} }
+
+// cmdResult is what one command did: its output and exit code (-1 when it
+// could not be started).
+type cmdResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runCapture runs argv in the target, capturing stdout and stderr; err is
+// nil only for exit code 0.
+func runCapture(ctx context.Context, c *Context, argv ...string) (cmdResult, error) {
+	var o, e bytes.Buffer
+	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdout: &o, Stderr: &e})
+	r := cmdResult{Stdout: o.String(), Stderr: e.String()}
+	var xe *target.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &xe):
+		r.Code = xe.Code
+	default:
+		r.Code = -1
+	}
+	if err != nil {
+		return r, fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
+	}
+	return r, nil
+}
+
+// shellCmd is subp(cmd, shell=True).
+func shellCmd(script string) []string { return []string{"sh", "-c", script} }

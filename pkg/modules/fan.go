@@ -24,21 +24,20 @@ var Fan = Module{
 	Keys:       []string{"fan"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"fan"},
-	Run:        runFan,
+	Run:        Typed(runFan),
 }
 
+// fanConfig is the module's configuration (a fan that is not a mapping
+// is no configuration).
 type fanConfig struct {
-	Config     string `yaml:"config"`
-	ConfigPath string `yaml:"config_path"`
+	Fan struct {
+		Config     string `cfg:"config,scalar"`
+		ConfigPath string `cfg:"config_path,scalar"`
+	} `cfg:"fan,loose"`
 }
 
-func runFan(ctx context.Context, c *Context) error {
-	var fc fanConfig
-	if m := c.Config.Map("fan"); m != nil {
-		if err := DecodeValue(m, &fc); err != nil {
-			return fmt.Errorf("fan: %w", err)
-		}
-	}
+func runFan(ctx context.Context, c *Context, cfg fanConfig) error {
+	fc := cfg.Fan
 	if fc.ConfigPath == "" {
 		fc.ConfigPath = DefaultFanConfigPath
 	}

@@ -42,10 +42,10 @@ var FinalMessage = Module{
 	Name:      "final_message",
 	Frequency: state.PerAlways,
 	Keys:      []string{"final_message"},
-	Run: func(ctx context.Context, c *Context) error {
+	Run: Typed(func(ctx context.Context, c *Context, cfg finalMessageConfig) error {
 		msg := DefaultFinalMessage
-		if c.Config.Has("final_message") {
-			msg = c.Config.String("final_message")
+		if cfg.Has {
+			msg = cfg.Message
 		}
 		uptime := fmt.Sprintf("%.2f", c.Uptime())
 		ts := c.Now().Format(RFC2822)
@@ -66,7 +66,13 @@ var FinalMessage = Module{
 			c.warn("Used fallback datasource")
 		}
 		return nil
-	},
+	}),
+}
+
+// finalMessageConfig is final_message's configuration.
+type finalMessageConfig struct {
+	Has     bool   `cfg:"final_message,present"`
+	Message string `cfg:"final_message,scalar"`
 }
 
 // PowerStateChange is cc_power_state_change. It validates power_state and
@@ -78,8 +84,8 @@ var PowerStateChange = Module{
 	ActivateBy: []string{"power_state"},
 	Frequency:  state.PerInstance,
 	Keys:       []string{"power_state"},
-	Run: func(ctx context.Context, c *Context) error {
-		ps := c.Config.Map("power_state")
+	Run: Typed(func(ctx context.Context, c *Context, cfg powerStateConfig) error {
+		ps := cfg.PowerState
 		if ps == nil {
 			c.Log.Debug("no power_state provided, doing nothing", "module", "power_state_change")
 			return nil
@@ -90,7 +96,13 @@ var PowerStateChange = Module{
 		}
 		c.Power = a
 		return nil
-	},
+	}),
+}
+
+// powerStateConfig is power_state_change's configuration: power_state
+// as given (ParsePowerState checks it), nil when not a mapping.
+type powerStateConfig struct {
+	PowerState map[string]any `cfg:"power_state,loose"`
 }
 
 // ParsePowerState validates cloud-init's power_state dict.

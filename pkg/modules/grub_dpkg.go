@@ -25,18 +25,38 @@ var GrubDpkg = Module{
 	Keys:       []string{"grub_dpkg", "grub-dpkg"},
 	Distros:    []string{"ubuntu", "debian"},
 	ActivateBy: []string{"grub_dpkg", "grub-dpkg"},
-	Run:        runGrubDpkg,
+	Run:        Typed(runGrubDpkg),
 }
 
-func runGrubDpkg(ctx context.Context, c *Context) error {
-	var mycfg map[string]any
-	if v, ok := c.Config["grub_dpkg"]; ok {
-		mycfg, _ = v.(map[string]any)
-	} else {
-		mycfg, _ = c.Config["grub-dpkg"].(map[string]any)
+// grubDpkgConfig is the module's configuration: grub_dpkg when given,
+// else grub-dpkg (cloud-init's cfg.get("grub_dpkg", cfg.get("grub-dpkg",
+// {}))); a section that is not a mapping is an empty one.
+type grubDpkgConfig struct {
+	HasGrubDpkg bool            `cfg:"grub_dpkg,present"`
+	GrubDpkg    grubDpkgSection `cfg:"grub_dpkg,loose"`
+	Old         grubDpkgSection `cfg:"grub-dpkg,loose"`
+}
+
+// grubDpkgSection is grub_dpkg's mapping.
+type grubDpkgSection struct {
+	// Enabled is as given (util.is_false reads it); absent is False.
+	HasEnabled    bool   `cfg:"enabled,present"`
+	Enabled       any    `cfg:"enabled"`
+	HasEFIDevices bool   `cfg:"grub-efi/install_devices,present"`
+	EFIDevices    string `cfg:"grub-efi/install_devices,str"`
+	HasPCDevices  bool   `cfg:"grub-pc/install_devices,present"`
+	PCDevices     string `cfg:"grub-pc/install_devices,str"`
+	// DevicesEmpty is nil when absent or null.
+	DevicesEmpty *bool `cfg:"grub-pc/install_devices_empty"`
+}
+
+func runGrubDpkg(ctx context.Context, c *Context, cfg grubDpkgConfig) error {
+	mycfg := cfg.Old
+	if cfg.HasGrubDpkg {
+		mycfg = cfg.GrubDpkg
 	}
-	enabled, ok := mycfg["enabled"]
-	if !ok {
+	enabled := mycfg.Enabled
+	if !mycfg.HasEnabled {
 		enabled = false
 	}
 	if pyval.IsFalse(enabled) {
@@ -53,18 +73,11 @@ func runGrubDpkg(ctx context.Context, c *Context) error {
 	return nil
 }
 
-func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string, error) {
-	opt := func(k string) (string, bool) {
-		v, ok := mycfg[k]
-		if !ok {
-			return "", false
-		}
-		return pyval.Str(v), true
-	}
+func grubDebconf(ctx context.Context, c *Context, mycfg grubDpkgSection) (string, error) {
 	efi := c.Root.Exists("/sys/firmware/efi")
 	if efi {
-		idevs, ok := opt("grub-efi/install_devices")
-		if !ok {
+		idevs := mycfg.EFIDevices
+		if !mycfg.HasEFIDevices {
 			var err error
 			if idevs, err = grubIdevs(ctx, c, efi); err != nil {
 				return "", err
@@ -72,21 +85,16 @@ func grubDebconf(ctx context.Context, c *Context, mycfg map[string]any) (string,
 		}
 		return fmt.Sprintf("grub-pc grub-efi/install_devices string %s\n", idevs), nil
 	}
-	idevs, ok := opt("grub-pc/install_devices")
-	if !ok {
+	idevs := mycfg.PCDevices
+	if !mycfg.HasPCDevices {
 		var err error
 		if idevs, err = grubIdevs(ctx, c, efi); err != nil {
 			return "", err
 		}
 	}
-	var empty bool
-	switch v := mycfg["grub-pc/install_devices_empty"].(type) {
-	case nil:
-		empty = idevs == ""
-	case bool:
-		empty = v
-	default:
-		empty = pyval.TranslateBool(v, false)
+	empty := idevs == ""
+	if mycfg.DevicesEmpty != nil {
+		empty = *mycfg.DevicesEmpty
 	}
 	return fmt.Sprintf("grub-pc grub-pc/install_devices string %s\ngrub-pc grub-pc/install_devices_empty boolean %t\n", idevs, empty), nil
 }

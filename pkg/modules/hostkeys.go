@@ -308,11 +308,9 @@ func (directKeys) HostKey(_ context.Context, kind string) (crypto.Signer, error)
 // GenerateDeferredHostKeys generates the keys a deferral left to the booted
 // root, writing the files and console output the ssh module would have.
 func GenerateDeferredHostKeys(ctx context.Context, c *Context, d HostKeyDeferral) error {
-	cfg := Config{"ssh_quiet_keygen": d.Quiet}
 	cc := *c
-	cc.Config = cfg
 	cc.DeferHostKeys = nil
-	return generateHostKeys(ctx, &cc, d.Types)
+	return generateHostKeys(ctx, &cc, d.Types, d.Quiet)
 }
 
 // keygenReport is what `ssh-keygen -t TYPE -N "" -f FILE` prints on

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/dnsname"
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -30,8 +29,8 @@ type HostnameInfo struct {
 // warning, as if it were not set: cloud-init writes what it is given, so a
 // newline in local-hostname would add lines to /etc/hosts and
 // /etc/hostname (docs/compatibility.md).
-func GetHostnameFQDN(c *Context) HostnameInfo {
-	fqdnCfg, hostCfg := configHostname(c, "fqdn"), configHostname(c, "hostname")
+func GetHostnameFQDN(c *Context, names hostnameKeys) HostnameInfo {
+	fqdnCfg, hostCfg := configHostname(c, "fqdn", names.FQDN), configHostname(c, "hostname", names.Hostname)
 	if fqdnCfg != "" {
 		fqdn := fqdnCfg
 		h := hostCfg
@@ -99,10 +98,33 @@ func validHostname(name string) bool {
 	return net.ParseIP(name) != nil || dnsname.Valid(name, false)
 }
 
-// configHostname is the cloud-config's hostname or fqdn, "" when unset or
-// not a valid host name (with a warning).
-func configHostname(c *Context, key string) string {
-	h := c.Config.String(key)
+// hostnameKeys are the cloud-config's hostname and fqdn.
+type hostnameKeys struct {
+	Hostname string `cfg:"hostname,scalar"`
+	FQDN     string `cfg:"fqdn,scalar"`
+}
+
+// hostnameConfig is set_hostname's and update_hostname's configuration.
+type hostnameConfig struct {
+	Preserve           bool         `cfg:"preserve_hostname"`
+	PreferFQDN         bool         `cfg:"prefer_fqdn_over_hostname"`
+	CreateHostnameFile bool         `cfg:"create_hostname_file,default=true"`
+	Names              hostnameKeys `cfg:",inline"`
+}
+
+// etcHostsConfig is update_etc_hosts' configuration.
+type etcHostsConfig struct {
+	// Mode is manage_etc_hosts as text ("template", "localhost"); Manage
+	// is it read as a flag.
+	Mode       string        `cfg:"manage_etc_hosts,scalar"`
+	Manage     bool          `cfg:"manage_etc_hosts"`
+	Names      hostnameKeys  `cfg:",inline"`
+	SystemInfo templatePaths `cfg:"system_info,loose"`
+}
+
+// configHostname is h, the cloud-config's hostname or fqdn (key), "" when
+// unset or not a valid host name (with a warning).
+func configHostname(c *Context, key, h string) string {
 	if h != "" && !validHostname(h) {
 		c.warn("%s %q is not a valid host name; ignored", key, h)
 		return ""
@@ -132,8 +154,8 @@ func currentHostname(c *Context) string {
 	return ""
 }
 
-func writeHostnameFile(c *Context, name string) error {
-	if !c.Config.Bool("create_hostname_file", true) && !c.Root.Exists("/etc/hostname") {
+func writeHostnameFile(c *Context, cfg hostnameConfig, name string) error {
+	if !cfg.CreateHostnameFile && !c.Root.Exists("/etc/hostname") {
 		c.Log.Info("create_hostname_file is false and /etc/hostname does not exist; not writing it")
 		return nil
 	}
@@ -152,21 +174,21 @@ var SetHostname = Module{
 	Name:      "set_hostname",
 	Frequency: state.PerInstance,
 	Keys:      []string{"preserve_hostname", "hostname", "fqdn", "prefer_fqdn_over_hostname", "create_hostname_file"},
-	Run: func(ctx context.Context, c *Context) error {
-		if c.Config.Bool("preserve_hostname", false) {
+	Run: Typed(func(ctx context.Context, c *Context, cfg hostnameConfig) error {
+		if cfg.Preserve {
 			c.Log.Debug("configured to preserve hostname; not setting it", "module", "set_hostname")
 			return nil
 		}
-		hi := GetHostnameFQDN(c)
+		hi := GetHostnameFQDN(c, cfg.Names)
 		if hi.IsDefault && hi.Hostname == "localhost" {
 			c.Log.Debug("no hostname was provided, skipping set_hostname", "module", "set_hostname")
 			return nil
 		}
 		name := hi.Hostname
-		if c.Config.Bool("prefer_fqdn_over_hostname", false) && hi.FQDN != "" {
+		if cfg.PreferFQDN && hi.FQDN != "" {
 			name = hi.FQDN
 		}
-		if err := writeHostnameFile(c, name); err != nil {
+		if err := writeHostnameFile(c, cfg, name); err != nil {
 			return fmt.Errorf("set_hostname: failed to set the hostname to %s (%s): %w", hi.FQDN, hi.Hostname, err)
 		}
 		if err := applyHostname(c, name); err != nil {
@@ -178,7 +200,7 @@ var SetHostname = Module{
 			return fmt.Errorf("set_hostname: %w", err)
 		}
 		return nil
-	},
+	}),
 }
 
 // UpdateHostname is cc_update_hostname: every boot, update the hostname
@@ -187,18 +209,18 @@ var UpdateHostname = Module{
 	Name:      "update_hostname",
 	Frequency: state.PerAlways,
 	Keys:      []string{"preserve_hostname", "prefer_fqdn_over_hostname", "create_hostname_file"},
-	Run: func(ctx context.Context, c *Context) error {
-		if c.Config.Bool("preserve_hostname", false) {
+	Run: Typed(func(ctx context.Context, c *Context, cfg hostnameConfig) error {
+		if cfg.Preserve {
 			c.Log.Debug("configured to preserve hostname; not updating it", "module", "update_hostname")
 			return nil
 		}
-		hi := GetHostnameFQDN(c)
+		hi := GetHostnameFQDN(c, cfg.Names)
 		if hi.IsDefault && hi.Hostname == "localhost" {
 			c.Log.Debug("no hostname was provided, skipping update_hostname", "module", "update_hostname")
 			return nil
 		}
 		applying := hi.Hostname
-		if c.Config.Bool("prefer_fqdn_over_hostname", false) && hi.FQDN != "" {
+		if cfg.PreferFQDN && hi.FQDN != "" {
 			applying = hi.FQDN
 		}
 		prev := ""
@@ -209,7 +231,7 @@ var UpdateHostname = Module{
 		updatePrev := prev == "" || prev != applying
 		updateSys := sys == "" || sys == prev || sys == "localhost" || sys == "localhost.localdomain"
 		if updateSys && sys != applying {
-			if err := writeHostnameFile(c, applying); err != nil {
+			if err := writeHostnameFile(c, cfg, applying); err != nil {
 				return fmt.Errorf("update_hostname: %w", err)
 			}
 		}
@@ -224,7 +246,7 @@ var UpdateHostname = Module{
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 // UpdateEtcHosts is cc_update_etc_hosts.
@@ -233,19 +255,19 @@ var UpdateEtcHosts = Module{
 	ActivateBy: []string{"manage_etc_hosts"},
 	Frequency:  state.PerAlways,
 	Keys:       []string{"manage_etc_hosts", "fqdn", "hostname"},
-	Run: func(ctx context.Context, c *Context) error {
-		mode := strings.ToLower(c.Config.String("manage_etc_hosts"))
+	Run: Typed(func(ctx context.Context, c *Context, cfg etcHostsConfig) error {
+		mode := strings.ToLower(cfg.Mode)
 		switch {
-		case mode == "template" || (mode != "localhost" && pyval.TranslateBool(c.Config["manage_etc_hosts"], false)):
+		case mode == "template" || (mode != "localhost" && cfg.Manage):
 			if mode == "template" {
 				c.warn("Deprecated: manage_etc_hosts: template is deprecated; use manage_etc_hosts: true")
 			}
-			hi := GetHostnameFQDN(c)
+			hi := GetHostnameFQDN(c, cfg.Names)
 			if hi.Hostname == "" {
 				c.warn("Option 'manage_etc_hosts' was set, but no hostname was found")
 				return nil
 			}
-			tmpl, src, err := hostsTemplate(c)
+			tmpl, src, err := hostsTemplate(c, cfg.SystemInfo.dir())
 			if err != nil {
 				return fmt.Errorf("update_etc_hosts: %w", err)
 			}
@@ -255,7 +277,7 @@ var UpdateEtcHosts = Module{
 			}
 			return c.Root.WriteFile("/etc/hosts", []byte(out), 0o644)
 		case mode == "localhost":
-			hi := GetHostnameFQDN(c)
+			hi := GetHostnameFQDN(c, cfg.Names)
 			if hi.Hostname == "" {
 				c.warn("Option 'manage_etc_hosts' was set, but no hostname was found")
 				return nil
@@ -265,17 +287,11 @@ var UpdateEtcHosts = Module{
 			c.Log.Debug("configuration option 'manage_etc_hosts' is not set, not managing /etc/hosts", "module", "update_etc_hosts")
 		}
 		return nil
-	},
+	}),
 }
 
-func hostsTemplate(c *Context) (string, string, error) {
+func hostsTemplate(c *Context, dir string) (string, string, error) {
 	name := "hosts." + c.Distro.HostsTemplateName() + ".tmpl"
-	dir := "/etc/cloud/templates"
-	if m := c.Config.Map("system_info"); m != nil {
-		if p, ok := m["paths"].(map[string]any); ok && scalarString(p["templates_dir"]) != "" {
-			dir = scalarString(p["templates_dir"])
-		}
-	}
 	if b, err := c.Root.ReadFile(dir + "/" + name); err == nil {
 		return string(b), dir + "/" + name, nil
 	}

@@ -35,7 +35,7 @@ var InstallHotplug = Module{
 	Name:      "install_hotplug",
 	Frequency: state.PerInstance,
 	Keys:      []string{"updates"},
-	Run:       runInstallHotplug,
+	Run:       Typed(runInstallHotplug),
 }
 
 // dsName is the datasource's name from str(DataSource): "DataSourceEc2Local
@@ -45,19 +45,21 @@ func dsName(s string) string {
 	return strings.TrimSuffix(s, "Local")
 }
 
-// userHotplug reports whether updates.network.when lists hotplug.
-func userHotplug(cfg Config) (listed, given bool) {
-	u, _ := cfg["updates"].(map[string]any)
-	n, _ := u["network"].(map[string]any)
-	when, ok := n["when"]
-	if !ok {
-		return false, false
-	}
-	return slices.Contains(StringList(when), "hotplug"), true
+// installHotplugConfig is the module's configuration: updates.network.when
+// (anything on the way that is not a mapping is no setting).
+type installHotplugConfig struct {
+	Updates struct {
+		Network struct {
+			HasWhen bool     `cfg:"when,present"`
+			When    []string `cfg:"when,scalar"`
+		} `cfg:"network,loose"`
+	} `cfg:"updates,loose"`
 }
 
-func runInstallHotplug(ctx context.Context, c *Context) error {
-	listed, given := userHotplug(c.Config)
+func runInstallHotplug(ctx context.Context, c *Context, cfg installHotplugConfig) error {
+	// Whether updates.network.when lists hotplug.
+	given := cfg.Updates.Network.HasWhen
+	listed := slices.Contains(cfg.Updates.Network.When, "hotplug")
 	enabled := listed || (!given && hotplugByDefault[dsName(c.Datasource)])
 	if !enabled {
 		switch {

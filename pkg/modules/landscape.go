@@ -41,7 +41,7 @@ var Landscape = Module{
 	Keys:       []string{"landscape"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"landscape"},
-	Run:        runLandscape,
+	Run:        Typed(runLandscape),
 }
 
 // parseConfigObjSection reads section's key = value pairs from a ConfigObj
@@ -72,8 +72,15 @@ func parseConfigObjSection(b []byte, section string) map[string]string {
 	return out
 }
 
-func runLandscape(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["landscape"]
+// landscapeConfig is the module's configuration: landscape as given, its shape
+// checked by the module with the module's own message.
+type landscapeConfig struct {
+	HasLandscape bool `cfg:"landscape,present"`
+	Landscape    any  `cfg:"landscape"`
+}
+
+func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
+	raw, ok := cfg.Landscape, cfg.HasLandscape
 	if !ok {
 		return nil
 	}

@@ -33,15 +33,21 @@ var LXD = Module{
 	Keys:       []string{"lxd"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"lxd"},
-	Run:        runLXD,
+	Run:        Typed(runLXD),
 }
 
 // lxdInitKeys are the lxd.init options, in the order given to lxd init.
 var lxdInitKeys = []string{"network_address", "network_port", "storage_backend", "storage_create_device",
 	"storage_create_loop", "storage_pool", "trust_password"}
 
-func runLXD(ctx context.Context, c *Context) error {
-	raw := c.Config["lxd"]
+// lxdConfig is the module's configuration: lxd as given, its shape
+// checked by the module with the module's own message.
+type lxdConfig struct {
+	LXD any `cfg:"lxd"`
+}
+
+func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
+	raw := cfg.LXD
 	if !pyval.Truthy(raw) {
 		c.Log.Debug("Skipping module named lxd, not present or disabled by cfg")
 		return nil
@@ -93,7 +99,7 @@ func runLXD(ctx context.Context, c *Context) error {
 	}
 	if pkgs := lxdPackages(c, initCfg, preseed); len(pkgs) > 0 {
 		if err := installPackages(ctx, c, c.facts(), pkgs); err != nil {
-			c.warn("failed to install packages %s: %v", pyListRepr(pkgs), err)
+			c.warn("failed to install packages %s: %v", pyval.Repr(pkgs), err)
 			return nil
 		}
 	}

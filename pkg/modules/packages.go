@@ -42,7 +42,7 @@ var PackageUpdateUpgradeInstall = Module{
 	Keys: []string{"packages", "package_update", "package_upgrade", "package_reboot_if_required",
 		"apt_update", "apt_upgrade", "apt_reboot_if_required"},
 	ActivateBy: []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"},
-	Run:        runPackages,
+	Run:        Typed(runPackages),
 }
 
 // RebootMarkers are the files whose presence asks for a reboot after an
@@ -71,32 +71,56 @@ type managerPackages struct {
 
 func (p packagesConfig) empty() bool { return len(p.Generic) == 0 && len(p.ByManager) == 0 }
 
+// packagesKeys is the module's configuration: each flag under its two
+// spellings (the apt_ ones deprecated in 22.2), packages as given (a list
+// or one entry), and system_info's apt-get settings.
+type packagesKeys struct {
+	HasAptUpdate   bool           `cfg:"apt_update,present"`
+	AptUpdate      bool           `cfg:"apt_update"`
+	PackageUpdate  bool           `cfg:"package_update"`
+	HasAptUpgrade  bool           `cfg:"apt_upgrade,present"`
+	AptUpgrade     bool           `cfg:"apt_upgrade"`
+	PackageUpgrade bool           `cfg:"package_upgrade"`
+	HasAptReboot   bool           `cfg:"apt_reboot_if_required,present"`
+	AptReboot      bool           `cfg:"apt_reboot_if_required"`
+	PackageReboot  bool           `cfg:"package_reboot_if_required"`
+	Packages       any            `cfg:"packages"`
+	AptGet         aptGetSettings `cfg:"system_info,loose"`
+}
+
+// aptGetSettings are system_info's apt-get keys (cloud-init's distro
+// class reads them there, not at the top level of the cloud-config).
+type aptGetSettings struct {
+	// Command is apt_get_command as given (stringList reads it).
+	Command           any    `cfg:"apt_get_command"`
+	UpgradeSubcommand string `cfg:"apt_get_upgrade_subcommand,scalar"`
+	// Wrapper is apt_get_wrapper as given (nil when not a mapping).
+	Wrapper map[string]any `cfg:"apt_get_wrapper,loose"`
+}
+
 // decodePackages reads the module's keys: a key is true when any of its
 // spellings is (cloud-init's _multi_cfg_bool_get); packages is a list or
 // a single entry.
-func decodePackages(cfg Config) (packagesConfig, error) {
+func decodePackages(cfg packagesKeys) (packagesConfig, error) {
 	var p packagesConfig
-	anyTrue := func(keys ...string) bool {
-		on := false
-		for _, k := range keys {
-			if cfg.Bool(k, false) {
-				on = true
-			}
-		}
-		return on
-	}
-	for old, use := range map[string]string{"apt_update": "package_update", "apt_upgrade": "package_upgrade",
-		"apt_reboot_if_required": "package_reboot_if_required"} {
-		if cfg.Has(old) {
-			p.Deprecated = append(p.Deprecated, fmt.Sprintf("%s: Deprecated in version 22.2. Use ``%s`` instead.", old, use))
+	for _, o := range []struct {
+		given    bool
+		old, use string
+	}{
+		{cfg.HasAptUpdate, "apt_update", "package_update"},
+		{cfg.HasAptUpgrade, "apt_upgrade", "package_upgrade"},
+		{cfg.HasAptReboot, "apt_reboot_if_required", "package_reboot_if_required"},
+	} {
+		if o.given {
+			p.Deprecated = append(p.Deprecated, fmt.Sprintf("%s: Deprecated in version 22.2. Use ``%s`` instead.", o.old, o.use))
 		}
 	}
 	slices.Sort(p.Deprecated)
-	p.Update = anyTrue("apt_update", "package_update")
-	p.Upgrade = anyTrue("package_upgrade", "apt_upgrade")
-	p.RebootIfRequired = anyTrue("apt_reboot_if_required", "package_reboot_if_required")
+	p.Update = cfg.AptUpdate || cfg.PackageUpdate
+	p.Upgrade = cfg.PackageUpgrade || cfg.AptUpgrade
+	p.RebootIfRequired = cfg.AptReboot || cfg.PackageReboot
 
-	raw := cfg["packages"]
+	raw := cfg.Packages
 	var list []any
 	switch t := raw.(type) {
 	case nil:
@@ -137,8 +161,8 @@ func decodePackages(cfg Config) (packagesConfig, error) {
 	return p, errors.Join(errs...)
 }
 
-func runPackages(ctx context.Context, c *Context) error {
-	p, decodeErr := decodePackages(c.Config)
+func runPackages(ctx context.Context, c *Context, cfg packagesKeys) error {
+	p, decodeErr := decodePackages(cfg)
 	for _, d := range p.Deprecated {
 		c.Log.Info(d, "module", "package_update_upgrade_install")
 	}
@@ -154,7 +178,7 @@ func runPackages(ctx context.Context, c *Context) error {
 		return fmt.Errorf("distro %s has no package manager cloudroot knows: packages not updated, upgraded or installed", c.Distro.Variant())
 	}
 	if a, ok := pm.(distro.Apt); ok {
-		pm = aptFromConfig(c, a)
+		pm = aptFromConfig(c, a, cfg.AptGet)
 	}
 	r := &pkgRun{c: c, pm: pm}
 	var errs []error
@@ -189,16 +213,15 @@ func runPackages(ctx context.Context, c *Context) error {
 // apt_get_upgrade_subcommand and apt_get_wrapper (default: eatmydata when
 // the target has it); cloud-init's distro class reads them there, not at
 // the top level of the cloud-config.
-func aptFromConfig(c *Context, a distro.Apt) distro.Apt {
-	si := Config(c.Config.Map("system_info"))
-	if l := stringList(si["apt_get_command"]); len(l) > 0 {
+func aptFromConfig(c *Context, a distro.Apt, si aptGetSettings) distro.Apt {
+	if l := stringList(si.Command); len(l) > 0 {
 		a.Command = l
 	}
-	if s := si.String("apt_get_upgrade_subcommand"); s != "" {
+	if s := si.UpgradeSubcommand; s != "" {
 		a.UpgradeSubcommand = s
 	}
 	enabled, command := "auto", []string{"eatmydata"}
-	if w := si.Map("apt_get_wrapper"); len(w) > 0 {
+	if w := si.Wrapper; len(w) > 0 {
 		enabled = scalarString(w["enabled"])
 		command = stringList(w["command"])
 	}
@@ -206,20 +229,6 @@ func aptFromConfig(c *Context, a distro.Apt) distro.Apt {
 		a.Wrapper = command
 	}
 	return a
-}
-
-func stringList(v any) []string {
-	switch t := v.(type) {
-	case string:
-		return []string{t}
-	case []any:
-		out := make([]string, 0, len(t))
-		for _, e := range t {
-			out = append(out, scalarString(e))
-		}
-		return out
-	}
-	return nil
 }
 
 // targetWhich finds name on the default PATH inside the root, as

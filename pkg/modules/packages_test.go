@@ -113,7 +113,7 @@ func TestPackagesGolden(t *testing.T) {
 }
 
 func TestPackagesDecode(t *testing.T) {
-	p, err := decodePackages(yamlCfg(t, `
+	p, err := decodePackages(typedConfig[packagesKeys](yamlCfg(t, `
 apt_update: true
 package_upgrade: false
 apt_upgrade: on
@@ -122,7 +122,7 @@ packages:
 - [b, "1.0"]
 - {snap: [c, [d, --edge]], apt: [e]}
 - apt: [f]
-`))
+`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ packages:
 	if d := cmp.Diff(want, p); d != "" {
 		t.Errorf("-want +got:\n%s", d)
 	}
-	if _, err := decodePackages(yamlCfg(t, "packages: [[a, b, c]]\n")); !errors.Is(err, distro.ErrBadPackage) {
+	if _, err := decodePackages(typedConfig[packagesKeys](yamlCfg(t, "packages: [[a, b, c]]\n"))); !errors.Is(err, distro.ErrBadPackage) {
 		t.Errorf("three-item entry: err = %v, want ErrBadPackage", err)
 	}
 }

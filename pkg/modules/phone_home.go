@@ -57,9 +57,9 @@ func NewPhoneHome(opts PhoneHomeOptions) Module {
 		Frequency:  state.PerInstance,
 		Keys:       []string{"phone_home"},
 		ActivateBy: []string{"phone_home"},
-		Run: func(ctx context.Context, c *Context) error {
-			return runPhoneHome(ctx, c, opts)
-		},
+		Run: Typed(func(ctx context.Context, c *Context, cfg phoneHomeKeys) error {
+			return runPhoneHome(ctx, c, opts, cfg)
+		}),
 	}
 }
 
@@ -72,10 +72,17 @@ type phoneHomeConfig struct {
 	Notes []string
 }
 
+// phoneHomeKeys is the module's configuration: phone_home as given,
+// checked by decodePhoneHome.
+type phoneHomeKeys struct {
+	Present   bool `cfg:"phone_home,present"`
+	PhoneHome any  `cfg:"phone_home"`
+}
+
 // decodePhoneHome reads phone_home; ok is false when there is nothing to
 // do (no key, or no url: cloud-init skips with a warning then).
-func decodePhoneHome(cfg Config) (p phoneHomeConfig, ok bool, err error) {
-	raw, present := cfg["phone_home"]
+func decodePhoneHome(cfg phoneHomeKeys) (p phoneHomeConfig, ok bool, err error) {
+	raw, present := cfg.PhoneHome, cfg.Present
 	if !present {
 		return p, false, nil
 	}
@@ -200,8 +207,8 @@ func phoneHomeForm(c *Context, post []string) string {
 	return strings.Join(fields, "&")
 }
 
-func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions) error {
-	p, ok, err := decodePhoneHome(c.Config)
+func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions, cfg phoneHomeKeys) error {
+	p, ok, err := decodePhoneHome(cfg)
 	for _, n := range p.Notes {
 		c.warn("%s", n)
 	}

@@ -36,7 +36,7 @@ var RaspberryPi = Module{
 	Keys:       []string{"rpi"},
 	Distros:    []string{"raspberry-pi-os"},
 	ActivateBy: []string{"rpi"},
-	Run:        runRaspberryPi,
+	Run:        Typed(runRaspberryPi),
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -48,8 +48,15 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-func runRaspberryPi(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["rpi"]
+// raspberryPiConfig is the module's configuration: rpi as given, its shape
+// checked by the module with the module's own message.
+type raspberryPiConfig struct {
+	HasRPi bool `cfg:"rpi,present"`
+	RPi    any  `cfg:"rpi"`
+}
+
+func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) error {
+	raw, ok := cfg.RPi, cfg.HasRPi
 	if !ok {
 		return nil
 	}

@@ -150,12 +150,18 @@ func renderJinjaFile(tmpl []byte, params map[string]any) ([]byte, error) {
 	return out, nil
 }
 
-// templatesDir is system_info.paths.templates_dir (/etc/cloud/templates).
-func templatesDir(c *Context) string {
-	if m := c.Config.Map("system_info"); m != nil {
-		if p, ok := m["paths"].(map[string]any); ok && scalarString(p["templates_dir"]) != "" {
-			return scalarString(p["templates_dir"])
-		}
+// templatePaths is the system_info a module rendering a template reads
+// (decoded as `cfg:"system_info,loose"`).
+type templatePaths struct {
+	Paths struct {
+		TemplatesDir string `cfg:"templates_dir,scalar"`
+	} `cfg:"paths,loose"`
+}
+
+// dir is system_info.paths.templates_dir (/etc/cloud/templates).
+func (t templatePaths) dir() string {
+	if t.Paths.TemplatesDir != "" {
+		return t.Paths.TemplatesDir
 	}
 	return "/etc/cloud/templates"
 }

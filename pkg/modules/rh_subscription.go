@@ -28,7 +28,7 @@ var RHSubscription = Module{
 	Keys:       []string{"rh_subscription"},
 	Distros:    []string{"fedora", "rhel"},
 	ActivateBy: []string{"rh_subscription"},
-	Run:        runRHSubscription,
+	Run:        Typed(runRHSubscription),
 }
 
 // rhsm is the rh_subscription mapping; a nil field was not given.
@@ -59,8 +59,15 @@ func (e errSubscription) Error() string { return e.msg }
 
 func subErr(format string, args ...any) error { return errSubscription{fmt.Sprintf(format, args...)} }
 
-func runRHSubscription(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["rh_subscription"]
+// rhSubscriptionConfig is the module's configuration: rh_subscription as given, its shape
+// checked by the module with the module's own message.
+type rhSubscriptionConfig struct {
+	HasRHSubscription bool `cfg:"rh_subscription,present"`
+	RHSubscription    any  `cfg:"rh_subscription"`
+}
+
+func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig) error {
+	raw, ok := cfg.RHSubscription, cfg.HasRHSubscription
 	if !ok {
 		raw = map[string]any{}
 	}
@@ -156,7 +163,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 			return subErr("Pools must in the format of a list")
 		}
 		if !rhsmPools(c, pools, sm) {
-			return subErr("Unable to attach pools %s", pyListRepr(anyStrings(pools)))
+			return subErr("Unable to attach pools %s", pyval.Repr(anyStrings(pools)))
 		}
 	}
 	if !rhsmRepos(c, s, sm) {
@@ -164,7 +171,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 	}
 	if pyval.Truthy(s.release) {
 		if _, err := sm("release", "--set="+pyval.Str(s.release)); err != nil {
-			return subErr("Unable to set release_version using: %s", pyListRepr([]string{"release", "--set=" + pyval.Str(s.release)}))
+			return subErr("Unable to set release_version using: %s", pyval.Repr([]string{"release", "--set=" + pyval.Str(s.release)}))
 		}
 		for _, d := range []string{"/var/cache/dnf", "/var/cache/yum"} {
 			if fi, err := c.Root.Stat(d); err != nil || !fi.IsDir() {

@@ -42,7 +42,7 @@ var Rsyslog = Module{
 	Frequency:  state.PerInstance,
 	Keys:       []string{"rsyslog"},
 	ActivateBy: []string{"rsyslog"},
-	Run:        runRsyslog,
+	Run:        Typed(runRsyslog),
 }
 
 // rsyslogEntry is one configs entry.
@@ -70,10 +70,26 @@ type rsyslogConfig struct {
 // type errors.
 func pyType(v any) string { return "<class '" + pyval.TypeName(v) + "'>" }
 
-func decodeRsyslog(c *Context) (rsyslogConfig, error) {
+// rsyslogKeys is the module's configuration as given: rsyslog (a
+// mapping, or the list deprecated in 22.2 with rsyslog_filename and
+// rsyslog_dir beside it), walked by decodeRsyslog with cloud-init's type
+// errors; and system_info.rsyslog_svcname.
+type rsyslogKeys struct {
+	HasRsyslog  bool `cfg:"rsyslog,present"`
+	Rsyslog     any  `cfg:"rsyslog"`
+	HasFilename bool `cfg:"rsyslog_filename,present"`
+	Filename    any  `cfg:"rsyslog_filename"`
+	HasDir      bool `cfg:"rsyslog_dir,present"`
+	Dir         any  `cfg:"rsyslog_dir"`
+	SystemInfo  struct {
+		SvcName string `cfg:"rsyslog_svcname,scalar"`
+	} `cfg:"system_info,loose"`
+}
+
+func decodeRsyslog(c *Context, cfg rsyslogKeys) (rsyslogConfig, error) {
 	rc := rsyslogConfig{ConfigDir: "/etc/rsyslog.d", ConfigFilename: "20-cloud-config.conf", ReloadAuto: true,
 		CheckExe: "rsyslogd", Packages: []string{"rsyslog"}}
-	v, ok := c.Config["rsyslog"]
+	v, ok := cfg.Rsyslog, cfg.HasRsyslog
 	if !ok {
 		return rc, nil
 	}
@@ -82,11 +98,11 @@ func decodeRsyslog(c *Context) (rsyslogConfig, error) {
 	if l, ok := v.([]any); ok {
 		deprecate(c, "The rsyslog key with value of type 'list'", "22.2", "")
 		m = map[string]any{"configs": l}
-		if f, ok := c.Config["rsyslog_filename"]; ok {
-			m["config_filename"] = f
+		if cfg.HasFilename {
+			m["config_filename"] = cfg.Filename
 		}
-		if d, ok := c.Config["rsyslog_dir"]; ok {
-			m["config_dir"] = d
+		if cfg.HasDir {
+			m["config_dir"] = cfg.Dir
 		}
 	}
 	typeErr := func(key, want string, v any) error {
@@ -175,8 +191,8 @@ func decodeRsyslog(c *Context) (rsyslogConfig, error) {
 	return rc, errors.Join(errs...)
 }
 
-func runRsyslog(ctx context.Context, c *Context) error {
-	rc, err := decodeRsyslog(c)
+func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
+	rc, err := decodeRsyslog(c, cfg)
 	if err != nil || !rc.Present {
 		return err
 	}
@@ -235,8 +251,8 @@ func runRsyslog(ctx context.Context, c *Context) error {
 	}
 	if rc.ReloadAuto {
 		svc := "rsyslog"
-		if si := c.Config.Map("system_info"); si != nil && scalarString(si["rsyslog_svcname"]) != "" {
-			svc = scalarString(si["rsyslog_svcname"])
+		if s := cfg.SystemInfo.SvcName; s != "" {
+			svc = s
 		}
 		err = manageService(ctx, c, f, distro.ActionTryReload, svc)
 	} else if len(rc.ReloadCommand) > 0 {

@@ -90,15 +90,20 @@ var ScriptsVendor = Module{
 	Name:      "scripts_vendor",
 	Frequency: state.PerInstance,
 	Keys:      []string{"vendor_data"},
-	Run: func(ctx context.Context, c *Context) error {
+	Run: Typed(func(ctx context.Context, c *Context, cfg scriptsVendorConfig) error {
 		d := c.InstanceDir() + "/scripts/vendor"
-		var prefix []string
-		if vd, ok := c.Config["vendor_data"].(map[string]any); ok {
-			prefix = StringList(vd["prefix"])
-		}
+		prefix := cfg.VendorData.Prefix
 		if err := runPartsPrefix(ctx, c, d, map[string]string{"INSTANCE_ID": c.InstanceID}, prefix); err != nil {
 			return fmt.Errorf("scripts_vendor: failed to run module scripts_vendor (scripts in %s): %w", d, err)
 		}
 		return nil
-	},
+	}),
+}
+
+// scriptsVendorConfig is scripts_vendor's configuration (a vendor_data
+// that is not a mapping gives no prefix).
+type scriptsVendorConfig struct {
+	VendorData struct {
+		Prefix []string `cfg:"prefix,scalar"`
+	} `cfg:"vendor_data,loose"`
 }

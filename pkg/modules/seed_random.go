@@ -34,7 +34,7 @@ var SeedRandom = Module{
 	Name:      "seed_random",
 	Frequency: state.PerInstance,
 	Keys:      []string{"random_seed"},
-	Run:       runSeedRandom,
+	Run:       Typed(runSeedRandom),
 }
 
 // seedConfig is the module's configuration.
@@ -45,15 +45,30 @@ type seedConfig struct {
 	CommandRequired bool
 }
 
-func decodeSeedRandom(c *Context) (seedConfig, error) {
-	sc := seedConfig{File: "/dev/urandom"}
-	m, _ := c.Config["random_seed"].(map[string]any)
-	if v, ok := m["file"]; ok {
-		sc.File = scalarString(v)
+// randomSeedConfig is the module's configuration: random_seed, nil when
+// absent or not a mapping (all defaults).
+type randomSeedConfig struct {
+	RandomSeed *randomSeedSection `cfg:"random_seed,loose"`
+}
+
+// randomSeedSection is the random_seed mapping.
+type randomSeedSection struct {
+	File            string   `cfg:"file,scalar,default=/dev/urandom"`
+	Data            string   `cfg:"data,scalar"`
+	Encoding        string   `cfg:"encoding,scalar"`
+	Command         []string `cfg:"command,scalar"`
+	CommandRequired any      `cfg:"command_required"`
+}
+
+func decodeSeedRandom(c *Context, cfg randomSeedConfig) (seedConfig, error) {
+	m := randomSeedSection{File: "/dev/urandom"}
+	if cfg.RandomSeed != nil {
+		m = *cfg.RandomSeed
 	}
-	if d := scalarString(m["data"]); d != "" {
+	sc := seedConfig{File: m.File}
+	if d := m.Data; d != "" {
 		var err error
-		switch enc := strings.ToLower(scalarString(m["encoding"])); enc {
+		switch enc := strings.ToLower(m.Encoding); enc {
 		case "", "raw":
 			sc.Data = []byte(d)
 		case "base64", "b64":
@@ -61,7 +76,7 @@ func decodeSeedRandom(c *Context) (seedConfig, error) {
 		case "gzip", "gz":
 			sc.Data, err = gunzip([]byte(d))
 		default:
-			err = fmt.Errorf("Unknown random_seed encoding: %s", scalarString(m["encoding"]))
+			err = fmt.Errorf("Unknown random_seed encoding: %s", m.Encoding)
 		}
 		if err != nil {
 			return sc, err
@@ -70,13 +85,13 @@ func decodeSeedRandom(c *Context) (seedConfig, error) {
 	if rs, ok := c.Meta["random_seed"]; ok && rs != nil {
 		sc.Data = append(sc.Data, []byte(scalarString(rs))...)
 	}
-	sc.Command = StringList(m["command"])
-	sc.CommandRequired = pyval.IsTrue(m["command_required"])
+	sc.Command = m.Command
+	sc.CommandRequired = pyval.IsTrue(m.CommandRequired)
 	return sc, nil
 }
 
-func runSeedRandom(ctx context.Context, c *Context) error {
-	sc, err := decodeSeedRandom(c)
+func runSeedRandom(ctx context.Context, c *Context, cfg randomSeedConfig) error {
+	sc, err := decodeSeedRandom(c, cfg)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,6 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -47,7 +46,7 @@ var SetPasswords = Module{
 	Name:      "set_passwords",
 	Frequency: state.PerInstance,
 	Keys:      []string{"chpasswd", "password", "ssh_pwauth"},
-	Run:       runSetPasswords,
+	Run:       Typed(runSetPasswords),
 }
 
 // Password types of chpasswd.users.
@@ -78,20 +77,31 @@ type passwordsConfig struct {
 // cryptRE is cloud-init's test for a hash in chpasswd.list.
 var cryptRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`) })
 
+// setPasswordsKeys is the module's configuration.
+type setPasswordsKeys struct {
+	Password string `cfg:"password,scalar"`
+	// Chpasswd is nil when chpasswd is not a mapping.
+	Chpasswd *struct {
+		Expire bool `cfg:"expire,default=true"`
+		// Users are the entries as given (each checked for a name).
+		Users []any `cfg:"users,loose"`
+		// List is the deprecated list: a list or a multiline string.
+		List any `cfg:"list"`
+	} `cfg:"chpasswd,loose"`
+	// PwAuth is ssh_pwauth as given: a bool, or a deprecated string.
+	PwAuth any      `cfg:"ssh_pwauth"`
+	Users  userKeys `cfg:",inline"`
+}
+
 // decodeSetPasswords reads chpasswd, password and ssh_pwauth, translating
 // the deprecated forms with cloud-init's deprecation messages.
-func decodeSetPasswords(c *Context) (passwordsConfig, error) {
+func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, error) {
 	pc := passwordsConfig{Expire: true}
 	var errs []error
-	if c.Config.Has("password") && c.Config["password"] != nil {
-		pc.Password = Secret(scalarString(c.Config["password"]))
-	}
-	if ch := c.Config.Map("chpasswd"); ch != nil {
-		if v, ok := ch["expire"]; ok && v != nil {
-			pc.Expire = pyval.TranslateBool(v, true)
-		}
-		users, _ := ch["users"].([]any)
-		for i, u := range users {
+	pc.Password = Secret(cfg.Password)
+	if ch := cfg.Chpasswd; ch != nil {
+		pc.Expire = ch.Expire
+		for i, u := range ch.Users {
 			m, ok := u.(map[string]any)
 			if !ok || scalarString(m["name"]) == "" {
 				errs = append(errs, fmt.Errorf("chpasswd.users.%d: an entry needs a name", i))
@@ -114,7 +124,7 @@ func decodeSetPasswords(c *Context) (passwordsConfig, error) {
 			pc.Entries = append(pc.Entries, e)
 		}
 		var lines []string
-		switch l := ch["list"].(type) {
+		switch l := ch.List.(type) {
 		case []any:
 			if len(l) > 0 {
 				deprecate(c, "Config key 'lists'", "22.3", "Use 'users' instead.")
@@ -143,7 +153,7 @@ func decodeSetPasswords(c *Context) (passwordsConfig, error) {
 			pc.Entries = append(pc.Entries, e)
 		}
 	}
-	switch v := c.Config["ssh_pwauth"].(type) {
+	switch v := cfg.PwAuth.(type) {
 	case nil:
 	case bool:
 		pc.PwAuth = map[bool]string{true: "yes", false: "no"}[v]
@@ -164,12 +174,12 @@ func decodeSetPasswords(c *Context) (passwordsConfig, error) {
 	return pc, errors.Join(errs...)
 }
 
-func runSetPasswords(ctx context.Context, c *Context) error {
-	pc, err := decodeSetPasswords(c)
+func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) error {
+	pc, err := decodeSetPasswords(c, cfg)
 	errs := []error{err}
 	entries := pc.Entries
 	if len(entries) == 0 && pc.Password != "" {
-		_, def, _, err := NormalizeUsers(c)
+		_, def, _, err := normalizeUsers(c, cfg.Users, c.warn)
 		switch {
 		case err != nil:
 			errs = append(errs, err)

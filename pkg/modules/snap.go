@@ -30,11 +30,18 @@ var Snap = Module{
 	Keys:       []string{"snap"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"snap"},
-	Run:        runSnap,
+	Run:        Typed(runSnap),
 }
 
-func runSnap(ctx context.Context, c *Context) error {
-	cfg := c.Config.Map("snap")
+// snapConfig is the module's configuration: snap's assertions and
+// commands as given (a list or a mapping each, checked where they are
+// used); a snap that is not a mapping is no configuration.
+type snapConfig struct {
+	Snap map[string]any `cfg:"snap,loose"`
+}
+
+func runSnap(ctx context.Context, c *Context, sc snapConfig) error {
+	cfg := sc.Snap
 	if len(cfg) == 0 {
 		c.Log.Debug("Skipping module named snap, no 'snap' key in configuration")
 		return nil

@@ -24,23 +24,24 @@ var Spacewalk = Module{
 	Keys:       []string{"spacewalk"},
 	Distros:    []string{"rhel", "fedora", "openeuler"},
 	ActivateBy: []string{"spacewalk"},
-	Run:        runSpacewalk,
+	Run:        Typed(runSpacewalk),
 }
 
+// spacewalkConfig is the module's configuration.
 type spacewalkConfig struct {
-	Server        string `yaml:"server"`
-	Proxy         string `yaml:"proxy"`
-	ActivationKey string `yaml:"activation_key"`
+	Present   bool `cfg:"spacewalk,present"`
+	Spacewalk struct {
+		Server        string `cfg:"server,scalar"`
+		Proxy         string `cfg:"proxy,scalar"`
+		ActivationKey string `cfg:"activation_key,scalar"`
+	} `cfg:"spacewalk"`
 }
 
-func runSpacewalk(ctx context.Context, c *Context) error {
-	if !c.Config.Has("spacewalk") {
+func runSpacewalk(ctx context.Context, c *Context, cfg spacewalkConfig) error {
+	if !cfg.Present {
 		return nil
 	}
-	var sc spacewalkConfig
-	if err := c.Config.Decode("spacewalk", &sc); err != nil {
-		return fmt.Errorf("spacewalk: %w", err)
-	}
+	sc := cfg.Spacewalk
 	if sc.Server == "" {
 		c.Log.Debug("Skipping module named spacewalk, 'spacewalk/server' key was not found in configuration")
 		return nil

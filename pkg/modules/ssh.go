@@ -86,7 +86,25 @@ var SSH = Module{
 	Frequency: state.PerInstance,
 	Keys: []string{"ssh_keys", "ssh_authorized_keys", "ssh_deletekeys", "ssh_genkeytypes", "disable_root",
 		"disable_root_opts", "allow_public_ssh_keys", "ssh_quiet_keygen", "ssh_publish_hostkeys", "ssh_pwauth"},
-	Run: runSSH,
+	Run: Typed(runSSH),
+}
+
+// sshConfig is the ssh module's configuration.
+type sshConfig struct {
+	DeleteKeys bool `cfg:"ssh_deletekeys,default=true"`
+	// Keys is ssh_keys, nil when not a mapping (writeGivenHostKeys reads
+	// its TYPE_private, TYPE_public and TYPE_certSigned entries).
+	Keys        map[string]any `cfg:"ssh_keys,loose"`
+	HasGenTypes bool           `cfg:"ssh_genkeytypes,present"`
+	GenTypes    []string       `cfg:"ssh_genkeytypes,scalar"`
+	QuietKeygen bool           `cfg:"ssh_quiet_keygen"`
+	AllowPublic bool           `cfg:"allow_public_ssh_keys,default=true"`
+	// AuthorizedKeys is ssh_authorized_keys as given (keyList reads it).
+	AuthorizedKeys  any      `cfg:"ssh_authorized_keys"`
+	DisableRoot     bool     `cfg:"disable_root,default=true"`
+	HasRootOpts     bool     `cfg:"disable_root_opts,present"`
+	DisableRootOpts string   `cfg:"disable_root_opts,scalar"`
+	Users           userKeys `cfg:",inline"`
 }
 
 // generateHostKey makes a private key of type kind; tests may replace it.
@@ -103,9 +121,9 @@ var generateHostKey = func(kind string) (crypto.Signer, error) {
 	return nil, fmt.Errorf("unsupported host key type %q", kind)
 }
 
-func runSSH(ctx context.Context, c *Context) error {
+func runSSH(ctx context.Context, c *Context, cfg sshConfig) error {
 	var errs []error
-	if c.Config.Bool("ssh_deletekeys", true) {
+	if cfg.DeleteKeys {
 		keys, err := c.Root.Glob("/etc/ssh/ssh_host_*key*")
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ssh: %w", err))
@@ -116,16 +134,16 @@ func runSSH(ctx context.Context, c *Context) error {
 			}
 		}
 	}
-	if m, ok := c.Config["ssh_keys"].(map[string]any); ok {
+	if m := cfg.Keys; m != nil {
 		errs = append(errs, writeGivenHostKeys(c, m))
 	} else {
 		types := DefaultGenKeyTypes
-		if c.Config.Has("ssh_genkeytypes") {
-			types = StringList(c.Config["ssh_genkeytypes"])
+		if cfg.HasGenTypes {
+			types = cfg.GenTypes
 		}
-		errs = append(errs, generateHostKeys(ctx, c, types))
+		errs = append(errs, generateHostKeys(ctx, c, types, cfg.QuietKeygen))
 	}
-	if err := applyCredentials(c); err != nil {
+	if err := applyCredentials(c, cfg); err != nil {
 		errs = append(errs, fmt.Errorf("ssh: applying SSH credentials failed: %w", err))
 	}
 	return errors.Join(errs...)
@@ -152,7 +170,7 @@ func hostname(c *Context) string {
 	return "localhost"
 }
 
-func generateHostKeys(ctx context.Context, c *Context, types []string) error {
+func generateHostKeys(ctx context.Context, c *Context, types []string, quiet bool) error {
 	comment := "root@" + hostname(c)
 	priv := hostKeyOwner(c)
 	if err := c.Root.MkdirAll("/etc/ssh", 0o755); err != nil {
@@ -187,7 +205,6 @@ func generateHostKeys(ctx context.Context, c *Context, types []string) error {
 	var errs []error
 	var deferred []string
 	var noEntropy error
-	quiet := c.Config.Bool("ssh_quiet_keygen", false)
 	for _, r := range res {
 		switch {
 		case r.kind == "":
@@ -328,14 +345,14 @@ func disableUserOpts(opts, user, disableUser string) string {
 }
 
 // applyCredentials is cc_ssh.apply_credentials.
-func applyCredentials(c *Context) error {
+func applyCredentials(c *Context, cfg sshConfig) error {
 	var keys []string
-	if c.Config.Bool("allow_public_ssh_keys", true) {
+	if cfg.AllowPublic {
 		keys = publicKeys(c)
 	}
-	keys = append(keys, keyList(c.Config["ssh_authorized_keys"])...)
+	keys = append(keys, keyList(cfg.AuthorizedKeys)...)
 
-	_, def, _, _ := normalizeUsers(c, func(string, ...any) {})
+	_, def, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 	var errs []error
 	userName := ""
 	if def != nil {
@@ -348,13 +365,13 @@ func applyCredentials(c *Context) error {
 		}
 	}
 	opts := ""
-	if c.Config.Bool("disable_root", true) {
+	if cfg.DisableRoot {
 		if userName == "" {
 			userName = "NONE"
 		}
 		o := DefaultDisableRootOpts
-		if c.Config.Has("disable_root_opts") {
-			o = c.Config.String("disable_root_opts")
+		if cfg.HasRootOpts {
+			o = cfg.DisableRootOpts
 		}
 		opts = disableUserOpts(o, userName, "root")
 	}

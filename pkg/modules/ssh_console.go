@@ -47,7 +47,7 @@ var KeysToConsole = Module{
 	Name:      "keys_to_console",
 	Frequency: state.PerInstance,
 	Keys:      []string{"ssh", "ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
-	Run:       runKeysToConsole,
+	Run:       Typed(runKeysToConsole),
 }
 
 // SSHAuthkeyFingerprints is cc_ssh_authkey_fingerprints.
@@ -55,7 +55,7 @@ var SSHAuthkeyFingerprints = Module{
 	Name:      "ssh_authkey_fingerprints",
 	Frequency: state.PerInstance,
 	Keys:      []string{"no_ssh_fingerprints", "authkey_hash"},
-	Run:       runAuthkeyFingerprints,
+	Run:       Typed(runAuthkeyFingerprints),
 }
 
 // keysToConsoleConfig is the module's keys, decoded once.
@@ -67,23 +67,32 @@ type keysToConsoleConfig struct {
 	helperArgKeys string
 }
 
-func decodeKeysToConsole(cfg Config) keysToConsoleConfig {
+// keysToConsoleKeys is keys_to_console's configuration as given.
+type keysToConsoleKeys struct {
+	SSH struct {
+		// Emit is emit_keys_to_console (util.is_false reads it).
+		Emit any `cfg:"emit_keys_to_console"`
+	} `cfg:"ssh,loose"`
+	// The blacklists are read by stringList ("" entries kept).
+	FPBlacklist  any `cfg:"ssh_fp_console_blacklist"`
+	KeyBlacklist any `cfg:"ssh_key_console_blacklist"`
+}
+
+func decodeKeysToConsole(cfg keysToConsoleKeys) keysToConsoleConfig {
 	k := keysToConsoleConfig{Emit: true}
-	if s := cfg.Map("ssh"); s != nil {
-		if v, ok := s["emit_keys_to_console"]; ok && pyval.IsFalse(v) {
-			k.Emit = false
-		}
+	if pyval.IsFalse(cfg.SSH.Emit) {
+		k.Emit = false
 	}
-	k.FPBlacklist = stringList(cfg["ssh_fp_console_blacklist"])
-	k.KeyBlacklist = stringList(cfg["ssh_key_console_blacklist"])
+	k.FPBlacklist = stringList(cfg.FPBlacklist)
+	k.KeyBlacklist = stringList(cfg.KeyBlacklist)
 	// The helper gets the lists comma-joined and matches ",type,".
 	k.helperArgFP = "," + strings.Join(k.FPBlacklist, ",") + ","
 	k.helperArgKeys = "," + strings.Join(k.KeyBlacklist, ",") + ","
 	return k
 }
 
-func runKeysToConsole(ctx context.Context, c *Context) error {
-	k := decodeKeysToConsole(c.Config)
+func runKeysToConsole(ctx context.Context, c *Context, cfg keysToConsoleKeys) error {
+	k := decodeKeysToConsole(cfg)
 	if !k.Emit {
 		c.Log.Debug("Skipping module named keys_to_console, logging of SSH host keys disabled")
 		return nil
@@ -173,12 +182,16 @@ type authkeyConfig struct {
 	Hash     string
 }
 
-func decodeAuthkey(cfg Config) authkeyConfig {
-	a := authkeyConfig{Disabled: pyval.IsTrue(cfg["no_ssh_fingerprints"]), Hash: "sha256"}
-	if cfg.Has("authkey_hash") {
-		a.Hash = cfg.String("authkey_hash")
-	}
-	return a
+// authkeyKeys is ssh_authkey_fingerprints' configuration as given.
+type authkeyKeys struct {
+	// NoFingerprints is no_ssh_fingerprints (util.is_true reads it).
+	NoFingerprints any      `cfg:"no_ssh_fingerprints"`
+	Hash           string   `cfg:"authkey_hash,scalar,default=sha256"`
+	Users          userKeys `cfg:",inline"`
+}
+
+func decodeAuthkey(cfg authkeyKeys) authkeyConfig {
+	return authkeyConfig{Disabled: pyval.IsTrue(cfg.NoFingerprints), Hash: cfg.Hash}
 }
 
 // authkeyHashes are the hashlib names the fingerprint supports; others
@@ -212,13 +225,13 @@ func authkeyFingerprint(b64, hashName string) string {
 	return strings.Join(pairs, ":")
 }
 
-func runAuthkeyFingerprints(ctx context.Context, c *Context) error {
-	a := decodeAuthkey(c.Config)
+func runAuthkeyFingerprints(ctx context.Context, c *Context, cfg authkeyKeys) error {
+	a := decodeAuthkey(cfg)
 	if a.Disabled {
 		c.Log.Debug("Skipping module named ssh_authkey_fingerprints, logging of SSH fingerprints disabled")
 		return nil
 	}
-	users, _, _, err := normalizeUsers(c, func(string, ...any) {})
+	users, _, _, err := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 	if err != nil {
 		c.Log.Debug("ssh_authkey_fingerprints: some users not understood", "err", err)
 	}

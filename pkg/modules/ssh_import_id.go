@@ -12,6 +12,7 @@ package modules
 import (
 	"context"
 	"fmt"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -23,7 +24,7 @@ var SSHImportID = Module{
 	Frequency: state.PerInstance,
 	Keys:      []string{"ssh_import_id"},
 	Distros:   []string{"alpine", "cos", "debian", "raspberry-pi-os", "ubuntu"},
-	Run:       runSSHImportID,
+	Run:       Typed(runSSHImportID),
 }
 
 // sshImportRetryDelay is how long a failed import waits before its retry.
@@ -52,8 +53,17 @@ func keyInNested(m map[string]any, key string) bool {
 	return false
 }
 
-func runSSHImportID(ctx context.Context, c *Context) error {
-	if !keyInNested(c.Config, "ssh_import_id") {
+// sshImportIDConfig is the module's configuration.
+type sshImportIDConfig struct {
+	// All is the whole cloud-config: cloud-init runs the module when
+	// ssh_import_id is a key anywhere in it (is_key_in_nested_dict).
+	All         map[string]any `cfg:",all"`
+	SSHImportID any            `cfg:"ssh_import_id"`
+	Users       userKeys       `cfg:",inline"`
+}
+
+func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) error {
+	if !keyInNested(cfg.All, "ssh_import_id") {
 		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
 		return nil
 	}
@@ -61,12 +71,12 @@ func runSSHImportID(ctx context.Context, c *Context) error {
 		c.warn("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
 		return nil
 	}
-	users, _, _, _ := normalizeUsers(c, func(string, ...any) {})
+	users, _, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 	var first error
 	for _, u := range users {
 		var ids []string
 		if u.Default {
-			ids = uniqMerge(getCfgOptionList(c.Config["ssh_import_id"]))
+			ids = uniqMerge(getCfgOptionList(cfg.SSHImportID))
 		} else {
 			ids = uniqMerge(u.SSHImportID)
 		}
@@ -74,7 +84,7 @@ func runSSHImportID(ctx context.Context, c *Context) error {
 			continue
 		}
 		if err := importSSHIDs(ctx, c, ids, u.Name); err != nil {
-			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyListRepr(ids))
+			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyval.Repr(ids))
 			if first == nil {
 				first = err
 			}

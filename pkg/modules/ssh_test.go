@@ -137,7 +137,7 @@ func TestSSHPwauth(t *testing.T) {
 				os.WriteFile(filepath.Join(r.Dir(), "etc/ssh/sshd_config"), []byte(tt.sshd), 0o600)
 			}
 			c, _ := accountsContext(t, r, Config{"ssh_pwauth": tt.value}, nil)
-			pc, _ := decodeSetPasswords(c)
+			pc, _ := decodeSetPasswords(c, typedConfig[setPasswordsKeys](c.Config))
 			if err := applyPwAuth(t.Context(), c, pc.PwAuth); err != nil {
 				t.Fatal(err)
 			}

@@ -37,11 +37,18 @@ var UbuntuDrivers = Module{
 	Keys:       []string{"drivers"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"drivers"},
-	Run:        runUbuntuDrivers,
+	Run:        Typed(runUbuntuDrivers),
 }
 
-func runUbuntuDrivers(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["drivers"]
+// ubuntuDriversConfig is the module's configuration: drivers as given, its shape
+// checked by the module with the module's own message.
+type ubuntuDriversConfig struct {
+	HasDrivers bool `cfg:"drivers,present"`
+	Drivers    any  `cfg:"drivers"`
+}
+
+func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) error {
+	raw, ok := dc.Drivers, dc.HasDrivers
 	if !ok {
 		return nil
 	}

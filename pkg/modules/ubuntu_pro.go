@@ -36,7 +36,7 @@ var UbuntuPro = Module{
 	Keys:       []string{"ubuntu_pro", "ubuntu_advantage", "ubuntu-advantage"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"ubuntu_pro", "ubuntu_advantage", "ubuntu-advantage"},
-	Run:        runUbuntuPro,
+	Run:        Typed(runUbuntuPro),
 }
 
 var proConfigProps = []string{"http_proxy", "https_proxy", "global_apt_http_proxy", "global_apt_https_proxy",
@@ -49,13 +49,31 @@ func failf(c *Context, format string, args ...any) error {
 	return errors.New(msg)
 }
 
-func runUbuntuPro(ctx context.Context, c *Context) error {
+// ubuntuProConfig is the module's configuration: ubuntu_pro and its two
+// deprecated spellings as given (cloud-init refuses both old ones
+// together, and warns rather than logs a deprecation).
+type ubuntuProConfig struct {
+	HasPro bool `cfg:"ubuntu_pro,present"`
+	Pro    any  `cfg:"ubuntu_pro"`
+	HasUA1 bool `cfg:"ubuntu-advantage,present"`
+	UA1    any  `cfg:"ubuntu-advantage"`
+	HasUA2 bool `cfg:"ubuntu_advantage,present"`
+	UA2    any  `cfg:"ubuntu_advantage"`
+}
+
+func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 	var section any
 	found := false
 	var deprecated []string
-	for _, k := range []string{"ubuntu-advantage", "ubuntu_advantage"} {
-		if c.Config.Has(k) {
-			deprecated = append(deprecated, k)
+	old := map[string]any{}
+	for _, k := range []struct {
+		has  bool
+		name string
+		v    any
+	}{{cfg.HasUA1, "ubuntu-advantage", cfg.UA1}, {cfg.HasUA2, "ubuntu_advantage", cfg.UA2}} {
+		if k.has {
+			deprecated = append(deprecated, k.name)
+			old[k.name] = k.v
 		}
 	}
 	if len(deprecated) > 1 {
@@ -63,13 +81,13 @@ func runUbuntuPro(ctx context.Context, c *Context) error {
 	}
 	if len(deprecated) == 1 {
 		c.warn("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
-		section, found = c.Config[deprecated[0]], true
+		section, found = old[deprecated[0]], true
 	}
-	if c.Config.Has("ubuntu_pro") {
+	if cfg.HasPro {
 		if len(deprecated) == 1 {
 			c.warn("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
 		}
-		section, found = c.Config["ubuntu_pro"], true
+		section, found = cfg.Pro, true
 	}
 	if !found || section == nil {
 		c.Log.Debug("Skipping module named ubuntu_pro, no 'ubuntu_pro' configuration found")

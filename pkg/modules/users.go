@@ -103,15 +103,34 @@ type GroupConfig struct {
 // warned through c; err joins the entries that could not be normalised,
 // while the returned lists hold all the others.
 func NormalizeUsers(c *Context) (users []UserConfig, defaultUser *UserConfig, groups []GroupConfig, err error) {
-	return normalizeUsers(c, c.warn)
+	var k userKeys
+	if err := c.decoder().Decode(c.Config, &k); err != nil {
+		return nil, nil, nil, err
+	}
+	return normalizeUsers(c, k, c.warn)
 }
 
-func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserConfig, []GroupConfig, error) {
-	cfg := c.Config
+// userKeys are the keys users and groups are normalised from, as given
+// (normalizeUsers walks them as cloud-init's ug_util does); a module
+// reading them declares them inline (`cfg:",inline"`).
+type userKeys struct {
+	HasGroups  bool `cfg:"groups,present"`
+	Groups     any  `cfg:"groups"`
+	User       any  `cfg:"user"`
+	HasUsers   bool `cfg:"users,present"`
+	Users      any  `cfg:"users"`
+	SystemInfo struct {
+		HasDefaultUser bool `cfg:"default_user,present"`
+		// DefaultUser is nil when not a mapping.
+		DefaultUser map[string]any `cfg:"default_user,loose"`
+	} `cfg:"system_info,loose"`
+}
+
+func normalizeUsers(c *Context, cfg userKeys, warn func(string, ...any)) ([]UserConfig, *UserConfig, []GroupConfig, error) {
 	var errs []error
 	var groups []GroupConfig
-	if v, ok := cfg["groups"]; ok {
-		g, err := normalizeGroups(v)
+	if cfg.HasGroups {
+		g, err := normalizeGroups(cfg.Groups)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("groups: %w", err))
 		}
@@ -119,7 +138,7 @@ func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserC
 	}
 
 	var oldUser map[string]any
-	if v := cfg["user"]; pyval.Truthy(v) {
+	if v := cfg.User; pyval.Truthy(v) {
 		switch t := v.(type) {
 		case string:
 			oldUser = map[string]any{"name": t}
@@ -129,11 +148,11 @@ func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserC
 			warn("Format for 'user' key must be a string or dictionary and not %s", pyval.TypeName(v))
 		}
 	}
-	defUserCfg := mergeCfg(oldUser, defaultUserConfig(c))
+	defUserCfg := mergeCfg(oldUser, defaultUserConfig(c, cfg))
 
 	base := any([]any{"default"})
-	if v, ok := cfg["users"]; ok {
-		base = deepCopy(v)
+	if cfg.HasUsers {
+		base = deepCopy(cfg.Users)
 	}
 	switch t := base.(type) {
 	case []any, string:
@@ -184,15 +203,13 @@ func normalizeUsers(c *Context, warn func(string, ...any)) ([]UserConfig, *UserC
 
 // defaultUserConfig is system_info.default_user when the config has it,
 // else the distro's built-in default user.
-func defaultUserConfig(c *Context) map[string]any {
-	if si, ok := c.Config["system_info"].(map[string]any); ok {
-		if v, ok := si["default_user"]; ok {
-			m, _ := v.(map[string]any)
-			if m == nil {
-				return nil
-			}
-			return deepCopy(m).(map[string]any)
+func defaultUserConfig(c *Context, cfg userKeys) map[string]any {
+	if cfg.SystemInfo.HasDefaultUser {
+		m := cfg.SystemInfo.DefaultUser
+		if m == nil {
+			return nil
 		}
+		return deepCopy(m).(map[string]any)
 	}
 	return c.Distro.DefaultUser()
 }

@@ -48,11 +48,11 @@ var UsersGroups = Module{
 	Name:      "users_groups",
 	Frequency: state.PerInstance,
 	Keys:      []string{"groups", "user", "users"},
-	Run:       runUsersGroups,
+	Run:       Typed(runUsersGroups),
 }
 
-func runUsersGroups(ctx context.Context, c *Context) error {
-	users, def, groups, err := NormalizeUsers(c)
+func runUsersGroups(ctx context.Context, c *Context, cfg userKeys) error {
+	users, def, groups, err := normalizeUsers(c, cfg, c.warn)
 	var errs []error
 	errs = append(errs, eachWrapped(err, "users_groups: %w")...)
 	for _, g := range groups {

@@ -27,7 +27,7 @@ var Wireguard = Module{
 	Keys:       []string{"wireguard"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"wireguard"},
-	Run:        runWireguard,
+	Run:        Typed(runWireguard),
 }
 
 // kernelVersion is the running kernel's (major, minor) from the target's
@@ -46,8 +46,15 @@ func kernelVersion(c *Context) (int, int) {
 	return ma, mi
 }
 
-func runWireguard(ctx context.Context, c *Context) error {
-	raw, ok := c.Config["wireguard"]
+// wireguardConfig is the module's configuration: wireguard as given, its shape
+// checked by the module with the module's own message.
+type wireguardConfig struct {
+	HasWireguard bool `cfg:"wireguard,present"`
+	Wireguard    any  `cfg:"wireguard"`
+}
+
+func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
+	raw, ok := cfg.Wireguard, cfg.HasWireguard
 	if !ok {
 		c.Log.Debug("Skipping module named wireguard, no 'wireguard' configuration found")
 		return nil

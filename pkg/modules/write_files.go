@@ -33,7 +33,9 @@ func NewWriteFiles(opts WriteFilesOptions) Module {
 		Frequency:  state.PerInstance,
 		Keys:       []string{"write_files"},
 		ActivateBy: []string{"write_files"},
-		Run:        func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, false, opts) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg writeFilesConfig) error {
+			return writeFiles(ctx, c, cfg, false, opts)
+		}),
 	}
 }
 
@@ -43,32 +45,87 @@ func NewWriteFilesDeferred(opts WriteFilesOptions) Module {
 		Name:       "write_files_deferred",
 		ActivateBy: []string{"write_files"},
 		Frequency:  state.PerInstance,
-		Run:        func(ctx context.Context, c *Context) error { return writeFiles(ctx, c, true, opts) },
+		Run: Typed(func(ctx context.Context, c *Context, cfg writeFilesConfig) error {
+			return writeFiles(ctx, c, cfg, true, opts)
+		}),
 	}
 }
 
-func writeFiles(ctx context.Context, c *Context, deferred bool, opts WriteFilesOptions) error {
+// writeFilesConfig is write_files' (and write_files_deferred's)
+// configuration.
+type writeFilesConfig struct {
+	Files *writeFilesList `cfg:"write_files"`
+}
+
+// writeFilesList is the write_files list: a value that is not a list, or
+// an entry that is not a mapping, is kept as the module's error (the
+// other entries are still written) rather than failing the decoding.
+type writeFilesList struct {
+	// NotList is the Go type of a write_files that is not a list.
+	NotList string
+	Entries []writeFilesEntry
+}
+
+// writeFilesEntry is one write_files entry.
+type writeFilesEntry struct {
+	// NotMapping is the Go type of an entry that is not a mapping.
+	NotMapping  string
+	Path        string `cfg:"path,scalar"`
+	Content     any    `cfg:"content"`
+	ContentText string `cfg:"content,scalar"`
+	Encoding    string `cfg:"encoding,scalar"`
+	Permissions any    `cfg:"permissions"`
+	Owner       string `cfg:"owner,scalar"`
+	Append      bool   `cfg:"append"`
+	Defer       bool   `cfg:"defer"`
+	Source      struct {
+		URI string `cfg:"uri,scalar"`
+		// Headers are sent as given, each value as its text.
+		Headers map[string]any `cfg:"headers,loose"`
+	} `cfg:"source,loose"`
+}
+
+// UnmarshalPy decodes the list, entry by entry.
+func (l *writeFilesList) UnmarshalPy(d *pyval.Decoder, v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		if v != nil {
+			l.NotList = fmt.Sprintf("%T", v)
+		}
+		return nil
+	}
+	var errs []error
+	l.Entries = make([]writeFilesEntry, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			l.Entries[i].NotMapping = fmt.Sprintf("%T", e)
+			continue
+		}
+		errs = append(errs, d.Decode(m, &l.Entries[i]))
+	}
+	return errors.Join(errs...)
+}
+
+func writeFiles(ctx context.Context, c *Context, cfg writeFilesConfig, deferred bool, opts WriteFilesOptions) error {
 	name := "write_files"
 	if deferred {
 		name = "write_files_deferred"
 	}
-	raw, ok := c.Config["write_files"]
-	if !ok || raw == nil {
+	if cfg.Files == nil {
 		c.Log.Debug("skipping module: no 'write_files' key in configuration", "module", name)
 		return nil
 	}
-	list, ok := raw.([]any)
-	if !ok {
-		return fmt.Errorf("%s: write_files: expected a list, got %T", name, raw)
+	if cfg.Files.NotList != "" {
+		return fmt.Errorf("%s: write_files: expected a list, got %s", name, cfg.Files.NotList)
 	}
 	var errs []error
-	for i, e := range list {
-		ent, ok := e.(map[string]any)
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s: write_files[%d]: expected a mapping, got %T", name, i, e))
+	for i, ent := range cfg.Files.Entries {
+		if ent.NotMapping != "" {
+			errs = append(errs, fmt.Errorf("%s: write_files[%d]: expected a mapping, got %s", name, i, ent.NotMapping))
 			continue
 		}
-		if pyval.TranslateBool(ent["defer"], false) != deferred {
+		if ent.Defer != deferred {
 			continue
 		}
 		if err := writeOne(ctx, c, ent, i, name, opts); err != nil {
@@ -78,8 +135,8 @@ func writeFiles(ctx context.Context, c *Context, deferred bool, opts WriteFilesO
 	return errors.Join(errs...)
 }
 
-func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module string, opts WriteFilesOptions) error {
-	p := scalarString(ent["path"])
+func writeOne(ctx context.Context, c *Context, ent writeFilesEntry, i int, module string, opts WriteFilesOptions) error {
+	p := ent.Path
 	if p == "" {
 		return errors.New("no path provided")
 	}
@@ -99,19 +156,19 @@ func writeOne(ctx context.Context, c *Context, ent map[string]any, i int, module
 	if cl, ok := data.(io.Closer); ok {
 		defer cl.Close()
 	}
-	perm, err := DecodePerms(ent["permissions"], 0o644)
+	perm, err := DecodePerms(ent.Permissions, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
 	owner := "root:root"
-	if o := scalarString(ent["owner"]); o != "" {
+	if o := ent.Owner; o != "" {
 		owner = o
 	}
 	uid, gid, err := resolveOwner(c.Root, owner)
 	if err != nil {
 		return fmt.Errorf("%s: owner %q: %w", p, owner, err)
 	}
-	appendMode := pyval.TranslateBool(ent["append"], false)
+	appendMode := ent.Append
 	cr := &countingReader{r: data}
 	if err := c.Root.WriteFileFrom(p, cr, target.WriteOpts{Perm: perm, UID: uid, GID: gid, Append: appendMode}); err != nil {
 		return fmt.Errorf("%s: %w", p, err)

@@ -49,18 +49,14 @@ type WriteFilesOptions struct {
 
 // writeFileContent is the entry's content: fetched from source.uri, else
 // decoded from content; ok is false when there is none to write.
-func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts WriteFilesOptions) (data io.Reader, ok bool, err error) {
-	src, _ := ent["source"].(map[string]any)
-	uri := strings.TrimLeft(scalarString(src["uri"]), " \t\r\n")
-	content, hasContent := ent["content"]
-	if content == nil {
-		hasContent = false
-	}
+func writeFileContent(ctx context.Context, c *Context, ent writeFilesEntry, opts WriteFilesOptions) (data io.Reader, ok bool, err error) {
+	uri := strings.TrimLeft(ent.Source.URI, " \t\r\n")
+	hasContent := ent.Content != nil
 	if !hasContent && uri == "" {
 		return strings.NewReader(""), true, nil
 	}
 	if uri != "" {
-		data, err := fetchSource(ctx, c, uri, src["headers"], opts)
+		data, err := fetchSource(ctx, c, uri, ent.Source.Headers, opts)
 		if err == nil {
 			return data, true, nil
 		}
@@ -72,7 +68,7 @@ func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts 
 	if !hasContent {
 		return nil, false, nil
 	}
-	d, err := DecodeReader(scalarString(content), scalarString(ent["encoding"]))
+	d, err := DecodeReader(ent.ContentText, ent.Encoding)
 	if err != nil {
 		return nil, false, err
 	}
@@ -84,7 +80,7 @@ func writeFileContent(ctx context.Context, c *Context, ent map[string]any, opts 
 // is opened through the target's confined walk, without blocking: only a
 // regular file is read (a FIFO, /dev/zero, a directory is refused), and
 // it is streamed, the caller closes it.
-func fetchSource(ctx context.Context, c *Context, uri string, headers any, opts WriteFilesOptions) (io.Reader, error) {
+func fetchSource(ctx context.Context, c *Context, uri string, headers map[string]any, opts WriteFilesOptions) (io.Reader, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", uri, err)
@@ -97,10 +93,8 @@ func fetchSource(ctx context.Context, c *Context, uri string, headers any, opts 
 		return nil, fmt.Errorf("%s: unsupported protocol %q", uri, u.Scheme)
 	}
 	h := http.Header{"User-Agent": {"Cloud-Init/" + c.Version}}
-	if m, ok := headers.(map[string]any); ok {
-		for k, v := range m {
-			h.Set(k, scalarString(v))
-		}
+	for k, v := range headers {
+		h.Set(k, scalarString(v))
 	}
 	delay := opts.Delay
 	if delay <= 0 {

@@ -18,11 +18,23 @@ package pyval
 //	Section *X      `cfg:"section"`                  // a mapping, decoded recursively
 //	HasNTP  bool    `cfg:"ntp,present"`             // the key is given (null included)
 //	Info    X       `cfg:"system_info,loose"`       // a value of the wrong shape is ignored
+//	Quiet   bool    `cfg:"quiet,default=true"`       // null or not a boolean: true
+//	Name    string  `cfg:"name,scalar"`              // a mapping or a list: ""
+//	Value   string  `cfg:"value,str"`                // str(v), null included ("None")
+//	Users   U       `cfg:",inline"`                  // U's keys read from this same mapping
+//	All     map[string]any `cfg:",all"`             // the whole mapping (a walk over every key)
 //
 // Field kinds and their conversions:
 //   - string: Str(v) of any non-null value.
 //   - bool: TranslateBool (True, "true", "1", "on", "yes", any case; an
-//     int is its truth).
+//     int is its truth); with a default, null and values TranslateBool
+//     does not know give the default, as util.get_cfg_option_bool's
+//     callers in cloudroot always read flags.
+//   - string with scalar: ScalarStr (a mapping or a list is "", a bool
+//     is true/false, a float has no exponent), cloudroot's reading of
+//     keys that are only ever scalars; []string with scalar: ScalarList.
+//   - string with str: Str of the value given, null included ("None"),
+//     as util.get_cfg_option_str reads a key that is present.
 //   - int: an int, an integral float, or a string int() accepts.
 //   - []string: a string is a one-item list; a list gives Str of each
 //     item, nulls and "" dropped.
@@ -102,6 +114,10 @@ type fieldTag struct {
 	present  bool
 	required bool
 	loose    bool
+	scalar   bool
+	str      bool
+	inline   bool
+	all      bool
 }
 
 // oldSpelling is a deprecated spelling of a key and the version that
@@ -119,6 +135,14 @@ func parseTag(tag string) fieldTag {
 			t.required = true
 		case p == "loose":
 			t.loose = true
+		case p == "scalar":
+			t.scalar = true
+		case p == "str":
+			t.str = true
+		case p == "inline":
+			t.inline = true
+		case p == "all":
+			t.all = true
 		case strings.HasPrefix(p, "old="):
 			k, v, _ := strings.Cut(strings.TrimPrefix(p, "old="), "@")
 			t.old = append(t.old, oldSpelling{k, v})
@@ -179,6 +203,16 @@ func (d *Decoder) decodeStruct(path string, m map[string]any, sv reflect.Value) 
 		}
 		t := parseTag(tag)
 		fv := sv.Field(i)
+		if t.key == "" && t.all && fv.Type() == reflect.TypeFor[map[string]any]() {
+			fv.Set(reflect.ValueOf(m))
+			continue
+		}
+		if t.key == "" && t.inline && fv.Kind() == reflect.Struct {
+			if err := d.decodeStruct(path, m, fv); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if t.present {
 			_, has := m[t.key]
 			for _, o := range t.old {
@@ -199,6 +233,24 @@ func (d *Decoder) decodeStruct(path string, m map[string]any, sv reflect.Value) 
 					errs = append(errs, err)
 				}
 			}
+			continue
+		}
+		switch {
+		case t.hasDef && fv.Kind() == reflect.Bool:
+			def := TranslateBool(t.def, false)
+			fv.SetBool(def)
+			if v != nil {
+				fv.SetBool(TranslateBool(v, def))
+			}
+			continue
+		case t.scalar && fv.Kind() == reflect.String:
+			fv.SetString(ScalarStr(v))
+			continue
+		case t.scalar && fv.Type() == reflect.TypeFor[[]string]():
+			fv.Set(reflect.ValueOf(ScalarList(v)))
+			continue
+		case t.str && fv.Kind() == reflect.String:
+			fv.SetString(Str(v))
 			continue
 		}
 		if err := d.decodeValue(join(path, t.key), v, fv); err != nil {
@@ -401,6 +453,51 @@ func IsFalse(v any) bool {
 		return true
 	}
 	return false
+}
+
+// ScalarStr is a scalar as text the way cloudroot has always read keys
+// that hold only scalars: null, a mapping and a list are "", a bool is
+// true or false, a float is written without an exponent; anything else
+// is its decimal text.
+func ScalarStr(v any) string {
+	switch t := v.(type) {
+	case nil, map[string]any, []any:
+		return ""
+	case string:
+		return t
+	case bool:
+		return strconv.FormatBool(t)
+	case int:
+		return strconv.Itoa(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case uint64:
+		return strconv.FormatUint(t, 10)
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// ScalarList is a string or a list of scalars as cloudroot has always
+// read them: a string is a one-item list, a list gives ScalarStr of each
+// item with "" dropped; anything else is nil.
+func ScalarList(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []string:
+		return t
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			if s := ScalarStr(e); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // Int is Python's int() of a decoded value: an int, a float truncated, a

@@ -116,3 +116,44 @@ func TestIsFalse(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeFlagsAndScalars(t *testing.T) {
+	type flags struct {
+		On     bool   `cfg:"on,default=true"`
+		Off    bool   `cfg:"off"`
+		Name   string `cfg:"name,scalar"`
+		Value  string `cfg:"value,str"`
+		Absent string `cfg:"absent,str"`
+		Inline struct {
+			Other string `cfg:"other"`
+		} `cfg:",inline"`
+	}
+	tests := []struct {
+		name string
+		in   map[string]any
+		want flags
+	}{
+		{name: "absent", in: map[string]any{}, want: flags{On: true}},
+		{name: "null", in: map[string]any{"on": nil, "off": nil, "name": nil, "value": nil},
+			want: flags{On: true, Value: "None"}},
+		{name: "unknown flag keeps the default", in: map[string]any{"on": "maybe", "off": "maybe"}, want: flags{On: true}},
+		{name: "flags", in: map[string]any{"on": "no", "off": "yes"}, want: flags{On: false, Off: true}},
+		{name: "scalars", in: map[string]any{"name": true, "value": true}, want: flags{On: true, Name: "true", Value: "True"}},
+		{name: "inline", in: map[string]any{"other": 1}, want: flags{On: true, Inline: struct {
+			Other string `cfg:"other"`
+		}{"1"}}},
+		{name: "float", in: map[string]any{"name": 1e21, "value": 1.5}, want: flags{On: true, Name: "1000000000000000000000", Value: "1.5"}},
+		{name: "not a scalar", in: map[string]any{"name": []any{"a"}, "value": []any{"a"}}, want: flags{On: true, Value: "['a']"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got flags
+			if err := (&Decoder{}).Decode(tt.in, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("-want +got\n%s", diff)
+			}
+		})
+	}
+}

@@ -55,6 +55,15 @@ func writeRepr(b *strings.Builder, v any, path []string, order KeyOrder) {
 			writeRepr(b, e, append(path[:len(path):len(path)], strconv.Itoa(i)), order)
 		}
 		b.WriteByte(']')
+	case []string:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(StrRepr(e))
+		}
+		b.WriteByte(']')
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {

@@ -17,6 +17,9 @@ func TestRepr(t *testing.T) {
 	if got := Repr(map[string]any{"b": []any{1, "x"}, "a": nil}); got != "{'a': None, 'b': [1, 'x']}" {
 		t.Errorf("got %s", got)
 	}
+	if got, want := Repr([]string{"gh:me", "it's"}), `['gh:me', "it's"]`; got != want {
+		t.Errorf("Repr([]string) = %s, want %s", got, want)
+	}
 }
 
 // TestReprOrdered: a KeyOrder sees each mapping's path and decides its
