@@ -24,6 +24,9 @@
 # initramfs: with --version it prints and exits before mounting anything)
 # and `go-floor`, a Go program that only prints (the runtime's own start-up
 # on this machine: nothing a Go binary does can start faster).
+#
+# BENCH_ONLY='schema|query' times only the commands whose name matches that
+# extended regular expression (anchored), e.g. while working on one of them.
 set -euo pipefail
 
 build=${1:?usage: bench-startup.sh BUILD_DIR}
@@ -110,6 +113,7 @@ printf '%-14s %7s %7s %8s' command cpu_ms wall_ms rss_kib
 echo
 for c in "${cases[@]}"; do
 	IFS='|' read -r name prog hasup argstr <<<"$c"
+	[[ -z ${BENCH_ONLY:-} || $name =~ ^(${BENCH_ONLY})$ ]] || continue
 	read -r -a args <<<"$argstr"
 	case $prog in
 	cr) bin=$cr ;;

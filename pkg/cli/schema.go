@@ -379,20 +379,21 @@ func validateSchemaPart(env *Env, p schemaPart, annotate bool, idShown, idHost s
 		return false, nil
 	}
 
-	problems := mergedPartProblems(content)
-	if doc, _, yerr := yaml11.Load(p.shown, content); yerr == nil {
-		if _, isMap := doc.(map[string]any); !isMap {
-			return false, &schemaNotDict{fmt.Sprintf("%s %s is not a YAML dict.", p.schemaType, p.shown)}
-		}
+	// One parse: ValidateTop says whether the document is a mapping.
+	r, top := schema.ValidateTop(content, p.shown)
+	if top == schema.TopOther {
+		return false, &schemaNotDict{fmt.Sprintf("%s %s is not a YAML dict.", p.schemaType, p.shown)}
 	}
-	r := schema.Validate(content, p.shown)
-	r.Findings = append(problems, r.Findings...)
+	r.Findings = append(mergedPartProblems(content), r.Findings...)
 	return reportSchemaPart(env, content, r, annotate)
 }
 
 // mergedPartProblems are the errors cloud-init left in a processed file
 // for parts it ignored.
 func mergedPartProblems(content []byte) []schema.Finding {
+	if !bytes.Contains(content, []byte(mergedPartErrorPrefix)) {
+		return nil
+	}
 	var problems []schema.Finding
 	for i, l := range strings.Split(string(content), "\n") {
 		if strings.HasPrefix(l, mergedPartErrorPrefix) {

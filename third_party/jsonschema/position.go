@@ -104,21 +104,48 @@ func schemaPath(path string) SchemaPath {
 }
 
 func (sp SchemaPath) collect(v any, ptr jsonPointer) map[jsonPointer]any {
-	if len(sp) == 0 {
-		return map[jsonPointer]any{
-			ptr: v,
-		}
-	}
-	p, sp := sp[0], sp[1:]
-	m := p.collect(v, ptr)
 	mm := map[jsonPointer]any{}
-	for ptr, v := range m {
-		m = sp.collect(v, ptr)
-		for k, v := range m {
-			mm[k] = v
+	sp.collectInto(v, ptr, mm)
+	return mm
+}
+
+// collectInto adds what collect returns to out, without the intermediate
+// maps (cloudroot: collect ran for every keyword path of every schema
+// object, and its maps were most of what compiling a schema allocated).
+func (sp SchemaPath) collectInto(v any, ptr jsonPointer, out map[jsonPointer]any) {
+	if len(sp) == 0 {
+		out[ptr] = v
+		return
+	}
+	p, rest := sp[0], sp[1:]
+	switch p := p.(type) {
+	case AllProp:
+		if obj, ok := v.(map[string]any); ok {
+			for pname, pvalue := range obj {
+				rest.collectInto(pvalue, ptr.append(pname), out)
+			}
+		}
+	case AllItem:
+		if arr, ok := v.([]any); ok {
+			for i, item := range arr {
+				rest.collectInto(item, ptr.append(strconv.Itoa(i)), out)
+			}
+		}
+	case Prop:
+		if obj, ok := v.(map[string]any); ok {
+			if pvalue, ok := obj[string(p)]; ok {
+				rest.collectInto(pvalue, ptr.append(string(p)), out)
+			}
+		}
+	case Item:
+		if arr, ok := v.([]any); ok && p >= 0 && int(p) < len(arr) {
+			rest.collectInto(arr[int(p)], ptr.append(strconv.Itoa(int(p))), out)
+		}
+	default:
+		for ptr, v := range p.collect(v, ptr) {
+			rest.collectInto(v, ptr, out)
 		}
 	}
-	return mm
 }
 
 func (sp SchemaPath) String() string {

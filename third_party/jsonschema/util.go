@@ -93,15 +93,15 @@ func (ptr jsonPointer) isEmpty() bool {
 }
 
 func (ptr jsonPointer) concat(next jsonPointer) jsonPointer {
-	return jsonPointer(fmt.Sprintf("%s%s", ptr, next))
+	return ptr + next
 }
 
 func (ptr jsonPointer) append(tok string) jsonPointer {
-	return jsonPointer(fmt.Sprintf("%s/%s", ptr, escape(tok)))
+	return ptr + "/" + jsonPointer(escape(tok))
 }
 
 func (ptr jsonPointer) append2(tok1, tok2 string) jsonPointer {
-	return jsonPointer(fmt.Sprintf("%s/%s/%s", ptr, escape(tok1), escape(tok2)))
+	return ptr + "/" + jsonPointer(escape(tok1)) + "/" + jsonPointer(escape(tok2))
 }
 
 // --
@@ -118,6 +118,9 @@ func decode(frag string) (string, error) {
 
 // avoids escaping /.
 func encode(frag string) string {
+	if !needsEncode(frag) {
+		return frag
+	}
 	var sb strings.Builder
 	for i, tok := range strings.Split(frag, "/") {
 		if i > 0 {
@@ -126,6 +129,22 @@ func encode(frag string) string {
 		sb.WriteString(gourl.PathEscape(tok))
 	}
 	return sb.String()
+}
+
+// needsEncode reports whether encode would change frag: a byte other than
+// the ones PathEscape keeps in a segment, or '/' (cloudroot: most fragments
+// need nothing, and encode is on the compiler's hot path).
+func needsEncode(frag string) bool {
+	for i := 0; i < len(frag); i++ {
+		c := frag[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '_', c == '.', c == '~', c == '/', c == '$':
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 func splitFragment(str string) (string, fragment, error) {
@@ -208,7 +227,7 @@ func absolute(input string) (*urlFrag, error) {
 }
 
 func (uf *urlFrag) String() string {
-	return fmt.Sprintf("%s#%s", uf.url, encode(string(uf.frag)))
+	return uf.url.String() + "#" + encode(string(uf.frag))
 }
 
 // --
@@ -244,11 +263,11 @@ func (up *urlPtr) lookup(v any) (any, error) {
 }
 
 func (up *urlPtr) format(tok string) string {
-	return fmt.Sprintf("%s#%s/%s", up.url, encode(string(up.ptr)), encode(escape(tok)))
+	return up.url.String() + "#" + encode(string(up.ptr)) + "/" + encode(escape(tok))
 }
 
 func (up *urlPtr) String() string {
-	return fmt.Sprintf("%s#%s", up.url, encode(string(up.ptr)))
+	return up.url.String() + "#" + encode(string(up.ptr))
 }
 
 // --

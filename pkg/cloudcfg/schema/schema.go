@@ -24,6 +24,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -33,6 +34,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
 )
 
 //go:embed cloud-config.schema.json
@@ -117,7 +119,13 @@ var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) { return compi
 // compileSchema compiles the embedded schema; trusted skips validating it
 // against the draft's meta-schema.
 func compileSchema(trusted bool) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schemaJSON)))
+	return compileDoc(bytes.NewReader(schemaJSON), trusted)
+}
+
+// compileDoc compiles a cloud-config schema document (the embedded one, or
+// a partial one of it) at the embedded schema's URL.
+func compileDoc(r io.Reader, trusted bool) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(r)
 	if err != nil {
 		return nil, fmt.Errorf("schema: parse embedded schema: %w", err)
 	}
@@ -138,13 +146,42 @@ func compileSchema(trusted bool) (*jsonschema.Schema, error) {
 // Validate checks doc, a cloud-config YAML document (the #cloud-config
 // header is not required: cloud.cfg files have none; see ValidateUserData).
 func Validate(doc []byte, source string) Report {
+	r, _ := validate(doc, source, schemaFor)
+	return r
+}
+
+// Top is what a document's top level is.
+type Top int
+
+// Tops.
+const (
+	TopUnreadable Top = iota // not YAML (the report says why)
+	TopMapping               // a mapping: a cloud-config
+	TopOther                 // empty, null, a scalar or a sequence
+)
+
+// ValidateTop is Validate, also saying what the document's top level is —
+// what yaml11.Load's value would be — so that a caller need not parse the
+// document a second time.
+func ValidateTop(doc []byte, source string) (Report, Top) {
+	return validate(doc, source, schemaFor)
+}
+
+// validate is ValidateTop with the schema chosen by pick (schemaFor; tests
+// compare it with the whole schema).
+func validate(doc []byte, source string, pick func(map[string]any) (*jsonschema.Schema, error)) (Report, Top) {
 	r := Report{Source: source}
 	d, err := yaml11.Parse("", doc)
 	if err != nil {
 		line, col := yamlErrorPosition(err)
 		r.Findings = append(r.Findings, Finding{Line: line, Column: col, Severity: Error, Document: true,
 			Message: fmt.Sprintf("File %s is not valid YAML. %v", source, err)})
-		return r
+		return r, TopUnreadable
+	}
+	// yaml11.Value gives a map exactly for a mapping node.
+	top := TopOther
+	if d.Root != nil && d.Root.Kind == yaml.MappingNode {
+		top = TopMapping
 	}
 	// A repeated key: cloud-init (PyYAML) keeps the last value and says
 	// nothing; cloudroot warns, and the document stays valid.
@@ -157,15 +194,15 @@ func Validate(doc []byte, source string) Report {
 	cfg, ok := inst.(map[string]any)
 	if !ok {
 		if inst == nil {
-			return finish(r) // empty document: nothing to check
+			return finish(r), top // empty document: nothing to check
 		}
 		r.Findings = append(r.Findings, Finding{Line: 1, Column: 1, Severity: Error, Document: true, Message: "Cloud-config is not a YAML dict."})
-		return finish(r)
+		return finish(r), top
 	}
-	sch, err := compiled()
+	sch, err := pick(cfg)
 	if err != nil {
 		r.Findings = append(r.Findings, Finding{Severity: Error, Message: err.Error()})
-		return finish(r)
+		return finish(r), top
 	}
 	if err := sch.Validate(cfg); err != nil {
 		if ve, ok := err.(*jsonschema.ValidationError); ok {
@@ -184,7 +221,7 @@ func Validate(doc []byte, source string) Report {
 		f.Line, f.Column = c.position(f.Path)
 		r.Findings = append(r.Findings, f)
 	}
-	return finish(r)
+	return finish(r), top
 }
 
 // CloudConfigHeader starts a cloud-config user-data document.

@@ -1,0 +1,96 @@
+package schema
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestPartialSchemaAgrees: a document checked against the partial schema of
+// its keys (what Validate uses) gets the report the whole schema gives, for
+// every golden document and every document of the upstream corpus (a
+// wrong-typed value for every key of 26.x's schema).
+func TestPartialSchemaAgrees(t *testing.T) {
+	parts, err := splitSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range parts.props {
+		keys = append(keys, k)
+	}
+	fresh := func(cfg map[string]any) (*jsonschema.Schema, error) {
+		var ks []string
+		for k := range cfg {
+			if _, ok := parts.props[k]; ok {
+				ks = append(ks, k)
+			}
+		}
+		return compilePartialSorted(parts, ks)
+	}
+	whole := func(map[string]any) (*jsonschema.Schema, error) { return compiled() }
+	allKeys, err := compilePartialSorted(parts, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(map[string]any) (*jsonschema.Schema, error) { return allKeys, nil }
+
+	docs := map[string][]byte{}
+	globs := []string{"../testdata/schema/*/cloud-config.yaml", "../../cli/testdata/schema/*/*.yaml", "../testdata/examples/*"}
+	for _, g := range globs {
+		files, _ := filepath.Glob(g)
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil {
+				docs[f] = b
+			}
+		}
+	}
+	b, err := os.ReadFile("../testdata/schema-corpus/upstream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Key string         `json:"key"`
+		Doc map[string]any `json:"doc"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		doc, _ := json.Marshal(c.Doc)
+		docs["corpus "+c.Key] = doc
+	}
+	if len(docs) < 100 {
+		t.Fatalf("only %d documents", len(docs))
+	}
+	for name, doc := range docs {
+		want, wantTop := validate(doc, name, whole)
+		got, _ := validate(doc, name, fresh)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: partial schema (-whole +partial):\n%s", name, diff)
+		}
+		got, top := ValidateTop(doc, name)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: Validate (-whole +Validate):\n%s", name, diff)
+		}
+		if top != wantTop {
+			t.Errorf("%s: top %v, want %v", name, top, wantTop)
+		}
+		got, _ = validate(doc, name, all)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: partial schema of every key (-whole +partial):\n%s", name, diff)
+		}
+	}
+	t.Logf("%d documents", len(docs))
+}
+
+func compilePartialSorted(parts *schemaParts, keys []string) (*jsonschema.Schema, error) {
+	keys = append([]string(nil), keys...)
+	slices.Sort(keys)
+	return compilePartial(parts, keys, true)
+}
