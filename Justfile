@@ -306,6 +306,31 @@ goldens area="all":
     done
     [[ $ran -gt 0 ]] || { echo "goldens: no generator for '{{area}}' under scripts/goldens/" >&2; exit 2; }
 
+# cloudroot's `single` (and `clean`) in a throwaway chroot of the cloud-init twin's Debian 12 root (the
+# newest cached debian-12-cloud-init-*.tar.zst, extracted into a temp dir) against 26.2's records in
+# pkg/cli/testdata/inroot-single and inroot-nostate. Needs root (unshare, overlay, tmpfs in a private
+# namespace). 26.2 is CLOUDINIT_SRC, or the cache's cloud-init-26.2 (unpacked from CLOUDINIT_MIRROR).
+# Run TestInRootSingleUpstream against the cached cloud-init twin's root.
+inroot-goldens:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [[ $(id -u) -eq 0 ]] || { echo "inroot-goldens: needs root (unshare, overlay and tmpfs mounts in a private namespace); run it as root" >&2; exit 2; }
+    cache=${CLOUDROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cloudroot}
+    tarball=$(ls -t "$cache"/debian-12-cloud-init-*.tar.zst 2>/dev/null | head -n 1 || true)
+    [[ -n $tarball ]] || { echo "inroot-goldens: no $cache/debian-12-cloud-init-*.tar.zst (DEBIAN_IMAGE_VARIANT=cloud-init scripts/debian-image.sh builds it, as just bench-vs-cloud-init does)" >&2; exit 2; }
+    src=${CLOUDINIT_SRC:-$cache/cloud-init-26.2}
+    if [[ ! -f $src/cloudinit/version.py ]]; then
+        [[ -n ${CLOUDINIT_MIRROR:-} ]] || { echo "inroot-goldens: set CLOUDINIT_SRC (an unpacked cloud-init 26.2) or CLOUDINIT_MIRROR (a git clone of canonical/cloud-init with tag 26.2)" >&2; exit 2; }
+        mkdir -p "$src"
+        git -C "$CLOUDINIT_MIRROR" archive refs/tags/26.2 | tar -x -C "$src"
+    fi
+    root=$(mktemp -d "${TMPDIR:-/tmp}/inroot-goldens.XXXXXX")
+    trap 'rm -rf --one-file-system "$root"' EXIT
+    echo "inroot-goldens: $tarball into $root; 26.2 from $src" >&2
+    tar -I zstd -xpf "$tarball" -C "$root"
+    cd {{justfile_directory()}}
+    CLOUDROOT_DEBIAN_ROOT=$root CLOUDINIT_SRC=$src go test -count=1 -timeout 30m -v -run '^TestInRootSingleUpstream$' ./pkg/cli/
+
 # Go benchmarks of the hot paths.
 bench:
     go test -run '^$' -bench . -benchmem ./pkg/...

@@ -120,7 +120,7 @@ func run() error {
 	b.startEntropy()
 	// The ephemeral network exists from here: network boot (a live root,
 	// an image to write) may need it before the root is mounted.
-	net := &ephemeralNet{b: b}
+	net := newEphemeralNet(b)
 	var spec bootenv.RootSpec
 	if live, ok, lerr := b.cmdline.LiveRoot(); ok {
 		spec = b.liveRoot(ctx, net, live, lerr)

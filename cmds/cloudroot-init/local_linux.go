@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"sync"
 
@@ -15,32 +14,34 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/netup"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
-	"github.com/cloudroot/cloudroot/pkg/userdata"
 )
 
 // ephemeralNet is the network the initramfs brings up only when something
 // needs it (a network datasource, an #include), and releases before
-// switch_root so the real system starts clean.
+// switch_root so the real system starts clean: stages.EphemeralNet (the
+// agent's in-root local stage uses the same), brought up with the
+// initramfs's ip= and BOOTIF= forms.
 type ephemeralNet struct {
-	mu     sync.Mutex
-	tried  bool
-	lease  *netup.Lease
-	err    error
-	client *http.Client
-	b      *boot
+	*stages.EphemeralNet
+	b *boot
 	// ra watches the NIC for router advertisements while it is up, for the
 	// fallback configuration's IPv6.
+	mu sync.Mutex
 	ra *raWatch
 }
 
+// newEphemeralNet is the initramfs's ephemeral network for b.
+func newEphemeralNet(b *boot) *ephemeralNet {
+	n := &ephemeralNet{b: b}
+	n.EphemeralNet = &stages.EphemeralNet{Bring: n.bring, Log: b.log}
+	return n
+}
+
 // up brings the network up once; later calls return the first outcome.
-func (n *ephemeralNet) up(ctx context.Context) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.tried {
-		return n.err
-	}
-	n.tried = true
+func (n *ephemeralNet) up(ctx context.Context) error { return n.Up(ctx) }
+
+// bring is the bring-up: DHCP on the BOOTIF= NIC or every NIC, or ip=.
+func (n *ephemeralNet) bring(ctx context.Context) (*netup.Lease, error) {
 	start := uptime()
 	opts := netup.Options{
 		LinkLocalRoutes: []netip.Prefix{netip.MustParsePrefix(imds.DefaultAddr + "/32")},
@@ -87,15 +88,12 @@ func (n *ephemeralNet) up(ctx context.Context) error {
 	}
 	n.b.st.Timings = append(n.b.st.Timings, state.Timing{Stage: "network-up", Start: start, Duration: uptime() - start})
 	if err != nil {
-		n.err = fmt.Errorf("ephemeral network: %w", err)
-		n.b.log.Warn("ephemeral network did not come up", "err", err)
-		return n.err
+		return nil, err
 	}
-	n.lease = lease
+	n.mu.Lock()
 	n.ra = startRAWatch(lease.Iface, raListen)
-	n.client = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	n.b.log.Info("ephemeral network up", "iface", lease.Iface, "address", lease.Addr.String())
-	return nil
+	n.mu.Unlock()
+	return lease, nil
 }
 
 // ipv6 annotates links with what the router advertisements seen on the
@@ -122,70 +120,14 @@ func (n *ephemeralNet) ipv6(links []bootenv.NetLink) {
 
 // dsLease is the DHCP lease as datasources see it (nil when the network
 // is static or not up).
-func (n *ephemeralNet) dsLease() *datasource.Lease {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.lease == nil || n.lease.Proto == netup.ProtoStatic {
-		return nil
-	}
-	return &datasource.Lease{
-		Iface:    n.lease.Iface,
-		Addr:     n.lease.Addr,
-		Router:   n.lease.Router,
-		ServerID: n.lease.ServerID,
-		Options:  n.lease.Options,
-		Hostname: n.lease.Hostname,
-		Domain:   n.lease.Domain,
-		DNS:      n.lease.DNS,
-		NTP:      n.lease.NTP,
-	}
-}
+func (n *ephemeralNet) dsLease() *datasource.Lease { return n.Lease() }
 
 // down releases the lease and removes everything up added.
-func (n *ephemeralNet) down(ctx context.Context) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.lease == nil {
-		return
-	}
-	if n.client != nil {
-		n.client.CloseIdleConnections()
-	}
-	if err := n.lease.Release(ctx); err != nil {
-		n.b.log.Debug("DHCP release", "err", err)
-	}
-	if err := n.lease.Down(); err != nil {
-		n.b.log.Warn("ephemeral network teardown", "err", err)
-	} else {
-		n.b.log.Info("ephemeral network released", "iface", n.lease.Iface)
-	}
-	n.lease = nil
-}
+func (n *ephemeralNet) down(ctx context.Context) { n.Down(ctx) }
 
 // fetch retrieves an #include URL, bringing the network up on first use.
 func (n *ephemeralNet) fetch(ctx context.Context, url string) ([]byte, error) {
-	if err := n.up(ctx); err != nil {
-		return nil, err
-	}
-	return userdata.HTTPFetcher(n.client, userdata.DefaultMaxSize, userdata.DefaultIncludeRetries)(ctx, url)
-}
-
-// Up, Client, Lease and Fetch are the network as pkg/stages asks for it.
-func (n *ephemeralNet) Up(ctx context.Context) error { return n.up(ctx) }
-
-// Client is the HTTP client over the ephemeral network (after Up).
-func (n *ephemeralNet) Client() *http.Client {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.client
-}
-
-// Lease is the DHCP lease as datasources see it.
-func (n *ephemeralNet) Lease() *datasource.Lease { return n.dsLease() }
-
-// Fetch retrieves an #include URL, bringing the network up on first use.
-func (n *ephemeralNet) Fetch(ctx context.Context, url string) ([]byte, error) {
-	return n.fetch(ctx, url)
+	return n.Fetch(ctx, url)
 }
 
 var _ stages.Network = (*ephemeralNet)(nil)

@@ -74,7 +74,7 @@ func (b *boot) bootIface(ctx context.Context) (string, bool) {
 func (b *boot) fetcher(n *ephemeralNet) *netboot.Fetcher {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return &netboot.Fetcher{Client: n.client, Progress: b.console, Log: b.log}
+	return &netboot.Fetcher{Client: n.Client(), Progress: b.console, Log: b.log}
 }
 
 // memAvailable is /proc/meminfo's MemAvailable in bytes (-1 unknown).
@@ -378,7 +378,7 @@ func (b *boot) cmdlineURL(ctx context.Context, t *target.Root, n *ephemeralNet) 
 		if err := n.up(ctx); err != nil {
 			return fmt.Errorf("%s=%s: %w", key, u, err)
 		}
-		data, err = userdata.HTTPFetcher(n.client, userdata.DefaultMaxSize, 2)(ctx, u)
+		data, err = userdata.HTTPFetcher(n.Client(), userdata.DefaultMaxSize, 2)(ctx, u)
 	}
 	if err != nil {
 		return fmt.Errorf("retrieving url '%s' failed: %w", u, err)
@@ -482,7 +482,7 @@ func (b *boot) seedImage(ctx context.Context, n *ephemeralNet) (bootenv.Image, e
 		if nerr := n.up(sctx); nerr != nil {
 			return img, nerr
 		}
-		env.NetworkUp, env.HTTP, env.Lease = true, n.client, n.dsLease()
+		env.NetworkUp, env.HTTP, env.Lease = true, n.Client(), n.dsLease()
 		d, err = srcs[0].Get(sctx, env)
 	}
 	if err != nil {

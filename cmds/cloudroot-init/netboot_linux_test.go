@@ -4,7 +4,6 @@ package main
 
 import (
 	"log/slog"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
-	"github.com/cloudroot/cloudroot/pkg/netup"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -77,22 +75,5 @@ func TestKeepSeed(t *testing.T) {
 	other, _ := target.New(t.TempDir())
 	if err := b.keepSeed(other, &datasource.Data{Name: "NoCloud", Mode: "local"}); err != nil || other.Exists(installedSeedDir+"/meta-data") {
 		t.Errorf("local seed copied: %v", err)
-	}
-}
-
-// TestDSLeaseOptions: the DHCP options a PXE network's server hands out
-// reach the datasources with the lease.
-func TestDSLeaseOptions(t *testing.T) {
-	dns := []netip.Addr{netip.MustParseAddr("192.168.10.1")}
-	ntp := []netip.Addr{netip.MustParseAddr("192.168.10.2")}
-	n := &ephemeralNet{lease: &netup.Lease{Iface: "eth0", Proto: netup.ProtoDHCP, Addr: netip.MustParsePrefix("192.168.10.100/24"),
-		Hostname: "node1", Domain: "lab.example", DNS: dns, NTP: ntp}}
-	l := n.dsLease()
-	if l == nil || l.Hostname != "node1" || l.Domain != "lab.example" || !reflect.DeepEqual(l.DNS, dns) || !reflect.DeepEqual(l.NTP, ntp) {
-		t.Fatalf("dsLease = %+v", l)
-	}
-	n.lease.Proto = netup.ProtoStatic
-	if n.dsLease() != nil {
-		t.Error("a static configuration is not a lease")
 	}
 }

@@ -15,9 +15,12 @@ package cli
 //     cloud-init-*.nmconnection, networkd 10-cloud-init-*.network, ENI
 //     50-cloud-init.cfg); ssh_config: sshd_config.d/50-cloud-init.conf;
 //     fstab: /etc/fstab lines carrying comment=cloudconfig; datasource:
-//     nothing (no cloudroot datasource keeps state outside /var/lib/cloud);
-//     all: every one of them;
-//   - the executables in /etc/cloud/clean.d run, in name order;
+//     nothing (no cloudroot datasource keeps state outside /var/lib/cloud),
+//     but "No datasource found, nothing cleaned." when 26.x's fetch would
+//     find none (no hand-off state, no None in datasource_list) and
+//     /var/lib/cloud exists; all: every one of them;
+//   - the executables in /etc/cloud/clean.d run, in name order; a file
+//     there that is not executable is skipped with subp's WARNING;
 //   - --machine-id: /etc/machine-id becomes "uninitialized\n" (0444) under
 //     systemd, is removed otherwise;
 //   - --reboot: `shutdown -r now` once everything else succeeded.
@@ -28,6 +31,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +40,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -165,9 +170,43 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// cleanConfig is the system configuration clean reads (init.read_cfg):
+// cloud.cfg, cloud.cfg.d and the runtime config.
+func cleanConfig(env *Env) map[string]any {
+	root, err := target.New(env.Root)
+	if err != nil {
+		return nil
+	}
+	if m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: root}); err == nil && m != nil {
+		return m.System
+	}
+	return nil
+}
+
+// cleanFindsDatasource is whether 26.x's clean, asking init.fetch() with
+// no dependencies, finds a datasource: this boot's hand-off state (its
+// cached datasource), or None in datasource_list (the only source without
+// dependencies; the built-in list ends with it).
+func cleanFindsDatasource(env *Env, cfg map[string]any) bool {
+	if _, err := os.Stat(env.Path(state.StateFile)); err == nil {
+		return true
+	}
+	list, ok := cfg["datasource_list"].([]any)
+	if !ok {
+		return true
+	}
+	for _, v := range list {
+		if v == "None" {
+			return true
+		}
+	}
+	return false
+}
+
 func removeArtifacts(env *Env, o cleanOptions) int {
+	cfg := cleanConfig(env)
 	if o.logs {
-		for _, l := range cleanLogFiles(env) {
+		for _, l := range cleanLogFiles(env, cfg) {
 			if fi, err := os.Stat(l); err == nil && fi.Mode()&(os.ModeDevice|os.ModeCharDevice) == 0 {
 				os.Remove(l)
 			}
@@ -193,6 +232,11 @@ func removeArtifacts(env *Env, o cleanOptions) int {
 	if !isDir(cloudDir) {
 		multiLog(env, "Artifacts already cleaned.")
 		return 0
+	}
+	if o.config("datasource") && !cleanFindsDatasource(env, cfg) {
+		// No cloudroot datasource keeps anything to clean outside
+		// /var/lib/cloud; 26.x says when it found none to ask.
+		multiLog(env, "No datasource found, nothing cleaned.")
 	}
 	ents, _ := filepath.Glob(cloudDir + "/*")
 	for _, p := range ents {
@@ -221,14 +265,7 @@ var reOutputTarget = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCo
 
 // cleanLogFiles is cloud-init's get_config_logfiles: def_log_file, the
 // `output` targets (a file, or `tee -a FILE`) and their rotated copies.
-func cleanLogFiles(env *Env) []string {
-	root, err := target.New(env.Root)
-	var cfg map[string]any
-	if err == nil {
-		if m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: root}); err == nil && m != nil {
-			cfg = m.System
-		}
-	}
+func cleanLogFiles(env *Env, cfg map[string]any) []string {
 	logs := []string{state.LogFile}
 	if v, ok := cfg["def_log_file"].(string); ok && v != "" {
 		logs[0] = v
@@ -296,6 +333,8 @@ func cleanFstab(p string) {
 // runParts runs the executable regular files of dir in name order, as
 // cloud-init's subp.runparts; failures are collected in its words.
 func runParts(env *Env, dir string) error {
+	// subp.runparts logs through the basic logging clean has: stderr.
+	log := slog.New(cilog.NewHandler(env.Stderr, cilog.Options{Level: slog.LevelWarn, Logger: "subp.py"}))
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -305,7 +344,12 @@ func runParts(env *Env, dir string) error {
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if fi.Mode()&0o111 == 0 {
+			rel := filepath.Join(cleanRunPartsDir, e.Name())
+			log.Warn(fmt.Sprintf("skipping %s as its not executable or the underlying file system is mounted without executable permissions.", rel))
 			continue
 		}
 		attempted++
@@ -325,12 +369,19 @@ func runParts(env *Env, dir string) error {
 // or on stdout when there is no console to write to.
 func multiLog(env *Env, text string) {
 	fmt.Fprint(env.Stderr, text)
-	if f, err := os.OpenFile(env.Path("/dev/console"), os.O_WRONLY, 0); err == nil {
-		_, err = f.WriteString(text)
-		f.Close()
+	con := env.Path("/dev/console")
+	if _, err := os.Stat(con); err == nil {
+		f, err := os.OpenFile(con, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(text)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err == nil {
 			return
 		}
+		fmt.Fprintln(env.Stdout, "Failed to write to /dev/console")
 	}
 	fmt.Fprint(env.Stdout, text)
 }

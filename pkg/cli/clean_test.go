@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -133,5 +134,61 @@ func TestCleanConfigs(t *testing.T) {
 	env, _, errb = newTestEnv(root)
 	if code := Run(context.Background(), env, []string{"clean", "--configs", "bogus"}); code != 2 || !strings.Contains(errb.String(), "invalid choice: 'bogus'") {
 		t.Errorf("bad --configs: exit %d %q", code, errb)
+	}
+}
+
+// TestCleanNoState is clean where nothing ran (a chroot, a fresh image),
+// as 26.2 answers there (testdata/inroot-nostate/clean-*/upstream.txt
+// are its records in a Debian root): no /var/lib/cloud is "Artifacts
+// already cleaned." and exit 0 whatever the options; with the directory,
+// --configs datasource and no datasource to ask says so; a clean.d file
+// that is not executable is skipped with subp's warning. There is no
+// /dev/console in the temp root, so multi_log falls back to stdout.
+func TestCleanNoState(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		cloudDir       bool
+		list           string
+		args           []string
+		stdout, stderr string
+		machineIDGone  bool
+	}{
+		{name: "no state", args: nil, stdout: "Artifacts already cleaned.", stderr: "Artifacts already cleaned."},
+		{name: "no state, everything", args: []string{"--logs", "--seed", "--machine-id", "--configs", "all"},
+			stdout: "Artifacts already cleaned.", stderr: "Artifacts already cleaned.", machineIDGone: true},
+		{name: "empty cloud dir", cloudDir: true, list: "[None]", args: []string{"--logs", "--seed", "--configs", "all"},
+			stderr: "subp.py[WARNING]: skipping /etc/cloud/clean.d/README as its not executable or the underlying file system is mounted without executable permissions.\n"},
+		{name: "no datasource", cloudDir: true, list: "[]", args: []string{"--configs", "datasource"},
+			stdout: "No datasource found, nothing cleaned.",
+			stderr: "No datasource found, nothing cleaned.<time> - subp.py[WARNING]: skipping /etc/cloud/clean.d/README as its not executable or the underlying file system is mounted without executable permissions.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.MkdirAll(filepath.Join(root, "etc/cloud/clean.d"), 0o755)
+			os.WriteFile(filepath.Join(root, "etc/cloud/clean.d/README"), []byte("docs\n"), 0o644)
+			os.WriteFile(filepath.Join(root, "etc/machine-id"), nil, 0o444)
+			if tc.list != "" {
+				os.WriteFile(filepath.Join(root, "etc/cloud/cloud.cfg"), []byte("datasource_list: "+tc.list+"\n"), 0o644)
+			}
+			if tc.cloudDir {
+				os.MkdirAll(filepath.Join(root, "var/lib/cloud"), 0o755)
+			}
+			env, out, errb := newTestEnv(root)
+			if rc := Run(context.Background(), env, append([]string{"clean"}, tc.args...)); rc != 0 {
+				t.Errorf("exit %d, want 0", rc)
+			}
+			stamp := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}`)
+			gotErr := stamp.ReplaceAllString(errb.String(), "<time>")
+			want := tc.stderr
+			if strings.HasPrefix(want, "subp.py") {
+				want = "<time> - " + want
+			}
+			if gotErr != want || out.String() != tc.stdout {
+				t.Errorf("stdout %q stderr %q, want %q and %q", out, gotErr, tc.stdout, want)
+			}
+			if _, err := os.Stat(filepath.Join(root, "etc/machine-id")); (err != nil) != tc.machineIDGone {
+				t.Errorf("/etc/machine-id: %v, want removed %v (no systemd)", err, tc.machineIDGone)
+			}
+		})
 	}
 }

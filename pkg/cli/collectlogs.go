@@ -268,7 +268,7 @@ func collectLogs(ctx context.Context, env *Env, tarfile string, sensitive bool) 
 			}
 		}
 	}
-	for _, hp := range cleanLogFiles(env) {
+	for _, hp := range cleanLogFiles(env, cleanConfig(env)) {
 		if err := add(rootRel(env, hp), true); err != nil {
 			return err
 		}

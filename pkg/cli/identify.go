@@ -68,7 +68,6 @@ func runIdentify(_ context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	runDir := filepath.Join(opts.root, "run", "cloud-init")
 	if !opts.force {
 		if code, ok := cachedIdentify(opts.root); ok {
 			if opts.json {
@@ -79,33 +78,11 @@ func runIdentify(_ context.Context, env *Env, args []string) int {
 			return code
 		}
 	}
-	start := identifyUptime(env)
-
-	in, err := identify.FromRoot(opts.root)
+	r, err := dsIdentify(env, opts.root, opts.force)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return identifyFailed
 	}
-	in.Env = map[string]string{}
-	for _, k := range identifyEnvVars() {
-		if v, ok := os.LookupEnv(k); ok && v != "" {
-			in.Env[k] = v
-		}
-	}
-	r := identify.Identify(in)
-	for _, w := range r.Warnings {
-		fmt.Fprintln(env.Stderr, w)
-	}
-
-	frame := identify.LogFrame{Start: start, End: identifyUptime(env), PID: os.Getpid(), PPID: os.Getppid()}
-	if opts.force {
-		frame.Args = "--force"
-	}
-	if err := identify.WriteOutputs(runDir, r, r.FormatLog(frame)); err != nil {
-		fmt.Fprintf(env.Stderr, "error: %v\n", err)
-		return identifyFailed
-	}
-
 	if opts.json {
 		identifyJSON(env, r)
 	} else {
@@ -152,6 +129,36 @@ func parseIdentifyArgs(env *Env, args []string) (identifyOptions, int, bool) {
 		return opts, identifyFailed, false
 	}
 	return opts, 0, true
+}
+
+// dsIdentify decides for the root at dir as ds-identify does (its inputs
+// from under dir and the environment) and writes its outputs into
+// dir/run/cloud-init: cloud.cfg, ds-identify.log, .ds-identify.result and
+// the enabled or disabled marker. Warnings go to stderr.
+func dsIdentify(env *Env, dir string, force bool) (identify.Result, error) {
+	start := identifyUptime(env)
+	in, err := identify.FromRoot(dir)
+	if err != nil {
+		return identify.Result{}, err
+	}
+	in.Env = map[string]string{}
+	for _, k := range identifyEnvVars() {
+		if v, ok := os.LookupEnv(k); ok && v != "" {
+			in.Env[k] = v
+		}
+	}
+	r := identify.Identify(in)
+	for _, w := range r.Warnings {
+		fmt.Fprintln(env.Stderr, w)
+	}
+	frame := identify.LogFrame{Start: start, End: identifyUptime(env), PID: os.Getpid(), PPID: os.Getppid()}
+	if force {
+		frame.Args = "--force"
+	}
+	if err := identify.WriteOutputs(filepath.Join(dir, "run", "cloud-init"), r, r.FormatLog(frame)); err != nil {
+		return r, err
+	}
+	return r, nil
 }
 
 // cachedIdentify is ds-identify's reuse of an earlier answer.

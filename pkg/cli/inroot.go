@@ -20,14 +20,22 @@ package cli
 //
 // Block devices are read from /sys and /dev unless the root is a
 // container's (ds-identify ignores them there, as systemd-detect-virt
-// says). Ephemeral DHCP from the booted root is not done: a network source
-// is asked in the network stage.
+// says). A network source asked in the local stage (an IMDS, a NoCloud
+// seedfrom URL) gets an ephemeral DHCP lease, as cloud-init's
+// EphemeralDHCPv4 in init-local: pkg/netup's DHCP through
+// stages.EphemeralNet, the code the initramfs brings its network up with,
+// released when the stage is done, before the system's network starts.
+// When the system's network is already up (a NIC with a global address:
+// a chroot on a build host, a container with its network configured),
+// the source is asked over it instead, as cloud-init skips the ephemeral
+// lease when the metadata service is reachable.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -36,6 +44,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/identify"
+	"github.com/cloudroot/cloudroot/pkg/netup"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
@@ -62,6 +71,11 @@ type inRootOptions struct {
 	Devices []bootenv.Device
 	// NoDevices skips the scan (tests, containers).
 	NoDevices bool
+	// Bring brings the local stage's ephemeral network up (nil: DHCP on
+	// every NIC, netup.Up); SystemNetUp says whether the system's own
+	// network is up already (nil: a NIC with a global address).
+	Bring       func(ctx context.Context) (*netup.Lease, error)
+	SystemNetUp func() bool
 }
 
 // runInRoot runs the local (and init) stage in env.Root and writes the
@@ -102,11 +116,29 @@ func runInRoot(ctx context.Context, env *Env, o inRootOptions) (*stages.Boot, bo
 		}
 		cancel()
 	}
-	if o.Stage != inRootLocal {
+	netUp := o.SystemNetUp
+	if netUp == nil {
+		netUp = systemNetworkUp
+	}
+	switch {
+	case o.Stage != inRootLocal || netUp():
 		// The system's network is up (cloud-init-network runs after
 		// systemd-networkd-wait-online); a direct client, no proxy.
 		b.NetworkUp = true
 		b.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	default:
+		bring := o.Bring
+		if bring == nil {
+			bring = func(ctx context.Context) (*netup.Lease, error) {
+				o.Log.Info("bringing up an ephemeral DHCP lease for a network datasource (the system's network is not up)")
+				return netup.Up(ctx, stages.DHCPOptions(o.Log))
+			}
+		}
+		eph := &stages.EphemeralNet{Bring: bring, Log: o.Log}
+		b.Net = eph
+		// Released when the stage is done, before the system's network
+		// starts (the handoff is written then).
+		defer eph.Down(context.WithoutCancel(ctx))
 	}
 	data := b.Local(ctx)
 	if data == nil && o.Stage != inRootNetwork {
@@ -123,6 +155,28 @@ func runInRoot(ctx context.Context, env *Env, o inRootOptions) (*stages.Boot, bo
 		o.Log.Warn("writing the hand-off state", "err", err)
 	}
 	return b, data != nil
+}
+
+// systemNetworkUp reports whether a NIC other than loopback is up with a
+// global unicast address: the system's network, which a network source is
+// then asked over.
+func systemNetworkUp() bool {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return false
+	}
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.IsGlobalUnicast() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runInRootCommand is `cloud-init init [--local]` without a hand-off

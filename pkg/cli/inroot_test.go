@@ -2,13 +2,22 @@ package cli
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/cloudroot/cloudroot/pkg/cilog"
+	"github.com/cloudroot/cloudroot/pkg/netup"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // inRootFixture is a root with no hand-off state: /etc/cloud/cloud.cfg
@@ -118,4 +127,61 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestInitLocalEphemeralDHCP: `init --local` without a hand-off state,
+// whose datasource needs the network (NoCloud's seedfrom URL, as an IMDS
+// would) before the system's network is up, brings an ephemeral lease up
+// once through stages.EphemeralNet (the initramfs's), asks the source
+// over it and releases it when the stage is done; with the system's
+// network up it asks over that and brings nothing up. Before, the local
+// stage left network sources to the network stage.
+func TestInitLocalEphemeralDHCP(t *testing.T) {
+	srv := httptest.NewServer(http.FileServerFS(fstest.MapFS{
+		"meta-data": {Data: []byte("instance-id: iid-imds\nlocal-hostname: fromimds\n")},
+		"user-data": {Data: []byte("#cloud-config\nwrite_files: [{path: /etc/from-imds, content: imds}]\n")},
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name      string
+		systemNet bool
+		brings    int
+	}{
+		{name: "system network down: ephemeral lease", brings: 1},
+		{name: "system network up: asked over it", systemNet: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := inRootFixture(t, "NoCloud, None", map[string]string{
+				"proc/cmdline": "root=/dev/vda1 ds=nocloud;s=" + srv.URL + "/\n",
+			})
+			env, out, errb := newTestEnv(root)
+			r, _ := target.New(root)
+			var logBuf strings.Builder
+			log := slog.New(cilog.NewHandler(&logBuf, cilog.Options{Level: slog.LevelDebug}))
+			brings := 0
+			b, found := runInRoot(context.Background(), env, inRootOptions{
+				Stage: inRootLocal, Root: r, Log: log, Out: io.Discard, NoDevices: true,
+				SystemNetUp: func() bool { return tc.systemNet },
+				Bring: func(context.Context) (*netup.Lease, error) {
+					brings++
+					return &netup.Lease{Iface: "eth0", Proto: netup.ProtoDHCP, Addr: netip.MustParsePrefix("10.0.2.15/24")}, nil
+				},
+			})
+			if !found || b.State.InstanceID != "iid-imds" {
+				t.Fatalf("found %v, instance %q\nstdout %s stderr %s\nlog:\n%s", found, b.State.InstanceID, out, errb, logBuf.String())
+			}
+			if brings != tc.brings {
+				t.Errorf("ephemeral network brought up %d times, want %d", brings, tc.brings)
+			}
+			if got := b.State.Datasource.Description; !strings.Contains(got, srv.URL) {
+				t.Errorf("datasource %q, want the seed URL", got)
+			}
+			if released := strings.Contains(logBuf.String(), "ephemeral network released"); released != (tc.brings > 0) {
+				t.Errorf("released %v, want %v:\n%s", released, tc.brings > 0, logBuf.String())
+			}
+			if b, err := os.ReadFile(filepath.Join(root, "etc/from-imds")); err != nil || string(b) != "imds" {
+				t.Errorf("/etc/from-imds = %q, %v", b, err)
+			}
+		})
+	}
 }

@@ -3,20 +3,34 @@ package cli
 // `cloudroot generator NORMAL_DIR EARLY_DIR LATE_DIR` — the systemd
 // generator `cloudroot install` links as
 // /usr/lib/systemd/system-generators/cloudroot-generator (the agent answers
-// to that name, see Argv). The contract, after cloud-init's
-// cloud-init-generator:
+// to that name, see Argv). The contract, after cloud-init 26.x's
+// cloud-init-generator, which runs ds-identify and follows its exit code:
 //
-//   - cloud-init is disabled when cloud-init=disabled is on the kernel
-//     command line, KERNEL_CMDLINE=cloud-init=disabled is in the environment
-//     (containers), /etc/cloud/cloud-init.disabled exists, or the
-//     initramfs's ds-identify left /run/cloud-init/disabled (no datasource).
+//   - cloudroot's initramfs ran (its hand-off state is in /run): its
+//     ds-identify decided. Disabled when cloud-init=disabled is on the
+//     kernel command line, KERNEL_CMDLINE=cloud-init=disabled is in the
+//     environment (containers), /etc/cloud/cloud-init.disabled exists, or
+//     the initramfs left /run/cloud-init/disabled (no datasource).
+//   - No hand-off state (the root was booted by another initrd, or is a
+//     container): ds-identify runs here, in-process (pkg/identify, the
+//     code the initramfs runs), on this root's /sys, /proc/cmdline, block
+//     devices, /etc/cloud and environment; a result already in
+//     /run/cloud-init (.ds-identify.result with cloud.cfg) is reused as
+//     ds-identify does. It writes /run/cloud-init/cloud.cfg (the
+//     datasource_list the in-root stages read), ds-identify.log and
+//     .ds-identify.result. Exit 0 enables; 1 (nothing found) and 2
+//     (disabled by command line, file or environment) disable.
 //   - Enabled: EARLY_DIR/multi-user.target.wants/cloud-init.target links to
 //     /usr/lib/systemd/system/cloud-init.target, and /run/cloud-init/enabled
 //     replaces /run/cloud-init/disabled. Disabled: that link is removed and
 //     /run/cloud-init/disabled written.
-//   - What it decided is appended to /run/cloud-init/cloud-init-generator.log.
-//   - Exit 0 whatever happens to the log; 1 only when the link could not be
-//     made or removed (systemd logs a failing generator and boots on).
+//   - /run/cloud-init/cloud-init-generator.log is this run's, with
+//     cloud-init's generator's lines ("checking for datasource",
+//     "ds-identify rc=N", "enabled via LINK -> TARGET", "cloud-init is
+//     enabled but no datasource found, disabling", ...).
+//   - Exit 0 whatever happens to the log; 1 when the link could not be
+//     made or removed, 3 when ds-identify could not run (systemd logs a
+//     failing generator and boots on).
 
 import (
 	"context"
@@ -28,6 +42,8 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/identify"
+	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 func generatorCommand() Command {
@@ -63,46 +79,102 @@ func runGenerator(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "usage: cloudroot generator NORMAL_DIR EARLY_DIR LATE_DIR")
 		return 2
 	}
-	early := args[0]
+	normal, early, late := args[0], args[0], args[0]
 	if len(args) == 3 {
-		early = args[1]
+		early, late = args[1], args[2]
 	}
-	why := generatorDisabled(env)
 	link := filepath.Join(early, "multi-user.target.wants", "cloud-init.target")
 	runDir := env.Path("/run/cloud-init")
-	var msg string
+	log := []string{fmt.Sprintf("%s normal=%s early=%s late=%s", GeneratorName, normal, early, late), "checking for datasource"}
+	// Which marker was there before this run (ds-identify replaces it).
+	_, wasEnabled := os.Stat(filepath.Join(runDir, "enabled"))
+	_, wasDisabled := os.Stat(filepath.Join(runDir, "disabled"))
+	rc := generatorDecision(env, &log)
 	var err error
-	if why != "" {
-		msg = "cloud-init is disabled (" + why + "): not adding cloud-init.target"
-		if rmErr := os.Remove(link); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			err = fmt.Errorf("removing %s: %w", link, rmErr)
-		}
-		markRun(runDir, "disabled", "enabled")
-	} else {
-		msg = "enabled: " + link + " -> " + filepath.Join(systemdUnitDir, "cloud-init.target")
-		if mkErr := os.MkdirAll(filepath.Dir(link), 0o755); mkErr != nil {
+	switch rc {
+	case identify.ExitEnabled:
+		if _, lerr := os.Lstat(link); lerr == nil {
+			log = append(log, "already enabled: no change needed")
+		} else if mkErr := os.MkdirAll(filepath.Dir(link), 0o755); mkErr != nil {
 			err = fmt.Errorf("creating %s: %w", filepath.Dir(link), mkErr)
-		} else if cur, rlErr := os.Readlink(link); rlErr != nil || cur != filepath.Join(systemdUnitDir, "cloud-init.target") {
-			os.Remove(link)
-			if lnErr := os.Symlink(filepath.Join(systemdUnitDir, "cloud-init.target"), link); lnErr != nil {
-				err = fmt.Errorf("linking %s: %w", link, lnErr)
-			}
+		} else if lnErr := os.Symlink(filepath.Join(systemdUnitDir, "cloud-init.target"), link); lnErr != nil {
+			err = fmt.Errorf("linking %s: %w", link, lnErr)
+		} else {
+			log = append(log, "enabled via "+link+" -> "+filepath.Join(systemdUnitDir, "cloud-init.target"))
+		}
+		if wasDisabled == nil {
+			log = append(log, "removing "+filepath.Join(runDir, "disabled")+" and creating "+filepath.Join(runDir, "enabled"))
 		}
 		markRun(runDir, "enabled", "disabled")
+	case identify.ExitDisabled, identify.ExitOff:
+		if rc == identify.ExitDisabled {
+			log = append(log, "cloud-init is enabled but no datasource found, disabling")
+		} else {
+			log = append(log, "cloud-init is disabled by kernel command line or etc_file")
+		}
+		if _, lerr := os.Lstat(link); lerr != nil {
+			log = append(log, "already disabled: no change needed [no "+link+"]")
+		} else if rmErr := os.Remove(link); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+			err = fmt.Errorf("removing %s: %w", link, rmErr)
+		} else {
+			log = append(log, "disabled. removed existing "+link)
+		}
+		if wasEnabled == nil {
+			log = append(log, "removing "+filepath.Join(runDir, "enabled")+" and creating "+filepath.Join(runDir, "disabled"))
+		}
+		markRun(runDir, "disabled", "enabled")
+	default:
+		err = fmt.Errorf("unexpected result 'ds=%d'", rc)
 	}
-	line := GeneratorName + ": " + msg
 	if err != nil {
-		line += ": " + err.Error()
+		log = append(log, err.Error())
 	}
-	if f, ferr := os.OpenFile(filepath.Join(runDir, "cloud-init-generator.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); ferr == nil {
-		fmt.Fprintln(f, line)
-		f.Close()
+	// The log is this run's (cloud-init's generator truncates it).
+	if mkErr := os.MkdirAll(runDir, 0o755); mkErr == nil {
+		os.WriteFile(filepath.Join(runDir, "cloud-init-generator.log"), []byte(strings.Join(log, "\n")+"\n"), 0o644)
 	}
 	if err != nil {
-		fmt.Fprintln(env.Stderr, line)
+		fmt.Fprintln(env.Stderr, GeneratorName+": "+err.Error())
+		if rc != identify.ExitEnabled && rc != identify.ExitDisabled && rc != identify.ExitOff {
+			return 3
+		}
 		return 1
 	}
 	return 0
+}
+
+// generatorDecision is ds-identify's exit code for this boot, as
+// cloud-init's generator gets it, with the lines it logs. When cloudroot's
+// initramfs ran (its hand-off state is in /run), its ds-identify decided
+// and the generator follows it (the explicit switches first); otherwise
+// ds-identify runs here, in-process (pkg/identify: the code the initramfs
+// runs), reusing a result already in /run/cloud-init as ds-identify does,
+// and writes cloud.cfg (the datasource_list the in-root stages read),
+// ds-identify.log and the marker.
+func generatorDecision(env *Env, log *[]string) int {
+	if _, err := os.Stat(env.Path(state.StateFile)); err == nil {
+		*log = append(*log, "cloudroot's initramfs ran (its hand-off state is there): its ds-identify decided")
+		if why := generatorDisabled(env); why != "" {
+			*log = append(*log, "cloud-init is disabled ("+why+")")
+			if strings.HasPrefix(why, "ds-identify") {
+				return identify.ExitDisabled
+			}
+			return identify.ExitOff
+		}
+		return identify.ExitEnabled
+	}
+	*log = append(*log, "no cloudroot initramfs state for this boot: running ds-identify in the root")
+	if code, ok := cachedIdentify(env.Root); ok {
+		*log = append(*log, fmt.Sprintf("ds-identify rc=%d (cached in %s)", code, identify.PathRunResult))
+		return code
+	}
+	r, err := dsIdentify(env, env.Root, false)
+	if err != nil {
+		*log = append(*log, "ds-identify: "+err.Error())
+		return identifyFailed
+	}
+	*log = append(*log, fmt.Sprintf("ds-identify rc=%d", r.ExitCode), fmt.Sprintf("ds-identify: %s: %s", r.Decision, r.Reason))
+	return r.ExitCode
 }
 
 // generatorDisabled says why cloud-init is disabled on this boot, or "".

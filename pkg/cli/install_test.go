@@ -159,23 +159,59 @@ func TestArgv(t *testing.T) {
 	}
 }
 
+// TestGenerator runs the generator on fake roots: with cloudroot's
+// hand-off state (the initramfs's ds-identify decided), and without it,
+// where ds-identify runs in-process on the root's /sys, /proc/cmdline and
+// /etc/cloud, as cloud-init's generator runs it.
 func TestGenerator(t *testing.T) {
 	const link = "early/multi-user.target.wants/cloud-init.target"
+	const handoff = "run/cloud-init/cloudroot/state.json"
 	for _, tc := range []struct {
 		name    string
 		files   map[string]string
 		env     string
 		enabled bool
-		log     string
+		log     []string
+		// cloudCfg is /run/cloud-init/cloud.cfg afterwards ("": none).
+		cloudCfg string
+		// identified: ds-identify ran (its log and result are there).
+		identified bool
 	}{
-		{"enabled", map[string]string{"proc/cmdline": "console=ttyS0 root=LABEL=cloudimg-rootfs\n", "run/cloud-init/enabled": ""}, "", true, "enabled: "},
-		{"kernel cmdline", map[string]string{"proc/cmdline": "quiet cloud-init=disabled\n"}, "", false, "cloud-init=disabled on the kernel command line"},
-		{"marker file", map[string]string{"etc/cloud/cloud-init.disabled": ""}, "", false, "/etc/cloud/cloud-init.disabled exists"},
-		{"ds-identify", map[string]string{"run/cloud-init/disabled": ""}, "", false, "ds-identify in the initramfs disabled it"},
-		{"container env", nil, "cloud-init=disabled", false, "KERNEL_CMDLINE=cloud-init=disabled"},
+		{name: "initramfs enabled", files: map[string]string{handoff: "{}", "proc/cmdline": "console=ttyS0 root=LABEL=cloudimg-rootfs\n", "run/cloud-init/enabled": ""},
+			enabled: true, log: []string{"its ds-identify decided", "enabled via "}},
+		{name: "initramfs, kernel cmdline", files: map[string]string{handoff: "{}", "proc/cmdline": "quiet cloud-init=disabled\n"},
+			log: []string{"cloud-init=disabled on the kernel command line", "cloud-init is disabled by kernel command line or etc_file", "disabled. removed existing "}},
+		{name: "initramfs, marker file", files: map[string]string{handoff: "{}", "etc/cloud/cloud-init.disabled": ""},
+			log: []string{"/etc/cloud/cloud-init.disabled exists"}},
+		{name: "initramfs, its ds-identify", files: map[string]string{handoff: "{}", "run/cloud-init/disabled": ""},
+			log: []string{"ds-identify in the initramfs disabled it", "cloud-init is enabled but no datasource found, disabling"}},
+		{name: "initramfs, container env", files: map[string]string{handoff: "{}"}, env: "cloud-init=disabled",
+			log: []string{"KERNEL_CMDLINE=cloud-init=disabled"}},
+
+		{name: "in-root, NoCloud seed", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+			"var/lib/cloud/seed/nocloud/meta-data": "instance-id: i-1\n", "var/lib/cloud/seed/nocloud/user-data": "#cloud-config\n"},
+			enabled: true, identified: true, cloudCfg: "datasource_list: [ NoCloud, None ]\n",
+			log: []string{"checking for datasource", "no cloudroot initramfs state for this boot: running ds-identify in the root", "ds-identify rc=0", "enabled via "}},
+		{name: "in-root, ds=nocloud in the DMI serial", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+			"sys/class/dmi/id/product_serial": "ds=nocloud;s=http://10.0.2.2/\n"},
+			enabled: true, identified: true, cloudCfg: "datasource_list: [ NoCloud, None ]\n", log: []string{"ds-identify rc=0"}},
+		{name: "in-root, nothing found", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n", "run/cloud-init/enabled": ""},
+			identified: true, cloudCfg: "di_report:\n  datasource_list: [  ]\n  # reporting not found result. notfound=disabled.\n",
+			log: []string{"ds-identify rc=1", "cloud-init is enabled but no datasource found, disabling", "removing "}},
+		{name: "in-root, kernel cmdline", files: map[string]string{"proc/cmdline": "quiet cloud-init=disabled\n"},
+			identified: true, log: []string{"ds-identify rc=2", "cloud-init is disabled by kernel command line or etc_file"}},
+		{name: "in-root, marker file", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n", "etc/cloud/cloud-init.disabled": ""},
+			identified: true, log: []string{"ds-identify rc=2"}},
+		{name: "in-root, a single datasource configured", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+			"etc/cloud/cloud.cfg.d/90_dpkg.cfg": "datasource_list: [ None ]\n"},
+			enabled: true, identified: true, cloudCfg: "datasource_list: [ None ]\n", log: []string{"ds-identify rc=0", "single entry in datasource_list"}},
+		{name: "in-root, an earlier answer is reused", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+			"run/cloud-init/cloud.cfg": "datasource_list: [ Ec2, None ]\n", "run/cloud-init/.ds-identify.result": "0\n"},
+			enabled: true, cloudCfg: "datasource_list: [ Ec2, None ]\n", log: []string{"ds-identify rc=0 (cached in run/cloud-init/.ds-identify.result)", "enabled via "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KERNEL_CMDLINE", tc.env)
+			t.Setenv("SYSTEMD_VIRTUALIZATION", "vm:kvm")
 			root := t.TempDir()
 			for p, c := range tc.files {
 				writeTestFile(t, filepath.Join(root, p), c)
@@ -212,8 +248,18 @@ func TestGenerator(t *testing.T) {
 				t.Errorf("/run/cloud-init/%s is still there", off)
 			}
 			b, _ := os.ReadFile(filepath.Join(root, "run/cloud-init/cloud-init-generator.log"))
-			if !strings.Contains(string(b), tc.log) {
-				t.Errorf("generator log %q lacks %q", b, tc.log)
+			for _, l := range tc.log {
+				if !strings.Contains(string(b), l) {
+					t.Errorf("generator log %q lacks %q", b, l)
+				}
+			}
+			cfg, _ := os.ReadFile(filepath.Join(root, "run/cloud-init/cloud.cfg"))
+			if string(cfg) != tc.cloudCfg {
+				t.Errorf("/run/cloud-init/cloud.cfg = %q, want %q", cfg, tc.cloudCfg)
+			}
+			_, lerr := os.Stat(filepath.Join(root, "run/cloud-init/ds-identify.log"))
+			if (lerr == nil) != tc.identified {
+				t.Errorf("ds-identify.log: %v, want ds-identify run %v", lerr, tc.identified)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -73,18 +74,78 @@ func TestSingle(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, "etc/other")); string(b) != "x" {
 		t.Errorf("--file config not used: /etc/other = %q", b)
 	}
-	// Unknown module.
-	rc, errs := run("--name", "nosuch")
-	if rc != 1 || !strings.Contains(errs, "Did not run nosuch, does it exist?") || !strings.Contains(errs, "Could not find module named cc_nosuch") {
-		t.Errorf("unknown module: exit %d, stderr %q", rc, errs)
+	// Unknown module: after the fetch, warnings go where 26.x's output
+	// redirection sends them (stdout and cloud-init-output.log).
+	env, outb, errb := newTestEnv(root)
+	rc := Run(context.Background(), env, []string{"single", "--name", "nosuch"})
+	if outs := outb.String(); rc != 1 || !strings.Contains(outs, "Did not run nosuch, does it exist?") || !strings.Contains(outs, "Could not find module named cc_nosuch") {
+		t.Errorf("unknown module: exit %d, stdout %q", rc, outs)
 	}
 	// No hand-off state and no datasource: the list has no None.
 	empty := t.TempDir()
 	os.MkdirAll(filepath.Join(empty, "etc/cloud"), 0o755)
 	os.WriteFile(filepath.Join(empty, "etc/cloud/cloud.cfg"), []byte("datasource_list: [NoCloud]\n"), 0o644)
-	env, _, errb := newTestEnv(empty)
+	env, _, errb = newTestEnv(empty)
 	if rc := Run(context.Background(), env, []string{"single", "--name", "write_files"}); rc != 1 || !strings.Contains(errb.String(), "Failed to fetch your datasource") {
 		t.Errorf("no state: exit %d, stderr %q", rc, errb)
+	}
+}
+
+// TestSingleNoDatasource is main_single without a datasource, as 26.2
+// prints it (testdata/inroot-nostate has upstream's own records): the
+// fetch failure on stderr, in print_exc's frame; without --force exit 1
+// there; with --force the welcome, the module name resolved, then
+// cloudify's RuntimeError and exit 1, no module run.
+func TestSingleNoDatasource(t *testing.T) {
+	const frame = "Failed to fetch your datasource, likely bad things to come!\n" +
+		"------------------------------------------------------------\n" +
+		"cloudinit.sources.DataSourceNotFoundException: Did not find any data source, searched classes: (%s)\n" +
+		"------------------------------------------------------------\n"
+	for _, tc := range []struct {
+		name, list, classes string
+		args                []string
+		stdout              []string // lines, without the log lines' time
+	}{
+		{name: "empty list", list: "[]", args: []string{"single", "--name", "write_files"}},
+		{name: "no seed", list: "[NoCloud]", classes: "DataSourceNoCloud", args: []string{"single", "--name", "write_files"}},
+		{name: "force", list: "[]", args: []string{"--force", "single", "--name", "write_files", "--frequency", "always"},
+			stdout: []string{"Cloud-init v. 26.2-cloudroot running 'single' at ", "RuntimeError: Datasource is not initialized."}},
+		{name: "force unknown module", list: "[]", args: []string{"--force", "single", "--name", "nosuch"},
+			stdout: []string{"Cloud-init v. 26.2-cloudroot running 'single' at ",
+				"modules.py[WARNING]: Could not find module named cc_nosuch (searched ['cc_nosuch', 'cloudinit.config.cc_nosuch'])",
+				"RuntimeError: Datasource is not initialized."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.MkdirAll(filepath.Join(root, "etc/cloud"), 0o755)
+			os.WriteFile(filepath.Join(root, "etc/cloud/cloud.cfg"), []byte("datasource_list: "+tc.list+"\nwrite_files: [{path: /etc/hello, content: hi}]\n"), 0o644)
+			env, outb, errb := newTestEnv(root)
+			if rc := Run(context.Background(), env, tc.args); rc != 1 {
+				t.Errorf("exit %d, want 1", rc)
+			}
+			errs := errb.String()
+			_, msg, _ := strings.Cut(errs, "]: ")
+			if want := "Failed to fetch your datasource, likely bad things to come!\n" + fmt.Sprintf(frame, tc.classes); msg != want {
+				t.Errorf("stderr %q, want a WARNING line then\n%s", errs, want)
+			}
+			lines := strings.Split(strings.TrimSuffix(outb.String(), "\n"), "\n")
+			if outb.Len() == 0 {
+				lines = nil
+			}
+			if len(lines) != len(tc.stdout) {
+				t.Fatalf("stdout %q, want lines %q", outb, tc.stdout)
+			}
+			for i, l := range lines {
+				if !strings.Contains(l, tc.stdout[i]) {
+					t.Errorf("stdout line %d %q, want %q in it", i, l, tc.stdout[i])
+				}
+			}
+			for _, p := range []string{"etc/hello", state.StateFile, "var/lib/cloud/instance"} {
+				if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+					t.Errorf("%s written", p)
+				}
+			}
+		})
 	}
 }
 

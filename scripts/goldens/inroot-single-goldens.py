@@ -23,14 +23,23 @@ image's and both sides read it.
 
 A case directory holds `distro` (an os-release name in the os dir, read by
 goldenlib.cases: the root the case expects), `module` (--name) and
-`config.yaml` (--file). Without OUTDIR the result is written to the case's
-`upstream.txt`; with it, to OUTDIR/<case>.txt.
+`config.yaml` (--file). Optional (pkg/cli/testdata/inroot-nostate):
+`args`, the command line instead of `single --name M --frequency always
+--file F` (then stdout, stderr and the listing of /var/lib/cloud and
+/run/cloud-init are recorded too, with the times of log lines, the
+welcome's version/date/uptime and Python tracebacks' frames masked: a
+traceback is its exception line); `datasource.cfg`, replacing the
+datasource_list [None] file; `setup.sh`, sourced in the namespace before
+the command (R is the root). Without OUTDIR the result is written to the
+case's `upstream.txt`; with it, to OUTDIR/<case>.txt.
 
 Nothing reaches this machine: as root, each run is in its own mount,
 network, UTS and PID namespace (`unshare -mnup`); the root is an overlay
 whose upper layer is a temporary directory; /run, /var/lib/cloud and
 /var/log inside are tmpfs; /proc is the namespace's; datasource_list is
-[None]; /dev/urandom is an empty regular file; the only network is
+[None] (a case's datasource.cfg replaces it); /dev/urandom and
+/dev/console are empty regular files (what reaches the console is
+recorded as that file's content, never the machine's console); the only network is
 the namespace's loopback, where a recorder answers phone_home's POSTs on
 127.0.0.1:18080. The hostname is "golden".
 
@@ -85,9 +94,14 @@ mount -t proc proc $R/proc
 for d in run var/lib/cloud var/log mnt; do mkdir -p $R/$d; mount -t tmpfs -o mode=0755 tmpfs $R/$d; done
 mkdir -p $R/run/lock $R/mnt/case $R/mnt/bin
 mount --bind -o ro $CASE $R/mnt/case
-rm -f $R/dev/urandom
+rm -f $R/dev/urandom $R/dev/console
 : >$R/dev/urandom
-printf 'datasource_list: [None]\n' >$R/etc/cloud/cloud.cfg.d/99-golden-none.cfg
+: >$R/dev/console
+if [ -f $CASE/datasource.cfg ]; then cp $CASE/datasource.cfg $R/etc/cloud/cloud.cfg.d/99-golden-none.cfg
+else printf 'datasource_list: [None]\n' >$R/etc/cloud/cloud.cfg.d/99-golden-none.cfg; fi
+# A case's setup.sh changes the root first (R is its path).
+if [ -f $CASE/setup.sh ]; then . $CASE/setup.sh; fi
+ARGS=${CASE_ARGS:-single --name "$MODULE" --frequency always --file /mnt/case/config.yaml}
 hostname golden
 ip link set lo up
 python3 -c "$RECORDER" $W/requests &
@@ -97,16 +111,19 @@ if [ -n "$AGENT" ]; then
 	cp $AGENT $R/mnt/bin/cloudroot
 	mount --bind -o ro $SRC/templates $R/etc/cloud/templates
 	chroot $R /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root \
-		/mnt/bin/cloudroot single --name "$MODULE" --frequency always --file /mnt/case/config.yaml
+		/mnt/bin/cloudroot $ARGS >$W/stdout 2>$W/stderr
 else
 	cp -a $SRC/cloudinit $R/mnt/cloudinit
 	sed -i 's/^APT_DEB822_SOURCE_LIST_FILE = True$/APT_DEB822_SOURCE_LIST_FILE = False/' $R/mnt/cloudinit/features.py
 	mount --bind -o ro $SRC/templates $R/etc/cloud/templates
 	chroot $R /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root \
 		PYTHONPATH=/mnt PYTHONDONTWRITEBYTECODE=1 \
-		python3 -m cloudinit.cmd.main single --name "$MODULE" --frequency always --file /mnt/case/config.yaml
+		python3 -c 'import sys; from cloudinit.cmd.main import main; sys.exit(main())' $ARGS >$W/stdout 2>$W/stderr
 fi
 echo $? >$W/rc
+cat $W/stdout $W/stderr
+# What the command left under cloud-init's tmpfs directories.
+(cd $R && find var/lib/cloud run/cloud-init -mindepth 1 -printf '%y %m %p\n' 2>/dev/null | sort) >$W/state
 kill %1 2>/dev/null || true
 '''
 
@@ -142,7 +159,7 @@ def describe(lower, upper, cfgtext):
                 continue
             low = os.path.join(lower, rel.lstrip("/"))
             st = os.lstat(up)
-            if rel == "/dev/urandom" and st.st_size == 0:
+            if rel in ("/dev/urandom", "/dev/console") and st.st_size == 0:
                 continue
             if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
                 if os.path.lexists(low):
@@ -182,11 +199,38 @@ def file_entry(rel, head, data, cfgtext):
     return "== %s %s\n%s%s" % (rel, head, text, "" if text.endswith("\n") or not text else "\n<no newline>\n")
 
 
+def output(text):
+    """A command's stdout or stderr without what changes from run to run:
+    log lines keep their level and message (not the time or the file that
+    logged), the welcome line loses its version, date and uptime, and a
+    Python traceback is its last line (the exception) in the frame
+    print_exc draws around it."""
+    out, tb = [], False
+    for line in text.splitlines():
+        if tb:
+            if line.startswith((" ", "\t")):
+                continue
+            tb = False
+            # the exception, as the last line of the traceback
+        elif line == "Traceback (most recent call last):":
+            tb = True
+            continue
+        line = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [\w.]+\[(\w+)\]: ", r"LOG \1: ", line)
+        line = re.sub(r"^Cloud-init v\. \S+ running '(\S+)' at .*\. Up [\d.]+ seconds\.$",
+                      r"Cloud-init v. VERSION running '\1' at DATE. Up N seconds.", line)
+        out.append(line)
+    return "".join(line + "\n" for line in out)
+
+
 def run_case(lower, cdir, module, agent, src):
     w = tempfile.mkdtemp(prefix="inroot-single.")
     try:
         env = dict(os.environ, W=w, LOWER=lower, CASE=cdir, MODULE=module, AGENT=agent or "", SRC=src or "",
                    RECORDER=RECORDER)
+        args = os.path.join(cdir, "args")
+        if os.path.exists(args):
+            with open(args) as f:
+                env["CASE_ARGS"] = f.read().strip()
         p = subprocess.run(["unshare", "-mnup", "--fork", "--propagation", "private", "bash", "-c", NS],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if os.environ.get("VERBOSE"):
@@ -200,6 +244,11 @@ def run_case(lower, cdir, module, agent, src):
             req = open(os.path.join(w, "requests"), "rb").read()
             if req:
                 rec.append("== http requests\n" + req.decode("utf-8", "replace"))
+        if "CASE_ARGS" in env:
+            for name in ("stdout", "stderr", "state"):
+                with open(os.path.join(w, name), "rb") as f:
+                    text = f.read().decode("utf-8", "replace")
+                rec.append("== %s\n%s" % (name, text if name == "state" else output(text)))
         return "\n".join(rec) + "\n", p.stdout.decode("utf-8", "replace")
     finally:
         subprocess.run(["rm", "-rf", "--one-file-system", w])
