@@ -200,7 +200,7 @@ bench-vs-cloud-init runs="3" *opts: deps agent kernel initramfs rootfs
     case $suite in bookworm) rel=12 ;; trixie) rel=13 ;; *) echo "bench-vs-cloud-init: suite=$suite: want bookworm or trixie" >&2; exit 2 ;; esac
     {{just_executable()}} -f {{justfile()}} debian-image suite=$suite
     DEBIAN_IMAGE_SUITE=$suite DEBIAN_IMAGE_VARIANT=cloud-init bash scripts/debian-image.sh
-    CLOUDROOT_BARE_BAKE={{build}}/debian-$rel-bare.bake.sh go test -count=1 -run TestWriteBareTwinBake ./integration/
+    CLOUDROOT_BARE_BAKE={{build}}/debian-$rel-bare.bake.sh CLOUDROOT_DEBIAN_SUITE=$suite go test -count=1 -run TestWriteBareTwinBake ./integration/
     DEBIAN_IMAGE_SUITE=$suite DEBIAN_IMAGE_VARIANT=bare DEBIAN_IMAGE_BAKE={{build}}/debian-$rel-bare.bake.sh bash scripts/debian-image.sh
     CLOUDROOT_INTEGRATION=1 CLOUDROOT_BUILD={{build}} CLOUDROOT_BENCH=$runs CLOUDROOT_DEBIAN_SUITE=$suite go test -count=1 -timeout 120m -v -run TestBenchDebianVsCloudInit ./integration/
 

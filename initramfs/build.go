@@ -173,7 +173,7 @@ func Build(cfg Config, w io.Writer) (*Stats, error) {
 		if m.Builtin || m.Path == "" {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join(cfg.KmodDir, m.Path))
+		fi, err := os.Stat(filepath.Join(stage, "lib", "modules", version, m.ImagePath()))
 		if err != nil {
 			return nil, fmt.Errorf("staging module %s: %w", m.Name, err)
 		}

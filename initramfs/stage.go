@@ -15,7 +15,7 @@ import (
 
 // Stage copies the files of mods from kmodDir into
 // destRoot/lib/modules/<version>/ under their relative paths (see
-// Module.ImagePath), writes a
+// Module.ImagePath; compressed modules are written decompressed), writes a
 // trimmed modules.dep, modules.softdep, modules.alias and modules.order in
 // depmod's format,
 // copies modules.builtin and modules.builtin.modinfo, and writes
@@ -38,7 +38,7 @@ func Stage(kmodDir, destRoot string, mods []Module, version string) error {
 		if !filepath.IsLocal(m.Path) {
 			return fmt.Errorf("staging module %s: path %q leaves the module tree", m.Name, m.Path)
 		}
-		if err := copyFile(filepath.Join(kmodDir, m.Path), filepath.Join(dst, m.ImagePath()), 0o644); err != nil {
+		if err := stageModule(filepath.Join(kmodDir, m.Path), filepath.Join(dst, m.ImagePath())); err != nil {
 			return fmt.Errorf("staging module %s: %w", m.Name, err)
 		}
 		staged[m.Path] = true
@@ -184,6 +184,26 @@ func renderLoad(mods []Module) string {
 		}
 	}
 	return b.String()
+}
+
+// stageModule writes the module file src to dst: a copy, or for a
+// compressed module (.ko.xz, .ko.zst, .ko.gz) its ELF bytes, decompressed
+// here once instead of by /init on every boot.
+func stageModule(src, dst string) error {
+	if _, ext, _ := strings.Cut(filepath.Base(src), ".ko"); !compressed(ext) {
+		return copyFile(src, dst, 0o644)
+	}
+	raw, err := readModule(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, raw, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(dst, 0o644)
 }
 
 // copyFile copies src to dst (creating parent directories) with mode perm.

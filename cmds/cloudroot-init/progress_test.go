@@ -75,8 +75,8 @@ func TestBanner(t *testing.T) {
 		o    outcome
 		want string
 	}{
-		{"provisioned", outcome{Datasource: "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]", InstanceID: "iid-1", Uptime: 8.0219},
-			"[  OK  ] cloudroot: provisioned; datasource DataSourceNoCloud [seed=/dev/sr0][dsmode=net]; instance-id iid-1; 8.02s since boot"},
+		{"provisioned", outcome{Datasource: "DataSourceNoCloud [seed=/dev/sr0]", InstanceID: "iid-1", Uptime: 8.0219},
+			"[  OK  ] cloudroot: provisioned; datasource DataSourceNoCloud [seed=/dev/sr0]; instance-id iid-1; 8.02s since boot"},
 		{"degraded one", outcome{Warnings: 1, Datasource: "DataSourceNone", InstanceID: "iid-datasource-none", Uptime: 12.5},
 			"[ WARN ] cloudroot: provisioned, degraded with 1 warning; datasource DataSourceNone; instance-id iid-datasource-none; 12.50s since boot"},
 		{"degraded many", outcome{Warnings: 3, Datasource: "DataSourceEc2Local", InstanceID: "i-0aa", Uptime: 9},

@@ -7,8 +7,9 @@ package harness
 // scripts/debian-image.sh runs chrooted in the image's root
 // (DEBIAN_IMAGE_VARIANT=bare): what cloud-init's init and config stages
 // would leave on the disk (hostname and /etc/hosts, groups, users, sudoers,
-// authorized keys, host keys, write_files, the ENI network config and its
-// NIC rename) is made there and then, and what must happen at boot becomes
+// authorized keys, host keys, write_files, the network config as the
+// image's renderer has it — ENI and its NIC rename rule on Debian 12,
+// netplan's YAML on Debian 13) is made there and then, and what must happen at boot becomes
 // two plain systemd oneshot units at cloud-init's points in the boot:
 // bare-bootcmd.service (the bootcmd lines, early) and bare-final.service
 // (after multi-user.target, as cloud-final.service: the runcmd script, the
@@ -57,8 +58,11 @@ var bareFileKeys = []string{"path", "content", "permissions", "owner", "defer", 
 // BareTwinScript returns the bake script for a NoCloud seed: files named
 // user-data (#cloud-config), meta-data and network-config (optional), as
 // a bench attaches them. osRelease is the image's /etc/os-release (the
-// default user is the distro's system_info.default_user).
-func BareTwinScript(seed map[string][]byte, osRelease []byte) (string, error) {
+// default user is the distro's system_info.default_user). renderer is the
+// network renderer cloud-init picks in that image (netconfig.RendererENI
+// where ifupdown is, netconfig.RendererNetplan where netplan.io is:
+// netplan's generator turns the YAML into systemd-networkd's files at boot).
+func BareTwinScript(seed map[string][]byte, osRelease []byte, renderer string) (string, error) {
 	var cfg map[string]any
 	ud := seed["user-data"]
 	if !bytes.HasPrefix(ud, []byte("#cloud-config")) {
@@ -88,7 +92,7 @@ func BareTwinScript(seed map[string][]byte, osRelease []byte) (string, error) {
 			return "", err
 		}
 	}
-	if err := b.network(seed["network-config"]); err != nil {
+	if err := b.network(seed["network-config"], renderer); err != nil {
 		return "", err
 	}
 	return b.String(), nil
@@ -467,9 +471,9 @@ func commands(v any) string {
 	return out.String()
 }
 
-// network is the ENI renderer's output for the seed's network-config
-// (cloudroot's renderer: the same files and NIC rename rule).
-func (b *bake) network(nc []byte) error {
+// network is the renderer's output for the seed's network-config
+// (cloudroot's renderers: the same files, and for ENI the NIC rename rule).
+func (b *bake) network(nc []byte, renderer string) error {
 	if len(nc) == 0 {
 		return nil
 	}
@@ -477,11 +481,15 @@ func (b *bake) network(nc []byte) error {
 	if err != nil {
 		return fmt.Errorf("bare twin: network-config: %w", err)
 	}
-	out, err := netconfig.Render(netconfig.RendererENI, cfg)
+	out, err := netconfig.Render(renderer, cfg)
 	if err != nil {
 		return fmt.Errorf("bare twin: network-config: %w", err)
 	}
-	b.line("# network: the ENI renderer's files")
+	name := renderer
+	if renderer == netconfig.RendererENI {
+		name = "ENI"
+	}
+	b.line("# network: the %s renderer's files", name)
 	for _, p := range out.Paths() {
 		f := out.Files[p]
 		b.file(p, f.Data, fmt.Sprintf("%04o", f.Mode.Perm()), "root:root")

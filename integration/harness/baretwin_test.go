@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // TestBareTwinScript turns each seed under testdata/baretwin/<case>/ into
-// its bake script and compares it with want.sh (-update rewrites it).
+// its bake script and compares it with want.sh (-update rewrites it). A
+// case's os-release and renderer files name the image it is baked for
+// (default: Debian 12, ENI); trixie is Debian 13's netplan.
 func TestBareTwinScript(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/baretwin/*")
 	if err != nil || len(dirs) == 0 {
@@ -27,7 +31,14 @@ func TestBareTwinScript(t *testing.T) {
 					seed[f] = b
 				}
 			}
-			got, err := BareTwinScript(seed, []byte("ID=debian\nVERSION_ID=\"12\"\n"))
+			osRelease, renderer := []byte("ID=debian\nVERSION_ID=\"12\"\n"), netconfig.RendererENI
+			if b, err := os.ReadFile(filepath.Join(dir, "os-release")); err == nil {
+				osRelease = b
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "renderer")); err == nil {
+				renderer = strings.TrimSpace(string(b))
+			}
+			got, err := BareTwinScript(seed, osRelease, renderer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +71,7 @@ func TestBareTwinScriptRefuses(t *testing.T) {
 		"not cloud-config": "#!/bin/sh\necho hi\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := BareTwinScript(map[string][]byte{"user-data": []byte(ud), "meta-data": []byte("instance-id: i\n")}, nil)
+			_, err := BareTwinScript(map[string][]byte{"user-data": []byte(ud), "meta-data": []byte("instance-id: i\n")}, nil, netconfig.RendererENI)
 			if err == nil || !strings.Contains(err.Error(), "bare twin") {
 				t.Errorf("BareTwinScript(%q) = %v, want a bare twin error", ud, err)
 			}

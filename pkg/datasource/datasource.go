@@ -250,8 +250,8 @@ func (d *Data) LocalHostname() string {
 
 // Description is str(DataSource) as cloud-init prints it in status.json
 // and instances/<iid>/datasource: the class name, with the details the
-// classes that override __str__ add (NoCloud and OpenNebula
-// "[seed=…][dsmode=…]", ConfigDrive "[net,ver=2][source=…]", OpenStack
+// classes that override __str__ add (NoCloud "[seed=…]" and a dsmode
+// other than net as "[dsmode=…]", OpenNebula "[seed=…][dsmode=…]", ConfigDrive "[net,ver=2][source=…]", OpenStack
 // "[net,ver=2]", Azure/OVF/AltCloud/RbxCloud "[seed=…]"). The class is the
 // one cloud-init finds in its local stage, where cloudroot finds every
 // source (DataSourceEc2Local, DataSourceGCELocal, DataSourceOpenStackLocal,
@@ -273,10 +273,22 @@ func (d *Data) Description() string {
 	}
 	class := "DataSource" + d.Name
 	switch d.Name {
-	case "NoCloud", "OpenNebula":
-		if d.NetworkStage && d.Name == "NoCloud" {
+	case "NoCloud":
+		// 26.x's DataSourceNoCloud.__str__ appends each part only when it
+		// is not the default: no seed, no [dsmode=net] (22.4 printed both
+		// always, as OpenNebula still does).
+		if d.NetworkStage {
 			class += "Net"
 		}
+		desc := class + " "
+		if seed != "" {
+			desc += "[seed=" + seed + "]"
+		}
+		if mode != "net" {
+			desc += "[dsmode=" + mode + "]"
+		}
+		return desc
+	case "OpenNebula":
 		return fmt.Sprintf("%s [seed=%s][dsmode=%s]", class, seed, mode)
 	case "ConfigDrive":
 		return fmt.Sprintf("%s [%s,ver=2][source=%s]", class, mode, seed)

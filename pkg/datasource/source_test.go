@@ -227,7 +227,10 @@ func TestDescription(t *testing.T) {
 		d    Data
 		want string
 	}{
-		{Data{Name: "NoCloud", Subplatform: "config-disk (/dev/sr0)", Mode: "net"}, "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"},
+		{Data{Name: "NoCloud", Subplatform: "config-disk (/dev/sr0)", Mode: "net"}, "DataSourceNoCloud [seed=/dev/sr0]"},
+		{Data{Name: "NoCloud", Subplatform: "seed-dir (/var/lib/cloud/seed/nocloud)", Mode: "local"}, "DataSourceNoCloud [seed=/var/lib/cloud/seed/nocloud][dsmode=local]"},
+		{Data{Name: "NoCloud", Subplatform: "seed-dir (http://10.0.0.1/)", Mode: "net", NetworkStage: true}, "DataSourceNoCloudNet [seed=http://10.0.0.1/]"},
+		{Data{Name: "NoCloud", Mode: "net"}, "DataSourceNoCloud "},
 		{Data{Name: "OpenNebula", Subplatform: "seed-dir (/var/lib/cloud/seed/opennebula)"}, "DataSourceOpenNebula [seed=/var/lib/cloud/seed/opennebula][dsmode=net]"},
 		{Data{Name: "ConfigDrive", Subplatform: "config-disk (/dev/sr0)", Mode: "net"}, "DataSourceConfigDrive [net,ver=2][source=/dev/sr0]"},
 		{Data{Name: "OpenStack", Subplatform: "metadata (http://127.0.0.1:8169)", Mode: "net"}, "DataSourceOpenStackLocal [net,ver=2]"},

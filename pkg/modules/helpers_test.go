@@ -72,7 +72,7 @@ func testContext(t *testing.T, cfg Config, files map[string]string) (*Context, *
 		Meta:       map[string]any{"instance-id": "iid-test", "local-hostname": "meta-host"},
 		InstanceID: "iid-test",
 		Distro:     distro.Detect(root.ReadFile),
-		Datasource: "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]",
+		Datasource: "DataSourceNoCloud [seed=/dev/sr0]",
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:        out,
 		Now:        func() time.Time { return time.Date(2026, 11, 22, 8, 36, 48, 0, time.UTC) },

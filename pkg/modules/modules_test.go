@@ -320,7 +320,7 @@ func TestFinalMessage(t *testing.T) {
 	if err := FinalMessage.Run(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	want := "Cloud-init v. 26.2-cloudroot finished at Sun, 22 Nov 2026 08:36:48 +0000. Datasource DataSourceNoCloud [seed=/dev/sr0][dsmode=net].  Up 12.35 seconds\n"
+	want := "Cloud-init v. 26.2-cloudroot finished at Sun, 22 Nov 2026 08:36:48 +0000. Datasource DataSourceNoCloud [seed=/dev/sr0].  Up 12.35 seconds\n"
 	if out.String() != want {
 		t.Errorf("message = %q, want %q", out.String(), want)
 	}

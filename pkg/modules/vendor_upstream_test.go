@@ -190,7 +190,7 @@ func fmtMode(m os.FileMode) string { return fmt.Sprintf("%04o", m) }
 func vendorDatasource(dir string) string {
 	b, err := os.ReadFile(filepath.Join(dir, "platform"))
 	if err != nil {
-		return "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"
+		return "DataSourceNoCloud [seed=/dev/sr0]"
 	}
 	return "DataSource" + strings.TrimSpace(string(b))
 }

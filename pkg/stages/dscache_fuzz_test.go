@@ -26,7 +26,7 @@ func FuzzReadDatasourceCache(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	if err := WriteInstanceLayout(r, run, Layout{IID: "iid-1", Description: "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"}); err != nil {
+	if err := WriteInstanceLayout(r, run, Layout{IID: "iid-1", Description: "DataSourceNoCloud [seed=/dev/sr0]"}); err != nil {
 		f.Fatal(err)
 	}
 	p := state.InstanceDir("iid-1") + "/" + DatasourceCacheName

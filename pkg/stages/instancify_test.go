@@ -29,8 +29,9 @@ const upstreamSeedURL = "http://127.0.0.1:8931/"
 // cloud-init 26.x's `init --local` + `init` left on the same boots
 // (boot-N/want, from scripts/init-stage-goldens.py): instance-id and
 // previous-instance-id byte for byte; for the datasource lines, the class
-// and whether previous-datasource is the current one (cloudroot's NoCloud
-// description keeps 22.4's "[dsmode=net]", which 26.x leaves out).
+// and its "[dsmode=…]" part (26.x's, which leaves the default net out), and
+// whether previous-datasource is the current one (the seed part names
+// the test's own root, not /var/lib/cloud/seed).
 func TestInstancifyGoldens(t *testing.T) {
 	// The cloud-config.txt cases record the same data/ files.
 	cases, err := filepath.Glob("testdata/instancify/*")
@@ -86,6 +87,15 @@ func TestInstancifyGoldens(t *testing.T) {
 				class := func(line string) string { c, _, _ := strings.Cut(line, ":"); return c }
 				if class(got["datasource"]) != class(want["datasource"]) {
 					t.Errorf("%s: instance/datasource = %q, upstream %q (class differs)", b, got["datasource"], want["datasource"])
+				}
+				dsmode := func(line string) string {
+					if _, m, ok := strings.Cut(line, "[dsmode="); ok {
+						return m
+					}
+					return ""
+				}
+				if dsmode(got["datasource"]) != dsmode(want["datasource"]) {
+					t.Errorf("%s: instance/datasource = %q, upstream %q (dsmode differs)", b, got["datasource"], want["datasource"])
 				}
 				if (got["previous-datasource"] == got["datasource"]) != (want["previous-datasource"] == want["datasource"]) {
 					t.Errorf("%s: previous-datasource %q against datasource %q; upstream %q against %q",

@@ -99,7 +99,7 @@ type Datasource struct {
 	// Name is cloud-init's datasource name, e.g. "NoCloud".
 	Name string `json:"name"`
 	// Description is str(DataSource) as cloud-init prints it, e.g.
-	// "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]".
+	// "DataSourceNoCloud [seed=/dev/sr0]".
 	Description string `json:"description"`
 	// Platform and Subplatform are instance-data's v1.platform/subplatform.
 	Platform    string `json:"platform"`

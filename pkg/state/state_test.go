@@ -15,7 +15,7 @@ import (
 func TestStateRoundTrip(t *testing.T) {
 	s := &State{
 		Created:    time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
-		Datasource: Datasource{Name: "NoCloud", Description: "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"},
+		Datasource: Datasource{Name: "NoCloud", Description: "DataSourceNoCloud [seed=/dev/sr0]"},
 		InstanceID: "iid-1",
 		MetaData:   map[string]any{"instance-id": "iid-1"},
 		UserData:   []byte("#cloud-config\n"),
@@ -55,7 +55,7 @@ func TestUnmarshalVersions(t *testing.T) {
 
 func TestStatusShape(t *testing.T) {
 	st := NewStatus()
-	st.Datasource = "DataSourceNoCloud [seed=/dev/sr0][dsmode=net]"
+	st.Datasource = "DataSourceNoCloud [seed=/dev/sr0]"
 	start, end := 1.25, 2.5
 	st.Get(StageInit).Start = &start
 	st.Get(StageInit).Finished = &end

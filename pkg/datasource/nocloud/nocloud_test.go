@@ -37,7 +37,7 @@ func TestRead(t *testing.T) {
 	if d.InstanceID() != "iid-abc" || d.LocalHostname() != "node1.example.com" {
 		t.Errorf("iid/hostname = %q/%q", d.InstanceID(), d.LocalHostname())
 	}
-	if got := d.Description(); got != "DataSourceNoCloud [seed=/seed][dsmode=net]" {
+	if got := d.Description(); got != "DataSourceNoCloud [seed=/seed]" {
 		t.Errorf("Description = %q", got)
 	}
 	want := map[string]any{"version": 2, "ethernets": map[string]any{"eth0": map[string]any{"dhcp4": true}}}
