@@ -182,6 +182,14 @@ debian-image *opts: (deb opts)
 debian-arm64: (debian-image "arch=arm64")
     CLOUDROOT_INTEGRATION=1 CLOUDROOT_ARM64_DEBIAN=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 30m -v -run '^TestDebianArm64$' ./integration/
 
+# Not part of `just test` (three Debian boots under TCG): TestDebianLifecycle rebuilds the initrd with
+# cloudroot's update-initramfs and the dpkg trigger, reinstalls GRUB's packages (grub-cloud-amd64 re-runs
+# grub-install for BIOS and UEFI), boots OVMF through the new shim, removes cloudroot (initramfs-tools
+# back from a local apt repository) and boots SeaBIOS with initramfs-tools' initrd. Each guest step
+# is on the console as `cloudroot-test: STEP: rc=N`.
+debian-lifecycle: debian-image
+    CLOUDROOT_INTEGRATION=1 CLOUDROOT_DEBIAN_LIFECYCLE=1 CLOUDROOT_BUILD={{build}} go test -count=1 -timeout 100m -v -run '^TestDebianLifecycle$' ./integration/
+
 # Boot the Debian image, its cloud-init twin (Debian's cloud-init package instead of cloudroot) and its
 # bare twin (neither: the seed's end state baked in, harness.BareTwinScript) in N interleaved rounds;
 # one table of medians and the ratios to the bare twin.

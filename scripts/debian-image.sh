@@ -6,7 +6,8 @@
 #  1. The slow part, cached outside the clone: debootstrap a Debian 12 root
 #     (systemd, udev, openssh-server, sudo, apt, chrony, locales, ifupdown,
 #     isc-dhcp-client, iproute2 — what Debian's genericcloud image carries —
-#     GRUB's grub2-common, grub-pc-bin and grub-efi-amd64-bin, and the
+#     GRUB's grub2-common, grub-pc-bin, grub-efi-amd64-bin and
+#     grub-cloud-amd64 (grub-install on GRUB upgrades, see below), and the
 #     linux-image package whose version is build/kernel/version, so
 #     /lib/modules agrees with the kernel the cloudroot initramfs was built
 #     for). The root is kept as
@@ -23,7 +24,9 @@
 #     BIOS boot partition (14, GRUB i386-pc core.img), an EFI system
 #     partition (15, GRUB x86_64-efi at \EFI\BOOT\BOOTX64.EFI, the
 #     removable path: no NVRAM) and the ext4 root labelled cloudimg-rootfs
-#     (1, last, grown on first boot), GRUB's menu in /boot/grub/grub.cfg
+#     (1, last, grown on first boot; the ESP mounted at /boot/efi, where
+#     grub-cloud-amd64's grub-install puts shim and GRUB when a GRUB
+#     package is upgraded), GRUB's menu in /boot/grub/grub.cfg
 #     (update-grub in the booted image regenerates it). No loop mounts:
 #     mkfs.ext4 -d, mtools, and GRUB's boot sectors written as
 #     grub-bios-setup would.
@@ -124,12 +127,12 @@ case $arch in
 amd64)
 	grub_platforms=(i386-pc x86_64-efi) grub_pkgs=(grub-pc-bin grub-efi-amd64-bin)
 	efi_image=BOOTX64.EFI console=ttyS0,115200 cmdline_extra=" no_timer_check"
-	grub_serial=yes qemu_arch=x86_64
+	grub_serial=yes qemu_arch=x86_64 grub_cloud=grub-cloud-amd64
 	;;
 arm64)
 	grub_platforms=(arm64-efi) grub_pkgs=(grub-efi-arm64-bin)
 	efi_image=BOOTAA64.EFI console=ttyAMA0 cmdline_extra=""
-	grub_serial=no qemu_arch=aarch64
+	grub_serial=no qemu_arch=aarch64 grub_cloud=
 	;;
 *) die "ARCH=$arch: want amd64 or arm64" ;;
 esac
@@ -166,6 +169,15 @@ esac
 # grub-*-bin modules, and grub2-common's update-grub and kernel hook
 # (zz-update-grub), which regenerate the menu when a kernel comes or goes.
 [[ $variant != cloudroot ]] || packages+=(grub2-common "${grub_pkgs[@]}")
+# grub-cloud-amd64, as in Debian's cloud images: GRUB's boot code follows
+# GRUB's upgrades. Its postinst, on the file triggers of /usr/lib/grub/
+# i386-pc, x86_64-efi(-signed) and /usr/lib/shim, runs grub-install for
+# i386-pc on the disk holding /boot and for x86_64-efi (--no-nvram
+# --uefi-secure-boot --force-extra-removable: shim and Debian's signed GRUB
+# on the ESP at /boot/efi, also at the removable path), once
+# /etc/grub.d/enable_cloud exists; the image writes that flag after its
+# packages are in (no block device at build time), with the ESP in fstab.
+[[ $variant != cloudroot || -z $grub_cloud ]] || packages+=("$grub_cloud")
 # The twin adds Debian's cloud-init (and builds the kernel's initrd).
 # debootstrap resolves no virtual packages: python3-cryptography's
 # python3-cffi-backend-api-* come from python3-cffi-backend, named here.
@@ -489,6 +501,7 @@ bake_bare() {
 }
 
 # Each build: unpack, install cloudroot, make the disk.
+esp_id=
 t1=$(date +%s.%N)
 stage=$(mktemp -d "$(dirname "$out")/.debian-12-stage.XXXXXX")
 trap 'rm -rf "$stage" "$out.tmp"' EXIT
@@ -520,6 +533,15 @@ if [[ $variant == cloudroot ]]; then
 	rm -f "$r/tmp/cloudroot.deb"
 	[[ -s $r/boot/initrd.img-$kver ]] || die "installing $deb_pkg built no /boot/initrd.img-$kver"
 	grub_images "$r"
+	# grub-cloud's flag, now that no package script runs at build time, and
+	# the ESP at /boot/efi (its FAT volume id, chosen here, in fstab), where
+	# its grub-install finds it in the booted image.
+	if [[ -n $grub_cloud ]]; then
+		esp_id=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n' | tr a-f A-F)
+		: >"$r/etc/grub.d/enable_cloud"
+		mkdir -p "$r/boot/efi"
+		printf 'UUID=%s-%s\t/boot/efi\tvfat\tumask=0077\t0\t1\n' "${esp_id:0:4}" "${esp_id:4:4}" >>"$r/etc/fstab"
+	fi
 else
 	[[ $variant != bare ]] || bake_bare "$r"
 	cp "$r/boot/initrd.img-$kver" "${out%.img}.initrd.tmp"
@@ -545,7 +567,7 @@ if [[ $variant == cloudroot ]]; then
 		-n "1:$root_start:0" -t 1:8300 -c 1:cloudimg-rootfs "$out.tmp" >/dev/null
 	# UEFI: the ESP, FAT with \EFI\BOOT\BOOTX64.EFI (BOOTAA64.EFI on arm64).
 	truncate -s $(((root_start - esp_start) * 512)) "$stage/esp.img"
-	mkfs.vfat -F 32 -n ESP "$stage/esp.img" >/dev/null
+	mkfs.vfat -F 32 -n ESP ${esp_id:+-i "$esp_id"} "$stage/esp.img" >/dev/null
 	mmd -i "$stage/esp.img" ::/EFI ::/EFI/BOOT
 	mcopy -i "$stage/esp.img" "$stage/$efi_image" "::/EFI/BOOT/$efi_image"
 	dd if="$stage/esp.img" of="$out.tmp" bs=1M seek=$((esp_start / 2048)) conv=notrunc,sparse status=none

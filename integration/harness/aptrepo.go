@@ -80,6 +80,11 @@ type AptRepoOptions struct {
 	// the same mirror updates cleanly.
 	Suite       string
 	EmptySuites []string
+	// Reinstall resolves with apt-get --reinstall: the named packages the
+	// image already has come along at their version, so the guest can
+	// reinstall them (dpkg unpacks them again and activates their file
+	// triggers, as an upgrade does).
+	Reinstall bool
 	// Log, when set, receives progress lines.
 	Log func(string)
 	// Now stamps the Release file (zero: time.Now()).
@@ -155,8 +160,12 @@ func BuildAptRepo(ctx context.Context, opts AptRepoOptions) (*AptRepo, error) {
 		return nil, fmt.Errorf("apt repository: the image's dpkg status: %w", err)
 	}
 	imageKey := shortHash(status)
-	debDir := filepath.Join(cache, "aptrepo-"+AptRepoCacheKey(opts.Packages, imageKey))
-	installs, err := fetchClosure(ctx, opts.Packages, status, debDir, logf)
+	keyNames := opts.Packages
+	if opts.Reinstall {
+		keyNames = append(slices.Clone(keyNames), "--reinstall")
+	}
+	debDir := filepath.Join(cache, "aptrepo-"+AptRepoCacheKey(keyNames, imageKey))
+	installs, err := fetchClosure(ctx, opts.Packages, opts.Reinstall, status, debDir, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +201,7 @@ const closureFile = "closure.txt"
 
 // fetchClosure fills debDir with the .debs of the closure (unless it is
 // already complete) and returns the package names.
-func fetchClosure(ctx context.Context, packages []string, status []byte, debDir string, logf func(string, ...any)) ([]string, error) {
+func fetchClosure(ctx context.Context, packages []string, reinstall bool, status []byte, debDir string, logf func(string, ...any)) ([]string, error) {
 	if b, err := os.ReadFile(filepath.Join(debDir, closureFile)); err == nil {
 		logf("cached: %s", debDir)
 		return Lines(b), nil
@@ -211,6 +220,9 @@ func fetchClosure(ctx context.Context, packages []string, status []byte, debDir 
 	}
 	args := []string{"-s", "-q", "-o", "Dir::State::status=" + filepath.Join(work, "status"),
 		"-o", "Debug::NoLocking=1", "install", "--no-install-recommends"}
+	if reinstall {
+		args = append(args, "--reinstall")
+	}
 	out, _, err := runTool(ctx, nil, nil, "apt-get", append(args, packages...)...)
 	if err != nil {
 		return nil, fmt.Errorf("apt repository: resolving %s against the image (is the host's apt list current? apt-get update): %w", strings.Join(packages, " "), err)
