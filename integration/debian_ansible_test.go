@@ -15,7 +15,6 @@ package integration
 // The marker and the module's result are read from the powered-off disk.
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"os"
@@ -166,22 +165,11 @@ func TestDebianAnsiblePull(t *testing.T) {
 	}
 	needTools(t, "git", "apt-get", "dpkg-scanpackages", "gpg")
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	repo, err := harness.BuildAptRepo(ctx, harness.AptRepoOptions{
+	repo, repoSrv := serveAptRepo(t, 15*time.Minute, harness.AptRepoOptions{
 		Packages: ansiblePackages, Image: a.Debian, Dir: filepath.Join(dir, "repo"),
 		Suite:       ansibleSuite,
 		EmptySuites: []string{"bookworm", "bookworm-updates", "bookworm-security", "bookworm-backports"},
-		Log:         func(s string) { t.Log(s) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	repoSrv, err := harness.ServeAptRepo(repo.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repoSrv.Close()
 	git := serveStatic(t, gitDumbRepo(t, filepath.Join(dir, "git")))
 
 	v := &vm{t: t, a: a, dir: dir, disk: filepath.Join(dir, "debian.img")}

@@ -26,7 +26,6 @@ package integration
 // from the host-side servers.
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -257,22 +256,11 @@ func TestDebianModules(t *testing.T) {
 	needDebianImage(t, a)
 	needTools(t, "nc", "apt-get", "dpkg-scanpackages", "gpg")
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	repo, err := harness.BuildAptRepo(ctx, harness.AptRepoOptions{
+	repo, repoSrv := serveAptRepo(t, 10*time.Minute, harness.AptRepoOptions{
 		Packages: debModulesPackages, Image: a.Debian, Dir: filepath.Join(dir, "repo"),
 		Suite:       debModulesSuite,
 		EmptySuites: []string{"bookworm", "bookworm-updates", "bookworm-security", "bookworm-backports"},
-		Log:         func(s string) { t.Log(s) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	repoSrv, err := harness.ServeAptRepo(repo.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repoSrv.Close()
 	phone, err := harness.ServePosts(500)
 	if err != nil {
 		t.Fatal(err)

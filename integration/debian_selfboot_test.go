@@ -21,7 +21,6 @@ package integration
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -121,22 +120,10 @@ func TestDebianKernelUpgrade(t *testing.T) {
 	}
 	v := newDebianVM(t)
 	needTools(t, "nc", "apt-get", "dpkg-scanpackages", "gpg")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	repo, err := harness.BuildAptRepo(ctx, harness.AptRepoOptions{
+	repo, srv := serveAptRepo(t, 10*time.Minute, harness.AptRepoOptions{
 		Packages: []string{"linux-image-" + upgradeKernel}, Image: v.a.Debian, Dir: filepath.Join(v.dir, "repo"),
 		EmptySuites: []string{"bookworm-updates", "bookworm-security", "bookworm-backports"},
-		Log:         func(s string) { t.Log(s) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("apt repository: %v", repo.Installs)
-	srv, err := harness.ServeAptRepo(repo.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	seed := v.seed(map[string][]byte{
 		"meta-data":      []byte("instance-id: iid-debian-kernel-upgrade\n"),
 		"user-data":      []byte(kernelUpgradeUserData(repo)),

@@ -491,3 +491,26 @@ func parseSystemctlShow(s string) map[string]map[string]string {
 	}
 	return out
 }
+
+// serveAptRepo builds the guest's local apt repository (harness.BuildAptRepo,
+// within timeout, logging to t) and serves it on the host's loopback until
+// the test ends; the guest reaches it through the server's GuestFwd.
+func serveAptRepo(t *testing.T, timeout time.Duration, o harness.AptRepoOptions) (*harness.AptRepo, *harness.AptRepoServer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if o.Log == nil {
+		o.Log = func(s string) { t.Log(s) }
+	}
+	repo, err := harness.BuildAptRepo(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apt repository: %v", repo.Installs)
+	srv, err := harness.ServeAptRepo(repo.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return repo, srv
+}
