@@ -23,11 +23,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // Source is a metadata service answering one JSON document.
@@ -102,24 +102,8 @@ func Object(b []byte) (map[string]any, error) {
 }
 
 // Scalar is a scalar as text (numbers without an exponent), "" for null,
-// objects and lists.
-func Scalar(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case int:
-		return strconv.Itoa(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case uint64:
-		return strconv.FormatUint(t, 10)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return ""
-}
+// objects and lists: pyval.ScalarStr, the one such reading.
+func Scalar(v any) string { return pyval.ScalarStr(v) }
 
 // Blob is a user-data or vendor-data value: a string as is, null or "" as
 // none; anything else is kept as its JSON text (cloud-init hands such a
