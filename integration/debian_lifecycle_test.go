@@ -148,26 +148,12 @@ systemctl --no-block poweroff
 `
 
 func lifecycleUserData(repo *harness.AptRepo) string {
-	mirror := repo.GuestURL()
 	file := func(path, mode, content string) string {
 		return "  - path: " + path + "\n    permissions: \"" + mode + "\"\n    content: |\n" + indent(content, "      ") + "\n"
 	}
 	return `#cloud-config
 hostname: lifecycle-test
-apt:
-  preserve_sources_list: false
-  primary:
-    - arches: [default]
-      uri: ` + mirror + `
-  security:
-    - arches: [default]
-      uri: ` + mirror + `
-  sources:
-    cloudroot-test.list:
-      source: "deb ` + mirror + ` bookworm main"
-      key: |
-` + indent(repo.KeyArmored, "        ") + `
-write_files:
+` + aptLocalRepoConfig(repo, "bookworm") + `write_files:
 ` + file("/etc/initramfs-tools/conf.d/cloudroot-test.conf", "0644", "MODULES=dep\n") +
 		file("/usr/local/sbin/cloudroot-test-step", "0755", lifecycleStep) +
 		file("/usr/local/sbin/cloudroot-test-initrds", "0755", lifecycleInitrds) +

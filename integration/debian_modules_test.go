@@ -99,24 +99,10 @@ sync
 `
 
 func debModulesUserData(repo *harness.AptRepo, caPEM, leafPEM string, bobHash, carolHash string) string {
-	mirror := repo.GuestURL()
 	return `#cloud-config
 hostname: debmods
 fqdn: debmods.example.internal
-apt:
-  preserve_sources_list: false
-  primary:
-    - arches: [default]
-      uri: ` + mirror + `
-  security:
-    - arches: [default]
-      uri: ` + mirror + `
-  sources:
-    cloudroot-test.list:
-      source: "deb ` + mirror + ` ` + debModulesSuite + ` main"
-      key: |
-` + indent(repo.KeyArmored, "        ") + `
-package_update: true
+` + aptLocalRepoConfig(repo, debModulesSuite) + `package_update: true
 package_upgrade: true
 packages: [` + strings.Join(debModulesPackages, ", ") + `]
 users:

@@ -57,23 +57,9 @@ func newDebianVM(t *testing.T) *vm {
 const upgradeKernel = "6.1.0-50-amd64"
 
 func kernelUpgradeUserData(repo *harness.AptRepo) string {
-	mirror := repo.GuestURL()
 	return `#cloud-config
 hostname: upgrade-test
-apt:
-  preserve_sources_list: false
-  primary:
-    - arches: [default]
-      uri: ` + mirror + `
-  security:
-    - arches: [default]
-      uri: ` + mirror + `
-  sources:
-    cloudroot-test.list:
-      source: "deb ` + mirror + ` bookworm main"
-      key: |
-` + indent(repo.KeyArmored, "        ") + `
-bootcmd:
+` + aptLocalRepoConfig(repo, "bookworm") + `bootcmd:
   - mkdir -p /var/lib/cloudroot-test
   - uname -r >> /var/lib/cloudroot-test/bootcmd-kernels.txt
 write_files:

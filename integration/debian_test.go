@@ -514,3 +514,24 @@ func serveAptRepo(t *testing.T, timeout time.Duration, o harness.AptRepoOptions)
 	t.Cleanup(func() { srv.Close() })
 	return repo, srv
 }
+
+// aptLocalRepoConfig is the user-data's apt section that makes the test's
+// local repository (serveAptRepo) the guest's only source: primary and
+// security mirrors, and suite as cloudroot-test.list with the repository's
+// signing key.
+func aptLocalRepoConfig(repo *harness.AptRepo, suite string) string {
+	mirror := repo.GuestURL()
+	return `apt:
+  preserve_sources_list: false
+  primary:
+    - arches: [default]
+      uri: ` + mirror + `
+  security:
+    - arches: [default]
+      uri: ` + mirror + `
+  sources:
+    cloudroot-test.list:
+      source: "deb ` + mirror + ` ` + suite + ` main"
+      key: |
+` + indent(repo.KeyArmored, "        ") + "\n"
+}
