@@ -121,16 +121,7 @@ func TestDebianArm64(t *testing.T) {
 		d.wantContains("/home/alice/.ssh/authorized_keys", debianUserKey)
 		d.wantMode("/home/alice/.ssh/authorized_keys", 0o600, pw["alice"].UID, pw["alice"].GID)
 		d.wantContains("/etc/sudoers.d/90-cloud-init-users", "alice ALL=(ALL) NOPASSWD:ALL")
-		for _, kt := range []string{"rsa", "ecdsa", "ed25519"} {
-			d.wantMode("/etc/ssh/ssh_host_"+kt+"_key", 0o600, 0, 0)
-			file, sshd := facts("hostkey-"+kt+".file"), facts("hostkey-"+kt+".sshd")
-			if !strings.HasPrefix(file, "SHA256:") || file != sshd {
-				t.Errorf("%s host key: the file's fingerprint is %q, sshd serves %q", kt, file, sshd)
-			}
-		}
-		if got := facts("ssh-active.txt"); got != "active" {
-			t.Errorf("systemctl is-active ssh = %q", got)
-		}
+		wantHostKeysServed(t, d, facts)
 	})
 
 	t.Run("network", func(t *testing.T) {

@@ -328,16 +328,7 @@ func testDebianRelease(t *testing.T, a harness.Artifacts, rel debianRelease) {
 		alice := harness.ParsePasswd([]byte(d.read("/etc/passwd")))["alice"]
 		d.wantContains("/home/alice/.ssh/authorized_keys", debianUserKey)
 		d.wantMode("/home/alice/.ssh/authorized_keys", 0o600, alice.UID, alice.GID)
-		for _, kt := range []string{"rsa", "ecdsa", "ed25519"} {
-			d.wantMode("/etc/ssh/ssh_host_"+kt+"_key", 0o600, 0, 0)
-			file, sshd := facts("hostkey-"+kt+".file"), facts("hostkey-"+kt+".sshd")
-			if !strings.HasPrefix(file, "SHA256:") || file != sshd {
-				t.Errorf("%s host key: the file's fingerprint is %q, sshd serves %q", kt, file, sshd)
-			}
-		}
-		if got := facts("ssh-active.txt"); got != "active" {
-			t.Errorf("systemctl is-active ssh = %q", got)
-		}
+		wantHostKeysServed(t, d, facts)
 		facts("ssh-version.txt")
 		if rel.sshFromHost {
 			p := <-probed
@@ -534,4 +525,21 @@ func aptLocalRepoConfig(repo *harness.AptRepo, suite string) string {
       source: "deb ` + mirror + ` ` + suite + ` main"
       key: |
 ` + indent(repo.KeyArmored, "        ") + "\n"
+}
+
+// wantHostKeysServed checks the three host keys on the disk (root's, 0600)
+// against what the guest's sshd served (the fact script's ssh-keyscan
+// fingerprints, read through facts) and that ssh was active.
+func wantHostKeysServed(t *testing.T, d *disk, facts func(string) string) {
+	t.Helper()
+	for _, kt := range []string{"rsa", "ecdsa", "ed25519"} {
+		d.wantMode("/etc/ssh/ssh_host_"+kt+"_key", 0o600, 0, 0)
+		file, sshd := facts("hostkey-"+kt+".file"), facts("hostkey-"+kt+".sshd")
+		if !strings.HasPrefix(file, "SHA256:") || file != sshd {
+			t.Errorf("%s host key: the file's fingerprint is %q, sshd serves %q", kt, file, sshd)
+		}
+	}
+	if got := facts("ssh-active.txt"); got != "active" {
+		t.Errorf("systemctl is-active ssh = %q", got)
+	}
 }
