@@ -12,6 +12,12 @@
 //     to be FAT32 by the specification's count), written sparse.
 //   - Write writes a temporary file next to the output and renames it over
 //     the output only when the image is complete.
+//
+// The filesystems are created with go-diskfs's iso9660 and fat32 packages
+// straight over the image file, not through its diskfs and disk packages:
+// those import every filesystem go-diskfs has (squashfs with xz, zstd and
+// lz4; ext4 with its CRC tables), and this package is linked into the
+// agent, where every linked package's init runs in every process.
 package seed
 
 import (
@@ -23,9 +29,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	diskfs "github.com/diskfs/go-diskfs"
-	"github.com/diskfs/go-diskfs/disk"
+	"github.com/diskfs/go-diskfs/backend/file"
 	"github.com/diskfs/go-diskfs/filesystem"
+	"github.com/diskfs/go-diskfs/filesystem/fat32"
 	"github.com/diskfs/go-diskfs/filesystem/iso9660"
 	"gopkg.in/yaml.v3"
 
@@ -181,12 +187,11 @@ func round(n, to int64) int64 { return (n + to - 1) / to * to }
 func writeISO(path string, ents []entry, total int64) error {
 	// Every file takes whole 2048-byte blocks.
 	size := round(total+int64(len(ents))*2048+isoOverhead, 2048)
-	d, err := diskfs.Create(path, size, diskfs.SectorSizeDefault)
+	img, err := file.CreateFromPath(path, size)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	d.LogicalBlocksize = 2048 // ISO9660's block size
+	defer img.Close()
 	work, err := os.MkdirTemp("", "cloudroot-seed-")
 	if err != nil {
 		return err
@@ -197,16 +202,13 @@ func writeISO(path string, ents []entry, total int64) error {
 	if err := os.Chmod(work, 0o755); err != nil {
 		return err
 	}
-	fsys, err := d.CreateFilesystem(disk.FilesystemSpec{Partition: 0, FSType: filesystem.TypeISO9660, VolumeLabel: LabelISO, WorkDir: work})
+	// The whole image, from offset 0, in ISO9660's 2048-byte blocks.
+	iso, err := iso9660.Create(img, size, 0, 2048, work)
 	if err != nil {
 		return err
 	}
-	if err := writeFiles(fsys, ents); err != nil {
+	if err := writeFiles(iso, ents); err != nil {
 		return err
-	}
-	iso, ok := fsys.(*iso9660.FileSystem)
-	if !ok {
-		return fmt.Errorf("go-diskfs returned %T for ISO9660", fsys)
 	}
 	return iso.Finalize(iso9660.FinalizeOptions{RockRidge: true, Joliet: true, VolumeIdentifier: LabelISO})
 }
@@ -215,12 +217,13 @@ func writeVFAT(path string, ents []entry, total int64) error {
 	// Every file takes whole clusters (512 bytes below 260 MiB); a tenth
 	// more covers the FATs' growth.
 	size := max(int64(MinVFATSize), round(total+total/10+int64(len(ents))*4096+MinVFATSize/2, 1<<20))
-	d, err := diskfs.Create(path, size, diskfs.SectorSizeDefault)
+	img, err := file.CreateFromPath(path, size)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	fsys, err := d.CreateFilesystem(disk.FilesystemSpec{Partition: 0, FSType: filesystem.TypeFat32, VolumeLabel: LabelVFAT})
+	defer img.Close()
+	// The whole image, from offset 0, in 512-byte sectors.
+	fsys, err := fat32.Create(img, size, 0, 512, LabelVFAT, false)
 	if err != nil {
 		return err
 	}
