@@ -51,7 +51,10 @@ var watched = []string{
 	"github.com/santhosh-tekuri/jsonschema/",
 }
 
-func TestInitAllocations(t *testing.T) {
+// initTrace runs the test binary's package initialisation alone under
+// GODEBUG=inittrace=1 and returns the trace.
+func initTrace(t *testing.T) []byte {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), initTraceChild+"=1", "GODEBUG=inittrace=1")
 	var stderr bytes.Buffer
@@ -59,8 +62,50 @@ func TestInitAllocations(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("running the init trace: %v\n%s", err, stderr.String())
 	}
+	return stderr.Bytes()
+}
+
+// notAtStartup are packages whose init must not run in the agent, with
+// why: each was linked once through an import that did not need it. Every
+// linked package's init runs before main in every process, `--version`
+// included, so a package linked for one rarely used path costs them all.
+var notAtStartup = map[string]string{
+	// pkg/seed wrote its images through go-diskfs's diskfs and disk
+	// packages, which import every filesystem go-diskfs has; it needs
+	// only iso9660 and fat32 (pkg/media reads iso9660 and fat12).
+	"github.com/diskfs/go-diskfs":                     "the diskfs package imports every go-diskfs filesystem: use the filesystem packages directly",
+	"github.com/diskfs/go-diskfs/filesystem/ext4":     "ext4 (via go-diskfs/disk)",
+	"github.com/diskfs/go-diskfs/filesystem/ext4/crc": "ext4's CRC32C tables (via go-diskfs/disk)",
+	"github.com/diskfs/go-diskfs/partition/gpt":       "gpt (via go-diskfs/disk)",
+	"github.com/ulikunitz/xz":                         "xz's CRC64 tables (squashfs via go-diskfs/disk)",
+	"github.com/klauspost/compress/zstd":              "zstd (squashfs via go-diskfs/disk)",
+	"github.com/klauspost/compress/internal/cpuinfo":  "zstd's CPU probe (squashfs via go-diskfs/disk)",
+}
+
+// TestNotInitialisedAtStartup fails when a package of notAtStartup is
+// linked into the agent again (its init shows in the trace).
+func TestNotInitialisedAtStartup(t *testing.T) {
+	sc := bufio.NewScanner(bytes.NewReader(initTrace(t)))
+	n := 0
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || f[0] != "init" {
+			continue
+		}
+		n++
+		if why, ok := notAtStartup[f[1]]; ok {
+			t.Errorf("package %s is initialised at the agent's start-up: %s", f[1], why)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no init trace lines")
+	}
+}
+
+func TestInitAllocations(t *testing.T) {
+	stderr := bytes.NewBuffer(initTrace(t))
 	total, seen := 0, 0
-	sc := bufio.NewScanner(&stderr)
+	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		// init github.com/x/y @1.2 ms, 0.1 ms clock, 1560 bytes, 20 allocs
 		f := strings.Fields(sc.Text())
