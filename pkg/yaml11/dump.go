@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,22 +278,12 @@ func yamlFloat(repr string) string {
 	return s
 }
 
-// PyYAML's implicit resolvers for plain scalars (a str that matches one of
-// them must be quoted).
-var yamlImplicit = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:` +
-		`yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
-		`|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?` +
-		`|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` +
-		`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
-		`|<<|~|null|Null|NULL|` +
-		`|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]` +
-		`|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?` +
-		`|=` +
-		`)$`)
-})
-
-func yamlResolvesToStr(s string) bool { return !yamlImplicit().MatchString(s) }
+// yamlResolvesToStr reports whether a plain scalar s is read back as a str:
+// no implicit resolver of PyYAML matches it, whatever its first character
+// (a str that one matches must be quoted).
+func yamlResolvesToStr(s string) bool {
+	return !(implicitBool(s) || implicitFloat(s) || implicitInt(s) || s == "<<" || implicitNull(s) || implicitTimestamp(s) || s == "=")
+}
 
 type yamlAnalysis struct {
 	empty, multiline                   bool

@@ -13,22 +13,9 @@ import (
 	"time"
 )
 
-// PyYAML's implicit resolvers (resolver.py), tried in its order.
+// The constructor's timestamp pattern (looser than the resolver's), used
+// only on a scalar resolved as a timestamp; the resolvers are in implicit.go.
 var (
-	reBool = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
-	})
-	reFloat = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	})
-	reInt = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	})
-	reNull = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:~|null|Null|NULL|)$`) })
-	reTime = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
-	})
-	// The constructor's timestamp pattern (looser than the resolver's).
 	reTimeParts = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$`)
 	})
@@ -42,17 +29,17 @@ func resolveImplicit(v string) string {
 		return tagNull
 	}
 	switch c := v[0]; {
-	case strings.IndexByte("yYnNtTfFoO", c) >= 0 && reBool().MatchString(v):
+	case strings.IndexByte("yYnNtTfFoO", c) >= 0 && implicitBool(v):
 		return tagBool
-	case strings.IndexByte("-+0123456789.", c) >= 0 && reFloat().MatchString(v):
+	case strings.IndexByte("-+0123456789.", c) >= 0 && implicitFloat(v):
 		return tagFloat
-	case strings.IndexByte("-+0123456789", c) >= 0 && reInt().MatchString(v):
+	case strings.IndexByte("-+0123456789", c) >= 0 && implicitInt(v):
 		return tagInt
 	case v == "<<":
 		return tagMerge
-	case strings.IndexByte("~nN", c) >= 0 && reNull().MatchString(v):
+	case strings.IndexByte("~nN", c) >= 0 && implicitNull(v):
 		return tagNull
-	case c >= '0' && c <= '9' && reTime().MatchString(v):
+	case c >= '0' && c <= '9' && implicitTimestamp(v):
 		return tagTimestamp
 	case v == "=":
 		return tagValue
