@@ -43,7 +43,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -247,9 +246,20 @@ func matchLongOption(name string) string {
 	return match
 }
 
-var negativeNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`) })
-
-func looksNumeric(a string) bool { return negativeNumber().MatchString(a) }
+// looksNumeric is argparse's negative-number test, `^-\d+$|^-\d*\.\d+$`
+// (ASCII digits), written out: a regexp compiled here cost every command
+// with an option a few dozen page faults of fresh heap.
+func looksNumeric(a string) bool {
+	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	intPart, frac, dot := strings.Cut(a[1:], ".")
+	if !dot {
+		return digits(intPart)
+	}
+	return (intPart == "" || digits(intPart)) && digits(frac)
+}
 
 func looksLikeOption(a string) bool {
 	return len(a) > 1 && a[0] == '-' && !looksNumeric(a)

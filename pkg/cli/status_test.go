@@ -362,3 +362,14 @@ func TestStatusWaitUpstream(t *testing.T) {
 var lastUpdateRE = regexp.MustCompile(`(last_update"?: "?)[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000`)
 
 func maskLastUpdate(b []byte) []byte { return lastUpdateRE.ReplaceAll(b, []byte("${1}$$LAST_UPDATE")) }
+
+// TestLooksNumeric compares looksNumeric with argparse's expression.
+func TestLooksNumeric(t *testing.T) {
+	re := regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`)
+	for _, a := range []string{"", "-", "--", "-1", "-12", "1", "+1", "-1.", "-.5", "-1.5", "-.", "-1.2.3",
+		"-a", "-1a", "-l", "--long", "-0", "-.0", "-1..2", "-١", "-1\n", " -1", "-1.5e3", "-.-"} {
+		if want, got := re.MatchString(a), looksNumeric(a); want != got {
+			t.Errorf("looksNumeric(%q) = %v, want %v", a, got, want)
+		}
+	}
+}
