@@ -53,6 +53,7 @@ func compileNetwork(trusted bool) (map[int]*networkSchema, error) {
 		c := jsonschema.NewCompiler()
 		if trusted {
 			c.TrustSchemas()
+			c.UseRegexpEngine(lazyRegexp)
 		}
 		if err := c.AddResource(head.ID, doc); err != nil {
 			return nil, fmt.Errorf("schema: add network-config v%d schema: %w", v, err)
