@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,16 +34,119 @@ type schemaParts struct {
 }
 
 var splitSchema = sync.OnceValues(func() (*schemaParts, error) {
-	p := &schemaParts{}
-	if err := json.Unmarshal(schemaJSON, &p.root); err != nil {
+	root, err := jsonMembers(schemaJSON)
+	if err != nil {
 		return nil, fmt.Errorf("schema: split embedded schema: %w", err)
 	}
-	if err := json.Unmarshal(p.root["properties"], &p.props); err != nil {
+	props, err := jsonMembers(root["properties"])
+	if err != nil {
 		return nil, fmt.Errorf("schema: split embedded schema's properties: %w", err)
 	}
-	delete(p.root, "properties")
-	return p, nil
+	delete(root, "properties")
+	return &schemaParts{root: root, props: props}, nil
 })
+
+// jsonMembers splits the JSON object b into its members' raw values,
+// which share b's bytes (json.Unmarshal into a map of RawMessage copies
+// each value: the schema twice over, in fresh heap). b is the embedded
+// schema or a part of it: valid JSON (TestEmbeddedSchemasValid), so the
+// scan only finds where values end; a malformed b is an error, never a
+// panic.
+func jsonMembers(b []byte) (map[string]json.RawMessage, error) {
+	ws := func(i int) int {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	i := ws(0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	out := map[string]json.RawMessage{}
+	i = ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return out, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, fmt.Errorf("offset %d: want a member name", i)
+		}
+		end := jsonValueEnd(b, i)
+		if end < 0 {
+			return nil, fmt.Errorf("offset %d: unterminated name", i)
+		}
+		var key string
+		if err := json.Unmarshal(b[i:end], &key); err != nil {
+			return nil, fmt.Errorf("offset %d: %w", i, err)
+		}
+		i = ws(end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, fmt.Errorf("offset %d: want ':'", i)
+		}
+		i = ws(i + 1)
+		end = jsonValueEnd(b, i)
+		if end < 0 {
+			return nil, fmt.Errorf("offset %d: unterminated value", i)
+		}
+		out[key] = json.RawMessage(b[i:end:end])
+		i = ws(end)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i = ws(i + 1)
+		case i < len(b) && b[i] == '}':
+			return out, nil
+		default:
+			return nil, fmt.Errorf("offset %d: want ',' or '}'", i)
+		}
+	}
+}
+
+// jsonValueEnd returns where the JSON value starting at b[i] ends, or -1
+// when it does not.
+func jsonValueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; c {
+		case '"':
+			for j++; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(b) {
+				return -1
+			}
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of the enclosing object ends a scalar
+				if j == i {
+					return -1
+				}
+				return j
+			}
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				if j == i {
+					return -1
+				}
+				return j
+			}
+		}
+	}
+	if depth == 0 && len(b) > i {
+		return len(b) // a scalar at the end
+	}
+	return -1
+}
 
 // partialCache holds the partial schemas compiled in this process, by key
 // set, and how many properties they compiled in all.

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -93,4 +94,58 @@ func compilePartialSorted(parts *schemaParts, keys []string) (*jsonschema.Schema
 	keys = append([]string(nil), keys...)
 	slices.Sort(keys)
 	return compilePartial(parts, keys, true)
+}
+
+// checkMembers compares jsonMembers with json.Unmarshal into a map of
+// RawMessage on b.
+func checkMembers(t *testing.T, b []byte) {
+	t.Helper()
+	got, err := jsonMembers(b)
+	var want map[string]json.RawMessage
+	werr := json.Unmarshal(b, &want)
+	if werr != nil || want == nil {
+		if err == nil && json.Valid(b) {
+			t.Errorf("jsonMembers(%q) = %v, json.Unmarshal fails: %v", b, got, werr)
+		}
+		return
+	}
+	if err != nil {
+		t.Errorf("jsonMembers(%q): %v", b, err)
+		return
+	}
+	if len(got) != len(want) {
+		t.Errorf("jsonMembers(%q): %d members, want %d", b, len(got), len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || !bytes.Equal(g, w) {
+			t.Errorf("jsonMembers(%q)[%q] = %q, want %q", b, k, g, w)
+		}
+	}
+}
+
+var membersSeeds = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a":false}`, `{"a" : [1, {"b": "}"}] , "c":"\"x\\"}`, `{"a":{"b":{"c":[]}},"d":null}`,
+	`{"\u0041":1}`, `{"a":-1.5e3}`, "{\n \"a\": true\n}", `{"a":1,"a":2}`,
+	`[]`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a`, `{"a":"`, `{"a":[}`, ``, `1`,
+}
+
+// TestJSONMembers checks the split of the embedded schema and of its
+// properties, and edge cases, against encoding/json.
+func TestJSONMembers(t *testing.T) {
+	checkMembers(t, schemaJSON)
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(schemaJSON, &root); err != nil {
+		t.Fatal(err)
+	}
+	checkMembers(t, root["properties"])
+	for _, s := range membersSeeds {
+		checkMembers(t, []byte(s))
+	}
+}
+
+func FuzzJSONMembers(f *testing.F) {
+	for _, s := range membersSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkMembers(t, b) })
 }
