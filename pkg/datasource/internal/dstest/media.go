@@ -147,8 +147,8 @@ func ConformMedia(t *testing.T, m Media) {
 		make func(t *testing.T, p string)
 	}{
 		{"garbage image", garbageImage},
-		{"hostile iso", hostileImage(seed.FormatISO)},
-		{"hostile vfat", hostileImage(seed.FormatVFAT)},
+		{"hostile iso", func(t *testing.T, p string) { HostileImage(t, p, seed.FormatISO) }},
+		{"hostile vfat", func(t *testing.T, p string) { HostileImage(t, p, seed.FormatVFAT) }},
 	} {
 		t.Run(im.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "volume.img")
@@ -219,39 +219,39 @@ func garbageImage(t *testing.T, p string) {
 	}
 }
 
-// hostileImage writes a seed image of format whose directory structure
-// is broken as issue 25's reproductions broke it (pkg/nocloud's
-// TestHostileSeedDisk): the FAT root cluster chained to itself, the ISO
-// root's "." record length flipped.
-func hostileImage(format seed.Format) func(t *testing.T, p string) {
-	return func(t *testing.T, p string) {
-		md, err := seed.MetaData("", "vm1")
-		if err != nil {
-			t.Fatal(err)
+// HostileImage writes to p a seed image (`cloudroot seed make`) of format
+// whose directory structure is broken as issue 25's reproductions broke
+// it: the FAT root cluster chained to itself (before pkg/media: out of
+// memory in go-diskfs), the ISO root's "." record length flipped (a slice
+// bounds panic).
+func HostileImage(t testing.TB, p string, format seed.Format) {
+	t.Helper()
+	md, err := seed.MetaData("", "vm1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seed.Write(p, format, seed.Files{MetaData: md, UserData: []byte("#cloud-config\n")}); err != nil {
+		t.Fatal(err)
+	}
+	img, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch format {
+	case seed.FormatVFAT:
+		sector := int(binary.LittleEndian.Uint16(img[11:]))
+		reserved := int(binary.LittleEndian.Uint16(img[14:]))
+		fatSectors := int(binary.LittleEndian.Uint32(img[36:]))
+		root := binary.LittleEndian.Uint32(img[44:])
+		for i := range int(img[16]) {
+			binary.LittleEndian.PutUint32(img[(reserved+i*fatSectors)*sector+int(root)*4:], root)
 		}
-		if err := seed.Write(p, format, seed.Files{MetaData: md, UserData: []byte("#cloud-config\n")}); err != nil {
-			t.Fatal(err)
-		}
-		img, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch format {
-		case seed.FormatVFAT:
-			sector := int(binary.LittleEndian.Uint16(img[11:]))
-			reserved := int(binary.LittleEndian.Uint16(img[14:]))
-			fatSectors := int(binary.LittleEndian.Uint32(img[36:]))
-			root := binary.LittleEndian.Uint32(img[44:])
-			for i := range int(img[16]) {
-				binary.LittleEndian.PutUint32(img[(reserved+i*fatSectors)*sector+int(root)*4:], root)
-			}
-		case seed.FormatISO:
-			root := int(binary.LittleEndian.Uint32(img[16*2048+156+2:])) * 2048
-			img[root+32] ^= 0xff
-		}
-		if err := os.WriteFile(p, img, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	case seed.FormatISO:
+		root := int(binary.LittleEndian.Uint32(img[16*2048+156+2:])) * 2048
+		img[root+32] ^= 0xff
+	}
+	if err := os.WriteFile(p, img, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
