@@ -147,7 +147,7 @@ func TestConform(t *testing.T) {
 	dstest.ConformMedia(t, dstest.Media{Source: &Source{}, Env: datasource.Env{DMI: vmware}, Device: sr0,
 		Root: "testdata/user-data-txt/disk", Doc: "user-data.txt",
 		WhyUnreadableNotFound: "cloud-init's AltCloud skips a CD-ROM it cannot mount (user_data_vsphere: 'Failed mount of'), and so does cloudroot: the search goes on and ends in not found",
-		WhyTruncatedParses:  "user-data.txt is handed on as is: half a user-data is still user-data (its parser runs later, in pkg/userdata)"})
+		WhyTruncatedParses:    "user-data.txt is handed on as is: half a user-data is still user-data (its parser runs later, in pkg/userdata)"})
 }
 
 // FuzzAltCloud: arbitrary cloud-info, product names and user-data files
