@@ -169,3 +169,18 @@ func GoldenTrees(t *testing.T, g Trees) {
 		})
 	}
 }
+
+// TreeBroken are the broken services of an EC2-style tree (a meta-data/
+// listing and a user-data leaf, as CloudStack's virtual router and
+// Exoscale serve): user-data answering 503, a listing without
+// instance-id.
+var TreeBroken = []Broken{
+	{Name: "user-data 503", Want: "user-data: status 503", Hook: func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.HasSuffix(r.URL.Path, "/user-data") {
+			http.Error(w, "", http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	}},
+	{Name: "no instance-id", Want: "meta-data has no instance-id", Hook: Answer("/meta-data/", http.StatusOK, "local-hostname\n")},
+}
