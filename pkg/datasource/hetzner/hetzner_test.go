@@ -27,9 +27,6 @@ func env(base, serial string) datasource.Env {
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{
 	"minimal": {"found": "cloudroot reads a service without /private-networks (none); cloud-init's get_metadata raises and the datasource fails"},
-	"private-networks": {
-		"network_config": "cloud-init's YAML 1.1 reads an unquoted all-digit MAC (96:00:01:02:03:04) as a sexagesimal integer and matches no NIC; cloudroot keeps the MAC",
-	},
 }
 
 func TestGolden(t *testing.T) {
