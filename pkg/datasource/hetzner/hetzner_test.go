@@ -48,8 +48,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestNetworkConfig: network-config is handed on as is, and it is what
-// ConvertHetzner makes of the metadata.
+// TestNetworkConfig: network-config is handed on with the private
+// network appended, and it is what ConvertHetzner makes of the metadata.
 func TestNetworkConfig(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/private-networks/tree", nil)
 	d, err := (&Source{}).Get(context.Background(), env(srv.URL, ""))
@@ -59,9 +59,13 @@ func TestNetworkConfig(t *testing.T) {
 	if d.NetworkConfig["version"] != 1 {
 		t.Fatalf("network config %v is not v1", d.NetworkConfig)
 	}
-	macs := netconfig.MACs{"96:00:01:02:03:0a": "eth0"}
-	if _, err := netconfig.ConvertHetzner(d.MetaData, macs); err != nil {
+	macs := netconfig.MACs{"96:00:01:02:03:0a": "eth0", "86:00:00:0a:0b:0c": "eth1"}
+	conv, err := netconfig.ConvertHetzner(d.MetaData, macs)
+	if err != nil {
 		t.Fatalf("ConvertHetzner: %v", err)
+	}
+	if conv.Interface("eth1") == nil {
+		t.Errorf("no eth1 for the private network: %+v", conv.Interfaces)
 	}
 	b, err := json.Marshal(d.NetworkConfig)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -111,36 +112,7 @@ func Build(in Input) (*datasource.Data, error) {
 	}
 	delete(md, "vendor_data")
 	if nc, ok := md["network-config"].(map[string]any); ok && len(nc) > 0 {
-		d.NetworkConfig = withPrivateNetworks(nc, md["private-networks"])
+		d.NetworkConfig = netconfig.HetznerNetworkConfig(nc, md["private-networks"])
 	}
 	return d, nil
-}
-
-// withPrivateNetworks is the network configuration nc with a physical
-// DHCPv4 interface for each private network's mac_address appended, as
-// cloud-init's network_config does; the name is null, for the NIC with
-// that MAC to name it when the configuration is parsed (cloud-init asks
-// get_interface_name_from_mac). nc itself is left as the service gave it.
-func withPrivateNetworks(nc map[string]any, pn any) map[string]any {
-	nets, _ := pn.([]any)
-	list, ok := nc["config"].([]any)
-	if len(nets) == 0 || !ok {
-		return nc
-	}
-	out := make(map[string]any, len(nc))
-	for k, v := range nc {
-		out[k] = v
-	}
-	config := append([]any(nil), list...)
-	for _, n := range nets {
-		m, _ := n.(map[string]any)
-		config = append(config, map[string]any{
-			"type":        "physical",
-			"mac_address": m["mac_address"],
-			"name":        nil,
-			"subnets":     []any{map[string]any{"ipv4": true, "type": "dhcp"}},
-		})
-	}
-	out["config"] = config
-	return out
 }
