@@ -29,6 +29,9 @@ type Broken struct {
 	// second one broken).
 	Hook func(w http.ResponseWriter, r *http.Request) bool
 	Want string
+	// Env, when not nil, is the Env for this case instead of
+	// Metadata.Env (a DMI serial that does not match).
+	Env func(base string) datasource.Env
 }
 
 // Metadata is a metadata-URL source for Conform.
@@ -47,10 +50,14 @@ type Metadata struct {
 	Broken []Broken
 	// AbsentBudget is Network.AbsentBudget.
 	AbsentBudget time.Duration
+	// NotFound are the source's own not-found cases, after
+	// NetworkCases (platform detection, configuration).
+	NotFound []NotFoundCase
 }
 
 // Conform runs the cases every metadata-URL source shares:
-//   - NetworkCases (network down, absent, 404, slow) through NotFound;
+//   - NetworkCases (network down, absent, 404, slow) and m.NotFound
+//     through NotFound;
 //   - "500": every request answered 500: an error with "status 500";
 //   - "truncated": the tree served with Doc cut in half: an error;
 //   - m.Broken.
@@ -58,7 +65,8 @@ func Conform(t *testing.T, m Metadata) {
 	t.Helper()
 	up := Serve(t, m.Root, nil)
 	t.Run("not found", func(t *testing.T) {
-		NotFound(t, m.Source, NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget}))
+		cases := NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget})
+		NotFound(t, m.Source, append(cases, m.NotFound...))
 	})
 	cases := []Broken{{Name: "500", Code: http.StatusInternalServerError, Want: "status 500"}}
 	if m.Doc != "" {
@@ -79,7 +87,11 @@ func Conform(t *testing.T, m Metadata) {
 				}
 			}
 			srv := Serve(t, m.Root, hook)
-			_, err := m.Source.Get(context.Background(), m.Env(srv.URL))
+			env := m.Env
+			if tc.Env != nil {
+				env = tc.Env
+			}
+			_, err := m.Source.Get(context.Background(), env(srv.URL))
 			Broke(t, err, srv.URL, tc.Want)
 		})
 	}
