@@ -97,18 +97,14 @@ func (s *Source) userdataURL(env datasource.Env) string {
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	if !env.NetworkUp {
-		return nil, fmt.Errorf("hetzner: %w", datasource.ErrNeedNetwork)
-	}
-	log := env.Logger(s.Name())
-	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+	ctx, cancel, c, err := env.Service(ctx, s.Name(), "hetzner", datasource.IMDSDefaults{
 		BaseURLs: []string{s.defaultMetadataURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("hetzner: %w", err)
-	}
-	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	log := env.Logger(s.Name())
 	start := time.Now()
 	in, err := read(ctx, c, c.WithBaseURL(s.userdataURL(env)))
 	if err != nil {
