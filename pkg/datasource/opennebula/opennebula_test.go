@@ -27,24 +27,8 @@ var upstreamDiffers = map[string]dstest.Differs{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				Devices: []bootenv.Device{
-					{Name: "vda", Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "root"}},
-					sr0,
-				},
-				OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": filepath.Join(dir, "disk")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Device: sr0, Dir: "disk", Differs: upstreamDiffers,
+		Others: []bootenv.Device{{Name: "vda", Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "root"}}}})
 }
 
 func TestParseContext(t *testing.T) {

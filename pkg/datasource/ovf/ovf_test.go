@@ -25,25 +25,11 @@ var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "is
 var upstreamDiffers = map[string]dstest.Differs{}
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				Devices: []bootenv.Device{
-					{Name: "sr1", Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
-					{Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "vfat", Label: "OVFENV"}},
-					sr0,
-				},
-				OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": filepath.Join(dir, "disk")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Device: sr0, Dir: "disk", Differs: upstreamDiffers,
+		Others: []bootenv.Device{
+			{Name: "sr1", Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
+			{Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "vfat", Label: "OVFENV"}},
+		}})
 }
 
 func TestSeedDirAndVMware(t *testing.T) {

@@ -33,24 +33,8 @@ var rbxDiffers = dstest.Differs{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				Devices: []bootenv.Device{
-					{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
-					vdb,
-				},
-				OpenFS: dstest.DirOpener(t, map[string]string{"/dev/vdb": filepath.Join(dir, "disk")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Device: vdb, Dir: "disk", Differs: upstreamDiffers,
+		Others: []bootenv.Device{{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}}}})
 }
 
 // TestEtcHosts: a target root with /etc/hosts keeps manage_etc_hosts off.

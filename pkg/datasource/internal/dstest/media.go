@@ -309,3 +309,43 @@ func (i bigInfo) Mode() fs.FileMode  { return 0o444 }
 func (i bigInfo) ModTime() time.Time { return time.Time{} }
 func (i bigInfo) IsDir() bool        { return false }
 func (i bigInfo) Sys() any           { return nil }
+
+// Volumes is the golden test of a source that reads volumes, for
+// GoldenVolumes.
+type Volumes struct {
+	Source datasource.Source
+	// Env makes the platform the source's (DMI); GoldenVolumes sets
+	// Devices and OpenFS.
+	Env datasource.Env
+	// Device serves each case's Dir; Others are listed before it and must
+	// not be opened (volumes that are not the source's).
+	Device bootenv.Device
+	Others []bootenv.Device
+	// Dir is the case's subdirectory holding the volume's tree ("disk",
+	// "drive").
+	Dir string
+	// Differs are the fields of a case's upstream golden where cloudroot
+	// deliberately differs, by case name.
+	Differs map[string]Differs
+}
+
+// GoldenVolumes runs, for each case testdata/<case>/, a Get with its Dir
+// as the volume, and compares Data with upstream-26.json (Upstream) and
+// want.json (Golden).
+func GoldenVolumes(t *testing.T, v Volumes) {
+	t.Helper()
+	for _, name := range Cases(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("testdata", name)
+			e := v.Env
+			e.Devices = append(append([]bootenv.Device(nil), v.Others...), v.Device)
+			e.OpenFS = DirOpener(t, map[string]string{v.Device.Path: filepath.Join(dir, v.Dir)})
+			d, err := v.Source.Get(context.Background(), e)
+			Upstream(t, dir, d, err, "", v.Differs[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			Golden(t, filepath.Join(dir, "want.json"), d, "")
+		})
+	}
+}
