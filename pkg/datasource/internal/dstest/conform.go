@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
 
 // Broken is a service that answers, but wrongly: Get fails with an error
@@ -53,6 +54,9 @@ type Metadata struct {
 	// NotFound are the source's own not-found cases, after
 	// NetworkCases (platform detection, configuration).
 	NotFound []NotFoundCase
+	// JSON is true for a service answering JSON objects: Conform adds
+	// "not JSON" and "not an object" (every request so answered).
+	JSON bool
 }
 
 // Conform runs the cases every metadata-URL source shares:
@@ -60,6 +64,7 @@ type Metadata struct {
 //     through NotFound;
 //   - "500": every request answered 500: an error with "status 500";
 //   - "truncated": the tree served with Doc cut in half: an error;
+//   - with m.JSON, "not JSON" and "not an object";
 //   - m.Broken.
 func Conform(t *testing.T, m Metadata) {
 	t.Helper()
@@ -69,6 +74,11 @@ func Conform(t *testing.T, m Metadata) {
 		NotFound(t, m.Source, append(cases, m.NotFound...))
 	})
 	cases := []Broken{{Name: "500", Code: http.StatusInternalServerError, Want: "status 500"}}
+	if m.JSON {
+		cases = append(cases,
+			Broken{Name: "not JSON", Code: http.StatusOK, Body: "instance-id: 1", Want: "invalid character"},
+			Broken{Name: "not an object", Code: http.StatusOK, Body: "[1]", Want: "expected a JSON object"})
+	}
 	if m.Doc != "" {
 		b, err := os.ReadFile(filepath.Join(m.Root, filepath.FromSlash(m.Doc)))
 		if err != nil {
@@ -195,4 +205,25 @@ var TreeBroken = []Broken{
 		return false
 	}},
 	{Name: "no instance-id", Want: "meta-data has no instance-id", Hook: Answer("/meta-data/", http.StatusOK, "local-hostname\n")},
+}
+
+// Converted checks the network description a source hands on raw: Get on
+// tree (served at env's base) puts a mapping under key in
+// Data.NetworkConfig, and convert makes a configuration of it for a
+// machine with macs.
+func Converted(t *testing.T, src datasource.Source, env func(base string) datasource.Env, tree, key string,
+	convert func(map[string]any, netconfig.Links) (*netconfig.Config, error), macs netconfig.MACs) {
+	t.Helper()
+	srv := Serve(t, tree, nil)
+	d, err := src.Get(context.Background(), env(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, ok := d.NetworkConfig[key].(map[string]any)
+	if !ok {
+		t.Fatalf("no %s in %v", key, d.NetworkConfig)
+	}
+	if cfg, err := convert(md, macs); err != nil || cfg == nil {
+		t.Fatalf("converting %s: %v", key, err)
+	}
 }
