@@ -54,6 +54,10 @@ type Metadata struct {
 	// NotFound are the source's own not-found cases, after
 	// NetworkCases (platform detection, configuration).
 	NotFound []NotFoundCase
+	// Why404Broken, when not "", says why a service answering 404 to
+	// everything is broken for this source rather than absent: the "404"
+	// not-found case is left out, for one of m.Broken to cover.
+	Why404Broken string
 	// JSON is true for a service answering JSON objects: Conform adds
 	// "not JSON" and "not an object" (every request so answered).
 	JSON bool
@@ -70,7 +74,12 @@ func Conform(t *testing.T, m Metadata) {
 	t.Helper()
 	up := Serve(t, m.Root, nil)
 	t.Run("not found", func(t *testing.T) {
-		cases := NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget})
+		var cases []NotFoundCase
+		for _, c := range NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget}) {
+			if c.Name != "404" || m.Why404Broken == "" {
+				cases = append(cases, c)
+			}
+		}
 		NotFound(t, m.Source, append(cases, m.NotFound...))
 	})
 	cases := []Broken{{Name: "500", Code: http.StatusInternalServerError, Want: "status 500"}}
