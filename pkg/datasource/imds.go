@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -197,4 +198,20 @@ func (e Env) Patient(name string, c *imds.Client, absent, read int) bool {
 		return imds.Retryable(err)
 	}
 	return true
+}
+
+// Service is the start every metadata-service Get shares: ErrNeedNetwork
+// while the network is down, the client IMDS builds for name from the
+// configuration and def, and ctx bounded by the client's budget (cancel
+// releases it; it is never nil). Errors are prefixed with tag.
+func (e Env) Service(ctx context.Context, name, tag string, def IMDSDefaults) (context.Context, context.CancelFunc, *imds.Client, error) {
+	if !e.NetworkUp {
+		return ctx, func() {}, nil, fmt.Errorf("%s: %w", tag, ErrNeedNetwork)
+	}
+	c, err := e.IMDS(name, def)
+	if err != nil {
+		return ctx, func() {}, nil, fmt.Errorf("%s: %w", tag, err)
+	}
+	ctx, cancel := c.WithBudget(ctx)
+	return ctx, cancel, c, nil
 }

@@ -1,7 +1,11 @@
 package datasource
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/imds"
 )
@@ -32,5 +36,31 @@ func TestPatient(t *testing.T) {
 	}
 	if c := (&imds.Client{Retries: -1}); (Env{}).Patient("Ec2", c, 2, 5) || c.Retries != -1 {
 		t.Errorf("max_wait 0 (one try) overridden: %+v", c)
+	}
+}
+
+// TestService: the start of a metadata-service Get: ErrNeedNetwork while
+// the network is down, configuration errors prefixed with the tag, and a
+// cancel that is never nil.
+func TestService(t *testing.T) {
+	def := IMDSDefaults{BaseURLs: []string{"http://127.0.0.1:1/"}, Budget: time.Second}
+	_, cancel, _, err := Env{}.Service(context.Background(), "X", "x", def)
+	cancel()
+	if !errors.Is(err, ErrNeedNetwork) || !strings.HasPrefix(err.Error(), "x: ") {
+		t.Errorf("network down: %v", err)
+	}
+	bad := Env{NetworkUp: true, Config: map[string]any{"X": map[string]any{"timeout": "soon"}}}
+	_, cancel, _, err = bad.Service(context.Background(), "X", "x", def)
+	cancel()
+	if err == nil || !strings.HasPrefix(err.Error(), "x: ") || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("bad timeout: %v", err)
+	}
+	ctx, cancel, c, err := Env{NetworkUp: true}.Service(context.Background(), "X", "x", def)
+	defer cancel()
+	if err != nil || c == nil {
+		t.Fatal(err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		t.Error("no budget on the context")
 	}
 }

@@ -131,6 +131,7 @@ func (p *v1Parser) command(i int, cmd *omap) {
 	}
 	switch t {
 	case "physical", "loopback", "infiniband":
+		p.nameByMAC(cmd)
 		if require("name") {
 			p.physical(cmd, Kind(t))
 		}
@@ -202,6 +203,24 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// nameByMAC names an entry that has a mac_address but no name (or a null
+// one) after the machine's NIC with that MAC: Hetzner's private networks
+// come so, cloud-init naming them with get_interface_name_from_mac. A MAC
+// no NIC has leaves the entry unnamed, and skipped.
+func (p *v1Parser) nameByMAC(cmd *omap) {
+	if v, ok := cmd.get("name"); ok && v != nil {
+		return
+	}
+	cmd.del("name")
+	mac := asString(mustGet(cmd, "mac_address"))
+	if mac == "" || p.links == nil {
+		return
+	}
+	if name, ok := p.links.NameByMAC(mac); ok {
+		cmd.set("name", name)
+	}
 }
 
 // physical is cloud-init's handle_physical: it (re)sets the device-level

@@ -439,11 +439,34 @@ def drive_digitalocean(case):
         return answer(ds, found)
 
 
+def hetzner_nics(case):
+    """The fake machine's NICs for a Hetzner case: one for each MAC of its
+    network-config, then of its private networks (which 26.x names with
+    get_interface_name_from_mac)."""
+    import yaml
+
+    md_dir = os.path.join(case, "tree", "hetzner", "v1", "metadata")
+    macs = []
+    with open(os.path.join(md_dir, "_index")) as f:
+        md = yaml.safe_load(f) or {}
+    for c in ((md.get("network-config") or {}).get("config") or []):
+        if isinstance(c, dict):
+            macs.append(c.get("mac_address"))
+    pn = os.path.join(md_dir, "private-networks")
+    if os.path.exists(pn):
+        with open(pn) as f:
+            for n in yaml.safe_load(f) or []:
+                if isinstance(n, dict):
+                    macs.append(n.get("mac_address"))
+    return nic_names(macs)
+
+
 def drive_hetzner(case):
     from cloudinit.sources import DataSourceHetzner as m
 
     spec = read_case(case)
-    with environment(), mock.patch.object(
+    macs = hetzner_nics(case)
+    with environment(macs=macs), mock.patch.object(
         m, "get_hcloud_data", return_value=(True, spec.get("serial"))
     ), mock.patch.object(m, "base_urls_v1", return_value=[BASE_URL + "/hetzner/v1/"]), \
             mock.patch.object(m, "EphemeralIPNetwork"), \
@@ -451,7 +474,7 @@ def drive_hetzner(case):
         ds = make_ds(m.DataSourceHetzner, {"datasource": {"Hetzner": {
             "max_wait": 1, "timeout": 1, "retries": 0}}})
         found = get_data(ds)
-        return answer(ds, found)
+        return answer(ds, found, macs)
 
 
 def nic_names(macs):

@@ -120,16 +120,10 @@ func TestPaths(t *testing.T) {
 	}
 }
 
-// TestNotFound: on the "404" service the token request, the first, is
-// 404.
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(t, base) },
-		Up:  dstest.Serve(t, "testdata/instance/tree", tokenHook(t)),
-	}))
-}
-
-func TestErrors(t *testing.T) {
+// TestConform: the cases every metadata-URL source shares (on the "404"
+// service the token request, the first, is 404; its "500" is the
+// token's), and Akamai's broken services.
+func TestConform(t *testing.T) {
 	answer := func(p string, code int, body string) func(w http.ResponseWriter, r *http.Request) bool {
 		hook := tokenHook(t)
 		return func(w http.ResponseWriter, r *http.Request) bool {
@@ -141,25 +135,19 @@ func TestErrors(t *testing.T) {
 			return hook(w, r)
 		}
 	}
-	for _, tc := range []struct {
-		name string
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
-	}{
-		{"token 500", answer(DefaultTokenPath, 500, ""), "/v1/token: status 500"},
-		{"token 403", answer(DefaultTokenPath, 403, ""), "status 403"},
-		{"empty token", answer(DefaultTokenPath, 200, " \n"), "empty token"},
-		{"instance 500", answer(DefaultMetadataPath, 500, ""), "/v1/instance: status 500"},
-		{"instance not JSON", answer(DefaultMetadataPath, 200, "id: 1"), "invalid character"},
-		{"no id", answer(DefaultMetadataPath, 200, "{}"), "no instance id"},
-		{"user-data 503", answer(DefaultUserdataPath, 503, ""), "/v1/user-data: status 503"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/instance/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(t, srv.URL))
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
-	}
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(t, base) },
+		Root:   "testdata/instance/tree",
+		Broken: []dstest.Broken{
+			{Name: "token 403", Hook: answer(DefaultTokenPath, 403, ""), Want: "status 403"},
+			{Name: "empty token", Hook: answer(DefaultTokenPath, 200, " \n"), Want: "empty token"},
+			{Name: "instance 500", Hook: answer(DefaultMetadataPath, 500, ""), Want: "/v1/instance: status 500"},
+			{Name: "instance not JSON", Hook: answer(DefaultMetadataPath, 200, "id: 1"), Want: "invalid character"},
+			{Name: "no id", Hook: answer(DefaultMetadataPath, 200, "{}"), Want: "no instance id"},
+			{Name: "user-data 503", Hook: answer(DefaultUserdataPath, 503, ""), Want: "/v1/user-data: status 503"},
+		},
+	})
 }
 
 func TestDecodeUserData(t *testing.T) {

@@ -93,39 +93,28 @@ func TestPublicKeys(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base) },
-		Up:  dstest.Serve(t, "testdata/normal/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, path string
-		want       string
-	}{
-		{"token 500", "/" + TokenPath, "status 500"},
-		{"tree 500", "/" + APIVersion + "/meta-data/", "status 500"},
-		{"user-data 500", "/" + APIVersion + "/user-data", "status 500"},
-		{"no instance-id", "/" + APIVersion + "/meta-data/instance-id", "no instance-id"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/token/tree", func(w http.ResponseWriter, r *http.Request) bool {
-				if r.URL.Path == "/"+APIVersion+"/meta-data/" && tc.name == "no instance-id" {
-					w.Write([]byte("hostname\nregion-id"))
-					return true
-				}
-				if r.URL.Path == tc.path {
-					w.WriteHeader(http.StatusInternalServerError)
-					return true
-				}
+// TestConform: the cases every metadata-URL source shares (its "500" is
+// the token's, the first request), and AliYun's broken services.
+func TestConform(t *testing.T) {
+	status500 := func(path string) func(w http.ResponseWriter, r *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path != path {
 				return false
-			})
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL))
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
+			}
+			w.WriteHeader(http.StatusInternalServerError)
+			return true
+		}
 	}
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base) },
+		Root:   "testdata/token/tree",
+		Broken: []dstest.Broken{
+			{Name: "tree 500", Hook: status500("/" + APIVersion + "/meta-data/"), Want: "status 500"},
+			{Name: "user-data 500", Hook: status500("/" + APIVersion + "/user-data"), Want: "status 500"},
+			{Name: "no instance-id", Hook: dstest.Answer("/"+APIVersion+"/meta-data/", 200, "hostname\nregion-id"), Want: "no instance-id"},
+		},
+	})
 }
 
 func FuzzBuild(f *testing.F) {

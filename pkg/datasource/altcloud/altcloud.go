@@ -24,10 +24,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/volscan"
 )
 
 // CloudInfoFile is Image Factory's cloud type file in the target root.
@@ -56,9 +59,6 @@ func (*Source) Doc() datasource.Doc {
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
 	var info []byte
 	if env.Root != nil {
 		b, err := datasource.ReadFile(env.Root, strings.TrimPrefix(CloudInfoFile, "/"))
@@ -78,31 +78,22 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	case !strings.Contains(ct, VSphere):
 		return nil, fmt.Errorf("altcloud: cloud type %s (%s, DMI product_name %q) is neither RHEV nor VSPHERE: %w", ct, CloudInfoFile, env.DMI.ProductName, datasource.ErrNotFound)
 	}
-	var tried []string
-	for _, dev := range Candidates(env.Devices) {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("altcloud: before %s: %w", dev.Path, err)
-		}
-		tried = append(tried, dev.Path)
-		fsys, closeFS, err := env.Open(dev)
-		if err != nil {
-			log.Warn("unreadable CDROM", "path", dev.Path, "error", err)
-			continue
-		}
-		b, name, err := readFS(fsys, dev.Path)
-		closeFS()
-		if err != nil {
-			log.Debug("no user-data", "path", dev.Path, "error", err)
-			continue
-		}
-		if d := Parse(b, VSphere, dev.Path); d != nil {
-			log.Info("found", "path", dev.Path+"/"+name, "duration", time.Since(start))
-			return d, nil
-		}
-	}
-	what := "nothing"
-	if len(tried) > 0 {
-		what = strings.Join(tried, ", ")
-	}
-	return nil, fmt.Errorf("altcloud: vSphere, but no user-data (looked at %s; label %s): %w", what, Label, datasource.ErrNotFound)
+	return volscan.Scan{
+		Name: s.Name(), Tag: "altcloud", What: "user-data on vSphere", Hint: "label " + Label,
+		Devices: Candidates(env.Devices), Budget: DefaultBudget,
+		Read: func(fsys fs.FS, where string, _ bool) (*datasource.Data, error) {
+			b, name, err := readFS(fsys, where)
+			if err != nil {
+				log.Debug("no user-data", "path", where, "error", err)
+				return nil, fmt.Errorf("%s: %v: %w", where, err, datasource.ErrNotFound)
+			}
+			if d := Parse(b, VSphere, where); d != nil {
+				log.Debug("user-data", "path", where+"/"+name)
+				return d, nil
+			}
+			return nil, fmt.Errorf("%s/%s: blank: %w", where, name, datasource.ErrNotFound)
+		},
+		// cloud-init's user_data_vsphere skips a CD-ROM it cannot mount.
+		Quiet: func(bootenv.Device) bool { return true },
+	}.Get(ctx, env)
 }

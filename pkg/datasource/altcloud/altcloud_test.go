@@ -3,7 +3,6 @@ package altcloud
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,41 +21,13 @@ var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "is
 
 var vmware = bootenv.DMI{ProductName: "VMware Virtual Platform"}
 
-func dirOpener(t *testing.T, dirs map[string]string) func(bootenv.Device) (fs.FS, func(), error) {
-	return func(dev bootenv.Device) (fs.FS, func(), error) {
-		d, ok := dirs[dev.Path]
-		if !ok {
-			t.Errorf("opened %s, which is not a candidate", dev.Path)
-			return nil, nil, fs.ErrNotExist
-		}
-		return os.DirFS(d), func() {}, nil
-	}
-}
-
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{}
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				DMI: vmware,
-				Devices: []bootenv.Device{
-					{Name: "sr1", Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
-					sr0,
-				},
-				OpenFS: dirOpener(t, map[string]string{"/dev/sr0": filepath.Join(dir, "disk")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Env: datasource.Env{DMI: vmware}, Device: sr0, Dir: "disk", Differs: upstreamDiffers,
+		Others: []bootenv.Device{{Name: "sr1", Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}}}})
 }
 
 func TestCloudType(t *testing.T) {
@@ -83,7 +54,7 @@ func TestCloudType(t *testing.T) {
 func TestCloudInfoFile(t *testing.T) {
 	e := datasource.Env{Root: fstest.MapFS{"etc/sysconfig/cloud-info": {Data: []byte("vSphere\n")}},
 		DMI: bootenv.DMI{ProductName: "KVM"}, Devices: []bootenv.Device{sr0},
-		OpenFS: dirOpener(t, map[string]string{"/dev/sr0": "testdata/user-data-txt/disk"})}
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": "testdata/user-data-txt/disk"})}
 	d, err := (&Source{}).Get(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +70,7 @@ func TestCloudInfoFile(t *testing.T) {
 }
 
 func TestRHEVUnsupported(t *testing.T) {
-	e := datasource.Env{DMI: bootenv.DMI{ProductName: "RHEV Hypervisor"}, Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, nil)}
+	e := datasource.Env{DMI: bootenv.DMI{ProductName: "RHEV Hypervisor"}, Devices: []bootenv.Device{sr0}, OpenFS: dstest.DirOpener(t, nil)}
 	_, err := (&Source{}).Get(context.Background(), e)
 	if !errors.Is(err, errors.ErrUnsupported) || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "/dev/fd0") {
 		t.Errorf("err = %v, want ErrUnsupported naming /dev/fd0", err)
@@ -113,7 +84,7 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := (&Source{}).Get(context.Background(), datasource.Env{DMI: vmware, Devices: []bootenv.Device{sr0},
-		OpenFS: dirOpener(t, map[string]string{"/dev/sr0": src})})
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": src})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,17 +110,11 @@ func TestImage(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	empty := t.TempDir()
 	blank := t.TempDir()
 	os.WriteFile(filepath.Join(blank, "deltacloud-user-data.txt"), []byte(" \n"), 0o644)
 	for name, e := range map[string]datasource.Env{
-		"nothing":       {},
-		"not vsphere":   {DMI: bootenv.DMI{ProductName: "Standard PC"}, Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, nil)},
-		"no candidates": {DMI: vmware, Devices: []bootenv.Device{{Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cdrom"}}}, OpenFS: dirOpener(t, nil)},
-		"no files":      {DMI: vmware, Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, map[string]string{"/dev/sr0": empty})},
-		"blank":         {DMI: vmware, Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, map[string]string{"/dev/sr0": blank})},
-		"unopenable": {DMI: vmware, Devices: []bootenv.Device{sr0},
-			OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return nil, nil, errors.New("bad") }},
+		"not vsphere": {DMI: bootenv.DMI{ProductName: "Standard PC"}, Devices: []bootenv.Device{sr0}, OpenFS: dstest.DirOpener(t, nil)},
+		"blank":       {DMI: vmware, Devices: []bootenv.Device{sr0}, OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": blank})},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := (&Source{}).Get(context.Background(), e)
@@ -158,6 +123,14 @@ func TestNotFound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConform: the cases every volume source shares, on vSphere.
+func TestConform(t *testing.T) {
+	dstest.ConformMedia(t, dstest.Media{Source: &Source{}, Env: datasource.Env{DMI: vmware}, Device: sr0,
+		Root: "testdata/user-data-txt/disk", Doc: "user-data.txt",
+		WhyUnreadableNotFound: "cloud-init's AltCloud skips a CD-ROM it cannot mount (user_data_vsphere: 'Failed mount of'), and so does cloudroot: the search goes on and ends in not found",
+		WhyTruncatedParses:    "user-data.txt is handed on as is: half a user-data is still user-data (its parser runs later, in pkg/userdata)"})
 }
 
 // FuzzAltCloud: arbitrary cloud-info, product names and user-data files

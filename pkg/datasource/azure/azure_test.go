@@ -517,3 +517,13 @@ func FuzzBuild(f *testing.F) {
 		}
 	})
 }
+
+// TestConform: the cases every volume source shares, on Azure with no
+// IMDS answering (a volume that is not Azure's leaves IMDS to decide).
+func TestConform(t *testing.T) {
+	e := env(dstest.ClosedURL(t))
+	e.Budget = 500 * time.Millisecond
+	dstest.ConformMedia(t, dstest.Media{Source: source(nil), Env: e, Device: sr0,
+		Root: "testdata/ovf-media", Doc: "ovf-env.xml",
+		WhyUnreadableNotFound: "Azure's provisioning media is optional: one that cannot be read is logged and IMDS decides, as cloud-init's crawl_metadata goes on past a device it cannot mount; with no IMDS here that is not found"})
+}

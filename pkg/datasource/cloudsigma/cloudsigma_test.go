@@ -89,7 +89,6 @@ func TestNotFound(t *testing.T) {
 	}{
 		{"other product", "Standard PC (Q35 + ICH9, 2009)", file},
 		{"no product", "", file},
-		{"no serial device", "CloudSigma", filepath.Join(dir, "none")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := csEnv(time.Second)
@@ -144,6 +143,21 @@ func TestBroken(t *testing.T) {
 		if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), dev+": setting raw mode") {
 			t.Fatalf("err = %v", err)
 		}
+	})
+}
+
+// TestConform: the cases every serial/backdoor transport shares. The
+// answers end with the EOT the server sends, so that they reach the
+// parser.
+func TestConform(t *testing.T) {
+	dstest.ConformTransport(t, dstest.Transport{
+		Absent: func(t *testing.T) (datasource.Source, datasource.Env) {
+			return &Source{Device: filepath.Join(t.TempDir(), "ttyS1")}, csEnv(time.Second)
+		},
+		Answering: func(t *testing.T, reply []byte) (datasource.Source, datasource.Env, string) {
+			dev, _ := servePTY(t, replyWith(append(append([]byte{}, reply...), 0x04, '\n')))
+			return &Source{Device: dev}, csEnv(2 * time.Second), dev
+		},
 	})
 }
 

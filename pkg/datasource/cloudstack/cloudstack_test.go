@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"net/http"
 	"net/netip"
-	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,43 +16,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
-
-// passwordServer answers DomU_Request requests at / like the
-// password server: send_my_password gets reply, saved_password is counted.
-func passwordServer(t *testing.T, reply string, acks *atomic.Int32) func(w http.ResponseWriter, r *http.Request) bool {
-	return func(w http.ResponseWriter, r *http.Request) bool {
-		req := r.Header.Get(RequestHeader)
-		if req == "" {
-			return false
-		}
-		if r.URL.Path != "/" {
-			t.Errorf("password request to %s", r.URL.Path)
-		}
-		switch req {
-		case SendPassword:
-			w.Write([]byte(reply))
-		case SavedPassword:
-			acks.Add(1)
-			w.Write([]byte(SavedPassword))
-		default:
-			t.Errorf("%s: %s", RequestHeader, req)
-			http.Error(w, "bad_request", http.StatusBadRequest)
-		}
-		return true
-	}
-}
-
-func port(t *testing.T, srv *dstest.Server) int {
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := strconv.Atoi(u.Port())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func env(base string, pwPort int) datasource.Env {
 	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
@@ -76,8 +36,8 @@ func TestGolden(t *testing.T) {
 			}
 			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
 			var acks atomic.Int32
-			srv := dstest.Serve(t, filepath.Join(dir, "tree"), passwordServer(t, spec.PasswordReply, &acks))
-			d, err := (&Source{}).Get(context.Background(), env(srv.URL, port(t, srv)))
+			srv := dstest.Serve(t, filepath.Join(dir, "tree"), dstest.PasswordServer(t, "/", spec.PasswordReply, &acks))
+			d, err := (&Source{}).Get(context.Background(), env(srv.URL, dstest.Port(t, srv)))
 			dstest.Upstream(t, dir, d, err, srv.URL, upstreamDiffers[name])
 			if err != nil {
 				t.Fatal(err)
@@ -95,59 +55,13 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestPasswordPort: the password server is asked on its own port, given
-// by the Source when not configured.
-func TestPasswordPort(t *testing.T) {
-	var acks atomic.Int32
-	pw := dstest.Serve(t, "", passwordServer(t, "pw", &acks))
-	md := dstest.Serve(t, "testdata/saved-password/tree", func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Header.Get(RequestHeader) != "" {
-			t.Errorf("password request on the metadata port")
-		}
-		return false
+// TestPasswords: the password server cases CloudStack shares with the
+// other source that asks it.
+func TestPasswords(t *testing.T) {
+	dstest.ConformPasswords(t, dstest.Passwords{
+		Source: func(url string, pwPort int) datasource.Source { return &Source{URL: url, PasswordPort: pwPort} },
+		Env:    env, Tree: "testdata/new-password/tree", Path: "/",
 	})
-	d, err := (&Source{URL: md.URL, PasswordPort: port(t, pw)}).Get(context.Background(), datasource.Env{NetworkUp: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Config["password"] != "pw" || acks.Load() != 1 {
-		t.Errorf("config %v, %d acks", d.Config, acks.Load())
-	}
-}
-
-// TestPasswordServerFails: the instance is still found, without password.
-func TestPasswordServerFails(t *testing.T) {
-	srv := dstest.Serve(t, "testdata/new-password/tree", func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Header.Get(RequestHeader) != "" {
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}
-		return false
-	})
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL, port(t, srv)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Config != nil {
-		t.Errorf("config %v without a password", d.Config)
-	}
-	// Nothing on the password port at all.
-	srv2 := dstest.Serve(t, "testdata/new-password/tree", nil)
-	closed, _ := url.Parse(dstest.ClosedURL(t))
-	p, _ := strconv.Atoi(closed.Port())
-	if _, err := (&Source{}).Get(context.Background(), env(srv2.URL, p)); err != nil {
-		t.Fatal(err)
-	}
-	// bad_request is a refusal, not a password, and is not acknowledged.
-	var acks atomic.Int32
-	srv3 := dstest.Serve(t, "testdata/new-password/tree", passwordServer(t, "bad_request\n", &acks))
-	d, err = (&Source{}).Get(context.Background(), env(srv3.URL, port(t, srv3)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Config != nil || acks.Load() != 0 {
-		t.Errorf("config %v, %d acks after bad_request", d.Config, acks.Load())
-	}
 }
 
 func TestPasswordURL(t *testing.T) {
@@ -298,9 +212,9 @@ func TestDiscovery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var acks atomic.Int32
-			srv := dstest.Serve(t, "testdata/new-password/tree", passwordServer(t, "Xy7-new-pw\n", &acks))
+			srv := dstest.Serve(t, "testdata/new-password/tree", dstest.PasswordServer(t, "/", "Xy7-new-pw\n", &acks))
 			res := &fakeResolver{addrs: tc.dns}
-			s := &Source{Resolver: res, MetadataPort: port(t, srv), PasswordPort: port(t, srv)}
+			s := &Source{Resolver: res, MetadataPort: dstest.Port(t, srv), PasswordPort: dstest.Port(t, srv)}
 			d, err := s.Get(context.Background(), datasource.Env{NetworkUp: true, Budget: 5 * time.Second, Lease: tc.lease})
 			if err != nil {
 				t.Fatal(err)
@@ -335,7 +249,7 @@ func TestNoRouter(t *testing.T) {
 		{"resolver fails", &fakeResolver{err: errors.New("server misbehaving")}, nil, []string{"server misbehaving"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Source{Resolver: tc.res, MetadataPort: port(t, srv)}
+			s := &Source{Resolver: tc.res, MetadataPort: dstest.Port(t, srv)}
 			_, err := s.Get(context.Background(), datasource.Env{NetworkUp: true, Budget: time.Second, Lease: tc.lease})
 			if !errors.Is(err, datasource.ErrNotFound) || !errors.Is(err, ErrNoRouter) {
 				t.Fatalf("err = %v, want ErrNotFound and ErrNoRouter", err)
@@ -356,9 +270,9 @@ func TestNoRouter(t *testing.T) {
 // lease, and no DNS lookup is made.
 func TestConfigOverridesDiscovery(t *testing.T) {
 	var acks atomic.Int32
-	srv := dstest.Serve(t, "testdata/new-password/tree", passwordServer(t, "Xy7-new-pw\n", &acks))
+	srv := dstest.Serve(t, "testdata/new-password/tree", dstest.PasswordServer(t, "/", "Xy7-new-pw\n", &acks))
 	res := &fakeResolver{}
-	e := env(srv.URL, port(t, srv))
+	e := env(srv.URL, dstest.Port(t, srv))
 	e.Lease = &datasource.Lease{Iface: "eth0", ServerID: netip.MustParseAddr("192.0.2.20"), Router: netip.MustParseAddr("192.0.2.1")}
 	d, err := (&Source{Resolver: res}).Get(context.Background(), e)
 	if err != nil {
@@ -374,9 +288,9 @@ func TestConfigOverridesDiscovery(t *testing.T) {
 // probe serves the rest (the first is a closed port).
 func TestMetadataURLs(t *testing.T) {
 	var acks atomic.Int32
-	srv := dstest.Serve(t, "testdata/saved-password/tree", passwordServer(t, "saved_password", &acks))
+	srv := dstest.Serve(t, "testdata/saved-password/tree", dstest.PasswordServer(t, "/", "saved_password", &acks))
 	e := datasource.Env{NetworkUp: true, Budget: 5 * time.Second, Config: map[string]any{"CloudStack": map[string]any{
-		"metadata_urls": []any{dstest.ClosedURL(t), srv.URL}, "password_server_port": port(t, srv)}}}
+		"metadata_urls": []any{dstest.ClosedURL(t), srv.URL}, "password_server_port": dstest.Port(t, srv)}}}
 	d, err := (&Source{Resolver: &fakeResolver{}}).Get(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
@@ -386,44 +300,20 @@ func TestMetadataURLs(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env:          func(base string) datasource.Env { return env(base, 1) },
-		Up:           dstest.Serve(t, "testdata/new-password/tree", nil),
-		AbsentBudget: time.Second,
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
-	}{
-		{"500", dstest.Status(http.StatusInternalServerError), "status 500"},
-		{"user-data 503", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/user-data") {
-				http.Error(w, "", http.StatusServiceUnavailable)
-				return true
-			}
-			return false
-		}, "user-data: status 503"},
-		{"no instance-id", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/meta-data/") {
-				w.Write([]byte("local-hostname\n"))
-				return true
-			}
-			return false
-		}, "meta-data has no instance-id"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/saved-password/tree", tc.hook)
-			e := env(srv.URL, port(t, srv))
+// TestConform: the cases every metadata-URL source shares, and those of
+// an EC2-style tree.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env: func(base string) datasource.Env {
+			e := env(base, 1)
 			e.Budget = time.Second // 5xx are retried until the budget ends
-			_, err := (&Source{}).Get(context.Background(), e)
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
-	}
+			return e
+		},
+		Root:         "testdata/saved-password/tree",
+		Broken:       dstest.TreeBroken,
+		AbsentBudget: time.Second,
+	})
 }
 
 func FuzzPassword(f *testing.F) {

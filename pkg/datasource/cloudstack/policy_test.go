@@ -49,9 +49,9 @@ func TestRouterDiscoveryFollowsPolicy(t *testing.T) {
 	short := 50 * time.Millisecond // shorter than anything below takes
 	t.Run("slow resolver and service", func(t *testing.T) {
 		var acks atomic.Int32
-		srv := dstest.Serve(t, "testdata/new-password/tree", dstest.Late(150*time.Millisecond, passwordServer(t, "Xy7-new-pw\n", &acks)))
+		srv := dstest.Serve(t, "testdata/new-password/tree", dstest.Late(150*time.Millisecond, dstest.PasswordServer(t, "/", "Xy7-new-pw\n", &acks)))
 		res := &lateResolver{addr: loopback, delay: 300 * time.Millisecond}
-		s := &Source{Resolver: res, MetadataPort: port(t, srv), PasswordPort: port(t, srv)}
+		s := &Source{Resolver: res, MetadataPort: dstest.Port(t, srv), PasswordPort: dstest.Port(t, srv)}
 		pol := imds.Policy{Deadline: time.Minute, Probe: time.Second}
 		e := datasource.Env{NetworkUp: true, Budget: short, Policy: &pol}
 		d, err := s.Get(context.Background(), e)
@@ -93,7 +93,7 @@ func TestRouterDiscoveryFollowsPolicy(t *testing.T) {
 			e := datasource.Env{NetworkUp: true, Budget: time.Hour, Policy: &pol, Lease: tc.lease(srv), Config: tc.cfg}
 			done := make(chan error, 1)
 			go func() {
-				_, err := (&Source{Resolver: tc.res, MetadataPort: port(t, srv)}).Get(context.Background(), e)
+				_, err := (&Source{Resolver: tc.res, MetadataPort: dstest.Port(t, srv)}).Get(context.Background(), e)
 				done <- err
 			}()
 			select {

@@ -24,13 +24,12 @@ package configdrive
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/volscan"
 )
 
 // SeedDir is where a config drive may be copied in the target root.
@@ -59,63 +58,18 @@ func (*Source) Doc() datasource.Doc {
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
-	var tried []string
-	var errs []error
-	try := func(fsys fs.FS, source, sub string) *datasource.Data {
-		tried = append(tried, source)
-		in, err := readFS(fsys, source, log)
-		var d *datasource.Data
-		if err == nil {
-			d, err = Parse(in, sub)
-		}
-		if err != nil {
-			if !errors.Is(err, datasource.ErrNotFound) {
-				log.Warn("unreadable config drive", "path", source, "error", err)
-				errs = append(errs, fmt.Errorf("configdrive: %w", err))
-			}
-			return nil
-		}
-		log.Info("found", "path", source, "version", in.Version, "duration", time.Since(start))
-		return d
-	}
-	if env.Root != nil {
-		seed := strings.TrimPrefix(SeedDir, "/")
-		if fi, err := fs.Stat(env.Root, seed); err == nil && fi.IsDir() {
-			sub, err := fs.Sub(env.Root, seed)
+	return volscan.Scan{
+		Name: s.Name(), Tag: "configdrive", What: "config drive", Hint: "labels " + strings.Join(Labels(), "/"),
+		SeedDir: SeedDir, Devices: Candidates(env.Devices), Budget: DefaultBudget,
+		Read: func(fsys fs.FS, where string, seed bool) (*datasource.Data, error) {
+			in, err := readFS(fsys, where, log)
 			if err != nil {
-				return nil, fmt.Errorf("configdrive: %s: %w", SeedDir, err)
+				return nil, err
 			}
-			if d := try(sub, SeedDir, "seed-dir ("+SeedDir+")"); d != nil {
-				return d, nil
+			if seed {
+				return Parse(in, "seed-dir ("+where+")")
 			}
-		}
-	}
-	for _, dev := range Candidates(env.Devices) {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("configdrive: before %s: %w", dev.Path, err))
-			break
-		}
-		fsys, closeFS, err := env.Open(dev)
-		if err != nil {
-			tried = append(tried, dev.Path)
-			errs = append(errs, fmt.Errorf("configdrive: %w", err))
-			continue
-		}
-		d := try(fsys, dev.Path, "config-disk ("+dev.Path+")")
-		closeFS()
-		if d != nil {
-			return d, nil
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	what := "nothing"
-	if len(tried) > 0 {
-		what = strings.Join(tried, ", ")
-	}
-	return nil, fmt.Errorf("configdrive: no config drive (looked at %s; labels %s): %w", what, strings.Join(Labels(), "/"), datasource.ErrNotFound)
+			return Parse(in, "config-disk ("+where+")")
+		},
+	}.Get(ctx, env)
 }

@@ -22,42 +22,16 @@ import (
 
 var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "config-2"}}
 
-// dirOpener serves each device from a directory, by device path.
-func dirOpener(t *testing.T, dirs map[string]string) func(bootenv.Device) (fs.FS, func(), error) {
-	return func(dev bootenv.Device) (fs.FS, func(), error) {
-		d, ok := dirs[dev.Path]
-		if !ok {
-			t.Errorf("opened %s, which is not a candidate", dev.Path)
-			return nil, nil, fs.ErrNotExist
-		}
-		return os.DirFS(d), func() {}, nil
-	}
-}
-
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{}
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				Devices: []bootenv.Device{
-					{Name: "vda", Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "config-2"}},
-					{Name: "sr1", Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
-					sr0,
-				},
-				OpenFS: dirOpener(t, map[string]string{"/dev/sr0": filepath.Join(dir, "drive")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Device: sr0, Dir: "drive", Differs: upstreamDiffers,
+		Others: []bootenv.Device{
+			{Name: "vda", Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "config-2"}},
+			{Name: "sr1", Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
+		}})
 }
 
 // TestSeedDir: a copy in the target's seed directory comes first.
@@ -72,7 +46,7 @@ func TestSeedDir(t *testing.T) {
 		return err
 	})
 	e := datasource.Env{Root: root, Devices: []bootenv.Device{sr0},
-		OpenFS: dirOpener(t, map[string]string{"/dev/sr0": "testdata/rocky/drive"})}
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": "testdata/rocky/drive"})}
 	d, err := (&Source{}).Get(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +64,7 @@ func TestImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := (&Source{}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{sr0},
-		OpenFS: dirOpener(t, map[string]string{"/dev/sr0": src})})
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": src})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,18 +107,14 @@ func TestImages(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	empty := t.TempDir()
 	noMeta := t.TempDir()
 	os.MkdirAll(filepath.Join(noMeta, "openstack", "latest"), 0o755)
 	disabled := t.TempDir()
 	os.MkdirAll(filepath.Join(disabled, "openstack", "latest"), 0o755)
 	os.WriteFile(filepath.Join(disabled, "openstack", "latest", "meta_data.json"), []byte(`{"uuid": "u", "meta": {"dsmode": "disabled"}}`), 0o644)
 	for name, e := range map[string]datasource.Env{
-		"nothing":           {},
-		"no candidates":     {Devices: []bootenv.Device{{Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}}}, OpenFS: dirOpener(t, nil)},
-		"no openstack dir":  {Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, map[string]string{"/dev/sr0": empty})},
-		"no meta_data.json": {Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, map[string]string{"/dev/sr0": noMeta})},
-		"dsmode disabled":   {Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, map[string]string{"/dev/sr0": disabled})},
+		"no meta_data.json": {Devices: []bootenv.Device{sr0}, OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": noMeta})},
+		"dsmode disabled":   {Devices: []bootenv.Device{sr0}, OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": disabled})},
 		"root without seed": {Root: fstest.MapFS{"etc/hostname": {Data: []byte("h")}}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -162,7 +132,6 @@ func TestBroken(t *testing.T) {
 		files fstest.MapFS
 		want  string
 	}{
-		{"bad meta_data.json", fstest.MapFS{"openstack/latest/meta_data.json": {Data: []byte("{")}}, "/dev/sr0 latest/meta_data.json: unexpected end"},
 		{"no uuid", fstest.MapFS{"openstack/latest/meta_data.json": {Data: []byte(`{"hostname": "h"}`)}}, "no 'uuid' entry"},
 		{"missing content", fstest.MapFS{"openstack/latest/meta_data.json": {Data: []byte(`{"uuid": "u", "files": [{"path": "/etc/x", "content_path": "/content/0007"}]}`)}}, "reading /dev/sr0/openstack/content/0007"},
 		{"bad ec2", fstest.MapFS{"openstack/latest/meta_data.json": {Data: []byte(`{"uuid": "u"}`)}, "ec2/latest/meta-data.json": {Data: []byte(`[`)}}, "/dev/sr0/ec2/latest/meta-data.json"},
@@ -179,10 +148,13 @@ func TestBroken(t *testing.T) {
 			}
 		})
 	}
-	e := datasource.Env{Devices: []bootenv.Device{sr0}, OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return nil, nil, errors.New("read error on /dev/sr0") }}
-	if _, err := (&Source{}).Get(context.Background(), e); err == nil || errors.Is(err, datasource.ErrNotFound) {
-		t.Errorf("unopenable drive: err = %v, want an error that is not ErrNotFound", err)
-	}
+}
+
+// TestConform: the cases every volume source shares (no volume, empty,
+// unopenable, hostile images, truncated and oversized meta_data.json).
+func TestConform(t *testing.T) {
+	dstest.ConformMedia(t, dstest.Media{Source: &Source{}, Device: sr0,
+		Root: "testdata/latest-only/drive", Doc: "openstack/latest/meta_data.json"})
 }
 
 // FuzzDrive reads arbitrary meta_data.json, ec2 meta-data and

@@ -43,20 +43,8 @@ func TestSourceURL(t *testing.T) {
 
 // TestNetworkKey: what is handed on converts with ConvertDigitalOcean.
 func TestNetworkKey(t *testing.T) {
-	srv := dstest.Serve(t, "testdata/droplet/tree", nil)
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, ok := d.NetworkConfig[NetworkKey].(map[string]any)
-	if !ok {
-		t.Fatalf("no %s in %v", NetworkKey, d.NetworkConfig)
-	}
-	macs := netconfig.MACs{"d2:c4:7a:10:00:01": "ens3", "d2:c4:7a:10:00:02": "ens4"}
-	cfg, err := netconfig.ConvertDigitalOcean(md, macs)
-	if err != nil || cfg == nil {
-		t.Fatalf("ConvertDigitalOcean: %v", err)
-	}
+	dstest.Converted(t, &Source{}, func(base string) datasource.Env { return env(base + path) }, "testdata/droplet/tree", NetworkKey,
+		netconfig.ConvertDigitalOcean, netconfig.MACs{"d2:c4:7a:10:00:01": "ens3", "d2:c4:7a:10:00:02": "ens4"})
 }
 
 // TestConform: absent, slow, 404, 500, truncated, and this document's
@@ -67,9 +55,8 @@ func TestConform(t *testing.T) {
 		Env:    func(base string) datasource.Env { return env(base + path) },
 		Root:   "testdata/droplet/tree",
 		Doc:    path,
+		JSON:   true,
 		Broken: []dstest.Broken{
-			{Name: "not JSON", Code: 200, Body: `droplet_id: 1`, Want: "invalid character"},
-			{Name: "not an object", Code: 200, Body: `[1]`, Want: "expected a JSON object"},
 			{Name: "no droplet_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no droplet_id"},
 		},
 	})

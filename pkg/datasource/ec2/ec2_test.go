@@ -107,56 +107,35 @@ func TestVersionProbe(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
+// TestConform: the cases every metadata-URL source shares, and EC2's
+// own.
+func TestConform(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/aws-imdsv2/tree", nil)
-	down := env(bootenv.DMI{}, srv.URL, nil)
-	down.NetworkUp = false
-	slow := env(bootenv.DMI{}, dstest.Serve(t, "", dstest.Hang).URL, nil)
-	slow.Budget = dstest.SlowBudget
-	dstest.NotFound(t, &Source{}, []dstest.NotFoundCase{
-		{Name: "network down", Env: down, Want: datasource.ErrNeedNetwork, Quiet: srv},
-		{Name: "strict_id on unknown platform", Env: env(bootenv.DMI{}, srv.URL, map[string]any{"strict_id": true}), Want: datasource.ErrNotFound, Quiet: srv},
-		{Name: "absent", Env: env(bootenv.DMI{}, dstest.ClosedURL(t), nil), Want: datasource.ErrNotFound},
-		// A service that never answers costs the budget, not more.
-		{Name: "slow", Env: slow, Want: datasource.ErrNotFound},
-	})
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		dmi  bootenv.DMI
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
-	}{
-		{"500 everywhere", bootenv.DMI{}, dstest.Status(http.StatusInternalServerError), "status 500"},
-		{"token 403 on AWS", bootenv.DMI{ProductUUID: "ec2a0000-0000-0000-0000-000000000000"}, dstest.Status(http.StatusForbidden), "endpoint is disabled"},
-		{"no version answers", bootenv.DMI{}, func(w http.ResponseWriter, r *http.Request) bool {
-			http.NotFound(w, r)
-			return true
-		}, "no API version answers"},
-		{"broken leaf", bootenv.DMI{}, func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/ami-id") {
-				http.Error(w, "", http.StatusBadGateway)
+	awsDMI := bootenv.DMI{ProductUUID: "ec2a0000-0000-0000-0000-000000000000"}
+	dstest.Conform(t, dstest.Metadata{
+		Source:       &Source{},
+		Env:          func(base string) datasource.Env { return env(bootenv.DMI{}, base, nil) },
+		Root:         "testdata/ec2like-imdsv1/tree",
+		Why404Broken: "a service answering 404 to every API version is not absent for cloud-init's Ec2 either (no API version answers): \"no version answers\" below",
+		NotFound: []dstest.NotFoundCase{
+			{Name: "strict_id on unknown platform", Env: env(bootenv.DMI{}, srv.URL, map[string]any{"strict_id": true}), Want: datasource.ErrNotFound, Quiet: srv},
+		},
+		Broken: []dstest.Broken{
+			{Name: "token 403 on AWS", Hook: dstest.Status(http.StatusForbidden), Want: "endpoint is disabled",
+				Env: func(base string) datasource.Env { return env(awsDMI, base, nil) }},
+			{Name: "no version answers", Hook: func(w http.ResponseWriter, r *http.Request) bool {
+				http.NotFound(w, r)
 				return true
-			}
-			return imdsHook(t, "v1")(w, r)
-		}, "ami-id: status 502"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/ec2like-imdsv1/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(tc.dmi, srv.URL, nil))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want containing %q", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a service that answers wrongly is not ErrNotFound: %v", err)
-			}
-			if !strings.Contains(err.Error(), srv.URL) {
-				t.Errorf("error does not name the URL: %v", err)
-			}
-		})
-	}
+			}, Want: "no API version answers"},
+			{Name: "broken leaf", Hook: func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.HasSuffix(r.URL.Path, "/ami-id") {
+					http.Error(w, "", http.StatusBadGateway)
+					return true
+				}
+				return imdsHook(t, "v1")(w, r)
+			}, Want: "ami-id: status 502"},
+		},
+	})
 }
 
 func TestParseListing(t *testing.T) {

@@ -94,18 +94,14 @@ func (s *Source) defaultURL() string {
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	if !env.NetworkUp {
-		return nil, fmt.Errorf("exoscale: %w", datasource.ErrNeedNetwork)
-	}
-	log := env.Logger(s.Name())
-	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+	ctx, cancel, c, err := env.Service(ctx, s.Name(), "exoscale", datasource.IMDSDefaults{
 		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("exoscale: %w", err)
-	}
-	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	log := env.Logger(s.Name())
 	start := time.Now()
 	base, in, err := read(ctx, c)
 	if err != nil {

@@ -16,8 +16,10 @@
 //   - Data: instance-id, local-hostname, public-keys, vendor_data (region
 //     and availability-zone stay in meta-data only: cloud-init reports no
 //     v1 region or zone for Hetzner); `network-config` (a network config
-//     v1 document) is the network configuration as is — it is what
-//     netconfig.ConvertHetzner would return.
+//     v1 document) with each private network appended as a DHCPv4 NIC
+//     named by its MAC is the network configuration
+//     (netconfig.HetznerNetworkConfig, what netconfig.ConvertHetzner
+//     parses).
 //   - The metadata and its private-networks are fetched in parallel; several
 //     `metadata_urls` are raced, the first to answer winning. `max_wait`,
 //     `timeout` and `retries` configure the budget, the per-request timeout
@@ -68,7 +70,7 @@ func (*Source) Doc() datasource.Doc {
 	return datasource.Doc{
 		Network:       true,
 		Reads:         "`metadata_url` (default " + DefaultMetadataURL + ", YAML: instance-id, hostname, public-keys, region, availability-zone, vendor_data, network-config) and its `/private-networks`; `userdata_url` (default " + DefaultUserdataURL + ", base64-decoded when strictly base64); instance-id checked against the DMI serial",
-		NetworkConfig: "metadata `network-config` (v1) as is",
+		NetworkConfig: "metadata `network-config` (v1), each `private-networks` entry appended as a DHCPv4 NIC named by its MAC (as 26.x)",
 		Tests:         "golden trees served by httptest (private networks and base64 user-data, minimal server); absent, slow, 404, 500, bad YAML and serial mismatch; fuzzed metadata parser",
 	}
 }
@@ -95,18 +97,14 @@ func (s *Source) userdataURL(env datasource.Env) string {
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	if !env.NetworkUp {
-		return nil, fmt.Errorf("hetzner: %w", datasource.ErrNeedNetwork)
-	}
-	log := env.Logger(s.Name())
-	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
+	ctx, cancel, c, err := env.Service(ctx, s.Name(), "hetzner", datasource.IMDSDefaults{
 		BaseURLs: []string{s.defaultMetadataURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("hetzner: %w", err)
-	}
-	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	log := env.Logger(s.Name())
 	start := time.Now()
 	in, err := read(ctx, c, c.WithBaseURL(s.userdataURL(env)))
 	if err != nil {

@@ -27,9 +27,6 @@ func env(base, serial string) datasource.Env {
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{
 	"minimal": {"found": "cloudroot reads a service without /private-networks (none); cloud-init's get_metadata raises and the datasource fails"},
-	"private-networks": {
-		"network_config": "cloud-init's YAML 1.1 reads an unquoted all-digit MAC (96:00:01:02:03:04) as a sexagesimal integer and matches no NIC; cloudroot keeps the MAC",
-	},
 }
 
 func TestGolden(t *testing.T) {
@@ -51,8 +48,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestNetworkConfig: network-config is handed on as is, and it is what
-// ConvertHetzner makes of the metadata.
+// TestNetworkConfig: network-config is handed on with the private
+// network appended, and it is what ConvertHetzner makes of the metadata.
 func TestNetworkConfig(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/private-networks/tree", nil)
 	d, err := (&Source{}).Get(context.Background(), env(srv.URL, ""))
@@ -62,9 +59,13 @@ func TestNetworkConfig(t *testing.T) {
 	if d.NetworkConfig["version"] != 1 {
 		t.Fatalf("network config %v is not v1", d.NetworkConfig)
 	}
-	macs := netconfig.MACs{"96:00:01:02:03:0a": "eth0"}
-	if _, err := netconfig.ConvertHetzner(d.MetaData, macs); err != nil {
+	macs := netconfig.MACs{"96:00:01:02:03:0a": "eth0", "86:00:00:0a:0b:0c": "eth1"}
+	conv, err := netconfig.ConvertHetzner(d.MetaData, macs)
+	if err != nil {
 		t.Fatalf("ConvertHetzner: %v", err)
+	}
+	if conv.Interface("eth1") == nil {
+		t.Errorf("no eth1 for the private network: %+v", conv.Interfaces)
 	}
 	b, err := json.Marshal(d.NetworkConfig)
 	if err != nil {
@@ -75,33 +76,23 @@ func TestNetworkConfig(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base, "") },
-		Up:  dstest.Serve(t, "testdata/minimal/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, serial string
-		hook         func(w http.ResponseWriter, r *http.Request) bool
-		want         string
-	}{
-		{"500", "", dstest.Answer("/metadata", 500, ""), "status 500"},
-		{"bad YAML", "", dstest.Answer("/metadata", 200, "a: [b"), "metadata: line 1"},
-		{"no instance-id", "", dstest.Answer("/metadata", 200, "hostname: h\n"), "no instance-id"},
-		{"no hostname", "", dstest.Answer("/metadata", 200, "instance-id: 1\n"), "no hostname"},
-		{"private-networks not a list", "", dstest.Answer("/private-networks", 200, "a: b\n"), "private-networks: expected a list"},
-		{"userdata 503", "", dstest.Answer("/userdata", 503, ""), "status 503"},
-		{"serial mismatch", "12", nil, `SMBIOS serial "12" does not match the instance-id "99"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/minimal/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL, tc.serial))
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
-	}
+// TestConform: the cases every metadata-URL source shares, and
+// Hetzner's broken services.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base, "") },
+		Root:   "testdata/minimal/tree",
+		Broken: []dstest.Broken{
+			{Name: "bad YAML", Hook: dstest.Answer("/metadata", 200, "a: [b"), Want: "metadata: line 1"},
+			{Name: "no instance-id", Hook: dstest.Answer("/metadata", 200, "hostname: h\n"), Want: "no instance-id"},
+			{Name: "no hostname", Hook: dstest.Answer("/metadata", 200, "instance-id: 1\n"), Want: "no hostname"},
+			{Name: "private-networks not a list", Hook: dstest.Answer("/private-networks", 200, "a: b\n"), Want: "private-networks: expected a list"},
+			{Name: "userdata 503", Hook: dstest.Answer("/userdata", 503, ""), Want: "status 503"},
+			{Name: "serial mismatch", Hook: func(http.ResponseWriter, *http.Request) bool { return false },
+				Env: func(base string) datasource.Env { return env(base, "12") }, Want: `SMBIOS serial "12" does not match the instance-id "99"`},
+		},
+	})
 }
 
 func TestMaybeBase64(t *testing.T) {

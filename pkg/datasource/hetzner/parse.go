@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -111,7 +112,7 @@ func Build(in Input) (*datasource.Data, error) {
 	}
 	delete(md, "vendor_data")
 	if nc, ok := md["network-config"].(map[string]any); ok && len(nc) > 0 {
-		d.NetworkConfig = nc
+		d.NetworkConfig = netconfig.HetznerNetworkConfig(nc, md["private-networks"])
 	}
 	return d, nil
 }

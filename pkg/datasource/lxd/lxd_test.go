@@ -125,7 +125,7 @@ func TestNotFound(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "sock")
 	os.WriteFile(file, nil, 0o644)
-	for name, p := range map[string]string{"absent": filepath.Join(dir, "none"), "regular file": file, "directory": dir} {
+	for name, p := range map[string]string{"regular file": file, "directory": dir} {
 		t.Run(name, func(t *testing.T) {
 			_, err := (&Source{SocketPath: p}).Get(context.Background(), datasource.Env{})
 			if !errors.Is(err, datasource.ErrNotFound) {
@@ -152,12 +152,6 @@ func TestBroken(t *testing.T) {
 			}
 			return false
 		}, "1.0/meta-data:"},
-		{"empty meta-data", func(w http.ResponseWriter, r *http.Request) bool {
-			if r.URL.Path == "/1.0/meta-data" {
-				return true
-			}
-			return false
-		}, "meta-data: empty"},
 		{"bad config list", func(w http.ResponseWriter, r *http.Request) bool {
 			if r.URL.Path == "/1.0/config" {
 				w.Write([]byte(`{"not": "a list"}`))
@@ -193,6 +187,20 @@ func TestBroken(t *testing.T) {
 	if _, err := (&Source{SocketPath: sock}).Get(context.Background(), datasource.Env{}); err == nil || errors.Is(err, datasource.ErrNotFound) {
 		t.Errorf("dead socket: err = %v, want an error that is not ErrNotFound", err)
 	}
+}
+
+// TestConform: the cases every serial/backdoor transport shares, over
+// devlxd's socket (every path answered with the same body).
+func TestConform(t *testing.T) {
+	dstest.ConformTransport(t, dstest.Transport{
+		Absent: func(t *testing.T) (datasource.Source, datasource.Env) {
+			return &Source{SocketPath: filepath.Join(t.TempDir(), "none")}, datasource.Env{}
+		},
+		Answering: func(t *testing.T, reply []byte) (datasource.Source, datasource.Env, string) {
+			sock, _ := serve(t, "", func(w http.ResponseWriter, r *http.Request) bool { w.Write(reply); return true })
+			return &Source{SocketPath: sock}, datasource.Env{}, sock
+		},
+	})
 }
 
 // FuzzParse: arbitrary meta-data and config values never panic, and what

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
 )
 
 func TestSource(t *testing.T) {
@@ -48,11 +48,6 @@ func TestSource(t *testing.T) {
 				t.Errorf("got %q %q, want %q %q", d.Subplatform, d.InstanceID(), tc.sub, tc.id)
 			}
 		})
-	}
-	_, err := (&Source{}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{cidata},
-		OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return nil, nil, errors.New("I/O error") }})
-	if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "I/O error") {
-		t.Errorf("unreadable device: err = %v", err)
 	}
 }
 
@@ -93,4 +88,12 @@ func TestDSModeDisabled(t *testing.T) {
 	if err != nil || d.Mode != "local" || d.MetaData["dsmode"] != "local" {
 		t.Fatalf("ds=nocloud: mode %q meta-data dsmode %v, %v; want local", d.Mode, d.MetaData["dsmode"], err)
 	}
+}
+
+// TestConform: the cases every volume source shares.
+func TestConform(t *testing.T) {
+	dstest.ConformMedia(t, dstest.Media{Source: &Source{},
+		Device: bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
+		Root:   "testdata/basic/seed", Doc: "meta-data",
+		WhyTruncatedParses: "meta-data is YAML: its first half (some of its keys) is a mapping that parses, as in cloud-init"})
 }

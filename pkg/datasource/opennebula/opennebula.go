@@ -34,12 +34,13 @@ package opennebula
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"strings"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/volscan"
 )
 
 // SeedDir is where a context disk may be copied in the target root.
@@ -67,75 +68,32 @@ func (*Source) Doc() datasource.Doc {
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
 	dsmode, _ := env.SourceConfig(s.Name())["dsmode"].(string)
-	var tried []string
-	try := func(fsys fs.FS, source, sub string) (*datasource.Data, error) {
-		tried = append(tried, source)
-		c, err := readFS(fsys, source)
-		if err != nil {
-			return nil, err
-		}
-		d, err := Parse(c, source, sub, dsmode)
-		if err != nil {
-			return nil, err
-		}
-		log.Info("found", "path", source, "duration", time.Since(start))
-		return d, nil
-	}
-	if env.Root != nil {
-		seed := strings.TrimPrefix(SeedDir, "/")
-		if fi, err := fs.Stat(env.Root, seed); err == nil && fi.IsDir() {
-			sub, err := fs.Sub(env.Root, seed)
-			if err != nil {
-				return nil, fmt.Errorf("opennebula: %s: %w", SeedDir, err)
+	return volscan.Scan{
+		Name: s.Name(), Tag: "opennebula", What: "context disk", Hint: "labels " + strings.Join(Labels(), "/") + ", ISO9660",
+		SeedDir: SeedDir, Devices: Candidates(env.Devices), Budget: DefaultBudget,
+		Read: func(fsys fs.FS, where string, seed bool) (*datasource.Data, error) {
+			sub := "config-disk (" + where + ")"
+			if seed {
+				sub = "seed-dir (" + where + ")"
 			}
-			d, err := try(sub, SeedDir, "seed-dir ("+SeedDir+")")
+			c, err := readFS(fsys, where)
 			if err == nil {
-				return d, nil
+				var d *datasource.Data
+				if d, err = Parse(c, where, sub, dsmode); err == nil {
+					return d, nil
+				}
 			}
-			if !errors.Is(err, datasource.ErrNotFound) {
-				return nil, fmt.Errorf("opennebula: %w", err)
+			if errors.Is(err, datasource.ErrNotFound) {
+				return nil, err
 			}
-		}
-	}
-	var errs []error
-	for _, dev := range Candidates(env.Devices) {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("opennebula: before %s: %w", dev.Path, err))
-			break
-		}
-		fsys, closeFS, err := env.Open(dev)
-		if err != nil {
-			// cloud-init warns that the device was not mountable and goes on.
-			tried = append(tried, dev.Path)
-			log.Warn("unreadable device", "path", dev.Path, "error", err)
-			if labelled(dev.FS.Label) {
-				errs = append(errs, fmt.Errorf("opennebula: %w", err))
-			}
-			continue
-		}
-		d, err := try(fsys, dev.Path, "config-disk ("+dev.Path+")")
-		closeFS()
-		if err == nil {
-			return d, nil
-		}
-		if !errors.Is(err, datasource.ErrNotFound) {
 			// A broken context disk stops the search, as in cloud-init.
-			return nil, fmt.Errorf("opennebula: %w", err)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	what := "nothing"
-	if len(tried) > 0 {
-		what = strings.Join(tried, ", ")
-	}
-	return nil, fmt.Errorf("opennebula: no context disk (looked at %s; labels %s, ISO9660): %w", what, strings.Join(Labels(), "/"), datasource.ErrNotFound)
+			return nil, volscan.Stop(err)
+		},
+		// cloud-init warns that a device was not mountable and goes on;
+		// one labelled as a context disk is recorded.
+		Quiet: func(dev bootenv.Device) bool { return !labelled(dev.FS.Label) },
+	}.Get(ctx, env)
 }
 
 // labelled: an unreadable volume with a context disk's label is a broken

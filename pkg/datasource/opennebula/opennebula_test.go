@@ -20,18 +20,6 @@ import (
 
 var sr0 = bootenv.Device{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "CONTEXT"}}
 
-// dirOpener serves each device from a directory, by device path.
-func dirOpener(t *testing.T, dirs map[string]string) func(bootenv.Device) (fs.FS, func(), error) {
-	return func(dev bootenv.Device) (fs.FS, func(), error) {
-		d, ok := dirs[dev.Path]
-		if !ok {
-			t.Errorf("opened %s, which is not a candidate", dev.Path)
-			return nil, nil, fs.ErrNotExist
-		}
-		return os.DirFS(d), func() {}, nil
-	}
-}
-
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{
@@ -39,24 +27,8 @@ var upstreamDiffers = map[string]dstest.Differs{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				Devices: []bootenv.Device{
-					{Name: "vda", Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "root"}},
-					sr0,
-				},
-				OpenFS: dirOpener(t, map[string]string{"/dev/sr0": filepath.Join(dir, "disk")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Device: sr0, Dir: "disk", Differs: upstreamDiffers,
+		Others: []bootenv.Device{{Name: "vda", Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "root"}}}})
 }
 
 func TestParseContext(t *testing.T) {
@@ -112,7 +84,7 @@ func TestSeedDir(t *testing.T) {
 	}
 	root := fstest.MapFS{"var/lib/cloud/seed/opennebula/context.sh": {Data: b}}
 	e := datasource.Env{Root: root, Devices: []bootenv.Device{sr0},
-		OpenFS: dirOpener(t, map[string]string{"/dev/sr0": "testdata/full/disk"})}
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": "testdata/full/disk"})}
 	d, err := (&Source{}).Get(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +137,7 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := (&Source{}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{sr0},
-		OpenFS: dirOpener(t, map[string]string{"/dev/sr0": src})})
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/sr0": src})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,11 +180,7 @@ func TestCandidates(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	empty := t.TempDir()
 	for name, e := range map[string]datasource.Env{
-		"nothing":           {},
-		"no candidates":     {Devices: []bootenv.Device{{Path: "/dev/vda", FS: bootenv.FS{Type: "ext4", Label: "CONTEXT2"}}}, OpenFS: dirOpener(t, nil)},
-		"no context.sh":     {Devices: []bootenv.Device{sr0}, OpenFS: dirOpener(t, map[string]string{"/dev/sr0": empty})},
 		"root without seed": {Root: fstest.MapFS{"etc/hostname": {Data: []byte("h")}}},
 		"unlabelled unreadable iso": {Devices: []bootenv.Device{{Path: "/dev/sr1", FS: bootenv.FS{Type: "iso9660"}}},
 			OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return nil, nil, errors.New("bad iso") }},
@@ -247,10 +215,13 @@ func TestBroken(t *testing.T) {
 			}
 		})
 	}
-	e := datasource.Env{Devices: []bootenv.Device{sr0}, OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return nil, nil, errors.New("read error on /dev/sr0") }}
-	if _, err := (&Source{}).Get(context.Background(), e); err == nil || errors.Is(err, datasource.ErrNotFound) {
-		t.Errorf("unopenable CONTEXT disk: err = %v, want an error that is not ErrNotFound", err)
-	}
+}
+
+// TestConform: the cases every volume source shares (no volume, empty,
+// unopenable, hostile images, truncated and oversized context.sh).
+func TestConform(t *testing.T) {
+	dstest.ConformMedia(t, dstest.Media{Source: &Source{}, Device: sr0, Root: "testdata/full/disk", Doc: "context.sh",
+		WhyTruncatedParses: "context.sh is shell assignments, one a line: the first half of the lines is a context that parses"})
 }
 
 // FuzzParseContext: the parser never panics, and what it accepts builds

@@ -60,49 +60,22 @@ func TestSecondURL(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	// The "404" case is a service that is not OpenStack's.
-	cases := dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base) },
-		Up:  dstest.Serve(t, "testdata/rocky/tree", nil),
+// TestConform: the cases every metadata-URL source shares (its "404" is
+// a service that is not OpenStack's), and OpenStack's own.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base) },
+		Root:   "testdata/rocky/tree",
+		Doc:    "openstack/2018-08-27/meta_data.json",
+		NotFound: []dstest.NotFoundCase{
+			{Name: "network down, nothing configured", Env: datasource.Env{}, Want: datasource.ErrNeedNetwork},
+		},
+		Broken: []dstest.Broken{
+			{Name: "meta_data.json missing", Hook: dstest.Answer("meta_data.json", http.StatusNotFound, ""), Want: "meta_data.json: status 404"},
+			{Name: "meta_data.json not JSON", Hook: dstest.Answer("meta_data.json", http.StatusOK, "{"), Want: "2018-08-27/meta_data.json: unexpected end of JSON input"},
+		},
 	})
-	cases = append(cases, dstest.NotFoundCase{Name: "network down, nothing configured", Env: datasource.Env{}, Want: datasource.ErrNeedNetwork})
-	dstest.NotFound(t, &Source{}, cases)
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
-	}{
-		{"500 on listing", dstest.Status(http.StatusInternalServerError), "status 500"},
-		{"meta_data.json missing", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "meta_data.json") {
-				http.NotFound(w, r)
-				return true
-			}
-			return false
-		}, "meta_data.json: status 404"},
-		{"meta_data.json not JSON", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "meta_data.json") {
-				w.Write([]byte("{"))
-				return true
-			}
-			return false
-		}, "2018-08-27/meta_data.json: unexpected end of JSON input"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/rocky/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want containing %q", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
-		})
-	}
 }
 
 func TestPickVersion(t *testing.T) {

@@ -30,13 +30,13 @@ package ovf
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/volscan"
 )
 
 // SeedDir is where an OVF environment may be copied in the target root.
@@ -64,68 +64,28 @@ func (*Source) Doc() datasource.Doc {
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
-	var tried []string
-	var errs []error
-	if env.Root != nil {
-		seed := strings.TrimPrefix(SeedDir, "/")
-		if fi, err := fs.Stat(env.Root, seed); err == nil && fi.IsDir() {
-			sub, err := fs.Sub(env.Root, seed)
+	return volscan.Scan{
+		Name: s.Name(), Tag: "ovf", What: "OVF environment", Hint: "ISO9660 labels " + strings.Join(Labels(), "/"),
+		SeedDir: SeedDir, Devices: Candidates(env.Devices), Budget: DefaultBudget,
+		Read: func(fsys fs.FS, where string, seed bool) (*datasource.Data, error) {
+			names, file, transport := EnvFileNames(), where, "iso"
+			if seed {
+				names = []string{"ovf-env.xml"}
+				file = path.Join(where, "ovf-env.xml")
+				transport = file
+			}
+			props, err := readFS(fsys, where, names)
 			if err != nil {
-				return nil, fmt.Errorf("ovf: %s: %w", SeedDir, err)
-			}
-			tried = append(tried, SeedDir)
-			props, err := readFS(sub, SeedDir, []string{"ovf-env.xml"})
-			if err == nil {
-				file := path.Join(SeedDir, "ovf-env.xml")
-				d, err := Parse(props, file, file, env.DMI.ProductName)
-				if err != nil {
-					return nil, fmt.Errorf("ovf: %w", err)
+				if seed && !errors.Is(err, datasource.ErrNotFound) {
+					return nil, volscan.Stop(err) // a broken seed ends the search
 				}
-				log.Info("found", "path", file, "duration", time.Since(start))
-				return d, nil
+				return nil, err
 			}
-			if !errors.Is(err, datasource.ErrNotFound) {
-				return nil, fmt.Errorf("ovf: %w", err)
+			d, err := Parse(props, file, transport, env.DMI.ProductName)
+			if err != nil {
+				return nil, volscan.Stop(err) // a broken environment ends it too
 			}
-		}
-	}
-	for _, dev := range Candidates(env.Devices) {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("ovf: before %s: %w", dev.Path, err))
-			break
-		}
-		tried = append(tried, dev.Path)
-		fsys, closeFS, err := env.Open(dev)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ovf: %w", err))
-			continue
-		}
-		props, err := readFS(fsys, dev.Path, EnvFileNames())
-		closeFS()
-		if err != nil {
-			if !errors.Is(err, datasource.ErrNotFound) {
-				log.Warn("unreadable OVF environment", "path", dev.Path, "error", err)
-				errs = append(errs, fmt.Errorf("ovf: %w", err))
-			}
-			continue
-		}
-		d, err := Parse(props, dev.Path, "iso", env.DMI.ProductName)
-		if err != nil {
-			return nil, fmt.Errorf("ovf: %w", err)
-		}
-		log.Info("found", "path", dev.Path, "duration", time.Since(start))
-		return d, nil
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	what := "nothing"
-	if len(tried) > 0 {
-		what = strings.Join(tried, ", ")
-	}
-	return nil, fmt.Errorf("ovf: no OVF environment (looked at %s; ISO9660 labels %s): %w", what, strings.Join(Labels(), "/"), datasource.ErrNotFound)
+			return d, nil
+		},
+	}.Get(ctx, env)
 }

@@ -26,13 +26,12 @@ package rbxcloud
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/datasource/internal/volscan"
 )
 
 // DefaultBudget bounds one Get when Env.Budget is 0.
@@ -57,48 +56,19 @@ func (*Source) Doc() datasource.Doc {
 
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	log := env.Logger(s.Name())
-	ctx, cancel := env.WithBudget(ctx, DefaultBudget)
-	defer cancel()
-	start := time.Now()
 	hosts := false
 	if env.Root != nil {
 		if b, err := datasource.ReadFile(env.Root, "etc/hosts"); err == nil && len(b) > 0 {
 			hosts = true
 		}
 	}
-	var tried []string
-	var errs []error
-	for _, dev := range Candidates(env.Devices) {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("rbxcloud: before %s: %w", dev.Path, err))
-			break
-		}
-		tried = append(tried, dev.Path)
-		fsys, closeFS, err := env.Open(dev)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("rbxcloud: %w", err))
-			continue
-		}
-		d, err := read(fsys, dev.Path, hosts)
-		closeFS()
-		if err == nil {
-			log.Info("found", "path", dev.Path, "duration", time.Since(start))
-			return d, nil
-		}
-		if !errors.Is(err, datasource.ErrNotFound) {
-			log.Warn("unreadable metadata disk", "path", dev.Path, "error", err)
-			errs = append(errs, fmt.Errorf("rbxcloud: %w", err))
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	what := "nothing"
-	if len(tried) > 0 {
-		what = strings.Join(tried, ", ")
-	}
-	return nil, fmt.Errorf("rbxcloud: no metadata disk (looked at %s; labels %s): %w", what, strings.Join(Labels(), "/"), datasource.ErrNotFound)
+	return volscan.Scan{
+		Name: s.Name(), Tag: "rbxcloud", What: "metadata disk", Hint: "labels " + strings.Join(Labels(), "/"),
+		Devices: Candidates(env.Devices), Budget: DefaultBudget,
+		Read: func(fsys fs.FS, where string, _ bool) (*datasource.Data, error) {
+			return read(fsys, where, hosts)
+		},
+	}.Get(ctx, env)
 }
 
 func read(fsys fs.FS, source string, hosts bool) (*datasource.Data, error) {

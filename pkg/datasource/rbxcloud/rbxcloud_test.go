@@ -20,17 +20,6 @@ import (
 
 var vdb = bootenv.Device{Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "vfat", Label: "CLOUDMD"}}
 
-func dirOpener(t *testing.T, dirs map[string]string) func(bootenv.Device) (fs.FS, func(), error) {
-	return func(dev bootenv.Device) (fs.FS, func(), error) {
-		d, ok := dirs[dev.Path]
-		if !ok {
-			t.Errorf("opened %s, which is not a candidate", dev.Path)
-			return nil, nil, fs.ErrNotExist
-		}
-		return os.DirFS(d), func() {}, nil
-	}
-}
-
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{
@@ -44,24 +33,8 @@ var rbxDiffers = dstest.Differs{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range dstest.Cases(t, "testdata") {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("testdata", name)
-			e := datasource.Env{
-				Devices: []bootenv.Device{
-					{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}},
-					vdb,
-				},
-				OpenFS: dirOpener(t, map[string]string{"/dev/vdb": filepath.Join(dir, "disk")}),
-			}
-			d, err := (&Source{}).Get(context.Background(), e)
-			dstest.Upstream(t, dir, d, err, "", upstreamDiffers[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dstest.Golden(t, filepath.Join(dir, "want.json"), d, "")
-		})
-	}
+	dstest.GoldenVolumes(t, dstest.Volumes{Source: &Source{}, Device: vdb, Dir: "disk", Differs: upstreamDiffers,
+		Others: []bootenv.Device{{Name: "sr0", Path: "/dev/sr0", FS: bootenv.FS{Type: "iso9660", Label: "cidata"}}}})
 }
 
 // TestEtcHosts: a target root with /etc/hosts keeps manage_etc_hosts off.
@@ -76,7 +49,7 @@ func TestEtcHosts(t *testing.T) {
 	} {
 		e := tc.root
 		e.Devices = []bootenv.Device{vdb}
-		e.OpenFS = dirOpener(t, map[string]string{"/dev/vdb": "testdata/minimal/disk"})
+		e.OpenFS = dstest.DirOpener(t, map[string]string{"/dev/vdb": "testdata/minimal/disk"})
 		d, err := (&Source{}).Get(context.Background(), e)
 		if err != nil {
 			t.Fatal(err)
@@ -94,7 +67,7 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := (&Source{}).Get(context.Background(), datasource.Env{Devices: []bootenv.Device{vdb},
-		OpenFS: dirOpener(t, map[string]string{"/dev/vdb": src})})
+		OpenFS: dstest.DirOpener(t, map[string]string{"/dev/vdb": src})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +95,7 @@ func TestImage(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	empty := t.TempDir()
 	for name, e := range map[string]datasource.Env{
-		"nothing":        {},
-		"no candidates":  {Devices: []bootenv.Device{{Path: "/dev/sr0", FS: bootenv.FS{Type: "vfat", Label: "CloudMD"}}}, OpenFS: dirOpener(t, nil)},
-		"no cloud.json":  {Devices: []bootenv.Device{vdb}, OpenFS: dirOpener(t, map[string]string{"/dev/vdb": empty})},
 		"root has hosts": {Root: fstest.MapFS{"etc/hosts": {Data: []byte("x")}}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -142,7 +111,6 @@ func TestBroken(t *testing.T) {
 	for _, tc := range []struct {
 		name, json, want string
 	}{
-		{"bad json", "{", "/dev/vdb/cloud.json: unexpected end"},
 		{"no vm", `{"netadp": []}`, "/dev/vdb/cloud.json: no `vm` object"},
 		{"no netadp", `{"vm": {"_id": "x"}}`, "no `netadp` list"},
 		{"no id", `{"vm": {"name": "x"}, "netadp": []}`, "no vm._id"},
@@ -162,10 +130,12 @@ func TestBroken(t *testing.T) {
 			}
 		})
 	}
-	e := datasource.Env{Devices: []bootenv.Device{vdb}, OpenFS: func(bootenv.Device) (fs.FS, func(), error) { return nil, nil, errors.New("read error on /dev/vdb") }}
-	if _, err := (&Source{}).Get(context.Background(), e); err == nil || errors.Is(err, datasource.ErrNotFound) {
-		t.Errorf("unopenable disk: err = %v, want an error that is not ErrNotFound", err)
-	}
+}
+
+// TestConform: the cases every volume source shares (no volume, empty,
+// unopenable, hostile images, truncated and oversized cloud.json).
+func TestConform(t *testing.T) {
+	dstest.ConformMedia(t, dstest.Media{Source: &Source{}, Device: vdb, Root: "testdata/minimal/disk", Doc: "cloud.json"})
 }
 
 func TestThreeIPs(t *testing.T) {

@@ -119,38 +119,21 @@ func TestPrivilegedPort(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	dstest.NotFound(t, &Source{}, dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base) },
-		Up:  dstest.Serve(t, "testdata/instance/tree", nil),
-	}))
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, path, body string
-		code             int
-		want             string
-	}{
-		{"403", "/conf", "", http.StatusForbidden, "status 403"},
-		{"500", "/conf", "", http.StatusInternalServerError, "status 500"},
-		{"not JSON", "/conf", "id=1", 200, "invalid character"},
-		{"no id", "/conf", `{"hostname": "h"}`, 200, "no id"},
-		{"user-data 500", "/" + UserDataPath, "", http.StatusInternalServerError, "status 500"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/instance/tree", func(w http.ResponseWriter, r *http.Request) bool {
-				if r.URL.Path != tc.path {
-					return false
-				}
-				w.WriteHeader(tc.code)
-				w.Write([]byte(tc.body))
-				return true
-			})
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL))
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
-	}
+// TestConform: the cases every metadata-URL source shares, and
+// Scaleway's broken services.
+func TestConform(t *testing.T) {
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    func(base string) datasource.Env { return env(base) },
+		Root:   "testdata/instance/tree",
+		Doc:    "conf",
+		Broken: []dstest.Broken{
+			{Name: "403", Hook: dstest.Answer("/conf", http.StatusForbidden, ""), Want: "status 403"},
+			{Name: "not JSON", Hook: dstest.Answer("/conf", 200, "id=1"), Want: "invalid character"},
+			{Name: "no id", Hook: dstest.Answer("/conf", 200, `{"hostname": "h"}`), Want: "no id"},
+			{Name: "user-data 500", Hook: dstest.Answer("/"+UserDataPath, http.StatusInternalServerError, ""), Want: "status 500"},
+		},
+	})
 }
 
 func FuzzBuild(f *testing.F) {

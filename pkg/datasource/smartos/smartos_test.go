@@ -102,7 +102,6 @@ func TestNotFound(t *testing.T) {
 		{"nothing", Source{SocketPath: filepath.Join(dir, "none"), SerialDevice: file}, "KVM"},
 		{"socket path is a file", Source{SocketPath: file, SerialDevice: file}, ""},
 		{"socket path is a directory", Source{SocketPath: dir, SerialDevice: file}, "Standard PC"},
-		{"SmartDC without a serial device", Source{SocketPath: filepath.Join(dir, "none"), SerialDevice: filepath.Join(dir, "ttyS1")}, "SmartDC HVM"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.src.Get(context.Background(), datasource.Env{DMI: bootenv.DMI{ProductName: tc.product}})
@@ -192,6 +191,24 @@ func TestBroken(t *testing.T) {
 		if err == nil || errors.Is(err, datasource.ErrNotFound) || !strings.Contains(err.Error(), "connecting to "+sock) {
 			t.Errorf("err = %v, want a connection error that is not ErrNotFound", err)
 		}
+	})
+}
+
+// TestConform: the cases every serial/backdoor transport shares, over
+// the LX socket (the pty path is the same protocol reader).
+func TestConform(t *testing.T) {
+	dstest.ConformTransport(t, dstest.Transport{
+		Absent: func(t *testing.T) (datasource.Source, datasource.Env) {
+			dir := t.TempDir()
+			return &Source{SocketPath: filepath.Join(dir, "none"), SerialDevice: filepath.Join(dir, "ttyS1")},
+				datasource.Env{DMI: bootenv.DMI{ProductName: "SmartDC HVM"}}
+		},
+		Answering: func(t *testing.T, reply []byte) (datasource.Source, datasource.Env, string) {
+			f := newFake(nil)
+			f.onLine = func(string) ([]string, bool) { return []string{string(reply)}, true }
+			sock := serveSocket(t, f)
+			return &Source{SocketPath: sock}, datasource.Env{Budget: 2 * time.Second}, sock
+		},
 	})
 }
 

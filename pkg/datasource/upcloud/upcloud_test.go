@@ -63,20 +63,8 @@ func TestSourceURL(t *testing.T) {
 
 // TestNetworkKey: what is handed on converts with ConvertUpCloud.
 func TestNetworkKey(t *testing.T) {
-	srv := dstest.Serve(t, "testdata/server/tree", nil)
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, ok := d.NetworkConfig[NetworkKey].(map[string]any)
-	if !ok {
-		t.Fatalf("no %s in %v", NetworkKey, d.NetworkConfig)
-	}
-	macs := netconfig.MACs{"3a:d6:ba:4a:36:e7": "eth0", "3a:d6:ba:4a:84:cc": "eth1"}
-	cfg, err := netconfig.ConvertUpCloud(md, macs)
-	if err != nil || cfg == nil {
-		t.Fatalf("ConvertUpCloud: %v", err)
-	}
+	dstest.Converted(t, &Source{}, func(base string) datasource.Env { return env(base + path) }, "testdata/server/tree", NetworkKey,
+		netconfig.ConvertUpCloud, netconfig.MACs{"3a:d6:ba:4a:36:e7": "eth0", "3a:d6:ba:4a:84:cc": "eth1"})
 }
 
 // TestConform: absent, slow, 404, 500, truncated, and this document's
@@ -87,9 +75,8 @@ func TestConform(t *testing.T) {
 		Env:    func(base string) datasource.Env { return env(base + path) },
 		Root:   "testdata/server/tree",
 		Doc:    path,
+		JSON:   true,
 		Broken: []dstest.Broken{
-			{Name: "not JSON", Code: 200, Body: `instance_id: 1`, Want: "invalid character"},
-			{Name: "not an object", Code: 200, Body: `[1]`, Want: "expected a JSON object"},
 			{Name: "no instance_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance_id"},
 		},
 	})

@@ -118,7 +118,6 @@ func TestNotFound(t *testing.T) {
 		s    *Source
 		env  datasource.Env
 	}{
-		{"no tools, no backdoor", &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}}, datasource.Env{DMI: vmDMI}},
 		{"every key unset", &Source{RPCTool: fakeTool(t, RPCToolName, emptyGI), VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}}, datasource.Env{DMI: vmDMI}},
 		{"every key unset (backdoor)", &Source{RPCTool: missing, VMToolsd: missing, Environ: map[string]string{}, port: (&fakeVMX{}).opener(nil)}, datasource.Env{DMI: vmDMI}},
 		{"redacted keys", &Source{RPCTool: missing, VMToolsd: missing, Environ: map[string]string{}, port: (&fakeVMX{Guestinfo: map[string]string{
@@ -425,6 +424,23 @@ func TestFallbackAllowed(t *testing.T) {
 			t.Errorf("FallbackAllowed(%+v) = %v", tc.d, got)
 		}
 	}
+}
+
+// TestConform: the cases every serial/backdoor transport shares, over the
+// backdoor answering guestinfo.metadata.
+func TestConform(t *testing.T) {
+	dstest.ConformTransport(t, dstest.Transport{
+		Absent: func(t *testing.T) (datasource.Source, datasource.Env) {
+			return &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}},
+				datasource.Env{DMI: vmDMI, Budget: quick}
+		},
+		Answering: func(t *testing.T, reply []byte) (datasource.Source, datasource.Env, string) {
+			vmx := &fakeVMX{Guestinfo: map[string]string{"guestinfo.metadata": string(reply)}}
+			return &Source{RPCTool: missing, VMToolsd: missing, Environ: map[string]string{}, port: vmx.opener(nil)},
+				datasource.Env{DMI: vmDMI, Budget: quick}, "guestinfo.metadata"
+		},
+		WhyEmptyNotFound: "an empty guestinfo key is an unset one (cloud-init's guestinfo() treats '' and '---' as no value)",
+	})
 }
 
 func TestDoc(t *testing.T) {

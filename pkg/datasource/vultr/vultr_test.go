@@ -110,20 +110,8 @@ func TestVendorData(t *testing.T) {
 
 // TestNetworkKey: what is handed on converts with ConvertVultr.
 func TestNetworkKey(t *testing.T) {
-	srv := dstest.Serve(t, "testdata/current/tree", nil)
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, ok := d.NetworkConfig[NetworkKey].(map[string]any)
-	if !ok {
-		t.Fatalf("no %s in %v", NetworkKey, d.NetworkConfig)
-	}
-	macs := netconfig.MACs{"56:00:04:aa:bb:01": "enp1s0", "5a:00:04:aa:bb:02": "enp6s0"}
-	cfg, err := netconfig.ConvertVultr(md, macs)
-	if err != nil || cfg == nil {
-		t.Fatalf("ConvertVultr: %v", err)
-	}
+	dstest.Converted(t, &Source{}, func(base string) datasource.Env { return env(base + path) }, "testdata/current/tree", NetworkKey,
+		netconfig.ConvertVultr, netconfig.MACs{"56:00:04:aa:bb:01": "enp1s0", "5a:00:04:aa:bb:02": "enp6s0"})
 }
 
 // TestConform: absent, slow, 404, 500, truncated, and this document's
@@ -134,9 +122,8 @@ func TestConform(t *testing.T) {
 		Env:    func(base string) datasource.Env { return env(base + path) },
 		Root:   "testdata/current/tree",
 		Doc:    path,
+		JSON:   true,
 		Broken: []dstest.Broken{
-			{Name: "not JSON", Code: 200, Body: "instanceid: 1", Want: "invalid character"},
-			{Name: "not an object", Code: 200, Body: "[1]", Want: "expected a JSON object"},
 			{Name: "no instance id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance-v2-id or instanceid"},
 		},
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/netconfig"
 )
 
 // Broken is a service that answers, but wrongly: Get fails with an error
@@ -29,6 +30,9 @@ type Broken struct {
 	// second one broken).
 	Hook func(w http.ResponseWriter, r *http.Request) bool
 	Want string
+	// Env, when not nil, is the Env for this case instead of
+	// Metadata.Env (a DMI serial that does not match).
+	Env func(base string) datasource.Env
 }
 
 // Metadata is a metadata-URL source for Conform.
@@ -47,20 +51,43 @@ type Metadata struct {
 	Broken []Broken
 	// AbsentBudget is Network.AbsentBudget.
 	AbsentBudget time.Duration
+	// NotFound are the source's own not-found cases, after
+	// NetworkCases (platform detection, configuration).
+	NotFound []NotFoundCase
+	// Why404Broken, when not "", says why a service answering 404 to
+	// everything is broken for this source rather than absent: the "404"
+	// not-found case is left out, for one of m.Broken to cover.
+	Why404Broken string
+	// JSON is true for a service answering JSON objects: Conform adds
+	// "not JSON" and "not an object" (every request so answered).
+	JSON bool
 }
 
 // Conform runs the cases every metadata-URL source shares:
-//   - NetworkCases (network down, absent, 404, slow) through NotFound;
+//   - NetworkCases (network down, absent, 404, slow) and m.NotFound
+//     through NotFound;
 //   - "500": every request answered 500: an error with "status 500";
 //   - "truncated": the tree served with Doc cut in half: an error;
+//   - with m.JSON, "not JSON" and "not an object";
 //   - m.Broken.
 func Conform(t *testing.T, m Metadata) {
 	t.Helper()
 	up := Serve(t, m.Root, nil)
 	t.Run("not found", func(t *testing.T) {
-		NotFound(t, m.Source, NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget}))
+		var cases []NotFoundCase
+		for _, c := range NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget}) {
+			if c.Name != "404" || m.Why404Broken == "" {
+				cases = append(cases, c)
+			}
+		}
+		NotFound(t, m.Source, append(cases, m.NotFound...))
 	})
 	cases := []Broken{{Name: "500", Code: http.StatusInternalServerError, Want: "status 500"}}
+	if m.JSON {
+		cases = append(cases,
+			Broken{Name: "not JSON", Code: http.StatusOK, Body: "instance-id: 1", Want: "invalid character"},
+			Broken{Name: "not an object", Code: http.StatusOK, Body: "[1]", Want: "expected a JSON object"})
+	}
 	if m.Doc != "" {
 		b, err := os.ReadFile(filepath.Join(m.Root, filepath.FromSlash(m.Doc)))
 		if err != nil {
@@ -79,7 +106,11 @@ func Conform(t *testing.T, m Metadata) {
 				}
 			}
 			srv := Serve(t, m.Root, hook)
-			_, err := m.Source.Get(context.Background(), m.Env(srv.URL))
+			env := m.Env
+			if tc.Env != nil {
+				env = tc.Env
+			}
+			_, err := m.Source.Get(context.Background(), env(srv.URL))
 			Broke(t, err, srv.URL, tc.Want)
 		})
 	}
@@ -167,5 +198,41 @@ func GoldenTrees(t *testing.T, g Trees) {
 				t.Errorf("%d requests, want %d", n, g.Requests)
 			}
 		})
+	}
+}
+
+// TreeBroken are the broken services of an EC2-style tree (a meta-data/
+// listing and a user-data leaf, as CloudStack's virtual router and
+// Exoscale serve): user-data answering 503, a listing without
+// instance-id.
+var TreeBroken = []Broken{
+	{Name: "user-data 503", Want: "user-data: status 503", Hook: func(w http.ResponseWriter, r *http.Request) bool {
+		if strings.HasSuffix(r.URL.Path, "/user-data") {
+			http.Error(w, "", http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	}},
+	{Name: "no instance-id", Want: "meta-data has no instance-id", Hook: Answer("/meta-data/", http.StatusOK, "local-hostname\n")},
+}
+
+// Converted checks the network description a source hands on raw: Get on
+// tree (served at env's base) puts a mapping under key in
+// Data.NetworkConfig, and convert makes a configuration of it for a
+// machine with macs.
+func Converted(t *testing.T, src datasource.Source, env func(base string) datasource.Env, tree, key string,
+	convert func(map[string]any, netconfig.Links) (*netconfig.Config, error), macs netconfig.MACs) {
+	t.Helper()
+	srv := Serve(t, tree, nil)
+	d, err := src.Get(context.Background(), env(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, ok := d.NetworkConfig[key].(map[string]any)
+	if !ok {
+		t.Fatalf("no %s in %v", key, d.NetworkConfig)
+	}
+	if cfg, err := convert(md, macs); err != nil || cfg == nil {
+		t.Fatalf("converting %s: %v", key, err)
 	}
 }

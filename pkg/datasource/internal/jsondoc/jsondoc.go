@@ -49,18 +49,14 @@ type Source struct {
 
 // Get fetches and builds the document (the package comment's contract).
 func (s Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
-	if !env.NetworkUp {
-		return nil, fmt.Errorf("%s: %w", s.Tag, datasource.ErrNeedNetwork)
-	}
-	log := env.Logger(s.Name)
-	c, err := env.IMDS(s.Name, datasource.IMDSDefaults{
+	ctx, cancel, c, err := env.Service(ctx, s.Name, s.Tag, datasource.IMDSDefaults{
 		BaseURLs: []string{s.URL}, Budget: s.Budget, Timeout: s.Timeout, Retries: s.Retries,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Tag, err)
-	}
-	ctx, cancel := c.WithBudget(ctx)
 	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	log := env.Logger(s.Name)
 	start := time.Now()
 	url, b, err := read(ctx, c)
 	if err != nil {
