@@ -139,6 +139,13 @@ func TestBenchDebianVsCloudInit(t *testing.T) {
 	}
 }
 
+// EnvTwinAppend adds kernel arguments to every twin and bench boot, the
+// same for each image: on a host loaded far beyond its cores,
+// systemd.default_device_timeout_sec=600 keeps the cloudroot image's
+// /boot/efi device (found only once the root's udevd has run) from timing
+// out into emergency mode.
+const EnvTwinAppend = "CLOUDROOT_TWIN_APPEND"
+
 // EnvDebianSuite names the Debian release the twin tests (endstate, bench)
 // boot: bookworm (the default) or trixie (`just endstate suite=trixie`).
 const EnvDebianSuite = "CLOUDROOT_DEBIAN_SUITE"
@@ -326,6 +333,7 @@ func bootDebianTwin(t *testing.T, a harness.Artifacts, im debianImage, iid, logN
 		Kernel: kernel, Initramfs: initrd, Disk: v.disk,
 		Seed: seed, SeedKind: harness.SeedCDROM, Timeout: debianTwinTimeout,
 		ConsoleLog: filepath.Join(a.Dir, "integration", logName+".log"),
+		Append:     strings.Fields(os.Getenv(EnvTwinAppend)),
 	}
 	r, err := harness.Boot(t.Context(), o)
 	if err != nil {

@@ -24,6 +24,16 @@ package cli
 //     /usr/lib/systemd/system/cloud-init.target, and /run/cloud-init/enabled
 //     replaces /run/cloud-init/disabled. Disabled: that link is removed and
 //     /run/cloud-init/disabled written.
+//   - cloudroot's initramfs ran and the in-root stages did not (no
+//     /run/cloud-init/cloudroot/in-root): the in-root stage units
+//     (cloudroot-local.service, cloudroot-network.service) are masked for
+//     this boot, EARLY_DIR/<unit> -> /dev/null as systemd-debug-generator
+//     masks systemd.mask= units. Their conditions would skip them, but
+//     systemd checks a condition only when it starts the unit, and it
+//     starts cloudroot-network.service (cloud-init-network's ordering)
+//     after systemd-networkd-wait-online and before sysinit.target and
+//     sshd: unmasked, the skipped unit holds the whole boot and sshd until
+//     the network is online (22 s of a trixie boot under TCG).
 //   - /run/cloud-init/cloud-init-generator.log is this run's, with
 //     cloud-init's generator's lines ("checking for datasource",
 //     "ds-identify rc=N", "enabled via LINK -> TARGET", "cloud-init is
@@ -126,6 +136,9 @@ func runGenerator(_ context.Context, env *Env, args []string) int {
 	default:
 		err = fmt.Errorf("unexpected result 'ds=%d'", rc)
 	}
+	if mErr := maskInRootUnits(env, early, &log); mErr != nil {
+		err = errors.Join(err, mErr)
+	}
 	if err != nil {
 		log = append(log, err.Error())
 	}
@@ -175,6 +188,40 @@ func generatorDecision(env *Env, log *[]string) int {
 	}
 	*log = append(*log, fmt.Sprintf("ds-identify rc=%d", r.ExitCode), fmt.Sprintf("ds-identify: %s: %s", r.Decision, r.Reason))
 	return r.ExitCode
+}
+
+// inRootUnits are the units of the in-root local and network stages
+// (cloud-init-local.service and cloud-init-network.service by their
+// aliases).
+var inRootUnits = []string{"cloudroot-local.service", "cloudroot-network.service"}
+
+// maskInRootUnits links inRootUnits to /dev/null in the generator's early
+// directory when cloudroot's initramfs handed over this boot's state and
+// no in-root stage wrote it (the marker comes first, so a daemon-reload
+// between the in-root stages never masks the network one).
+func maskInRootUnits(env *Env, early string, log *[]string) error {
+	if _, err := os.Stat(env.Path(state.StateFile)); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(env.Path(state.InRootMarker)); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(early, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", early, err)
+	}
+	var errs []error
+	for _, u := range inRootUnits {
+		link := filepath.Join(early, u)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink("/dev/null", link); err != nil {
+			errs = append(errs, fmt.Errorf("masking %s: %w", u, err))
+			continue
+		}
+		*log = append(*log, "the initramfs ran the local and network stages: masked "+link+" -> /dev/null")
+	}
+	return errors.Join(errs...)
 }
 
 // generatorDisabled says why cloud-init is disabled on this boot, or "".

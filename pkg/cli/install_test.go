@@ -176,6 +176,8 @@ func TestGenerator(t *testing.T) {
 		cloudCfg string
 		// identified: ds-identify ran (its log and result are there).
 		identified bool
+		// inRoot: the in-root stage units run on this boot (not masked).
+		inRoot bool
 	}{
 		{name: "initramfs enabled", files: map[string]string{handoff: "{}", "proc/cmdline": "console=ttyS0 root=LABEL=cloudimg-rootfs\n", "run/cloud-init/enabled": ""},
 			enabled: true, log: []string{"its ds-identify decided", "enabled via "}},
@@ -187,25 +189,27 @@ func TestGenerator(t *testing.T) {
 			log: []string{"ds-identify in the initramfs disabled it", "cloud-init is enabled but no datasource found, disabling"}},
 		{name: "initramfs, container env", files: map[string]string{handoff: "{}"}, env: "cloud-init=disabled",
 			log: []string{"KERNEL_CMDLINE=cloud-init=disabled"}},
+		{name: "state of the in-root local stage", files: map[string]string{handoff: "{}", "run/cloud-init/cloudroot/in-root": ""},
+			enabled: true, inRoot: true, log: []string{"enabled via "}},
 
-		{name: "in-root, NoCloud seed", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+		{inRoot: true, name: "in-root, NoCloud seed", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
 			"var/lib/cloud/seed/nocloud/meta-data": "instance-id: i-1\n", "var/lib/cloud/seed/nocloud/user-data": "#cloud-config\n"},
 			enabled: true, identified: true, cloudCfg: "datasource_list: [ NoCloud, None ]\n",
 			log: []string{"checking for datasource", "no cloudroot initramfs state for this boot: running ds-identify in the root", "ds-identify rc=0", "enabled via "}},
-		{name: "in-root, ds=nocloud in the DMI serial", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+		{inRoot: true, name: "in-root, ds=nocloud in the DMI serial", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
 			"sys/class/dmi/id/product_serial": "ds=nocloud;s=http://10.0.2.2/\n"},
 			enabled: true, identified: true, cloudCfg: "datasource_list: [ NoCloud, None ]\n", log: []string{"ds-identify rc=0"}},
-		{name: "in-root, nothing found", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n", "run/cloud-init/enabled": ""},
+		{inRoot: true, name: "in-root, nothing found", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n", "run/cloud-init/enabled": ""},
 			identified: true, cloudCfg: "di_report:\n  datasource_list: [  ]\n  # reporting not found result. notfound=disabled.\n",
 			log: []string{"ds-identify rc=1", "cloud-init is enabled but no datasource found, disabling", "removing "}},
-		{name: "in-root, kernel cmdline", files: map[string]string{"proc/cmdline": "quiet cloud-init=disabled\n"},
+		{inRoot: true, name: "in-root, kernel cmdline", files: map[string]string{"proc/cmdline": "quiet cloud-init=disabled\n"},
 			identified: true, log: []string{"ds-identify rc=2", "cloud-init is disabled by kernel command line or etc_file"}},
-		{name: "in-root, marker file", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n", "etc/cloud/cloud-init.disabled": ""},
+		{inRoot: true, name: "in-root, marker file", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n", "etc/cloud/cloud-init.disabled": ""},
 			identified: true, log: []string{"ds-identify rc=2"}},
-		{name: "in-root, a single datasource configured", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+		{inRoot: true, name: "in-root, a single datasource configured", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
 			"etc/cloud/cloud.cfg.d/90_dpkg.cfg": "datasource_list: [ None ]\n"},
 			enabled: true, identified: true, cloudCfg: "datasource_list: [ None ]\n", log: []string{"ds-identify rc=0", "single entry in datasource_list"}},
-		{name: "in-root, an earlier answer is reused", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
+		{inRoot: true, name: "in-root, an earlier answer is reused", files: map[string]string{"proc/cmdline": "root=/dev/vda1\n",
 			"run/cloud-init/cloud.cfg": "datasource_list: [ Ec2, None ]\n", "run/cloud-init/.ds-identify.result": "0\n"},
 			enabled: true, cloudCfg: "datasource_list: [ Ec2, None ]\n", log: []string{"ds-identify rc=0 (cached in run/cloud-init/.ds-identify.result)", "enabled via "}},
 	} {
@@ -256,6 +260,19 @@ func TestGenerator(t *testing.T) {
 			cfg, _ := os.ReadFile(filepath.Join(root, "run/cloud-init/cloud.cfg"))
 			if string(cfg) != tc.cloudCfg {
 				t.Errorf("/run/cloud-init/cloud.cfg = %q, want %q", cfg, tc.cloudCfg)
+			}
+			// After the initramfs's hand-off the in-root units are masked:
+			// their ordering (cloudroot-network after
+			// systemd-networkd-wait-online, before sysinit.target and sshd)
+			// would hold the boot although their conditions skip them.
+			for _, u := range []string{"cloudroot-local.service", "cloudroot-network.service"} {
+				target, err := os.Readlink(filepath.Join(root, "early", u))
+				if tc.inRoot && err == nil {
+					t.Errorf("in-root stages run, but %s is masked (-> %s)", u, target)
+				}
+				if !tc.inRoot && target != "/dev/null" {
+					t.Errorf("initramfs hand-off: early/%s -> %q (%v), want masked (-> /dev/null)", u, target, err)
+				}
 			}
 			_, lerr := os.Stat(filepath.Join(root, "run/cloud-init/ds-identify.log"))
 			if (lerr == nil) != tc.identified {
