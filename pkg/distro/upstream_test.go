@@ -57,7 +57,7 @@ func norm(cs []Cmd) []Cmd {
 func TestUpstreamDistroGoldens(t *testing.T) {
 	files, _ := filepath.Glob("testdata/upstream/*.json")
 	if len(files) == 0 {
-		t.Fatal("no upstream goldens (run scripts/distro-goldens.sh)")
+		t.Fatal("no upstream goldens (run scripts/goldens/distro.sh)")
 	}
 	pkgs, err := ParsePackages(goldenPackages)
 	if err != nil {

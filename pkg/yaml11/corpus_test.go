@@ -17,7 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// typed encodes a normalized tree the way scripts/yaml11-goldens.py encodes
+// typed encodes a normalized tree the way scripts/goldens/yaml11.py encodes
 // PyYAML's result, so a golden pins every value's type.
 func typed(n *yaml.Node) any {
 	if n == nil {
@@ -158,7 +158,7 @@ func TestCorpus(t *testing.T) {
 			}
 			gb, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".json")
 			if err != nil {
-				t.Fatalf("no golden (run scripts/yaml11-goldens.py): %v", err)
+				t.Fatalf("no golden (run scripts/goldens/yaml11.py): %v", err)
 			}
 			var golden any
 			if err := json.Unmarshal(gb, &golden); err != nil {
