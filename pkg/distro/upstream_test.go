@@ -11,7 +11,7 @@ import (
 )
 
 // upstreamDoc is testdata/upstream/<case>.json: what cloud-init's distro
-// class did and held, recorded by scripts/distro-goldens.sh.
+// class did and held, recorded by scripts/goldens/distro.sh.
 type upstreamDoc struct {
 	Distro      string           `json:"distro"`
 	OSID        string           `json:"os_id"`

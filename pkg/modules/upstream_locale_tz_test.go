@@ -164,7 +164,7 @@ func effectOf(root, p string) string {
 	return strings.Join(out, "")
 }
 
-// upstreamRoot builds the image distro-goldens.py pretends to have.
+// upstreamRoot builds the image scripts/goldens/lib/distro.py pretends to have.
 func upstreamRoot(t *testing.T, u upstreamDistro) (*Context, *sortedEnvRunner, string) {
 	t.Helper()
 	root := t.TempDir()
