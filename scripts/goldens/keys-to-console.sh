@@ -11,7 +11,8 @@
 # for each blacklist case, and keeps what cc_keys_to_console prints:
 # the output stripped, plus a newline. Syslog timestamps become
 # "Nov 22 08:36:48", the clock of the Go test. Needs ssh-keygen and
-# util-linux logger.
+# util-linux logger. The helper runs inside scripts/upstream-cloudinit.sh's
+# namespace (as root), like every upstream run here.
 set -euo pipefail
 . "$(dirname "$0")/lib/goldenlib.sh"
 need_src keys-to-console
@@ -27,7 +28,8 @@ chmod +x "$tmp/helper"
 : >"$out"
 while IFS='|' read -r name fp key; do
 	printf '=== %s\n' "$name" >>"$out"
-	text=$("$tmp/helper" "$fp" "$key")
+	# In scripts/upstream-cloudinit.sh's throwaway namespace, as every upstream run.
+	text=$(upstream --python -c 'import os, sys; os.execv(sys.argv[1], sys.argv[1:])' "$tmp/helper" "$fp" "$key")
 	# cc_keys_to_console: "%s\n" % stdout.strip()
 	printf '%s\n' "$text" | sed -E 's/^<14>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} cloud-init: /<14>Nov 22 08:36:48 cloud-init: /' >>"$out"
 done <<'CASES'
