@@ -290,6 +290,12 @@ bench-startup runs="11": agent init-bin
 # Generators are scripts/goldens/AREA.py or .sh (`all`: every one), run on
 # upstream cloud-init 26.2 (CLOUDINIT_SRC, or the tag 26.2 of the git clone
 # CLOUDINIT_MIRROR, unpacked once into the cache) through scripts/upstream-cloudinit.sh; review with git diff.
+# One library, scripts/goldens/lib/goldenlib.py (.sh for the shell areas), says how an area is laid out.
+# Areas: analyze apk-configure apt-configure authkey-fingerprints ca-certs cli cli-args cloudcfg cm distro
+# ds ds-identify examples init-stage inroot-single keyboard keys-to-console cc-locale module-activation
+# module-meta module-single netconfig ntp ntp-template packages phone-home pyjson resolv-conf rsyslog
+# schema-corpus seed-random set-passwords timezone vendor write-files-source yaml-dump yaml11
+# yum-add-repo zypper-add-repo (docs/compatibility.md, "Goldens from upstream", lists what each writes).
 # Regenerate an area's upstream goldens (`just goldens ds`, `just goldens all`).
 goldens area="all":
     #!/usr/bin/env bash

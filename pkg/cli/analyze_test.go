@@ -14,7 +14,7 @@ import (
 )
 
 // TestAnalyzeGoldens compares `analyze show|blame|dump` with upstream
-// cloud-init's answers for the same logs (scripts/analyze-goldens.sh).
+// cloud-init's answers for the same logs (scripts/goldens/analyze.sh).
 func TestAnalyzeGoldens(t *testing.T) {
 	dirs, _ := filepath.Glob("testdata/analyze/*")
 	if len(dirs) == 0 {

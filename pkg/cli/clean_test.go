@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// cleanCases are scripts/cli-goldens.sh's: name, failing clean.d part, args.
+// cleanCases are scripts/goldens/cli.sh's: name, failing clean.d part, args.
 var cleanCases = []struct {
 	name string
 	fail bool

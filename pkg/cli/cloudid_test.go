@@ -12,7 +12,7 @@ import (
 )
 
 // TestCloudIDGoldens compares cloud-id with upstream's answers for the same
-// /run/cloud-init (scripts/cloudid-goldens.sh).
+// /run/cloud-init (scripts/goldens/cli.sh).
 func TestCloudIDGoldens(t *testing.T) {
 	dirs, _ := filepath.Glob("testdata/cloudid/*")
 	if len(dirs) == 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestFeaturesGolden compares `features` with upstream's (scripts/cli-goldens.sh).
+// TestFeaturesGolden compares `features` with upstream's (scripts/goldens/cli.sh).
 func TestFeaturesGolden(t *testing.T) {
 	want, err := os.ReadFile("testdata/features/want.txt")
 	if err != nil {

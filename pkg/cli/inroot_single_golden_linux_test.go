@@ -14,7 +14,7 @@ import (
 
 // TestInRootSingleUpstream runs the agent's `single --name M --frequency
 // always --file F` in a throwaway chroot of a Debian root, as
-// scripts/goldens/inroot-single-goldens.py ran upstream 26.x's there for
+// scripts/goldens/lib/inroot-single.py ran upstream 26.x's there for
 // testdata/inroot-single/<case>/upstream.txt, and requires the same changes
 // to the root, byte for byte (modes, owners, contents, deletions, HTTP
 // requests, exit code). A case with an rc-differs file (saying why) is
@@ -39,7 +39,7 @@ func TestInRootSingleUpstream(t *testing.T) {
 		t.Skip("no python3")
 	}
 	osdir, _ := filepath.Abs("../modules/testdata/modgolden/os")
-	script, _ := filepath.Abs("../../scripts/goldens/inroot-single-goldens.py")
+	script, _ := filepath.Abs("../../scripts/goldens/lib/inroot-single.py")
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "cloudroot")
 	build := exec.Command("go", "build", "-o", agent, "github.com/cloudroot/cloudroot/cmds/cloudroot")

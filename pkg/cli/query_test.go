@@ -328,5 +328,5 @@ func FuzzQueryPath(f *testing.F) {
 }
 
 // TestArgsGolden: argument errors, help and version of every subcommand
-// against upstream's answers (scripts/cli-args-goldens.sh).
+// against upstream's answers (scripts/goldens/cli-args.sh).
 func TestArgsGolden(t *testing.T) { runCLIGolden(t, "args") }

@@ -310,7 +310,7 @@ func FuzzStatusJSON(f *testing.F) {
 // TestStatusWaitUpstream: `status --wait` while the stages are still
 // running, against upstream's answers for the same flip
 // (testdata/status-wait/<case>: run/ at the start, flip/ copied over it
-// while waiting; scripts/cli-args-goldens.sh). The dots --wait prints per
+// while waiting; scripts/goldens/cli-args.sh). The dots --wait prints per
 // poll depend on timing and are masked to "...".
 func TestStatusWaitUpstream(t *testing.T) {
 	dirs, _ := filepath.Glob("testdata/status-wait/*")

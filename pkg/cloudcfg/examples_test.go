@@ -2,7 +2,7 @@ package cloudcfg_test
 
 // TestUpstreamExamples: every cloud-config example cloud-init ships
 // (testdata/examples/, copied from doc/examples and doc/module-docs by
-// scripts/examples-goldens.sh) gets the same verdict from cloudroot's
+// scripts/goldens/examples.sh) gets the same verdict from cloudroot's
 // `schema -c FILE -i INSTANCE_DATA` as from upstream's, and, for the valid
 // ones, the same merged cloud-config from cloudroot's user-data processing
 // (pkg/userdata + cloudcfg.MergePart, as the boot does) as from upstream's
@@ -48,7 +48,7 @@ type upstreamExample struct {
 func TestUpstreamExamples(t *testing.T) {
 	goldens, err := filepath.Glob(filepath.Join(examplesDir, "*.upstream.json"))
 	if err != nil || len(goldens) == 0 {
-		t.Fatalf("no goldens in testdata/examples (scripts/examples-goldens.sh makes them): %v", err)
+		t.Fatalf("no goldens in testdata/examples (scripts/goldens/examples.sh makes them): %v", err)
 	}
 	var idata map[string]any
 	if b, err := os.ReadFile(instanceDataPath); err != nil {

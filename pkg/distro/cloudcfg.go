@@ -6,7 +6,7 @@ package distro
 // with this package's facts, so the module lists and system_info a target
 // gets are, as YAML data, the ones cloud-init's package for that distro
 // installs. testdata/cloudcfg holds upstream's renderings
-// (scripts/cloudcfg-goldens.sh) and the golden test compares them.
+// (scripts/goldens/cloudcfg.sh) and the golden test compares them.
 
 import (
 	"fmt"

@@ -12,12 +12,12 @@ import (
 )
 
 // TestDefaultCloudConfigGolden holds every variant's rendered cloud.cfg to
-// upstream's rendering (testdata/cloudcfg, from scripts/cloudcfg-goldens.sh)
+// upstream's rendering (testdata/cloudcfg, from scripts/goldens/cloudcfg.sh)
 // as YAML data: the same keys, module lists per stage and system_info.
 func TestDefaultCloudConfigGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/cloudcfg/*.cfg")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no goldens in testdata/cloudcfg (run scripts/cloudcfg-goldens.sh): %v", err)
+		t.Fatalf("no goldens in testdata/cloudcfg (run scripts/goldens/cloudcfg.sh): %v", err)
 	}
 	seen := map[string]bool{}
 	for _, p := range files {

@@ -11,7 +11,7 @@ import (
 )
 
 // upstreamDoc is testdata/upstream/<case>.json: what cloud-init's distro
-// class did and held, recorded by scripts/distro-goldens.sh.
+// class did and held, recorded by scripts/goldens/distro.sh.
 type upstreamDoc struct {
 	Distro      string           `json:"distro"`
 	OSID        string           `json:"os_id"`
@@ -57,7 +57,7 @@ func norm(cs []Cmd) []Cmd {
 func TestUpstreamDistroGoldens(t *testing.T) {
 	files, _ := filepath.Glob("testdata/upstream/*.json")
 	if len(files) == 0 {
-		t.Fatal("no upstream goldens (run scripts/distro-goldens.sh)")
+		t.Fatal("no upstream goldens (run scripts/goldens/distro.sh)")
 	}
 	pkgs, err := ParsePackages(goldenPackages)
 	if err != nil {

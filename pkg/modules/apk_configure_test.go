@@ -12,7 +12,7 @@ import (
 // TestApkConfigureUpstream renders testdata/apk/<case>/user-data.yaml and
 // compares /etc/apk/repositories with upstream.txt, which upstream
 // cloud-init rendered from the same template and config
-// (scripts/apk-configure-goldens.py); empty means nothing written.
+// (scripts/goldens/apk-configure.py); empty means nothing written.
 func TestApkConfigureUpstream(t *testing.T) {
 	cases, _ := filepath.Glob("testdata/apk/*/user-data.yaml")
 	if len(cases) == 0 {

@@ -151,12 +151,12 @@ func TestAptConfigureGolden(t *testing.T) {
 				got := f.log.String() + dumpTree(t, c)
 				checkGolden(t, filepath.Join(filepath.Dir(ud), "want."+fam.name+".txt"), got)
 				// The same case run by upstream cloud-init
-				// (scripts/apt-configure-goldens.py): equal but for
+				// (scripts/goldens/apt-configure.py): equal but for
 				// upstream's `lsb_release --all` (cloudroot reads
 				// os-release) and cloudroot's warning lines.
 				up, err := os.ReadFile(filepath.Join(filepath.Dir(ud), "upstream."+fam.name+".txt"))
 				if err != nil {
-					t.Fatalf("%v (run scripts/apt-configure-goldens.py)", err)
+					t.Fatalf("%v (run scripts/goldens/apt-configure.py)", err)
 				}
 				if d := cmp.Diff(dropLines(string(up), "$ lsb_release"), dropLines(got, "warning: ")); d != "" {
 					t.Errorf("differs from upstream cloud-init (-upstream +cloudroot):\n%s", d)
@@ -221,7 +221,7 @@ func dropLines(s, prefix string) string {
 // aptTestModule resolves names from a table only: no test queries DNS.
 var aptTestModule = NewAptConfigure(AptOptions{LookupHost: fakeLookup})
 
-// fakeLookup knows the names scripts/apt-configure-goldens.py's resolver
+// fakeLookup knows the names scripts/goldens/apt-configure.py's resolver
 // knows; everything else does not exist.
 func fakeLookup(ctx context.Context, host string) ([]string, error) {
 	ips := map[string]string{

@@ -12,7 +12,7 @@ import (
 )
 
 // upstreamCACerts is one case of testdata/ca-certs-upstream.json
-// (scripts/ca-certs-goldens.py: upstream's cc_ca_certs.handle on the same
+// (scripts/goldens/ca-certs.py: upstream's cc_ca_certs.handle on the same
 // golden cases).
 type upstreamCACerts struct {
 	Files    map[string]string `json:"files"`

@@ -17,7 +17,7 @@ import (
 )
 
 // upstreamCM is one case of testdata/<module>-upstream.json
-// (scripts/cm-goldens.py: upstream's handler on the same golden cases).
+// (scripts/goldens/cm.py: upstream's handler on the same golden cases).
 type upstreamCM struct {
 	Events []struct {
 		Subp    []string `json:"subp"`
@@ -76,7 +76,7 @@ func TestCMUpstream(t *testing.T) {
 			}
 			dirs, _ := filepath.Glob(filepath.Join("testdata/modgolden", m.Name, "*"))
 			if len(dirs) != len(up) {
-				t.Errorf("%d cases, %d in upstream's goldens: run scripts/cm-goldens.py", len(dirs), len(up))
+				t.Errorf("%d cases, %d in upstream's goldens: run scripts/goldens/cm.py", len(dirs), len(up))
 			}
 			for name, want := range up {
 				t.Run(name, func(t *testing.T) { compareCM(t, m, name, want) })

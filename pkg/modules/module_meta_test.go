@@ -17,7 +17,7 @@ import (
 )
 
 // upstreamMeta is one module of testdata/module-meta-upstream.json
-// (scripts/module-meta-goldens.py: every upstream cc_*.meta).
+// (scripts/goldens/module-meta.py: every upstream cc_*.meta).
 type upstreamMeta struct {
 	ID         string   `json:"id"`
 	Frequency  string   `json:"frequency"`
@@ -122,7 +122,7 @@ type upstreamSection struct {
 
 // TestModuleActivationUpstream holds the module list resolution and
 // selection to upstream's _fixup_modules and run_section
-// (scripts/module-activation-goldens.py) on the cases of
+// (scripts/goldens/module-activation.py) on the cases of
 // testdata/activation/cases.yaml: names normalised, renamed, removed or not
 // found, unknown frequencies, the modules left out for want of config (a
 // key with a null or empty value counts as present) or of a verified
@@ -146,7 +146,7 @@ func TestModuleActivationUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(up) != len(cases) {
-		t.Fatalf("%d cases, %d in upstream's goldens: run scripts/module-activation-goldens.py", len(cases), len(up))
+		t.Fatalf("%d cases, %d in upstream's goldens: run scripts/goldens/module-activation.py", len(cases), len(up))
 	}
 	stages := map[string]Stage{"cloud_init_modules": StageInit, "cloud_config_modules": StageConfig, "cloud_final_modules": StageFinal}
 	for name, sections := range up {

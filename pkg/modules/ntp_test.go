@@ -30,13 +30,13 @@ func directives(s string) []string {
 }
 
 // TestNTPTemplatesUpstream renders cloudroot's NTP templates (its own
-// wording) with the parameters scripts/ntp-template-goldens.sh gave
+// wording) with the parameters scripts/goldens/ntp-template.py gave
 // upstream's, and requires the same configuration lines for every template
 // name cc_ntp can ask for on the distros cloudroot supports.
 func TestNTPTemplatesUpstream(t *testing.T) {
 	files, _ := filepath.Glob("testdata/ntp-upstream/*.conf*")
 	if len(files) == 0 {
-		t.Fatal("no upstream renderings (scripts/ntp-template-goldens.sh)")
+		t.Fatal("no upstream renderings (scripts/goldens/ntp-template.py)")
 	}
 	params := map[string][]string{
 		"servers": {"ntp1.example.com", "192.0.2.1"},
@@ -88,7 +88,7 @@ func TestNTPVerifiedDistros(t *testing.T) {
 }
 
 // upstreamNTP is one case of testdata/ntp-upstream.json
-// (scripts/ntp-goldens.py: upstream's cc_ntp.handle on the same golden
+// (scripts/goldens/ntp.py: upstream's cc_ntp.handle on the same golden
 // cases, with recorders for its distro calls).
 type upstreamNTP struct {
 	Files     map[string]string `json:"files"`

@@ -97,12 +97,12 @@ func TestPackagesGolden(t *testing.T) {
 				got := recordRun(t, PackageUpdateUpgradeInstall, yamlCfg(t, string(b)), fam.files)
 				checkGolden(t, filepath.Join(dir, "want."+fam.name+".txt"), got)
 				// The same case run by upstream cloud-init
-				// (scripts/packages-goldens.py), compared as commands:
+				// (scripts/goldens/packages.py), compared as commands:
 				// upstream installs from sets (any order) and filters apt
 				// names through `apt-cache pkgnames`; error texts differ.
 				up, err := os.ReadFile(filepath.Join(dir, "upstream."+fam.name+".txt"))
 				if err != nil {
-					t.Fatalf("%v (run scripts/packages-goldens.py)", err)
+					t.Fatalf("%v (run scripts/goldens/packages.py)", err)
 				}
 				if d := cmp.Diff(normalizeCommands(string(up)), normalizeCommands(got)); d != "" {
 					t.Errorf("differs from upstream cloud-init (-upstream +cloudroot):\n%s", d)

@@ -174,7 +174,7 @@ func TestRenderBasic(t *testing.T) {
 }
 
 // TestPhoneHomeUpstream sends the cases of testdata/phone_home/upstream.json
-// (recorded from upstream cloud-init by scripts/phone-home-goldens.py) and
+// (recorded from upstream cloud-init by scripts/goldens/phone-home.py) and
 // requires the same method, path, Content-Type and body.
 func TestPhoneHomeUpstream(t *testing.T) {
 	b, err := os.ReadFile("testdata/phone_home/upstream.json")

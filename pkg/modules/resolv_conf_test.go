@@ -28,7 +28,7 @@ func withoutHeader(s string) string {
 // TestResolvConfUpstream renders cloudroot's resolv templates with each
 // case of testdata/resolv-upstream/cases and requires what upstream's
 // templates and generate_resolv_conf produced
-// (scripts/resolv-conf-goldens.sh), byte for byte below the header.
+// (scripts/goldens/resolv-conf.py), byte for byte below the header.
 func TestResolvConfUpstream(t *testing.T) {
 	cases, _ := filepath.Glob("testdata/resolv-upstream/cases/*.yaml")
 	if len(cases) == 0 {

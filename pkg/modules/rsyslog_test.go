@@ -61,7 +61,7 @@ func FuzzParseSyslogRemote(f *testing.F) {
 }
 
 // upstreamRsyslog is one case of testdata/rsyslog-upstream.json
-// (scripts/rsyslog-goldens.py: upstream's cc_rsyslog.handle on the same
+// (scripts/goldens/rsyslog.py: upstream's cc_rsyslog.handle on the same
 // golden cases).
 type upstreamRsyslog struct {
 	Files     map[string]string `json:"files"`

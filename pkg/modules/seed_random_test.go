@@ -29,7 +29,7 @@ func TestSeedRandomMetadata(t *testing.T) {
 }
 
 // upstreamSeed is one case of testdata/seed-random-upstream.json
-// (scripts/seed-random-goldens.py: upstream's cc_seed_random.handle on the
+// (scripts/goldens/seed-random.py: upstream's cc_seed_random.handle on the
 // same golden cases).
 type upstreamSeed struct {
 	Appended map[string]string `json:"appended"`

@@ -116,7 +116,7 @@ func TestSetPasswordsAlwaysRotates(t *testing.T) {
 }
 
 // upstreamPasswords is one case of testdata/set-passwords-upstream.json
-// (scripts/set-passwords-goldens.py: upstream's cc_set_passwords.handle on
+// (scripts/goldens/set-passwords.py: upstream's cc_set_passwords.handle on
 // the same golden cases, with recorders for its distro calls).
 type upstreamPasswords struct {
 	Passwords [][3]string       `json:"passwords"` // user, text|hash|random, value

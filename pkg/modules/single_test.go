@@ -18,7 +18,7 @@ import (
 )
 
 // upstreamSingle is one `cloud-init single` run of
-// testdata/single/upstream.json (scripts/module-single-goldens.py).
+// testdata/single/upstream.json (scripts/goldens/module-single.py).
 type upstreamSingle struct {
 	// Log is what cloud-init logged at INFO and up ("FILE[LEVEL]: msg"),
 	// main_single's closing warning included; Recoverable the
@@ -113,7 +113,7 @@ func TestSingleUpstream(t *testing.T) {
 	}
 	up := readSingleGoldens(t)
 	if len(up) != len(cases)+1 {
-		t.Fatalf("%d cases, %d in upstream's goldens: run scripts/module-single-goldens.py", len(cases), len(up)-1)
+		t.Fatalf("%d cases, %d in upstream's goldens: run scripts/goldens/module-single.py", len(cases), len(up)-1)
 	}
 	for name, cs := range cases {
 		t.Run(name, func(t *testing.T) {

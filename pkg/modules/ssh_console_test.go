@@ -15,7 +15,7 @@ import (
 
 // TestAuthkeyTableUpstream compares the table with cloud-init's own
 // output (testdata/ssh_console/want-authkey.txt, made by
-// scripts/authkey-fingerprints-goldens.py through upstream-cloudinit.sh).
+// scripts/goldens/authkey-fingerprints.py through upstream-cloudinit.sh).
 func TestAuthkeyTableUpstream(t *testing.T) {
 	b, err := os.ReadFile("testdata/ssh_console/authorized_keys")
 	if err != nil {
@@ -149,7 +149,7 @@ func TestKeygenListMatchesSSHKeygen(t *testing.T) {
 // TestKeysToConsoleUpstream compares the console text with what upstream's
 // helper printed for the same keys and blacklists
 // (testdata/ssh_console/upstream-keys-to-console.txt, made by
-// scripts/keys-to-console-goldens.sh).
+// scripts/goldens/keys-to-console.sh).
 func TestKeysToConsoleUpstream(t *testing.T) {
 	b, err := os.ReadFile("testdata/ssh_console/upstream-keys-to-console.txt")
 	if err != nil {

@@ -2,7 +2,7 @@ package modules
 
 // TestUpstreamTimezoneLocale holds the timezone, locale and keyboard modules to what
 // upstream cloud-init's distro classes do, as recorded by
-// scripts/distro-goldens.sh in pkg/distro/testdata/upstream/<case>.json:
+// scripts/goldens/distro.sh in pkg/distro/testdata/upstream/<case>.json:
 // set_timezone("Europe/Berlin") on an image whose /etc/localtime is a
 // link, apply_locale("de_DE.UTF-8") on an unconfigured image with
 // locale-gen and update-locale installed, and set_keymap("de", "pc105",
@@ -164,7 +164,7 @@ func effectOf(root, p string) string {
 	return strings.Join(out, "")
 }
 
-// upstreamRoot builds the image distro-goldens.py pretends to have.
+// upstreamRoot builds the image scripts/goldens/lib/distro.py pretends to have.
 func upstreamRoot(t *testing.T, u upstreamDistro) (*Context, *sortedEnvRunner, string) {
 	t.Helper()
 	root := t.TempDir()
@@ -206,7 +206,7 @@ func upstreamRoot(t *testing.T, u upstreamDistro) (*Context, *sortedEnvRunner, s
 }
 
 // upstreamLocale is one case of testdata/locale-upstream.json
-// (scripts/locale-goldens.py: upstream's cc_locale.handle with each case's
+// (scripts/goldens/cc-locale.py: upstream's cc_locale.handle with each case's
 // distro class, on the same golden cases).
 type upstreamLocale struct {
 	Files     map[string]string `json:"files"`
@@ -276,7 +276,7 @@ func TestLocaleUpstream(t *testing.T) {
 }
 
 // TestTimezoneUpstream runs timezone on every golden case and requires the
-// files upstream's cc_timezone.handle leaves (scripts/timezone-goldens.py:
+// files upstream's cc_timezone.handle leaves (scripts/goldens/timezone.py:
 // its recorded writes, links, copies and deletes, replayed here) and its
 // failures.
 func TestTimezoneUpstream(t *testing.T) {
@@ -312,7 +312,7 @@ func TestTimezoneUpstream(t *testing.T) {
 }
 
 // TestKeyboardUpstream runs keyboard on every golden case and requires what
-// upstream's cc_keyboard.handle did (scripts/keyboard-goldens.py): the
+// upstream's cc_keyboard.handle did (scripts/goldens/keyboard.py): the
 // files, the commands and service restarts (cloudroot restarts nothing in
 // the initramfs) and failures.
 func TestKeyboardUpstream(t *testing.T) {

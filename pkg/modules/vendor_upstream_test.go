@@ -2,7 +2,7 @@ package modules
 
 // TestVendorUpstream holds the vendor modules (vendor.go's list) to what
 // upstream cloud-init's handlers do on the same cases, as recorded by
-// scripts/vendor-goldens.py in testdata/vendor-upstream.json: the files
+// scripts/goldens/vendor.py in testdata/vendor-upstream.json: the files
 // written (content and mode), files deleted, commands run in order (with
 // their input size), packages installed, whether warnings were logged and
 // whether the module failed.

@@ -15,7 +15,7 @@ import (
 
 // TestWriteFilesSourceUpstream: write_files' source.uri against an
 // httptest server on 127.0.0.1 answering as the one of
-// scripts/write-files-source-goldens.py (/ok echoes Authorization,
+// scripts/goldens/write-files-source.py (/ok echoes Authorization,
 // /missing 404, /broken 500) does what upstream's cc_write_files did
 // (testdata/write_files_source/upstream.json): the same files, the same
 // number of requests per path (three retries), the same warnings; file://

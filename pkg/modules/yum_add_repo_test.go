@@ -13,7 +13,7 @@ import (
 
 // TestYumAddRepoUpstream runs testdata/yum/<case>/user-data.yaml and
 // compares the repo files with upstream.txt, which upstream cloud-init
-// wrote for the same case (scripts/yum-add-repo-goldens.py).
+// wrote for the same case (scripts/goldens/yum-add-repo.py).
 func TestYumAddRepoUpstream(t *testing.T) {
 	cases, _ := filepath.Glob("testdata/yum/*/user-data.yaml")
 	if len(cases) == 0 {

@@ -13,7 +13,7 @@ import (
 
 // TestZypperAddRepoUpstream runs testdata/zypper/<case>/user-data.yaml and
 // compares /etc/zypp with upstream.txt, which upstream cloud-init wrote
-// for the same case (scripts/zypper-add-repo-goldens.py).
+// for the same case (scripts/goldens/zypper-add-repo.py).
 func TestZypperAddRepoUpstream(t *testing.T) {
 	cases, _ := filepath.Glob("testdata/zypper/*/user-data.yaml")
 	if len(cases) == 0 {

@@ -4,7 +4,7 @@ package netconfig
 // holds what cloud-init 26.x's `devel net-convert` wrote for the case (files,
 // MANIFEST of modes, LOG, or ERROR), produced by
 //
-//	CLOUDINIT_SRC=/path/to/cloud-init scripts/netconfig-goldens.sh
+//	CLOUDINIT_SRC=/path/to/cloud-init scripts/goldens/netconfig.sh
 //
 // (testdata/cloud-init-26.txt names the upstream version). TestUpstream
 // renders every case with every renderer and compares with those files,
@@ -39,7 +39,7 @@ import (
 const upstreamDir = "cloud-init-26"
 
 // upstreamDistro is the distro net-convert is given per renderer (it decides
-// paths and headers); scripts/netconfig-goldens.py has the same table.
+// paths and headers); scripts/goldens/lib/netconfig.py has the same table.
 var upstreamDistro = map[string]string{
 	RendererENI: "debian", RendererNetplan: "ubuntu", RendererNetworkd: "debian",
 	RendererSysconfig: "rhel", RendererNetworkManager: "rhel",
@@ -57,7 +57,7 @@ func TestUpstream(t *testing.T) {
 			for _, r := range Renderers {
 				up := filepath.Join(c.dir, upstreamDir, r.Name)
 				if _, err := os.Stat(filepath.Join(up, "MANIFEST")); err != nil {
-					t.Errorf("%s: no upstream output (run scripts/netconfig-goldens.sh): %v", up, err)
+					t.Errorf("%s: no upstream output (run scripts/goldens/netconfig.sh): %v", up, err)
 					continue
 				}
 				report := upstreamReport(t, up, r.Name, cfg, parseErr)

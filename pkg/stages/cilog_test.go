@@ -102,7 +102,7 @@ func TestCloudInitLogEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The whole log is pkg/cli's analyze input (its goldens come
-		// from upstream: scripts/analyze-goldens.sh).
+		// from upstream: scripts/goldens/analyze.sh).
 		full := filepath.Join("..", "cli", "testdata", "analyze", "cloudroot-boot", "cloud-init.log")
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // vendor-data) and compares instance/cloud-config.txt and
 // vendor-cloud-config.txt byte for byte with what upstream cloud-init
 // 26.x wrote for the same seed (boot-1/want, from
-// scripts/init-stage-goldens.py): the "# from N files" header, part names,
+// scripts/goldens/init-stage.sh): the "# from N files" header, part names,
 // refused parts and PyYAML's layout.
 func TestCloudConfigTextGoldens(t *testing.T) {
 	cases, err := filepath.Glob("testdata/cloudconfigtxt/*/boot-1")

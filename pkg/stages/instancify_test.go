@@ -18,7 +18,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
-// upstreamSeedURL is where scripts/init-stage-goldens.py serves a boot's
+// upstreamSeedURL is where scripts/goldens/init-stage.sh serves a boot's
 // seed; its goldens write the port as PORT.
 const upstreamSeedURL = "http://127.0.0.1:8931/"
 
@@ -27,7 +27,7 @@ const upstreamSeedURL = "http://127.0.0.1:8931/"
 // boots of one disk, the NoCloud seed of each) through the NoCloud source
 // and WriteInstanceLayout, and compares data/ with what upstream
 // cloud-init 26.x's `init --local` + `init` left on the same boots
-// (boot-N/want, from scripts/init-stage-goldens.py): instance-id and
+// (boot-N/want, from scripts/goldens/init-stage.sh): instance-id and
 // previous-instance-id byte for byte; for the datasource lines, the class
 // and its "[dsmode=…]" part (26.x's, which leaves the default net out), and
 // whether previous-datasource is the current one (the seed part names

@@ -17,7 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// typed encodes a normalized tree the way scripts/yaml11-goldens.py encodes
+// typed encodes a normalized tree the way scripts/goldens/yaml11.py encodes
 // PyYAML's result, so a golden pins every value's type.
 func typed(n *yaml.Node) any {
 	if n == nil {
@@ -158,7 +158,7 @@ func TestCorpus(t *testing.T) {
 			}
 			gb, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".json")
 			if err != nil {
-				t.Fatalf("no golden (run scripts/yaml11-goldens.py): %v", err)
+				t.Fatalf("no golden (run scripts/goldens/yaml11.py): %v", err)
 			}
 			var golden any
 			if err := json.Unmarshal(gb, &golden); err != nil {
@@ -180,17 +180,17 @@ func pyyaml(t *testing.T, docs []string) []any {
 		t.Skip("python3 with PyYAML not available; the goldens alone are checked")
 	}
 	in, _ := json.Marshal(docs)
-	cmd := exec.Command(py, "../../scripts/yaml11-goldens.py", "--stdin")
+	cmd := exec.Command(py, "../../scripts/goldens/yaml11.py", "--stdin")
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("yaml11-goldens.py --stdin: %v\n%s", err, stderr.String())
+		t.Fatalf("scripts/goldens/yaml11.py --stdin: %v\n%s", err, stderr.String())
 	}
 	var res []any
 	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(docs) {
-		t.Fatalf("yaml11-goldens.py --stdin: %d results for %d docs: %v", len(res), len(docs), err)
+		t.Fatalf("scripts/goldens/yaml11.py --stdin: %d results for %d docs: %v", len(res), len(docs), err)
 	}
 	return res
 }

@@ -36,7 +36,7 @@ func TestDump(t *testing.T) {
 // the emitter's edges (quoting, folding at the width, escapes, multi-byte
 // runes, breaks other than \n) as keys, sequence items and nested values,
 // with the default options and safeyaml.dumps' (testdata/dump-pyyaml.json,
-// from scripts/yaml-dump-goldens.py).
+// from scripts/goldens/yaml-dump.py).
 func TestDumpPyYAML(t *testing.T) {
 	for _, c := range pyyamlDumpCases(t) {
 		v := map[string]any{c.S: c.S, "k": []any{c.S, map[string]any{"n": c.S}}}

@@ -12,7 +12,7 @@ import (
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/schema-corpus/known-differences.txt")
 
 // TestSchemaCorpus: a wrong-typed value for every key of 26.x's schema and
-// every key of its top-level objects (scripts/schema-corpus-goldens.py, run
+// every key of its top-level objects (scripts/goldens/schema-corpus.py, run
 // by upstream) must be rejected as upstream rejects it: the verdict and the
 // set of error paths. Documents where cloudroot still differs are listed in
 // known-differences.txt; the test fails when a new one appears and when a
