@@ -51,7 +51,7 @@ func cmModule(name string, fetched *[]string) Module {
 	case "chef":
 		return NewChef(fetch)
 	}
-	for _, m := range Registry() {
+	for _, m := range Core() {
 		if m.Name == name {
 			return m
 		}

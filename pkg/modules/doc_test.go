@@ -22,7 +22,7 @@ func TestModulesDoc(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the generated-table markers", docPath)
 	}
-	want := MarkdownTable()
+	want := MarkdownTable(Core())
 	if got := s[i+len(begin) : j]; got != want {
 		if golden.Update() {
 			if err := os.WriteFile(docPath, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {

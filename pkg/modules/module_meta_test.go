@@ -60,7 +60,7 @@ func TestModuleMetaUpstream(t *testing.T) {
 		return false
 	}
 	seen := map[string]bool{}
-	for _, m := range Registry() {
+	for _, m := range Core() {
 		seen[m.Name] = true
 		want, ok := up.Modules[m.Name]
 		if !ok {

@@ -13,9 +13,10 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
-// Registry is every module cloudroot implements, in no particular order.
-// Stage order comes from the cloud_*_modules lists.
-func Registry() []Module {
+// Core are the modules that live in this package, in no particular
+// order; pkg/modules/builtin adds the families' to them. Stage order
+// comes from the cloud_*_modules lists.
+func Core() []Module {
 	return append([]Module{
 		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
 		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
@@ -310,7 +311,7 @@ var listFrequencies = map[string]state.Frequency{"once-per-instance": state.PerI
 // neither runs.
 func resolve(c *Context, entries []Entry) []plannedModule {
 	byName := map[string]Module{}
-	for _, m := range Registry() {
+	for _, m := range c.Modules {
 		byName["cc_"+m.Name] = m
 	}
 	var out []plannedModule

@@ -149,7 +149,7 @@ func TestSingleWithoutKeysUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ours []string
-	for _, m := range Registry() {
+	for _, m := range Core() {
 		if len(m.ActivateBy) > 0 {
 			ours = append(ours, m.Name)
 		}

@@ -101,6 +101,7 @@ func accountsContext(t *testing.T, r *target.Root, cfg Config, meta map[string]a
 		Distro:     distro.Detect(r.ReadFile),
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:        io.Discard,
+		Modules:    Core(),
 		Now:        func() time.Time { return accountsNow },
 		Uptime:     func() float64 { return 1 },
 		Version:    "26.2-cloudroot",
