@@ -200,7 +200,7 @@ func runAnsible(ctx context.Context, c *Context, cfg ansibleKeys) error {
 	}
 	if a.galaxy != nil {
 		if len(a.GalaxyActions) == 0 {
-			c.warn("Invalid config: %s", pyval.Repr(a.galaxy))
+			c.Warnf("Invalid config: %s", pyval.Repr(a.galaxy))
 		}
 		for _, act := range a.GalaxyActions {
 			if _, err := r.cmd(ctx, act, "", false); err != nil {
@@ -319,7 +319,7 @@ func (r *ansibleRun) installPip(ctx context.Context) error {
 		argv = append(argv, "--user")
 	}
 	if _, err := r.cmd(ctx, append(slices.Clone(argv), "--upgrade", "pip"), "", false); err != nil {
-		r.c.warn("Failed at upgrading pip. This is usually not criticalso the script will skip this step.\n%v", err)
+		r.c.Warnf("Failed at upgrading pip. This is usually not criticalso the script will skip this step.\n%v", err)
 	}
 	_, err = r.cmd(ctx, append(argv, r.a.Package), "", false)
 	return err
@@ -418,7 +418,7 @@ func (r *ansibleRun) pull(ctx context.Context, p map[string]any) error {
 		return err
 	}
 	if !ok {
-		r.c.warn("Cannot parse ansible version")
+		r.c.Warnf("Cannot parse ansible version")
 	} else if versionLess(v, [4]int{2, 7, 0, -1}) && pyval.Truthy(cfg["diff"]) {
 		return fmt.Errorf("Ansible version %d.%d.%ddoesn't support --diff flag, exiting.", v[0], v[1], v[2])
 	}

@@ -235,7 +235,7 @@ func (r *aptRun) keyByID(ctx context.Context, keyid, keyserver string) (string, 
 		armour = export()
 	}
 	if _, err := r.output(ctx, []string{"gpg", "--batch", "--yes", "--delete-keys", keyid}, nil, env); err != nil {
-		r.c.warn("Failed delete key \"%s\": %v", keyid, err)
+		r.c.Warnf("Failed delete key \"%s\": %v", keyid, err)
 	}
 	if !received {
 		return "", fmt.Errorf("Failed to import key '%s' from keyserver '%s' after 3 tries: %w", keyid, keyserver, lastErr)
@@ -272,7 +272,7 @@ func (r *aptRun) addKey(ctx context.Context, key, keyid, keyserver, fileName str
 		bin, err = r.output(ctx, []string{"gpg", "--dearmor"}, []byte(key), r.gpgEnv())
 	}
 	if err != nil {
-		r.c.warn("Gpg error, failed to add key: %v", err)
+		r.c.Warnf("Gpg error, failed to add key: %v", err)
 		return "/dev/null", nil
 	}
 	dir := AptTrustedGPGDir
@@ -320,7 +320,7 @@ func (r *aptRun) isDeb822(s string) bool {
 	if deb822Lines().MatchString(s) {
 		return true
 	}
-	r.c.warn("apt.sources_list value does not match either deb822 source keys or deb/deb-src list keys. Assuming APT deb/deb-src list format.")
+	r.c.Warnf("apt.sources_list value does not match either deb822 source keys or deb/deb-src list keys. Assuming APT deb/deb-src list format.")
 	return false
 }
 
@@ -396,7 +396,7 @@ func (r *aptRun) generateSourcesList(release string, mirrors, keys map[string]st
 	if tmpl == "" {
 		t, ok := r.sourcesTemplate(deb822)
 		if !ok {
-			r.c.warn("No template found, not rendering %s", file)
+			r.c.Warnf("No template found, not rendering %s", file)
 			return nil
 		}
 		tmpl = t

@@ -120,7 +120,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 				return fmt.Errorf("chef: %w", err)
 			}
 		} else if fi, err := c.Root.Stat(vkey); err != nil || !fi.Mode().IsRegular() {
-			c.warn("chef validation_cert provided as 'system', but validation_key path '%s' does not exist.", vkey)
+			c.Warnf("chef validation_cert provided as 'system', but validation_key path '%s' does not exist.", vkey)
 		}
 	}
 	if err := chefClientRB(c, m, cfg.SystemInfo.dir()); err != nil {
@@ -171,7 +171,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 		argv = append(argv, a)
 	default:
 		if _, ok := m["exec_arguments"]; ok {
-			c.warn("Unknown type %s provided for chef 'exec_arguments' expected list, tuple, or string", pyTypeRepr(a))
+			c.Warnf("Unknown type %s provided for chef 'exec_arguments' expected list, tuple, or string", pyTypeRepr(a))
 		}
 		argv = append(argv, chefExecDefaults...)
 	}
@@ -324,7 +324,7 @@ func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOp
 		}
 		return run, runBlob(ctx, c, blob, "chef-omnibus-install", args)
 	default:
-		c.warn("Unknown chef install type '%s'", t)
+		c.Warnf("Unknown chef install type '%s'", t)
 		return false, nil
 	}
 }

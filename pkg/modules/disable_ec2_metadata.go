@@ -38,7 +38,7 @@ func runDisableEC2Metadata(ctx context.Context, c *Context, cfg disableEC2Metada
 	case c.which("ifconfig"):
 		argv = []string{"route", "add", "-host", imds.DefaultAddr, "reject"}
 	default:
-		c.warn(`Neither "route" nor "ip" command found, unable to manipulate routing table`)
+		c.Warnf(`Neither "route" nor "ip" command found, unable to manipulate routing table`)
 		return nil
 	}
 	return runCmd(ctx, c, distroCmd(argv...))

@@ -168,7 +168,7 @@ func (c *Context) readlink(p string) (string, error) {
 // logexc is util.logexc: the message is logged at WARNING (recorded as a
 // recoverable error) and the module goes on.
 func logexc(c *Context, format string, args ...any) {
-	c.warn(format, args...)
+	c.Warnf(format, args...)
 }
 
 // instanceFile is a path in the current instance's directory

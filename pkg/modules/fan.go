@@ -58,7 +58,7 @@ func runFan(ctx context.Context, c *Context, cfg fanConfig) error {
 	stopFailed := false
 	if err := manageService(ctx, c, f, "stop", svc); err != nil {
 		stopFailed = true
-		c.warn("failed to stop %s: %v", svc, err)
+		c.Warnf("failed to stop %s: %v", svc, err)
 	}
 	content := fc.Config
 	if !strings.HasSuffix(content, "\n") {
@@ -68,9 +68,9 @@ func runFan(ctx context.Context, c *Context, cfg fanConfig) error {
 		return fmt.Errorf("fan: %w", err)
 	}
 	if err := manageService(ctx, c, f, "start", svc); err != nil {
-		c.warn("failed to start %s: %v", svc, err)
+		c.Warnf("failed to start %s: %v", svc, err)
 	} else if stopFailed {
-		c.warn("success: %s started", svc)
+		c.Warnf("success: %s started", svc)
 	}
 	return manageService(ctx, c, f, "enable", svc)
 }

@@ -85,6 +85,6 @@ func runInstallHotplug(ctx context.Context, c *Context, cfg installHotplugConfig
 		c.Log.Warn(msg)
 		return nil
 	}
-	c.warn("%s", msg)
+	c.Warnf("%s", msg)
 	return nil
 }

@@ -73,7 +73,7 @@ func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
 		return err
 	}
 	for _, w := range warnings {
-		c.warn("%s", w)
+		c.Warnf("%s", w)
 	}
 	for _, w := range writes {
 		if err := c.Root.WriteFile(w.Path, []byte(w.Content), 0o644); err != nil {

@@ -121,7 +121,7 @@ func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
 	var xe *target.ExitError
 	switch {
 	case err == nil:
-		c.warn("Client already registered to Landscape")
+		c.Warnf("Client already registered to Landscape")
 		return nil
 	case errors.As(err, &xe) && xe.Code == 5:
 	default:

@@ -54,7 +54,7 @@ func runLocale(ctx context.Context, c *Context, lc localeConfig) error {
 		return nil
 	}
 	if plan.Warning != "" {
-		c.warn("%s", plan.Warning)
+		c.Warnf("%s", plan.Warning)
 	}
 	for _, w := range plan.Writes {
 		if err := c.Root.WriteFile(w.Path, []byte(w.Content), 0o644); err != nil {

@@ -99,7 +99,7 @@ func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
 	}
 	if pkgs := lxdPackages(c, initCfg, preseed); len(pkgs) > 0 {
 		if err := installPackages(ctx, c, c.facts(), pkgs); err != nil {
-			c.warn("failed to install packages %s: %v", pyval.Repr(pkgs), err)
+			c.Warnf("failed to install packages %s: %v", pyval.Repr(pkgs), err)
 			return nil
 		}
 	}
@@ -157,7 +157,7 @@ func lxdPackages(c *Context, initCfg map[string]any, preseed string) []string {
 	if preseed != "" && strings.Contains(preseed, "storage_pools") {
 		var pre map[string]any
 		if _, err := yaml11.Unmarshal("lxd.preseed", []byte(preseed), &pre); err != nil {
-			c.warn("lxd.preseed string value is not YAML.  Unable to determine required storage driver packages to support storage_pools config.")
+			c.Warnf("lxd.preseed string value is not YAML.  Unable to determine required storage driver packages to support storage_pools config.")
 		}
 		pools, _ := pre["storage_pools"].([]any)
 		for _, p := range pools {

@@ -117,7 +117,9 @@ type Script struct {
 // InstanceDir is /var/lib/cloud/instances/<iid> for this context.
 func (c *Context) InstanceDir() string { return state.InstanceDir(c.InstanceID) }
 
-func (c *Context) warn(format string, args ...any) {
+// Warnf logs a WARNING and records it as a recoverable problem
+// (Context.Warn), as a module's LOG.warning does in cloud-init.
+func (c *Context) Warnf(format string, args ...any) {
 	c.warnAs("", format, args...)
 }
 

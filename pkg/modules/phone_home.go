@@ -185,7 +185,7 @@ func phoneHomeForm(c *Context, post []string) string {
 		}
 		b, err := c.Root.ReadFile(p)
 		if err != nil {
-			c.warn("%s: failed to open, can not phone home that data!", p)
+			c.Warnf("%s: failed to open, can not phone home that data!", p)
 			continue
 		}
 		all[name] = string(b)
@@ -199,7 +199,7 @@ func phoneHomeForm(c *Context, post []string) string {
 		seen = append(seen, k)
 		v, ok := all[k]
 		if !ok {
-			c.warn("Requested key %s from 'post' configuration list not available", k)
+			c.Warnf("Requested key %s from 'post' configuration list not available", k)
 			v = "N/A"
 		}
 		fields = append(fields, url.QueryEscape(k)+"="+url.QueryEscape(v))
@@ -210,7 +210,7 @@ func phoneHomeForm(c *Context, post []string) string {
 func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions, cfg phoneHomeKeys) error {
 	p, ok, err := decodePhoneHome(cfg)
 	for _, n := range p.Notes {
-		c.warn("%s", n)
+		c.Warnf("%s", n)
 	}
 	if err != nil || !ok {
 		return err
@@ -253,7 +253,7 @@ func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions, cfg ph
 			return err
 		}
 		tries := max(p.Tries, 1)
-		c.warn("Failed to post phone home data to %s in %d tries: %v", u, tries, err)
+		c.Warnf("Failed to post phone home data to %s in %d tries: %v", u, tries, err)
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 	f := c.facts()
 	switch {
 	case !p.Install && p.HasVersion:
-		c.warn("Puppet install set to false but version supplied, doing nothing.")
+		c.Warnf("Puppet install set to false but version supplied, doing nothing.")
 	case !p.Install:
 	case p.InstallType == "packages":
 		withVersion := func(n string) string {
@@ -153,7 +153,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 				}
 			}
 			if !installed {
-				c.warn("No installable puppet package in any of: %s", strings.Join(puppetPackageNames, ", "))
+				c.Warnf("No installable puppet package in any of: %s", strings.Join(puppetPackageNames, ", "))
 			}
 		} else if err := installPackageSpecs(ctx, c, f, []string{withVersion(p.Package)}); err != nil {
 			return err
@@ -177,7 +177,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 			return err
 		}
 	default:
-		c.warn("Unknown puppet install type '%s'", p.InstallType)
+		c.Warnf("Unknown puppet install type '%s'", p.InstallType)
 		run = false
 	}
 
@@ -226,7 +226,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 			argv = append(argv, strings.Fields(a)...)
 		default:
 			if p.HasExecArgs {
-				c.warn("Unknown type %s provided for puppet 'exec_args' expected list, tuple, or string", pyTypeRepr(a))
+				c.Warnf("Unknown type %s provided for puppet 'exec_args' expected list, tuple, or string", pyTypeRepr(a))
 			}
 			argv = append(argv, "--test")
 		}
@@ -275,7 +275,7 @@ func puppetServices(ctx context.Context, c *Context, f distro.Facts, action stri
 			return
 		}
 	}
-	c.warn("Could not '%s' any of the following services: %s", action, strings.Join(puppetPackageNames, ", "))
+	c.Warnf("Could not '%s' any of the following services: %s", action, strings.Join(puppetPackageNames, ", "))
 }
 
 // puppetConf applies conf's sections to puppet.conf.

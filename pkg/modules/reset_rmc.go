@@ -70,7 +70,7 @@ func runResetRMC(ctx context.Context, c *Context) error {
 		return err
 	}
 	if after == before {
-		c.warn("New node ID did not get generated.")
+		c.Warnf("New node ID did not get generated.")
 		return errors.New("New node ID did not get generated.")
 	}
 	return nil

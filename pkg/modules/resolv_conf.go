@@ -101,13 +101,13 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 	}
 	params, ok := cfg.Params.(map[string]any)
 	if !ok {
-		c.warn("manage_resolv_conf True but no parameters provided!")
+		c.Warnf("manage_resolv_conf True but no parameters provided!")
 		return nil
 	}
 	fn := c.facts().ResolvConfPath()
 	name, ok := resolvTemplates[fn]
 	if !ok {
-		c.warn("No template found, not rendering resolve configs")
+		c.Warnf("No template found, not rendering resolve configs")
 		return nil
 	}
 	dir := cfg.SystemInfo.Paths.TemplatesDir
@@ -118,7 +118,7 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 	if err != nil {
 		b, ok := templates.Resolv(name)
 		if !ok {
-			c.warn("No template found, not rendering resolve configs")
+			c.Warnf("No template found, not rendering resolve configs")
 			return nil
 		}
 		tmpl = b
@@ -176,20 +176,20 @@ func withoutControl(c *Context, where string, m map[string]any) map[string]any {
 	for k, v := range m {
 		key := where + "." + k
 		if bad(k) {
-			c.warn("%s: key %q holds a control character; dropped", where, k)
+			c.Warnf("%s: key %q holds a control character; dropped", where, k)
 			continue
 		}
 		switch x := v.(type) {
 		case string:
 			if bad(x) {
-				c.warn("%s: %q holds a control character; dropped", key, x)
+				c.Warnf("%s: %q holds a control character; dropped", key, x)
 				continue
 			}
 		case []any:
 			var keep []any
 			for _, e := range x {
 				if s, ok := e.(string); ok && bad(s) {
-					c.warn("%s: %q holds a control character; dropped", key, s)
+					c.Warnf("%s: %q holds a control character; dropped", key, s)
 					continue
 				}
 				keep = append(keep, e)

@@ -214,7 +214,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 	content := map[string]string{}
 	for i, e := range configs {
 		if !e.HasBody {
-			c.warn("No 'content' entry in config entry %d", i+1)
+			c.Warnf("No 'content' entry in config entry %d", i+1)
 			continue
 		}
 		name := e.Filename
@@ -223,7 +223,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 		}
 		name = strings.TrimSpace(name)
 		if name == "" {
-			c.warn("Entry %d has an empty filename", i+1)
+			c.Warnf("Entry %d has an empty filename", i+1)
 			continue
 		}
 		fn := path.Join(rc.ConfigDir, name)
@@ -238,7 +238,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 	}
 	for _, fn := range written {
 		if err := c.Root.WriteFile(fn, []byte(content[fn]), 0o644); err != nil {
-			c.warn("Failed to write to %s: %v", fn, err)
+			c.Warnf("Failed to write to %s: %v", fn, err)
 		}
 	}
 	if len(written) == 0 {
@@ -259,7 +259,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 		err = runCmd(ctx, c, distro.Cmd{Argv: rc.ReloadCommand})
 	}
 	if err != nil {
-		c.warn("Failed to reload syslog %v", err)
+		c.Warnf("Failed to reload syslog %v", err)
 	}
 	return nil
 }
@@ -280,7 +280,7 @@ func remotesConfig(c *Context, remotes map[string]string) string {
 		}
 		r, err := ParseSyslogRemote(line, n)
 		if err != nil {
-			c.warn("failed loading remote %s: %s [%v]", n, line, err)
+			c.Warnf("failed loading remote %s: %s [%v]", n, line, err)
 			continue
 		}
 		lines = append(lines, r.String())

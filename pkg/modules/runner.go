@@ -18,7 +18,7 @@ import (
 // comes from the cloud_*_modules lists.
 func Core() []Module {
 	return append([]Module{
-		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
+		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
 		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
 		PackageUpdateUpgradeInstall,

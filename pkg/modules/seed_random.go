@@ -116,7 +116,7 @@ func runSeedRandom(ctx context.Context, c *Context, cfg randomSeedConfig) error 
 		err = runCmd(ctx, c, distro.Cmd{Argv: sc.Command, Env: []string{"RANDOM_SEED_FILE=" + sc.File}})
 	}
 	if err != nil {
-		c.warn("handling random command [%s] failed: %v", pyList(sc.Command), err)
+		c.Warnf("handling random command [%s] failed: %v", pyList(sc.Command), err)
 	}
 	return err
 }

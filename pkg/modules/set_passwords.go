@@ -118,7 +118,7 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 			case pwText, pwHash, pwRandom:
 			default:
 				// cloud-init sets no password for an unknown type.
-				c.warn("chpasswd.users.%d: unknown type %q for %s; password not changed", i, e.Type, e.User)
+				c.Warnf("chpasswd.users.%d: unknown type %q for %s; password not changed", i, e.Type, e.User)
 				continue
 			}
 			pc.Entries = append(pc.Entries, e)
@@ -166,10 +166,10 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 			pc.PwAuth = "no"
 		case "unchanged":
 		default:
-			c.warn("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%s", v)
+			c.Warnf("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%s", v)
 		}
 	default:
-		c.warn("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%v", v)
+		c.Warnf("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%v", v)
 	}
 	return pc, errors.Join(errs...)
 }
@@ -179,12 +179,12 @@ func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) erro
 	errs := []error{err}
 	entries := pc.Entries
 	if len(entries) == 0 && pc.Password != "" {
-		_, def, _, err := normalizeUsers(c, cfg.Users, c.warn)
+		_, def, _, err := normalizeUsers(c, cfg.Users, c.Warnf)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
 		case def == nil:
-			c.warn("No default or defined user to change password for.")
+			c.Warnf("No default or defined user to change password for.")
 		default:
 			entries = []pwEntry{{User: def.Name, Password: pc.Password, Type: pwText}}
 			if p := string(pc.Password); p == "R" || p == pwRandom {
@@ -288,7 +288,7 @@ func applyPwAuth(ctx context.Context, c *Context, value string) error {
 		extra = []string{"--job-mode=ignore-dependencies"}
 	}
 	if err := manageService(ctx, c, f, distro.ActionRestart, svc, extra...); err != nil {
-		c.warn("'ssh_pwauth' configuration may not be applied. Cloud-init was unable to restart SSH daemon due to error: '%v'", err)
+		c.Warnf("'ssh_pwauth' configuration may not be applied. Cloud-init was unable to restart SSH daemon due to error: '%v'", err)
 	}
 	return nil
 }

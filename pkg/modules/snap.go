@@ -127,7 +127,7 @@ func prependBase(c *Context, base string, cmds []any) ([][]string, error) {
 		}
 	}
 	if len(warnings) > 0 {
-		c.warn("Non-%s commands in %s config:\n%s", base, base, strings.Join(warnings, "\n"))
+		c.Warnf("Non-%s commands in %s config:\n%s", base, base, strings.Join(warnings, "\n"))
 	}
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("Invalid %s config. These commands are not a string or list:\n%s", base, strings.Join(bad, "\n"))

@@ -68,7 +68,7 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 		return nil
 	}
 	if !c.which("ssh-import-id") {
-		c.warn("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
+		c.Warnf("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
 		return nil
 	}
 	users, _, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
@@ -118,7 +118,7 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 	case c.which("doas"):
 		argv = []string{"doas", "-u", user, "ssh-import-id"}
 	default:
-		c.warn("Neither sudo nor doas available! Unable to import SSH ids.")
+		c.Warnf("Neither sudo nor doas available! Unable to import SSH ids.")
 		return nil
 	}
 	argv = append(argv, ids...)

@@ -86,9 +86,9 @@ func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) e
 	if err != nil {
 		switch {
 		case strings.Contains(r.Stderr, "ubuntu-drivers: error: argument <command>: invalid choice: 'install'"):
-			c.warn("the available version of ubuntu-drivers is too old to perform requested driver installation")
+			c.Warnf("the available version of ubuntu-drivers is too old to perform requested driver installation")
 		case strings.Contains(r.Stdout, "No drivers found for installation."):
-			c.warn("ubuntu-drivers found no drivers for installation")
+			c.Warnf("ubuntu-drivers found no drivers for installation")
 		}
 		return err
 	}

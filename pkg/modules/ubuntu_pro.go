@@ -45,7 +45,7 @@ var proConfigProps = []string{"http_proxy", "https_proxy", "global_apt_http_prox
 // failf records msg as cloud-init's LOG.error before raising, and returns it.
 func failf(c *Context, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	c.warn("%s", msg)
+	c.Warnf("%s", msg)
 	return errors.New(msg)
 }
 
@@ -80,12 +80,12 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 		return fmt.Errorf("Unable to configure Ubuntu Pro. Multiple deprecated config keys provided: %s", strings.Join(deprecated, ", "))
 	}
 	if len(deprecated) == 1 {
-		c.warn("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
+		c.Warnf("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
 		section, found = old[deprecated[0]], true
 	}
 	if cfg.HasPro {
 		if len(deprecated) == 1 {
-			c.warn("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
+			c.Warnf("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
 		}
 		section, found = cfg.Pro, true
 	}
@@ -173,7 +173,7 @@ func proShouldAutoAttach(ctx context.Context, c *Context) bool {
 	attrs, _, err := proAPI(ctx, c, "u.pro.attach.auto.should_auto_attach.v1", nil)
 	if err != nil {
 		c.Log.Debug(fmt.Sprintf("Error during `should_auto_attach`: %v", err))
-		c.warn("Unable to determine if this is an Ubuntu Pro instance. Fallback to normal Pro attach.")
+		c.Warnf("Unable to determine if this is an Ubuntu Pro instance. Fallback to normal Pro attach.")
 		return false
 	}
 	b, _ := attrs["should_auto_attach"].(bool)
@@ -196,7 +196,7 @@ func proAutoAttach(ctx context.Context, c *Context, pro map[string]any) error {
 	case err == nil:
 	case code == "already-attached":
 		if len(opts) > 0 {
-			c.warn("The instance is already attached to Pro. Leaving enabled services untouched. Ignoring config directives ubuntu_pro: enable and enable_beta")
+			c.Warnf("The instance is already attached to Pro. Leaving enabled services untouched. Ignoring config directives ubuntu_pro: enable and enable_beta")
 		}
 	default:
 		return failf(c, "Error during `full_auto_attach`: %v", err)
@@ -244,7 +244,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 		val := cfg[k]
 		switch {
 		case !slices.Contains(proConfigProps, k):
-			c.warn("Not validating unknown ubuntu_pro.config.%s property", k)
+			c.Warnf("Not validating unknown ubuntu_pro.config.%s property", k)
 			continue
 		case val == nil:
 			continue
@@ -277,7 +277,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 			if val != nil {
 				msg = strings.ReplaceAll(msg, pyval.Str(val), "REDACTED")
 			}
-			c.warn("Failure enabling/disabling \"%s\":\n%s", k, msg)
+			c.Warnf("Failure enabling/disabling \"%s\":\n%s", k, msg)
 			failed = append(failed, `"`+k+`"`)
 		}
 	}
@@ -296,14 +296,14 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 	switch t := pro["enable"].(type) {
 	case nil:
 	case string:
-		c.warn("ubuntu_pro: enable should be a list, not a string; treating as a single enable")
+		c.Warnf("ubuntu_pro: enable should be a list, not a string; treating as a single enable")
 		enable = []string{t}
 	case []any:
 		for _, e := range t {
 			enable = append(enable, pyval.Str(e))
 		}
 	default:
-		c.warn("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyval.TypeName(t))
+		c.Warnf("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyval.TypeName(t))
 	}
 	argv := []string{"pro", "attach", token}
 	if len(enable) > 0 {

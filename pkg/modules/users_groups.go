@@ -52,7 +52,7 @@ var UsersGroups = Module{
 }
 
 func runUsersGroups(ctx context.Context, c *Context, cfg userKeys) error {
-	users, def, groups, err := normalizeUsers(c, cfg, c.warn)
+	users, def, groups, err := normalizeUsers(c, cfg, c.Warnf)
 	var errs []error
 	errs = append(errs, eachWrapped(err, "users_groups: %w")...)
 	for _, g := range groups {
@@ -112,7 +112,7 @@ func createGroup(c *Context, g GroupConfig) error {
 	var add []string
 	for _, m := range g.Members {
 		if _, err := c.Root.LookupUser(m); err != nil {
-			c.warn("Unable to add group member '%s' to group '%s'; user does not exist.", m, g.Name)
+			c.Warnf("Unable to add group member '%s' to group '%s'; user does not exist.", m, g.Name)
 			continue
 		}
 		add = append(add, m)
@@ -150,10 +150,10 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 		return errors.New("snapuser is not supported (no snapd in the initramfs)")
 	}
 	if len(u.SSHImportID) > 0 {
-		c.warn("users_groups: user %s: ssh_import_id is not supported by cloudroot; keys not imported", u.Name)
+		c.Warnf("users_groups: user %s: ssh_import_id is not supported by cloudroot; keys not imported", u.Name)
 	}
 	if u.SELinuxUser != "" {
-		c.warn("users_groups: user %s: selinux_user is not supported by cloudroot; ignored", u.Name)
+		c.Warnf("users_groups: user %s: selinux_user is not supported by cloudroot; ignored", u.Name)
 	}
 
 	spec := target.UserSpec{
@@ -211,9 +211,9 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 		keys := publicKeys(c)
 		switch {
 		case defaultUser == "":
-			c.warn("users_groups: ssh_redirect_user for %s: no default user is configured", u.Name)
+			c.Warnf("users_groups: ssh_redirect_user for %s: no default user is configured", u.Name)
 		case len(keys) == 0:
-			c.warn("Unable to disable SSH logins for %s given ssh_redirect_user: %s. No cloud public-keys present.", u.Name, defaultUser)
+			c.Warnf("Unable to disable SSH logins for %s given ssh_redirect_user: %s. No cloud public-keys present.", u.Name, defaultUser)
 		default:
 			opts := disableUserOpts(DefaultDisableRootOpts, defaultUser, u.Name)
 			if err := setupUserKeys(c, user, keys, &opts); err != nil {

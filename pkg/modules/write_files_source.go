@@ -89,7 +89,7 @@ func fetchSource(ctx context.Context, c *Context, uri string, headers map[string
 		return openSourceFile(c, u.Path)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		c.warn("Attempting unknown protocol %s", u.Scheme)
+		c.Warnf("Attempting unknown protocol %s", u.Scheme)
 		return nil, fmt.Errorf("%s: unsupported protocol %q", uri, u.Scheme)
 	}
 	h := http.Header{"User-Agent": {"Cloud-Init/" + c.Version}}

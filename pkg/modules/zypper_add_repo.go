@@ -126,7 +126,7 @@ func runZypperAddRepo(ctx context.Context, c *Context, k zypperKeys) error {
 			}
 		}
 		if len(missing) > 0 {
-			c.warn("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
+			c.Warnf("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
 			continue
 		}
 		id := pyval.Str(r["id"])
@@ -164,7 +164,7 @@ func writeZyppConf(c *Context, settings [][2]string) error {
 	lines := []string{"# Added via cloud.cfg"}
 	for _, s := range settings {
 		if s[0] == "configdir" {
-			c.warn(`Changing the location of the zypper configuration is not supported, skipping "configdir" setting`)
+			c.Warnf(`Changing the location of the zypper configuration is not supported, skipping "configdir" setting`)
 			continue
 		}
 		if s[1] != "" {

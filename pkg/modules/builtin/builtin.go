@@ -7,12 +7,18 @@
 package builtin
 
 import (
+	"slices"
+
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/disks"
 )
 
 // Modules returns every module cloudroot implements, in no particular
 // order: stage order comes from the cloud_*_modules lists. Each call
 // returns a new slice.
 func Modules() []modules.Module {
-	return modules.Core()
+	return slices.Concat(
+		modules.Core(),
+		disks.Modules(),
+	)
 }

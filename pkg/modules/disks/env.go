@@ -1,6 +1,8 @@
-package modules
+package disks
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/modules"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -83,7 +85,7 @@ func (e DiskEnv) locator() (disk.Locator, error) {
 
 // locate resolves a growpart/resizefs device entry: a device path, else a
 // mount point inside the target.
-func (e DiskEnv) locate(c *Context, l disk.Locator, entry string) (disk.Located, error) {
+func (e DiskEnv) locate(c *modules.Context, l disk.Locator, entry string) (disk.Located, error) {
 	if strings.HasPrefix(entry, "/dev/") {
 		return l.ByPath(entry, nil)
 	}

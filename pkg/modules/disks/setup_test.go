@@ -1,6 +1,8 @@
-package modules
+package disks
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/modules"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -20,7 +22,7 @@ func TestDiskSetupModule(t *testing.T) {
 	if err := os.Truncate(img, 64<<20); err != nil {
 		t.Fatal(err)
 	}
-	f := newDiskFixture(t, Config{
+	f := newDiskFixture(t, modules.Config{
 		"device_aliases": map[string]any{"data": img},
 		"disk_setup": map[string]any{
 			"data":     map[string]any{"table_type": "gpt", "layout": true},

@@ -1,6 +1,8 @@
-package modules
+package disks
 
 import (
+	"github.com/cloudroot/cloudroot/pkg/modules"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -16,7 +18,7 @@ import (
 // WARNING), not errors; nothing runs.
 func TestDiskSetupWarnings(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "data.img")
-	f := newDiskFixture(t, Config{
+	f := newDiskFixture(t, modules.Config{
 		"device_aliases": map[string]any{"data": img},
 		"disk_setup": map[string]any{
 			"data": map[string]any{"table_type": "gpt", "layout": []any{[]any{70, 83}, []any{30, 82}}},
