@@ -1,12 +1,12 @@
 package builtin
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
-	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 const docPath = "../../../docs/modules.md"

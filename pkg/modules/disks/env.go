@@ -1,8 +1,6 @@
 package disks
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 // DiskEnv is how the disk modules (growpart, resizefs, disk_setup, mounts)

@@ -13,13 +13,12 @@ package disks
 //     recoverable error — as cloud-init's SKIPPED/FAILED, the module goes on.
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"fmt"
 
 	"github.com/cloudroot/cloudroot/pkg/disk"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 

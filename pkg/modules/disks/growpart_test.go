@@ -1,8 +1,6 @@
 package disks
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 

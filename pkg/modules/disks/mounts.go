@@ -7,10 +7,6 @@ package disks
 // booted system).
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
-
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +17,8 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )

@@ -1,14 +1,13 @@
 package disks
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 func TestMountsModule(t *testing.T) {

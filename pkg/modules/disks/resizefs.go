@@ -9,13 +9,12 @@ package disks
 // bound in, so resize2fs sees the mounted filesystem and resizes online).
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"fmt"
 
 	"github.com/cloudroot/cloudroot/pkg/disk"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )

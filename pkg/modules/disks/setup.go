@@ -9,14 +9,13 @@ package disks
 // target).
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )

@@ -1,8 +1,6 @@
 package disks
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 func TestDiskSetupModule(t *testing.T) {

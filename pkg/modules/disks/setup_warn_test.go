@@ -1,8 +1,6 @@
 package disks
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/modules"
-
 	"context"
 	"os"
 	"path/filepath"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 // TestDiskSetupWarnings: a disk holding a filesystem is kept (overwrite is
