@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
-	"github.com/cloudroot/cloudroot/pkg/userdata"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -336,23 +336,9 @@ func renderAptTemplate(tmpl string, params map[string]string) (string, error) {
 	}
 	first, _, _ := strings.Cut(tmpl, "\n")
 	if !strings.HasPrefix(strings.ReplaceAll(strings.ToLower(first), " ", ""), "##template:jinja") {
-		return renderBasic(tmpl, params)
+		return render.Basic(tmpl, params)
 	}
-	return renderJinjaTemplate(tmpl, vars)
-}
-
-// renderJinjaTemplate renders a "## template: jinja" template as
-// cloud-init's templater does.
-func renderJinjaTemplate(tmpl string, vars map[string]any) (string, error) {
-	// cloud-init renders without keep_trailing_newline (Jinja drops one
-	// final newline of the source) and then appends "\n" when the source
-	// ended with one; RenderJinja keeps the trailing newline, so it gets
-	// the source without it.
-	trimmed, hadNL := strings.CutSuffix(tmpl, "\n")
-	out, _, err := userdata.RenderJinja([]byte(trimmed), vars)
-	if hadNL {
-		out = append(out, '\n')
-	}
+	out, err := render.Jinja([]byte(tmpl), vars)
 	return string(out), err
 }
 
@@ -436,7 +422,7 @@ func suiteName(s, release string) string {
 	if m, ok := knownSuites[s]; ok {
 		s = m
 	}
-	out, err := renderBasic(s, map[string]string{"RELEASE": release})
+	out, err := render.Basic(s, map[string]string{"RELEASE": release})
 	if err != nil {
 		return s
 	}

@@ -37,6 +37,7 @@ import (
 	"slices"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -256,7 +257,7 @@ func chefClientRB(c *Context, m map[string]any, templatesDir string) error {
 			}
 		}
 	}
-	body, err := renderJinjaFile(tmpl, params)
+	body, err := render.Jinja(tmpl, params)
 	if err != nil {
 		return fmt.Errorf("chef: rendering %s: %w", out, err)
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -283,7 +284,7 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 			}
 			data[k] = l
 		}
-		out, err := renderJinjaFile([]byte(tmpl), data)
+		out, err := render.Jinja([]byte(tmpl), data)
 		return string(out), err
 	}
 	strs := map[string]string{}
@@ -294,7 +295,7 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 		}
 		strs[k] = "[" + strings.Join(q, ", ") + "]"
 	}
-	return renderBasic(tmpl, strs)
+	return render.Basic(tmpl, strs)
 }
 
 // which is subp.which in the target: an absolute path that is an

@@ -17,14 +17,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -147,28 +146,6 @@ func pyInt(v any) (int, error) {
 	return 0, fmt.Errorf("not an integer: %T", v)
 }
 
-var basicVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_]+)`) })
-
-// renderBasic is cloud-init's basic template renderer: $NAME and ${NAME}
-// from params; an unknown name is an error.
-func renderBasic(s string, params map[string]string) (string, error) {
-	var missing []string
-	out := basicVar().ReplaceAllStringFunc(s, func(m string) string {
-		sm := basicVar().FindStringSubmatch(m)
-		name := sm[1] + sm[2]
-		v, ok := params[name]
-		if !ok {
-			missing = append(missing, name)
-			return m
-		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("rendering %q: unknown template variable %s", s, strings.Join(missing, ", "))
-	}
-	return out, nil
-}
-
 // phoneHomeForm builds the body: the requested keys in order, each once,
 // form-encoded as Python's urlencode does.
 func phoneHomeForm(c *Context, post []string) string {
@@ -215,7 +192,7 @@ func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions, cfg ph
 	if err != nil || !ok {
 		return err
 	}
-	u, err := renderBasic(p.URL, map[string]string{"INSTANCE_ID": c.InstanceID})
+	u, err := render.Basic(p.URL, map[string]string{"INSTANCE_ID": c.InstanceID})
 	if err != nil {
 		return fmt.Errorf("phone_home url: %w", err)
 	}

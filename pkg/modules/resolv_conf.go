@@ -16,8 +16,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
-	"github.com/cloudroot/cloudroot/pkg/userdata"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
@@ -123,31 +123,11 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 		}
 		tmpl = b
 	}
-	out, err := renderJinjaFile(tmpl, resolvParams(withoutControl(c, "resolv_conf", params)))
+	out, err := render.Jinja(tmpl, resolvParams(withoutControl(c, "resolv_conf", params)))
 	if err != nil {
 		return fmt.Errorf("resolv_conf: rendering %s: %w", fn, err)
 	}
 	return c.Root.WriteFile(fn, out, 0o644)
-}
-
-// renderJinjaFile renders a "## template: jinja" file the way cloud-init's
-// templater does: Jinja drops the source's final newline and the
-// templater adds one back when the source had it (so a template ending in
-// a block tag still ends its output with a newline).
-func renderJinjaFile(tmpl []byte, params map[string]any) ([]byte, error) {
-	s := string(tmpl)
-	add := strings.HasSuffix(s, "\n")
-	if add {
-		s = strings.TrimSuffix(s, "\n")
-	}
-	out, _, err := userdata.RenderJinja([]byte(s), params)
-	if err != nil {
-		return nil, err
-	}
-	if add {
-		out = append(out, '\n')
-	}
-	return out, nil
 }
 
 // templatePaths is the system_info a module rendering a template reads
