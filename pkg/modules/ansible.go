@@ -267,7 +267,7 @@ func (r *ansibleRun) installDistro(ctx context.Context) error {
 	if r.c.which("ansible") {
 		return nil
 	}
-	return installPackages(ctx, r.c, r.c.facts(), []string{r.a.Package})
+	return r.c.InstallPackages(ctx, r.c.Facts(), []string{r.a.Package})
 }
 
 // pipBase is `python3 -m pip`.
@@ -303,7 +303,7 @@ func (r *ansibleRun) installPip(ctx context.Context) error {
 		if r.c.Distro.Variant() == "alpine" {
 			name = "py3-pip"
 		}
-		if err := installPackages(ctx, r.c, r.c.facts(), []string{name}); err != nil {
+		if err := r.c.InstallPackages(ctx, r.c.Facts(), []string{name}); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 		return nil
 	}
 	if !c.which("byobu") {
-		if err := installPackages(ctx, c, c.facts(), []string{"byobu"}); err != nil {
+		if err := c.InstallPackages(ctx, c.Facts(), []string{"byobu"}); err != nil {
 			return err
 		}
 	}
@@ -73,5 +73,5 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 		return nil
 	}
 	c.Log.Debug("Setting byobu to " + value)
-	return runCmd(ctx, c, distroCmd("/bin/sh", "-c", "X=0; "+sh.String()+" exit $X"))
+	return c.RunCmd(ctx, DistroCmd("/bin/sh", "-c", "X=0; "+sh.String()+" exit $X"))
 }

@@ -280,7 +280,7 @@ func jinjaValue(v any) any {
 // chefInstall installs chef by install_type and says whether to run it.
 func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOptions) (bool, error) {
 	run := cfgBool(m, "exec", false)
-	f := c.facts()
+	f := c.Facts()
 	switch t := cfgStr(m, "install_type", "packages"); t {
 	case "gems":
 		ruby := cfgStr(m, "ruby_version", ChefRubyVersion)

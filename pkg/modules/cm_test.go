@@ -97,7 +97,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 	if !strings.HasSuffix(got, want.Error) || (want.Error == "") != (got == "") {
 		t.Errorf("error %q, upstream %q", got, want.Error)
 	}
-	f := g.c.facts()
+	f := g.c.Facts()
 	var wantCmds []string
 	line := func(env, argv []string, dir string) string {
 		s := strings.Join(append(slices.Clone(env), argv...), " ")

@@ -41,5 +41,5 @@ func runDisableEC2Metadata(ctx context.Context, c *Context, cfg disableEC2Metada
 		c.Warnf(`Neither "route" nor "ip" command found, unable to manipulate routing table`)
 		return nil
 	}
-	return runCmd(ctx, c, distroCmd(argv...))
+	return c.RunCmd(ctx, DistroCmd(argv...))
 }

@@ -68,7 +68,7 @@ func runInstallHotplug(ctx context.Context, c *Context, cfg installHotplugConfig
 			if err := c.Root.Remove(HotplugUdevRules); err != nil {
 				return fmt.Errorf("install_hotplug: %w", err)
 			}
-			return runCmd(ctx, c, distroCmd("udevadm", "control", "--reload-rules"))
+			return c.RunCmd(ctx, DistroCmd("udevadm", "control", "--reload-rules"))
 		default:
 			c.Log.Debug("Skipping hotplug install, not enabled")
 		}

@@ -61,7 +61,7 @@ func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
 	case !kc.HasLayout:
 		return errors.New("keyboard: 'layout' is required")
 	}
-	f := c.facts()
+	f := c.Facts()
 	model := f.DefaultKeyboardModel()
 	if kc.Model != nil {
 		model = *kc.Model
@@ -84,7 +84,7 @@ func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
 		if f.Keyboard.Restart != "" && slices.Contains(cmd.Argv, f.Keyboard.Restart) && !c.Booted {
 			continue // console-setup starts with the system and reads the file
 		}
-		if err := runCmd(ctx, c, cmd); err != nil {
+		if err := c.RunCmd(ctx, cmd); err != nil {
 			return fmt.Errorf("keyboard: %w", err)
 		}
 	}

@@ -59,7 +59,7 @@ func runMcollective(ctx context.Context, c *Context, cfg mcollectiveKeys) error 
 		return nil
 	}
 	m := cfg.Mcollective
-	if err := installPackages(ctx, c, c.facts(), []string{"mcollective"}); err != nil {
+	if err := c.InstallPackages(ctx, c.Facts(), []string{"mcollective"}); err != nil {
 		return err
 	}
 	if conf, ok := m["conf"]; ok {

@@ -97,7 +97,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 		c.Log.Debug("Skipping module named ntp, not present or disabled by cfg", "module", "ntp")
 		return nil
 	}
-	f := c.facts()
+	f := c.Facts()
 	dname := f.SystemInfo.Distro
 	cl, err := selectNTPClient(c, f, cfg)
 	if err != nil {
@@ -136,7 +136,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 		}
 	}
 	if !c.which(cl.CheckExe) && len(cl.Packages) > 0 {
-		if err := installPackages(ctx, c, f, cl.Packages); err != nil {
+		if err := c.InstallPackages(ctx, f, cl.Packages); err != nil {
 			return fmt.Errorf("ntp: %w", err)
 		}
 	}
@@ -144,7 +144,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 		c.Log.Debug("not reloading the NTP service: the target is not running yet", "module", "ntp")
 		return nil
 	}
-	if err := manageService(ctx, c, f, distro.ActionReload, cl.Service); err != nil {
+	if err := c.ManageService(ctx, f, distro.ActionReload, cl.Service); err != nil {
 		return fmt.Errorf("Failed to reload/start ntp service: %w", err)
 	}
 	return nil

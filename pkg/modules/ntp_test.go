@@ -145,7 +145,7 @@ func TestNTPUpstream(t *testing.T) {
 			var wantSvc, gotSvc []string
 			if g.c.Booted {
 				for _, s := range want.Services {
-					cmd, err := g.c.facts().Services().Command(s[0], s[1], s[2:]...)
+					cmd, err := g.c.Facts().Services().Command(s[0], s[1], s[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -132,7 +132,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 		}
 	}
 	run := p.Exec
-	f := c.facts()
+	f := c.Facts()
 	switch {
 	case !p.Install && p.HasVersion:
 		c.Warnf("Puppet install set to false but version supplied, doing nothing.")
@@ -261,7 +261,7 @@ func installPackageSpecs(ctx context.Context, c *Context, f distro.Facts, specs 
 		list = append(list, distro.Package{Name: n, Version: v})
 	}
 	for _, cmd := range pm.Install(list) {
-		if err := runCmd(ctx, c, cmd); err != nil {
+		if err := c.RunCmd(ctx, cmd); err != nil {
 			return err
 		}
 	}
@@ -271,7 +271,7 @@ func installPackageSpecs(ctx context.Context, c *Context, f distro.Facts, specs 
 // puppetServices runs action on puppet-agent.service, else puppet.service.
 func puppetServices(ctx context.Context, c *Context, f distro.Facts, action string) {
 	for _, n := range puppetPackageNames {
-		if err := manageService(ctx, c, f, action, n+".service"); err == nil {
+		if err := c.ManageService(ctx, f, action, n+".service"); err == nil {
 			return
 		}
 	}

@@ -75,7 +75,7 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 		if on {
 			v = "0"
 		}
-		_, err := runCapture(ctx, c, RaspiConfig, "nonint", fn, v)
+		_, err := c.RunCapture(ctx, RaspiConfig, "nonint", fn, v)
 		return err
 	}
 	for _, key := range sortedKeys(rpi) {
@@ -93,7 +93,7 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 			if on {
 				arg = "on"
 			}
-			if err := runCmd(ctx, c, distroCmd(RPIUSBGadget, arg, "-f")); err != nil {
+			if err := c.RunCmd(ctx, DistroCmd(RPIUSBGadget, arg, "-f")); err != nil {
 				c.Warnf("Failed to configure rpi-usb-gadget: %v", err)
 				continue
 			}
@@ -143,7 +143,7 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 	if !reboot {
 		return nil
 	}
-	return runCmd(ctx, c, distroCmd("shutdown", "-r", "now", rpiRebootNote))
+	return c.RunCmd(ctx, DistroCmd("shutdown", "-r", "now", rpiRebootNote))
 }
 
 // rpiSerial is configure_serial_interface; true when both steps took.
@@ -167,7 +167,7 @@ func rpiSerial(ctx context.Context, c *Context, v any, raspi func(string, bool) 
 	case bool:
 		console = t
 	}
-	_, err := runCapture(ctx, c, RaspiConfig, "nonint", "is_pifive")
+	_, err := c.RunCapture(ctx, RaspiConfig, "nonint", "is_pifive")
 	if err != nil && console {
 		hw = true
 	}

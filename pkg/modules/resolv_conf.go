@@ -104,7 +104,7 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 		c.Warnf("manage_resolv_conf True but no parameters provided!")
 		return nil
 	}
-	fn := c.facts().ResolvConfPath()
+	fn := c.Facts().ResolvConfPath()
 	name, ok := resolvTemplates[fn]
 	if !ok {
 		c.Warnf("No template found, not rendering resolve configs")

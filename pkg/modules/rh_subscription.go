@@ -79,8 +79,8 @@ func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig
 	if !((pyval.Truthy(s.user) && pyval.Truthy(s.password)) || pyval.Truthy(s.activationKey)) {
 		return nil
 	}
-	sm := func(args ...string) (cmdResult, error) {
-		return runCapture(ctx, c, append([]string{"subscription-manager"}, args...)...)
+	sm := func(args ...string) (CmdResult, error) {
+		return c.RunCapture(ctx, append([]string{"subscription-manager"}, args...)...)
 	}
 	if _, err := sm("identity"); err == nil {
 		c.Log.Info("System is already registered")
@@ -99,7 +99,7 @@ func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig
 	return err
 }
 
-func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (cmdResult, error)) error {
+func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (CmdResult, error)) error {
 	if s.autoAttach != nil && !(pyval.IsTrue(s.autoAttach) || pyval.IsFalse(s.autoAttach)) {
 		return subErr("The key auto_attach must be a boolean value (True/False)")
 	}
@@ -195,7 +195,7 @@ func anyStrings(l []any) []string {
 
 func lines(s string) []string { return strings.Split(strings.TrimRight(s, " \t\r\n"), "\n") }
 
-func rhsmPools(c *Context, pools []any, sm func(...string) (cmdResult, error)) bool {
+func rhsmPools(c *Context, pools []any, sm func(...string) (CmdResult, error)) bool {
 	if len(pools) == 0 {
 		return true
 	}
@@ -226,7 +226,7 @@ func rhsmPools(c *Context, pools []any, sm func(...string) (cmdResult, error)) b
 	return true
 }
 
-func rhsmRepos(c *Context, s rhsm, sm func(...string) (cmdResult, error)) bool {
+func rhsmRepos(c *Context, s rhsm, sm func(...string) (CmdResult, error)) bool {
 	list := func(v any) ([]string, bool) {
 		if v == nil {
 			return nil, true

@@ -96,7 +96,7 @@ func decodeRsyslog(c *Context, cfg rsyslogKeys) (rsyslogConfig, error) {
 	rc.Present = true
 	m, _ := v.(map[string]any)
 	if l, ok := v.([]any); ok {
-		deprecate(c, "The rsyslog key with value of type 'list'", "22.2", "")
+		c.Deprecate("The rsyslog key with value of type 'list'", "22.2", "")
 		m = map[string]any{"configs": l}
 		if cfg.HasFilename {
 			m["config_filename"] = cfg.Filename
@@ -200,9 +200,9 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 	if len(rc.Remotes) > 0 {
 		configs = append(configs, rsyslogEntry{Content: remotesConfig(c, rc.Remotes), HasBody: true})
 	}
-	f := c.facts()
+	f := c.Facts()
 	if rc.Install && !c.which(rc.CheckExe) {
-		if err := installPackages(ctx, c, f, rc.Packages); err != nil {
+		if err := c.InstallPackages(ctx, f, rc.Packages); err != nil {
 			return fmt.Errorf("rsyslog: %w", err)
 		}
 	}
@@ -254,9 +254,9 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 		if s := cfg.SystemInfo.SvcName; s != "" {
 			svc = s
 		}
-		err = manageService(ctx, c, f, distro.ActionTryReload, svc)
+		err = c.ManageService(ctx, f, distro.ActionTryReload, svc)
 	} else if len(rc.ReloadCommand) > 0 {
-		err = runCmd(ctx, c, distro.Cmd{Argv: rc.ReloadCommand})
+		err = c.RunCmd(ctx, distro.Cmd{Argv: rc.ReloadCommand})
 	}
 	if err != nil {
 		c.Warnf("Failed to reload syslog %v", err)

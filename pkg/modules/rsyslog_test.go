@@ -137,7 +137,7 @@ func TestRsyslogUpstream(t *testing.T) {
 						wantReload = append(wantReload, strings.Join(r[1:], " "))
 						continue
 					}
-					cmd, err := g.c.facts().Services().Command(r[0], r[1], r[2:]...)
+					cmd, err := g.c.Facts().Services().Command(r[0], r[1], r[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -323,10 +323,10 @@ func resolve(c *Context, entries []Entry) []plannedModule {
 		mod := "cc_" + canon
 		freq, known := listFrequencies[e.Frequency]
 		if e.Frequency != "" && !known {
-			deprecate(c, fmt.Sprintf("Config specified module %s has an unknown frequency %s", e.Name, e.Frequency), "22.1", "")
+			c.Deprecate(fmt.Sprintf("Config specified module %s has an unknown frequency %s", e.Name, e.Frequency), "22.1", "")
 		}
 		if to, ok := renamedModules[mod]; ok {
-			deprecate(c, fmt.Sprintf("Module has been renamed from %s to %s. Update any references in /etc/cloud/cloud.cfg", mod, to), "24.1", "")
+			c.Deprecate(fmt.Sprintf("Module has been renamed from %s to %s. Update any references in /etc/cloud/cloud.cfg", mod, to), "24.1", "")
 			mod = to
 		}
 		m, ok := byName[mod]

@@ -98,8 +98,8 @@ func runSaltMinion(ctx context.Context, c *Context, cfg saltKeys) error {
 	}
 	m := cfg.Salt
 	s := decodeSalt(c, m)
-	f := c.facts()
-	if err := installPackages(ctx, c, f, []string{s.Package}); err != nil {
+	f := c.Facts()
+	if err := c.InstallPackages(ctx, f, []string{s.Package}); err != nil {
 		return err
 	}
 	if err := c.Root.MkdirAll(s.ConfDir, 0o755); err != nil {
@@ -130,10 +130,10 @@ func runSaltMinion(ctx context.Context, c *Context, cfg saltKeys) error {
 	if s.Local {
 		enable, restart = distro.ActionDisable, distro.ActionStop
 	}
-	if err := manageService(ctx, c, f, enable, s.Service); err != nil {
+	if err := c.ManageService(ctx, f, enable, s.Service); err != nil {
 		return err
 	}
-	if err := manageService(ctx, c, f, restart, s.Service); err != nil {
+	if err := c.ManageService(ctx, f, restart, s.Service); err != nil {
 		return err
 	}
 	if s.Local {

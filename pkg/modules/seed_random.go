@@ -113,7 +113,7 @@ func runSeedRandom(ctx context.Context, c *Context, cfg randomSeedConfig) error 
 		}
 		err = fmt.Errorf("command '%s' not found but required=true", sc.Command[0])
 	default:
-		err = runCmd(ctx, c, distro.Cmd{Argv: sc.Command, Env: []string{"RANDOM_SEED_FILE=" + sc.File}})
+		err = c.RunCmd(ctx, distro.Cmd{Argv: sc.Command, Env: []string{"RANDOM_SEED_FILE=" + sc.File}})
 	}
 	if err != nil {
 		c.Warnf("handling random command [%s] failed: %v", pyList(sc.Command), err)

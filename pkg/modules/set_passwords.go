@@ -127,13 +127,13 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 		switch l := ch.List.(type) {
 		case []any:
 			if len(l) > 0 {
-				deprecate(c, "Config key 'lists'", "22.3", "Use 'users' instead.")
+				c.Deprecate("Config key 'lists'", "22.3", "Use 'users' instead.")
 			}
 			lines = StringList(l)
 		case string:
 			if l != "" {
-				deprecate(c, "Config key 'lists'", "22.3", "Use 'users' instead.")
-				deprecate(c, "The chpasswd multiline string", "22.2", "Use string type instead.")
+				c.Deprecate("Config key 'lists'", "22.3", "Use 'users' instead.")
+				c.Deprecate("The chpasswd multiline string", "22.2", "Use string type instead.")
 				lines = strings.Split(strings.TrimRight(strings.ReplaceAll(l, "\r\n", "\n"), "\n"), "\n")
 			}
 		}
@@ -158,7 +158,7 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 	case bool:
 		pc.PwAuth = map[bool]string{true: "yes", false: "no"}[v]
 	case string:
-		deprecate(c, "Using a string value for the 'ssh_pwauth' key", "22.2", "Use a boolean value with 'ssh_pwauth'.")
+		c.Deprecate("Using a string value for the 'ssh_pwauth' key", "22.2", "Use a boolean value with 'ssh_pwauth'.")
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true", "1", "on", "yes", "y":
 			pc.PwAuth = "yes"
@@ -228,7 +228,7 @@ func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) erro
 		}
 	}
 	if len(random) > 0 {
-		toConsole(c, "Set the following 'random' passwords\n\n"+strings.Join(random, "\n")+"\n")
+		c.ToConsole("Set the following 'random' passwords\n\n" + strings.Join(random, "\n") + "\n")
 	}
 	if pc.Expire {
 		for _, e := range append(plain, hashed...) {
@@ -252,7 +252,7 @@ func expirePassword(ctx context.Context, c *Context, user string) error {
 			return c.Root.ExpirePassword(user)
 		}
 	}
-	return runCmd(ctx, c, distro.Cmd{Argv: []string{"passwd", "--expire", user}})
+	return c.RunCmd(ctx, distro.Cmd{Argv: []string{"passwd", "--expire", user}})
 }
 
 // applyPwAuth is handle_ssh_pwauth: value "" leaves sshd's config alone.
@@ -272,11 +272,11 @@ func applyPwAuth(ctx context.Context, c *Context, value string) error {
 		c.Log.Debug("sshd not started yet; it reads PasswordAuthentication when it starts", "module", "set_passwords")
 		return nil
 	}
-	f := c.facts()
+	f := c.Facts()
 	svc := f.SSHService
 	var extra []string
 	if f.Init == distro.InitSystemd {
-		out, err := runOutput(ctx, c, "systemctl", "show", "--property", "ActiveState", "--value", svc)
+		out, err := c.RunOutput(ctx, "systemctl", "show", "--property", "ActiveState", "--value", svc)
 		if err != nil {
 			return fmt.Errorf("ssh_pwauth: %w", err)
 		}
@@ -287,7 +287,7 @@ func applyPwAuth(ctx context.Context, c *Context, value string) error {
 		}
 		extra = []string{"--job-mode=ignore-dependencies"}
 	}
-	if err := manageService(ctx, c, f, distro.ActionRestart, svc, extra...); err != nil {
+	if err := c.ManageService(ctx, f, distro.ActionRestart, svc, extra...); err != nil {
 		c.Warnf("'ssh_pwauth' configuration may not be applied. Cloud-init was unable to restart SSH daemon due to error: '%v'", err)
 	}
 	return nil

@@ -210,7 +210,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 			var wantRestarts []string
 			if g.c.Booted {
 				for _, s := range want.Services {
-					cmd, err := g.c.facts().Services().Command(s[0], s[1], s[2:]...)
+					cmd, err := g.c.Facts().Services().Command(s[0], s[1], s[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -84,7 +84,7 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 			continue
 		}
 		if err := importSSHIDs(ctx, c, ids, u.Name); err != nil {
-			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyval.Repr(ids))
+			c.Logexc("ssh-import-id failed for: %s %s", u.Name, pyval.Repr(ids))
 			if first == nil {
 				first = err
 			}
@@ -122,7 +122,7 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return nil
 	}
 	argv = append(argv, ids...)
-	if runCmd(ctx, c, distroCmd(argv...)) == nil {
+	if c.RunCmd(ctx, DistroCmd(argv...)) == nil {
 		return nil
 	}
 	select {
@@ -130,5 +130,5 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return ctx.Err()
 	case <-time.After(sshImportRetryDelay):
 	}
-	return runCmd(ctx, c, distroCmd(argv...))
+	return c.RunCmd(ctx, DistroCmd(argv...))
 }

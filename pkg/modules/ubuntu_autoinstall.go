@@ -31,7 +31,7 @@ func runUbuntuAutoinstall(ctx context.Context, c *Context) error {
 	if err := waitSnapSeeded(ctx, c); err != nil {
 		return err
 	}
-	out, err := runOutput(ctx, c, "snap", "list")
+	out, err := c.RunOutput(ctx, "snap", "list")
 	if err != nil {
 		return err
 	}

@@ -101,8 +101,8 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 		return failf(c, `Deprecated configuration "ubuntu-advantage: commands" provided. Expected "token"`)
 	}
 	if !c.which("pro") {
-		if err := installPackages(ctx, c, c.facts(), []string{"ubuntu-advantage-tools"}); err != nil {
-			logexc(c, "Failed to install ubuntu-advantage-tools")
+		if err := c.InstallPackages(ctx, c.Facts(), []string{"ubuntu-advantage-tools"}); err != nil {
+			c.Logexc("Failed to install ubuntu-advantage-tools")
 			return err
 		}
 	}
@@ -141,7 +141,7 @@ func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (map[
 	if data != nil {
 		argv = append(argv, "--data", string(data))
 	}
-	r, runErr := runCapture(ctx, c, argv...)
+	r, runErr := c.RunCapture(ctx, argv...)
 	var resp struct {
 		Result string `json:"result"`
 		Data   struct {
@@ -272,7 +272,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 			}
 			argv = []string{"pro", "config", "set", k + "=" + s}
 		}
-		if _, err := runCapture(ctx, c, argv...); err != nil {
+		if _, err := c.RunCapture(ctx, argv...); err != nil {
 			msg := err.Error()
 			if val != nil {
 				msg = strings.ReplaceAll(msg, pyval.Str(val), "REDACTED")
@@ -309,18 +309,18 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 	if len(enable) > 0 {
 		argv = []string{"pro", "attach", "--no-auto-enable", token}
 	}
-	if _, err := runCapture(ctx, c, argv...); err != nil {
+	if _, err := c.RunCapture(ctx, argv...); err != nil {
 		var xe *target.ExitError
 		if !errors.As(err, &xe) || xe.Code != 2 {
 			msg := "Failure attaching Ubuntu Pro:\n" + strings.ReplaceAll(err.Error(), token, "REDACTED")
-			logexc(c, "%s", msg)
+			c.Logexc("%s", msg)
 			return errors.New(msg)
 		}
 	}
 	if len(enable) == 0 {
 		return nil
 	}
-	r, err := runCapture(ctx, c, append([]string{"pro", "enable", "--assume-yes", "--format", "json"}, enable...)...)
+	r, err := c.RunCapture(ctx, append([]string{"pro", "enable", "--assume-yes", "--format", "json"}, enable...)...)
 	if err != nil {
 		var xe *target.ExitError
 		if !errors.As(err, &xe) || xe.Code != 1 {
@@ -342,9 +342,9 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 		failed = true
 		if svc, ok := e["service"]; ok && svc != nil {
 			services = append(services, pyval.Str(svc))
-			logexc(c, "Failure enabling `%s`: %s", pyval.Str(svc), pyval.Str(e["message"]))
+			c.Logexc("Failure enabling `%s`: %s", pyval.Str(svc), pyval.Str(e["message"]))
 		} else {
-			logexc(c, "Failure of type `%s`: %s", pyval.Str(e["type"]), pyval.Str(e["message"]))
+			c.Logexc("Failure of type `%s`: %s", pyval.Str(e["type"]), pyval.Str(e["message"]))
 		}
 	}
 	if failed {

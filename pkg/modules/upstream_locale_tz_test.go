@@ -345,7 +345,7 @@ func TestKeyboardUpstream(t *testing.T) {
 					if !g.c.Booted {
 						continue
 					}
-					cmd, err := g.c.facts().Services().Command(c[1], c[2], c[3:]...)
+					cmd, err := g.c.Facts().Services().Command(c[1], c[2], c[3:]...)
 					if err != nil {
 						t.Fatal(err)
 					}

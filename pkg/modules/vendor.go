@@ -37,5 +37,5 @@ func waitSnapSeeded(ctx context.Context, c *Context) error {
 		c.Log.Debug("Skipping snap wait, no snap command present")
 		return nil
 	}
-	return runCmd(ctx, c, distroCmd("snap", "wait", "system", "seed.loaded"))
+	return c.RunCmd(ctx, DistroCmd("snap", "wait", "system", "seed.loaded"))
 }

@@ -63,7 +63,7 @@ func writeFileContent(ctx context.Context, c *Context, ent writeFilesEntry, opts
 		if errors.Is(err, context.Canceled) {
 			return nil, false, err
 		}
-		logexc(c, "Failed to retrieve contents from source \"%s\"; falling back to data from \"contents\" key: %v", uri, err)
+		c.Logexc("Failed to retrieve contents from source \"%s\"; falling back to data from \"contents\" key: %v", uri, err)
 	}
 	if !hasContent {
 		return nil, false, nil
