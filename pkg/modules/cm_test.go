@@ -129,7 +129,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 			wantCmds = append(wantCmds, line(c.Env, c.Argv, ""))
 		}
 	}
-	gotCmds := slices.Clone(g.rr.log)
+	gotCmds := slices.Clone(g.Runner.Log)
 	for i, l := range gotCmds {
 		gotCmds[i] = tmpPath.ReplaceAllString(l, "<tmp>/")
 	}
@@ -139,7 +139,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 	if diff := cmp.Diff(wantFetched, fetched); diff != "" {
 		t.Errorf("downloads (-upstream +cloudroot):\n%s", diff)
 	}
-	after := snapshot(t, g.root)
+	after := snapshot(t, g.Root)
 	for p, content := range want.Files {
 		gp := p
 		if in, err := os.ReadFile(filepath.Join("testdata/modgolden", m.Name, name, "root", p)); err == nil && "mode 0644\n"+string(in) == content {
@@ -166,7 +166,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 	}
 	var extra []string
 	for p, a := range after {
-		if _, ok := want.Files[p]; !ok && g.before[p] != a {
+		if _, ok := want.Files[p]; !ok && g.Before[p] != a {
 			extra = append(extra, p)
 		}
 	}
@@ -182,9 +182,6 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 
 // createdHeader is util.make_header's line (version and time differ).
 var createdHeader = regexp.MustCompile(`(?m)^# Created by cloud-init v\. \S+ on .*$`)
-
-// tmpPath is a temporary directory in a command line.
-var tmpPath = regexp.MustCompile(`(/var/tmp/cloud-init|/tmp)/[^/ ]+/`)
 
 // FuzzConfigObj: whatever server.cfg holds, parsing never panics, and once
 // written (indentation and quoting normalised) the file reads back and
@@ -275,18 +272,18 @@ func TestCMDocsExamples(t *testing.T) {
 				os.WriteFile(filepath.Join(dir, "root/etc/puppet/puppet.conf"), []byte("[main]\n"), 0o644)
 				g := goldenSetup(t, dir)
 				for k, v := range outputs {
-					g.rr.outputs[k] = v
+					g.Runner.Outputs[k] = v
 				}
 				if err := cmModule(m.Name, nil).Run(t.Context(), g.c); err != nil {
 					t.Fatalf("%s: %v", f, err)
 				}
 				changed := 0
-				for p, a := range snapshot(t, g.root) {
-					if g.before[p] != a {
+				for p, a := range snapshot(t, g.Root) {
+					if g.Before[p] != a {
 						changed++
 					}
 				}
-				if len(g.rr.log) == 0 && changed == 0 {
+				if len(g.Runner.Log) == 0 && changed == 0 {
 					t.Errorf("%s ran no command and wrote nothing", f)
 				}
 			})

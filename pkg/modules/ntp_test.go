@@ -134,7 +134,7 @@ func TestNTPUpstream(t *testing.T) {
 				}
 			}
 			var installed []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				if f := strings.Fields(l); len(f) > len(want.Installed) && slices.Contains(f, "install") {
 					installed = f[len(f)-len(want.Installed):]
 				}
@@ -152,7 +152,7 @@ func TestNTPUpstream(t *testing.T) {
 					wantSvc = append(wantSvc, strings.Join(cmd.Argv, " "))
 				}
 			}
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				if strings.Contains(l, "reload") || strings.Contains(l, "restart") {
 					gotSvc = append(gotSvc, l)
 				}

@@ -119,7 +119,7 @@ func TestRsyslogUpstream(t *testing.T) {
 			}
 			var installed []string
 			var reload []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				f := strings.Fields(l)
 				if slices.Contains(f, "install") && len(f) > len(want.Installed) {
 					installed = f[len(f)-len(want.Installed):]

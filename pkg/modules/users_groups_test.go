@@ -26,8 +26,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
-var accountsNow = time.Date(2026, 11, 22, 8, 36, 48, 0, time.UTC)
-
 // accountsRoot builds a target from testdata/base-debian plus an overlay,
 // with Debian's modes and owners on the sensitive files.
 func accountsRoot(t *testing.T, overlay string) *target.Root {

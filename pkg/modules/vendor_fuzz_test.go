@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -39,7 +40,7 @@ func FuzzVendorModules(f *testing.F) {
 		os.MkdirAll(filepath.Join(dir, "etc"), 0o755)
 		os.WriteFile(filepath.Join(dir, "etc/os-release"), []byte("ID=ubuntu\nVERSION_ID=24.04\n"), 0o644)
 		os.WriteFile(filepath.Join(dir, "etc/passwd"), []byte("root:x:0:0::/root:/bin/sh\nubuntu:x:1000:1000::/home/ubuntu:/bin/sh\n"), 0o644)
-		root, err := target.New(dir, target.WithRunner(&goldenRunner{base: 3}))
+		root, err := target.New(dir, target.WithRunner(modtest.NewRunner()))
 		if err != nil {
 			t.Fatal(err)
 		}
