@@ -264,7 +264,7 @@ func ansibleFlags(m map[string]any, bareTrue bool) []string {
 }
 
 func (r *ansibleRun) installDistro(ctx context.Context) error {
-	if r.c.which("ansible") {
+	if r.c.Which("ansible") {
 		return nil
 	}
 	return r.c.InstallPackages(ctx, r.c.Facts(), []string{r.a.Package})
@@ -277,7 +277,7 @@ func (r *ansibleRun) pipBase() []string {
 
 func (r *ansibleRun) installed(ctx context.Context) (bool, error) {
 	if r.a.InstallMethod != "pip" {
-		return r.c.which("ansible"), nil
+		return r.c.Which("ansible"), nil
 	}
 	argv := append(r.pipBase(), "list")
 	if r.a.RunUser != "" {

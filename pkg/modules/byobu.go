@@ -37,7 +37,7 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 		c.Log.Debug("Skipping module named byobu, no 'byobu' values found")
 		return nil
 	}
-	if !c.which("byobu") {
+	if !c.Which("byobu") {
 		if err := c.InstallPackages(ctx, c.Facts(), []string{"byobu"}); err != nil {
 			return err
 		}

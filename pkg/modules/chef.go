@@ -153,7 +153,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 		}
 	}
 	run := false
-	if !c.which(ChefExec) || cfgBool(m, "force_install", false) {
+	if !c.Which(ChefExec) || cfgBool(m, "force_install", false) {
 		var err error
 		if run, err = chefInstall(ctx, c, m, opts); err != nil {
 			return err

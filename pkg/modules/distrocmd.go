@@ -207,3 +207,16 @@ func (c *Context) RunCapture(ctx context.Context, argv ...string) (CmdResult, er
 
 // ShellCmd is subp(cmd, shell=True).
 func ShellCmd(script string) []string { return []string{"sh", "-c", script} }
+
+// Which is subp.which in the target: an absolute path that is an
+// executable file, or a name found in the default PATH.
+func (c *Context) Which(name string) bool {
+	if name == "" {
+		return false
+	}
+	if strings.HasPrefix(name, "/") {
+		fi, err := c.Root.Stat(name)
+		return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	}
+	return c.inPath(name)
+}

@@ -14,6 +14,15 @@ func NewTestContext(t *testing.T, cfg Config, mods []Module) (*Context, *recRunn
 	return c, rr
 }
 
+// NewTestContextFiles is testContext on a root holding files, resolving
+// names in mods.
+func NewTestContextFiles(t *testing.T, cfg Config, files map[string]string, mods []Module) *Context {
+	t.Helper()
+	c, _, _ := testContext(t, cfg, files)
+	c.Modules = mods
+	return c
+}
+
 // Calls are the commands the runner recorded; ResetCalls forgets them.
 func (r *recRunner) Calls() [][]string { return r.calls }
 func (r *recRunner) ResetCalls()       { r.calls = nil }

@@ -49,7 +49,7 @@ func runFan(ctx context.Context, c *Context, cfg fanConfig) error {
 		return fmt.Errorf("fan: %w", err)
 	}
 	f := c.Facts()
-	if !c.which("fanctl") {
+	if !c.Which("fanctl") {
 		if err := c.InstallPackages(ctx, f, []string{"ubuntu-fan"}); err != nil {
 			return err
 		}

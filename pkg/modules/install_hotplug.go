@@ -74,7 +74,7 @@ func runInstallHotplug(ctx context.Context, c *Context, cfg installHotplugConfig
 		}
 		return nil
 	}
-	if !c.which("udevadm") {
+	if !c.Which("udevadm") {
 		c.Log.Debug("Skipping hotplug install, udevadm not found")
 		return nil
 	}

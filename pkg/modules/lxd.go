@@ -175,13 +175,13 @@ func lxdPackages(c *Context, initCfg map[string]any, preseed string) []string {
 		return false
 	}
 	var pkgs []string
-	if has("zfs") && !c.which("zfs") {
+	if has("zfs") && !c.Which("zfs") {
 		pkgs = append(pkgs, "zfsutils-linux")
 	}
-	if has("lvm") && !c.which("lvcreate") {
+	if has("lvm") && !c.Which("lvcreate") {
 		pkgs = append(pkgs, "lvm2")
 	}
-	if has("btrfs") && !c.which("mkfs.btrfs") {
+	if has("btrfs") && !c.Which("mkfs.btrfs") {
 		pkgs = append(pkgs, "btrfs-progs")
 	}
 	return pkgs
@@ -199,7 +199,7 @@ func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit b
 	if _, ok := bridge["name"]; ok {
 		name = bget("name")
 	}
-	if c.Root.Exists("/etc/default/lxd-bridge") && c.which("debconf-communicate") {
+	if c.Root.Exists("/etc/default/lxd-bridge") && c.Which("debconf-communicate") {
 		keys, vals, err := lxdBridgeDebconf(bridge, bget)
 		if err != nil {
 			return err

@@ -201,7 +201,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 		configs = append(configs, rsyslogEntry{Content: remotesConfig(c, rc.Remotes), HasBody: true})
 	}
 	f := c.Facts()
-	if rc.Install && !c.which(rc.CheckExe) {
+	if rc.Install && !c.Which(rc.CheckExe) {
 		if err := c.InstallPackages(ctx, f, rc.Packages); err != nil {
 			return fmt.Errorf("rsyslog: %w", err)
 		}

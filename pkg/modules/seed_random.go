@@ -106,7 +106,7 @@ func runSeedRandom(ctx context.Context, c *Context, cfg randomSeedConfig) error 
 		err = errors.New("no command found but required=true")
 	case len(sc.Command) == 0:
 		return nil
-	case !c.which(sc.Command[0]):
+	case !c.Which(sc.Command[0]):
 		if !sc.CommandRequired {
 			c.Log.Debug(fmt.Sprintf("command '%s' not found for seed_command", sc.Command[0]), "module", "seed_random")
 			return nil

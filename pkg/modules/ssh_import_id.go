@@ -67,7 +67,7 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
 		return nil
 	}
-	if !c.which("ssh-import-id") {
+	if !c.Which("ssh-import-id") {
 		c.Warnf("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
 		return nil
 	}
@@ -113,9 +113,9 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 	}
 	var argv []string
 	switch {
-	case c.which("sudo"):
+	case c.Which("sudo"):
 		argv = []string{"sudo", "--preserve-env=https_proxy", "-Hu", user, "ssh-import-id"}
-	case c.which("doas"):
+	case c.Which("doas"):
 		argv = []string{"doas", "-u", user, "ssh-import-id"}
 	default:
 		c.Warnf("Neither sudo nor doas available! Unable to import SSH ids.")

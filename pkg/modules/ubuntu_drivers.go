@@ -61,7 +61,7 @@ func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) e
 		c.Log.Debug("Not installing NVIDIA drivers. nvidia/license-accepted=False")
 		return nil
 	}
-	if !c.which("ubuntu-drivers") {
+	if !c.Which("ubuntu-drivers") {
 		if err := c.InstallPackages(ctx, c.Facts(), []string{"ubuntu-drivers-common"}); err != nil {
 			return err
 		}

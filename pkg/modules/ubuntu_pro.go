@@ -100,7 +100,7 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 	if _, ok := pro["commands"]; ok {
 		return failf(c, `Deprecated configuration "ubuntu-advantage: commands" provided. Expected "token"`)
 	}
-	if !c.which("pro") {
+	if !c.Which("pro") {
 		if err := c.InstallPackages(ctx, c.Facts(), []string{"ubuntu-advantage-tools"}); err != nil {
 			c.Logexc("Failed to install ubuntu-advantage-tools")
 			return err

@@ -60,7 +60,7 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 		return nil
 	}
 	wg, _ := raw.(map[string]any)
-	if !c.which("wg") {
+	if !c.Which("wg") {
 		pkgs := []string{"wireguard-tools"}
 		// Unknown (0.0) counts as new: WireGuard is in every kernel since 5.6.
 		if ma, mi := kernelVersion(c); ma != 0 && (ma < 5 || ma == 5 && mi < 6) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/disks"
+	"github.com/cloudroot/cloudroot/pkg/modules/ntp"
 )
 
 // Modules returns every module cloudroot implements, in no particular
@@ -20,5 +21,6 @@ func Modules() []modules.Module {
 	return slices.Concat(
 		modules.Core(),
 		disks.Modules(),
+		ntp.Modules(),
 	)
 }

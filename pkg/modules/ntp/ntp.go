@@ -1,4 +1,4 @@
-package modules
+package ntp
 
 // ntp (cloud-init cc_ntp, config stage, per-instance, cloud-init's distro
 // list) configures an NTP client from the `ntp` key:
@@ -31,13 +31,14 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
 // NTP is cc_ntp.
-var NTP = Module{
+var NTP = modules.Module{
 	Name:      "ntp",
 	Frequency: state.PerInstance,
 	Keys:      []string{"ntp"},
@@ -46,7 +47,7 @@ var NTP = Module{
 		"openmandriva", "opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "photon",
 		"raspberry-pi-os", "rhel", "rocky", "sle_hpc", "sle-micro", "sles", "TencentOS", "ubuntu", "virtuozzo"},
 	ActivateBy: []string{"ntp"},
-	Run:        Typed(runNTP),
+	Run:        modules.Typed(runNTP),
 }
 
 // ntpConfig is the module's configuration.
@@ -91,7 +92,7 @@ type ntpClient struct {
 	Packages                                            []string
 }
 
-func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
+func runNTP(ctx context.Context, c *modules.Context, cfg ntpConfig) error {
 	nc := cfg.NTP
 	if !cfg.Present || pyval.IsFalse(nc.Enabled) {
 		c.Log.Debug("Skipping module named ntp, not present or disabled by cfg", "module", "ntp")
@@ -135,7 +136,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 			return fmt.Errorf("ntp: %w", err)
 		}
 	}
-	if !c.which(cl.CheckExe) && len(cl.Packages) > 0 {
+	if !c.Which(cl.CheckExe) && len(cl.Packages) > 0 {
 		if err := c.InstallPackages(ctx, f, cl.Packages); err != nil {
 			return fmt.Errorf("ntp: %w", err)
 		}
@@ -152,7 +153,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 
 // selectNTPClient is select_ntp_client merged with ntp.config and checked
 // as supplemental_schema_validation does.
-func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, error) {
+func selectNTPClient(c *modules.Context, f distro.Facts, cfg ntpConfig) (ntpClient, error) {
 	nc := cfg.NTP
 	table := f.NTP.Clients
 	var base distro.NTPClient
@@ -167,7 +168,7 @@ func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, erro
 		}
 		if choice == "auto" {
 			for _, name := range f.NTP.Preferred {
-				if cl, ok := table[name]; ok && c.which(cl.CheckExe) {
+				if cl, ok := table[name]; ok && c.Which(cl.CheckExe) {
 					base, found = cl, true
 					break
 				}
@@ -205,7 +206,7 @@ func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, erro
 				errs = append(errs, fmt.Sprintf("Expected a list of required package names for ntp:config:packages. Found (%v)", v))
 				continue
 			}
-			cl.Packages = StringList(l)
+			cl.Packages = modules.StringList(l)
 		case "template", "template_name":
 			if v == nil {
 				present[k] = false
@@ -258,7 +259,7 @@ func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, erro
 
 // ntpTemplate finds a template by name: the target's
 // /etc/cloud/templates/<name>.tmpl (templates_dir), else cloudroot's.
-func ntpTemplate(c *Context, cfg ntpConfig, name string) (string, bool) {
+func ntpTemplate(c *modules.Context, cfg ntpConfig, name string) (string, bool) {
 	dir := "/etc/cloud/templates"
 	if d := cfg.SystemInfo.Paths.TemplatesDir; d != "" {
 		dir = d
@@ -296,17 +297,4 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 		strs[k] = "[" + strings.Join(q, ", ") + "]"
 	}
 	return render.Basic(tmpl, strs)
-}
-
-// which is subp.which in the target: an absolute path that is an
-// executable file, or a name found in the default PATH.
-func (c *Context) which(name string) bool {
-	if name == "" {
-		return false
-	}
-	if strings.HasPrefix(name, "/") {
-		fi, err := c.Root.Stat(name)
-		return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-	}
-	return c.inPath(name)
 }
