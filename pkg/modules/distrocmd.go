@@ -35,9 +35,9 @@ func (c *Context) Facts() distro.Facts {
 	return c.Distro.FactsFor(init)
 }
 
-// cmdEnv is the environment a command runs with: a minimal one in a
+// CmdEnv is the environment a command runs with: a minimal one in a
 // target root (the agent's own on /), plus extra.
-func cmdEnv(c *Context, extra []string) []string {
+func (c *Context) CmdEnv(extra []string) []string {
 	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
 	if c.Root.Dir() == "/" {
 		e = os.Environ()
@@ -51,7 +51,7 @@ func (c *Context) RunCmd(ctx context.Context, cmd distro.Cmd) error {
 	if out == nil {
 		out = io.Discard
 	}
-	if err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: cmdEnv(c, cmd.Env), Stdout: out, Stderr: out}); err != nil {
+	if err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: c.CmdEnv(cmd.Env), Stdout: out, Stderr: out}); err != nil {
 		return fmt.Errorf("running %s: %w", strings.Join(cmd.Argv, " "), err)
 	}
 	return nil
@@ -63,7 +63,7 @@ func (c *Context) RunCmdInput(ctx context.Context, argv []string, stdin []byte) 
 	if out == nil {
 		out = io.Discard
 	}
-	if err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: out}); err != nil {
+	if err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: c.CmdEnv(nil), Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: out}); err != nil {
 		return fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (c *Context) RunCmdInput(ctx context.Context, argv []string, stdin []byte) 
 // RunOutput runs argv in the target and returns its standard output.
 func (c *Context) RunOutput(ctx context.Context, argv ...string) (string, error) {
 	var b bytes.Buffer
-	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdout: &b, Stderr: io.Discard})
+	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: c.CmdEnv(nil), Stdout: &b, Stderr: io.Discard})
 	if err != nil {
 		return b.String(), fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
 	}
@@ -92,7 +92,7 @@ func (c *Context) ManageService(ctx context.Context, f distro.Facts, action, ser
 func (c *Context) InstallPackages(ctx context.Context, f distro.Facts, pkgs []string) error {
 	pm := f.Packages()
 	if pm == nil {
-		return fmt.Errorf("installing %s: %w", strings.Join(pkgs, " "), errNoPackageManager)
+		return fmt.Errorf("installing %s: %w", strings.Join(pkgs, " "), ErrNoPackageManager)
 	}
 	var list []distro.Package
 	for _, p := range pkgs {
@@ -106,7 +106,8 @@ func (c *Context) InstallPackages(ctx context.Context, f distro.Facts, pkgs []st
 	return nil
 }
 
-var errNoPackageManager = errors.New("cloudroot knows no package manager for this distro")
+// ErrNoPackageManager is InstallPackages' error on a distro without one.
+var ErrNoPackageManager = errors.New("cloudroot knows no package manager for this distro")
 
 // ToConsole writes text to the console only (log_util.multi_log with
 // stderr=False, fallback_to_stdout=False): it never reaches a log file.
@@ -189,7 +190,7 @@ type CmdResult struct {
 // nil only for exit code 0.
 func (c *Context) RunCapture(ctx context.Context, argv ...string) (CmdResult, error) {
 	var o, e bytes.Buffer
-	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdout: &o, Stderr: &e})
+	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: c.CmdEnv(nil), Stdout: &o, Stderr: &e})
 	r := CmdResult{Stdout: o.String(), Stderr: e.String()}
 	var xe *target.ExitError
 	switch {

@@ -119,7 +119,7 @@ type etcHostsConfig struct {
 	Mode       string        `cfg:"manage_etc_hosts,scalar"`
 	Manage     bool          `cfg:"manage_etc_hosts"`
 	Names      hostnameKeys  `cfg:",inline"`
-	SystemInfo templatePaths `cfg:"system_info,loose"`
+	SystemInfo TemplatePaths `cfg:"system_info,loose"`
 }
 
 // configHostname is h, the cloud-config's hostname or fqdn (key), "" when
@@ -267,7 +267,7 @@ var UpdateEtcHosts = Module{
 				c.Warnf("Option 'manage_etc_hosts' was set, but no hostname was found")
 				return nil
 			}
-			tmpl, src, err := hostsTemplate(c, cfg.SystemInfo.dir())
+			tmpl, src, err := hostsTemplate(c, cfg.SystemInfo.Dir())
 			if err != nil {
 				return fmt.Errorf("update_etc_hosts: %w", err)
 			}

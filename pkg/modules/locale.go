@@ -48,7 +48,7 @@ func runLocale(ctx context.Context, c *Context, lc localeConfig) error {
 		return fmt.Errorf("Failed to provide locale value.")
 	}
 	c.Log.Debug("Setting locale", "module", "locale", "locale", locale)
-	plan := f.LocalePlan(locale, lc.ConfigFile, c.Root.ReadFile, makeHeader(c, "Created"))
+	plan := f.LocalePlan(locale, lc.ConfigFile, c.Root.ReadFile, c.MakeHeader("Created"))
 	if plan.Unsupported {
 		c.Log.Debug("Cannot set the locale.", "module", "locale")
 		return nil

@@ -130,16 +130,16 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 	return c.Root.WriteFile(fn, out, 0o644)
 }
 
-// templatePaths is the system_info a module rendering a template reads
+// TemplatePaths is the system_info a module rendering a template reads
 // (decoded as `cfg:"system_info,loose"`).
-type templatePaths struct {
+type TemplatePaths struct {
 	Paths struct {
 		TemplatesDir string `cfg:"templates_dir,scalar"`
 	} `cfg:"paths,loose"`
 }
 
-// dir is system_info.paths.templates_dir (/etc/cloud/templates).
-func (t templatePaths) dir() string {
+// Dir is system_info.paths.templates_dir (/etc/cloud/templates).
+func (t TemplatePaths) Dir() string {
 	if t.Paths.TemplatesDir != "" {
 		return t.Paths.TemplatesDir
 	}

@@ -24,7 +24,6 @@ func Core() []Module {
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
-		Ansible, SaltMinion, Mcollective, Puppet, Chef,
 	}, vendorModules()...)
 }
 

@@ -224,8 +224,8 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 	return errors.Join(errs...)
 }
 
-// makeHeader is cloud-init's util.make_header.
-func makeHeader(c *Context, base string) string {
+// MakeHeader is cloud-init's util.make_header.
+func (c *Context) MakeHeader(base string) string {
 	now := time.Now
 	if c.Now != nil {
 		now = c.Now
@@ -257,7 +257,7 @@ func ensureSudoDir(c *Context) error {
 			if err != nil {
 				return err
 			}
-			add := "\n" + makeHeader(c, "Added") + "\n#includedir " + SudoersDir + "\n"
+			add := "\n" + c.MakeHeader("Added") + "\n#includedir " + SudoersDir + "\n"
 			if err := c.Root.WriteFileOpts(SudoersFile, []byte(add), sameOwner(fi, true)); err != nil {
 				return fmt.Errorf("update %s: %w", SudoersFile, err)
 			}
@@ -299,7 +299,7 @@ func writeSudoRules(c *Context, user string, rules []string) error {
 	old, err := c.Root.ReadFile(CloudSudoersFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		data := makeHeader(c, "Created") + "\n" + content
+		data := c.MakeHeader("Created") + "\n" + content
 		if err := c.Root.WriteFileOpts(CloudSudoersFile, []byte(data), rootOwned(0o440)); err != nil {
 			return fmt.Errorf("write sudoers: %w", err)
 		}
@@ -334,7 +334,7 @@ func writeDoasRules(c *Context, user string, rules []string) error {
 	old, err := c.Root.ReadFile(DoasFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		data := makeHeader(c, "Created") + "\n" + content
+		data := c.MakeHeader("Created") + "\n" + content
 		return c.Root.WriteFileOpts(DoasFile, []byte(data), rootOwned(0o440))
 	case err != nil:
 		return fmt.Errorf("read %s: %w", DoasFile, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/cm"
 	"github.com/cloudroot/cloudroot/pkg/modules/disks"
 	"github.com/cloudroot/cloudroot/pkg/modules/ntp"
 )
@@ -20,6 +21,7 @@ import (
 func Modules() []modules.Module {
 	return slices.Concat(
 		modules.Core(),
+		cm.Modules(),
 		disks.Modules(),
 		ntp.Modules(),
 	)

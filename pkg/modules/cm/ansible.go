@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // ansible (cloud-init cc_ansible, final stage, per-instance, all distros,
 // activated by the `ansible` key), as cloud-init 26.x runs it:
@@ -38,16 +38,17 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 // Ansible is cc_ansible.
-var Ansible = Module{
+var Ansible = modules.Module{
 	Name:       "ansible",
 	Frequency:  state.PerInstance,
 	Keys:       []string{"ansible"},
 	ActivateBy: []string{"ansible"},
-	Run:        Typed(runAnsible),
+	Run:        modules.Typed(runAnsible),
 }
 
 // PythonExecutable is the interpreter cloud-init runs as (sys.executable),
@@ -82,7 +83,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		}
 	}
 	a.InstallMethod, a.Package = pyval.Str(m["install_method"]), pyval.Str(m["package_name"])
-	a.RunUser, a.Config = scalarString(m["run_user"]), scalarString(m["ansible_config"])
+	a.RunUser, a.Config = pyval.ScalarStr(m["run_user"]), pyval.ScalarStr(m["ansible_config"])
 	switch p := m["pull"].(type) {
 	case nil:
 	case map[string]any:
@@ -150,7 +151,7 @@ func pyStrList(v any) []string {
 
 // ansibleRun runs the module's commands as cloud-init's AnsiblePull does.
 type ansibleRun struct {
-	c   *Context
+	c   *modules.Context
 	a   ansibleConfig
 	env []string
 }
@@ -169,7 +170,7 @@ type ansibleKeys struct {
 	Ansible any `cfg:"ansible"`
 }
 
-func runAnsible(ctx context.Context, c *Context, cfg ansibleKeys) error {
+func runAnsible(ctx context.Context, c *modules.Context, cfg ansibleKeys) error {
 	a, err := decodeAnsible(cfg.Ansible)
 	if err != nil {
 		return err
