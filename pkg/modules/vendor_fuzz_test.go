@@ -18,10 +18,11 @@ import (
 )
 
 // FuzzVendorModules runs every vendor module (vendor.go's list) on any
-// cloud-config against a temp-dir Ubuntu target whose commands all
+// cloud-config (seeds: every golden case, the families' too, and the docs
+// examples) against a temp-dir Ubuntu target whose commands all
 // succeed: none may panic or modify the config.
 func FuzzVendorModules(f *testing.F) {
-	for _, g := range []string{"testdata/modgolden/*/*/config.yaml", "testdata/docs/*/example*.yaml"} {
+	for _, g := range []string{"testdata/modgolden/*/*/config.yaml", "*/testdata/modgolden/*/*/config.yaml", "testdata/docs/*/example*.yaml"} {
 		files, _ := filepath.Glob(g)
 		for _, p := range files {
 			b, _ := os.ReadFile(p)
