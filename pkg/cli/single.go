@@ -42,6 +42,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	modbuiltin "github.com/cloudroot/cloudroot/pkg/modules/builtin"
 	"github.com/cloudroot/cloudroot/pkg/stages"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -124,7 +125,8 @@ func runSingle(ctx context.Context, env *Env, args []string) int {
 		// --force: 26.x resolves the module name, then fails building the
 		// module's Cloud (cloudify: "Datasource is not initialized."),
 		// uncaught: no module runs, exit 1.
-		mc := modules.NewContext(root, modules.Options{Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version})
+		mc := modules.NewContext(root, modules.Options{Log: log, Out: outw, Now: env.Now, Uptime: env.Uptime, Version: Version,
+			Modules: modbuiltin.Modules()})
 		modules.ResolveSingle(mc, name, freq)
 		log.Debug("no datasource: no module can run (26.x's cloudify raises RuntimeError)")
 		io.WriteString(outw, "RuntimeError: Datasource is not initialized.\n")

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -92,7 +93,7 @@ func runApkConfigure(ctx context.Context, c *Context, k apkKeys) error {
 	if err != nil {
 		return fmt.Errorf("apk_configure: %w", err)
 	}
-	out, err := renderJinjaTemplate(string(tmpl), map[string]any{
+	out, err := render.Jinja(tmpl, map[string]any{
 		"alpine_baseurl":    a.BaseURL,
 		"alpine_version":    a.Version,
 		"community_enabled": pyval.Truthy(a.Community),

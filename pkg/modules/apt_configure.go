@@ -432,7 +432,7 @@ func runAptConfigure(ctx context.Context, c *Context, opts AptOptions, keys aptK
 		r.renameAptLists(mirrors, arch)
 	}
 	if err := r.applyAptConfig(); err != nil {
-		c.warn("Failed to apply proxy or apt config info: %v", err)
+		c.Warnf("Failed to apply proxy or apt config info: %v", err)
 	}
 	if a.HasSources {
 		params := map[string]string{"RELEASE": release}
@@ -551,7 +551,7 @@ func (r *aptRun) debconfSelections(ctx context.Context) error {
 		}
 	}
 	if len(unhandled) > 0 {
-		r.c.warn("The following packages were installed and preseeded, but cannot be unconfigured: %s", strings.Join(unhandled, ", "))
+		r.c.Warnf("The following packages were installed and preseeded, but cannot be unconfigured: %s", strings.Join(unhandled, ", "))
 	}
 	if len(toConfig) > 0 {
 		if _, err := r.output(ctx, append([]string{"dpkg-reconfigure", "--frontend=noninteractive"}, toConfig...), nil, nil); err != nil {
@@ -634,7 +634,7 @@ func (r *aptRun) ensureDependencies(ctx context.Context, matcher *regexp.Regexp)
 	pr := &pkgRun{c: r.c, pm: pm}
 	err := pr.installCmds(ctx, pkgs)
 	if err != nil && !keyidOnly && slices.Equal(missing, []string{"gnupg"}) {
-		r.c.warn("Installing gnupg failed (%v); dearmoring the inline apt keys without gpg", err)
+		r.c.Warnf("Installing gnupg failed (%v); dearmoring the inline apt keys without gpg", err)
 		r.nativeDearmor = true
 		return nil
 	}
@@ -681,7 +681,7 @@ func (r *aptRun) renameAptLists(mirrors map[string]string, arch string) {
 		files, _ := r.c.Root.Glob(opre + "_*")
 		for _, f := range files {
 			if err := r.c.Root.Rename(f, npre+f[len(opre):]); err != nil {
-				r.c.warn("Failed to rename apt list: %v", err)
+				r.c.Warnf("Failed to rename apt list: %v", err)
 			}
 		}
 	}

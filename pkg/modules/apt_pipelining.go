@@ -63,7 +63,7 @@ func runAptPipelining(ctx context.Context, c *Context, cfg aptPipeliningConfig) 
 		c.Log.Info(note, "module", "apt_pipelining")
 	}
 	if !valid {
-		c.warn("Invalid option for apt_pipelining: %s", pyval.Str(cfg.Value))
+		c.Warnf("Invalid option for apt_pipelining: %s", pyval.Str(cfg.Value))
 		return nil
 	}
 	if depth == "" {

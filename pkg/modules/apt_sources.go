@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
-	"github.com/cloudroot/cloudroot/pkg/userdata"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -235,7 +235,7 @@ func (r *aptRun) keyByID(ctx context.Context, keyid, keyserver string) (string, 
 		armour = export()
 	}
 	if _, err := r.output(ctx, []string{"gpg", "--batch", "--yes", "--delete-keys", keyid}, nil, env); err != nil {
-		r.c.warn("Failed delete key \"%s\": %v", keyid, err)
+		r.c.Warnf("Failed delete key \"%s\": %v", keyid, err)
 	}
 	if !received {
 		return "", fmt.Errorf("Failed to import key '%s' from keyserver '%s' after 3 tries: %w", keyid, keyserver, lastErr)
@@ -272,7 +272,7 @@ func (r *aptRun) addKey(ctx context.Context, key, keyid, keyserver, fileName str
 		bin, err = r.output(ctx, []string{"gpg", "--dearmor"}, []byte(key), r.gpgEnv())
 	}
 	if err != nil {
-		r.c.warn("Gpg error, failed to add key: %v", err)
+		r.c.Warnf("Gpg error, failed to add key: %v", err)
 		return "/dev/null", nil
 	}
 	dir := AptTrustedGPGDir
@@ -320,7 +320,7 @@ func (r *aptRun) isDeb822(s string) bool {
 	if deb822Lines().MatchString(s) {
 		return true
 	}
-	r.c.warn("apt.sources_list value does not match either deb822 source keys or deb/deb-src list keys. Assuming APT deb/deb-src list format.")
+	r.c.Warnf("apt.sources_list value does not match either deb822 source keys or deb/deb-src list keys. Assuming APT deb/deb-src list format.")
 	return false
 }
 
@@ -336,23 +336,9 @@ func renderAptTemplate(tmpl string, params map[string]string) (string, error) {
 	}
 	first, _, _ := strings.Cut(tmpl, "\n")
 	if !strings.HasPrefix(strings.ReplaceAll(strings.ToLower(first), " ", ""), "##template:jinja") {
-		return renderBasic(tmpl, params)
+		return render.Basic(tmpl, params)
 	}
-	return renderJinjaTemplate(tmpl, vars)
-}
-
-// renderJinjaTemplate renders a "## template: jinja" template as
-// cloud-init's templater does.
-func renderJinjaTemplate(tmpl string, vars map[string]any) (string, error) {
-	// cloud-init renders without keep_trailing_newline (Jinja drops one
-	// final newline of the source) and then appends "\n" when the source
-	// ended with one; RenderJinja keeps the trailing newline, so it gets
-	// the source without it.
-	trimmed, hadNL := strings.CutSuffix(tmpl, "\n")
-	out, _, err := userdata.RenderJinja([]byte(trimmed), vars)
-	if hadNL {
-		out = append(out, '\n')
-	}
+	out, err := render.Jinja([]byte(tmpl), vars)
 	return string(out), err
 }
 
@@ -396,7 +382,7 @@ func (r *aptRun) generateSourcesList(release string, mirrors, keys map[string]st
 	if tmpl == "" {
 		t, ok := r.sourcesTemplate(deb822)
 		if !ok {
-			r.c.warn("No template found, not rendering %s", file)
+			r.c.Warnf("No template found, not rendering %s", file)
 			return nil
 		}
 		tmpl = t
@@ -436,7 +422,7 @@ func suiteName(s, release string) string {
 	if m, ok := knownSuites[s]; ok {
 		s = m
 	}
-	out, err := renderBasic(s, map[string]string{"RELEASE": release})
+	out, err := render.Basic(s, map[string]string{"RELEASE": release})
 	if err != nil {
 		return s
 	}

@@ -37,8 +37,8 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 		c.Log.Debug("Skipping module named byobu, no 'byobu' values found")
 		return nil
 	}
-	if !c.which("byobu") {
-		if err := installPackages(ctx, c, c.facts(), []string{"byobu"}); err != nil {
+	if !c.Which("byobu") {
+		if err := c.InstallPackages(ctx, c.Facts(), []string{"byobu"}); err != nil {
 			return err
 		}
 	}
@@ -46,7 +46,7 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 		value = "enable-" + value
 	}
 	if !slices.Contains([]string{"enable-user", "enable-system", "enable", "disable-user", "disable-system", "disable"}, value) {
-		c.warn("Unknown value %s for byobu_by_default", value)
+		c.Warnf("Unknown value %s for byobu_by_default", value)
 	}
 	modUser := strings.HasSuffix(value, "-user")
 	modSys := strings.HasSuffix(value, "-system")
@@ -61,7 +61,7 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 	if modUser {
 		_, def, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
 		if def == nil {
-			c.warn("No default byobu user provided, can not launch %s for the default user", blInst)
+			c.Warnf("No default byobu user provided, can not launch %s for the default user", blInst)
 		} else {
 			fmt.Fprintf(&sh, ` sudo -Hu "%s" byobu-launcher-%s || X=$(($X+1)); `, def.Name, blInst)
 		}
@@ -73,5 +73,5 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 		return nil
 	}
 	c.Log.Debug("Setting byobu to " + value)
-	return runCmd(ctx, c, distroCmd("/bin/sh", "-c", "X=0; "+sh.String()+" exit $X"))
+	return c.RunCmd(ctx, DistroCmd("/bin/sh", "-c", "X=0; "+sh.String()+" exit $X"))
 }

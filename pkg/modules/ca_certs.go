@@ -75,13 +75,13 @@ func runCACerts(ctx context.Context, c *Context, cfg caCertsConfig) error {
 	}
 	cc := cfg.CACerts
 	if cc.HasOldRemove {
-		deprecate(c, "Key 'remove-defaults'", "22.1", "Use 'remove_defaults' instead.")
+		c.Deprecate("Key 'remove-defaults'", "22.1", "Use 'remove_defaults' instead.")
 	}
 	rd := cc.RemoveDefaults
 	if !cc.HasRemove {
 		rd = cc.OldRemove
 	}
-	f := c.facts()
+	f := c.Facts()
 	store := f.CACerts()
 	if pyval.IsTrue(rd) {
 		c.Log.Debug("Disabling/removing default certificates", "module", "ca_certs")
@@ -98,7 +98,7 @@ func runCACerts(ctx context.Context, c *Context, cfg caCertsConfig) error {
 			}
 			if store.RemoveDefaults == "deselect+debconf" {
 				sel := "ca-certificates ca-certificates/trust_new_crts select no"
-				if err := runCmdInput(ctx, c, []string{"debconf-set-selections", "-"}, []byte(sel)); err != nil {
+				if err := c.RunCmdInput(ctx, []string{"debconf-set-selections", "-"}, []byte(sel)); err != nil {
 					return fmt.Errorf("ca_certs: %w", err)
 				}
 			}
@@ -111,7 +111,7 @@ func runCACerts(ctx context.Context, c *Context, cfg caCertsConfig) error {
 		}
 	}
 	c.Log.Debug("Updating certificates", "module", "ca_certs")
-	return runCmd(ctx, c, distro.Cmd{Argv: store.UpdateCmd})
+	return c.RunCmd(ctx, distro.Cmd{Argv: store.UpdateCmd})
 }
 
 // deselectCACerts is disable_system_ca_certs: every certificate line of

@@ -55,7 +55,7 @@ func TestCACertsUpstream(t *testing.T) {
 			for _, c := range want.Commands {
 				cmds = append(cmds, strings.Join(c, " "))
 			}
-			if diff := cmp.Diff(cmds, g.rr.log, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(cmds, g.Runner.Log, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
 			}
 		})

@@ -73,6 +73,6 @@ func Typed[T any](run func(ctx context.Context, c *Context, cfg T) error) func(c
 func (c *Context) decoder() *pyval.Decoder {
 	return &pyval.Decoder{
 		Deprecated: c.deprecated,
-		Warn:       func(msg string) { c.warn("%s", msg) },
+		Warn:       func(msg string) { c.Warnf("%s", msg) },
 	}
 }

@@ -85,7 +85,7 @@ func FuzzConfigobjQuote(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		q, err := configobjQuote(v, true)
+		q, err := ConfigobjQuote(v, true)
 		if err != nil {
 			return
 		}

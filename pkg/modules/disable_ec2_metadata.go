@@ -33,13 +33,13 @@ func runDisableEC2Metadata(ctx context.Context, c *Context, cfg disableEC2Metada
 	}
 	var argv []string
 	switch {
-	case c.which("ip"):
+	case c.Which("ip"):
 		argv = []string{"ip", "route", "add", "prohibit", imds.DefaultAddr}
-	case c.which("ifconfig"):
+	case c.Which("ifconfig"):
 		argv = []string{"route", "add", "-host", imds.DefaultAddr, "reject"}
 	default:
-		c.warn(`Neither "route" nor "ip" command found, unable to manipulate routing table`)
+		c.Warnf(`Neither "route" nor "ip" command found, unable to manipulate routing table`)
 		return nil
 	}
-	return runCmd(ctx, c, distroCmd(argv...))
+	return c.RunCmd(ctx, DistroCmd(argv...))
 }

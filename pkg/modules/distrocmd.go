@@ -2,7 +2,7 @@ package modules
 
 // Helpers for modules that run the distro's commands: the target's facts
 // (with its init system read from the target), running a distro.Cmd through
-// the target's runner (runCmd, runCapture, runOutput), writing to the
+// the target's runner (RunCmd, RunCapture, RunOutput), writing to the
 // console only, and util.logexc.
 
 import (
@@ -22,11 +22,11 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
-// facts is the distro's facts for the target, under the init system the
+// Facts is the distro's facts for the target, under the init system the
 // target boots. A target without systemd whose init is SysV's (it has
 // /etc/inittab) counts as sysvinit where DetectInit would assume the
 // distro's default.
-func (c *Context) facts() distro.Facts {
+func (c *Context) Facts() distro.Facts {
 	init := c.Distro.DetectInit(c.Root.Exists, c.readlink)
 	if init == distro.InitSystemd && c.Root.Exists("/etc/inittab") &&
 		!c.Root.Exists("/lib/systemd/systemd") && !c.Root.Exists("/usr/lib/systemd/systemd") {
@@ -35,9 +35,9 @@ func (c *Context) facts() distro.Facts {
 	return c.Distro.FactsFor(init)
 }
 
-// cmdEnv is the environment a command runs with: a minimal one in a
+// CmdEnv is the environment a command runs with: a minimal one in a
 // target root (the agent's own on /), plus extra.
-func cmdEnv(c *Context, extra []string) []string {
+func (c *Context) CmdEnv(extra []string) []string {
 	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
 	if c.Root.Dir() == "/" {
 		e = os.Environ()
@@ -45,72 +45,73 @@ func cmdEnv(c *Context, extra []string) []string {
 	return append(e, extra...)
 }
 
-// runCmd runs a distro command in the target, output to c.Out.
-func runCmd(ctx context.Context, c *Context, cmd distro.Cmd) error {
+// RunCmd runs a distro command in the target, output to c.Out.
+func (c *Context) RunCmd(ctx context.Context, cmd distro.Cmd) error {
 	out := c.Out
 	if out == nil {
 		out = io.Discard
 	}
-	if err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: cmdEnv(c, cmd.Env), Stdout: out, Stderr: out}); err != nil {
+	if err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: c.CmdEnv(cmd.Env), Stdout: out, Stderr: out}); err != nil {
 		return fmt.Errorf("running %s: %w", strings.Join(cmd.Argv, " "), err)
 	}
 	return nil
 }
 
-// runCmdInput runs argv in the target with stdin, output to c.Out.
-func runCmdInput(ctx context.Context, c *Context, argv []string, stdin []byte) error {
+// RunCmdInput runs argv in the target with stdin, output to c.Out.
+func (c *Context) RunCmdInput(ctx context.Context, argv []string, stdin []byte) error {
 	out := c.Out
 	if out == nil {
 		out = io.Discard
 	}
-	if err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: out}); err != nil {
+	if err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: c.CmdEnv(nil), Stdin: bytes.NewReader(stdin), Stdout: out, Stderr: out}); err != nil {
 		return fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
 	}
 	return nil
 }
 
-// runOutput runs argv in the target and returns its standard output.
-func runOutput(ctx context.Context, c *Context, argv ...string) (string, error) {
+// RunOutput runs argv in the target and returns its standard output.
+func (c *Context) RunOutput(ctx context.Context, argv ...string) (string, error) {
 	var b bytes.Buffer
-	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdout: &b, Stderr: io.Discard})
+	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: c.CmdEnv(nil), Stdout: &b, Stderr: io.Discard})
 	if err != nil {
 		return b.String(), fmt.Errorf("running %s: %w", strings.Join(argv, " "), err)
 	}
 	return b.String(), nil
 }
 
-// manageService runs the distro's command for action on service.
-func manageService(ctx context.Context, c *Context, f distro.Facts, action, service string, extra ...string) error {
+// ManageService runs the distro's command for action on service.
+func (c *Context) ManageService(ctx context.Context, f distro.Facts, action, service string, extra ...string) error {
 	cmd, err := f.Services().Command(action, service, extra...)
 	if err != nil {
 		return err
 	}
-	return runCmd(ctx, c, cmd)
+	return c.RunCmd(ctx, cmd)
 }
 
-// installPackages installs pkgs with the distro's package manager.
-func installPackages(ctx context.Context, c *Context, f distro.Facts, pkgs []string) error {
+// InstallPackages installs pkgs with the distro's package manager.
+func (c *Context) InstallPackages(ctx context.Context, f distro.Facts, pkgs []string) error {
 	pm := f.Packages()
 	if pm == nil {
-		return fmt.Errorf("installing %s: %w", strings.Join(pkgs, " "), errNoPackageManager)
+		return fmt.Errorf("installing %s: %w", strings.Join(pkgs, " "), ErrNoPackageManager)
 	}
 	var list []distro.Package
 	for _, p := range pkgs {
 		list = append(list, distro.Package{Name: p})
 	}
 	for _, cmd := range pm.Install(list) {
-		if err := runCmd(ctx, c, cmd); err != nil {
+		if err := c.RunCmd(ctx, cmd); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-var errNoPackageManager = errors.New("cloudroot knows no package manager for this distro")
+// ErrNoPackageManager is InstallPackages' error on a distro without one.
+var ErrNoPackageManager = errors.New("cloudroot knows no package manager for this distro")
 
-// toConsole writes text to the console only (log_util.multi_log with
+// ToConsole writes text to the console only (log_util.multi_log with
 // stderr=False, fallback_to_stdout=False): it never reaches a log file.
-func toConsole(c *Context, text string) {
+func (c *Context) ToConsole(text string) {
 	if c.Console != nil {
 		_, _ = io.WriteString(c.Console, text)
 		return
@@ -123,11 +124,11 @@ func toConsole(c *Context, text string) {
 	_, _ = io.WriteString(f, text)
 }
 
-// deprecate is cloud-init's lifecycle.deprecate message (removal scheduled
+// Deprecate is cloud-init's lifecycle.deprecate message (removal scheduled
 // five major versions later), logged as lifecycle.py at cloud-init's
 // DEPRECATED level and recorded under DEPRECATED in recoverable_errors,
 // once per Context as cloud-init does once per process.
-func deprecate(c *Context, what, version, extra string) {
+func (c *Context) Deprecate(what, version, extra string) {
 	c.deprecated(pyval.Deprecation(what, version, extra))
 }
 
@@ -165,32 +166,32 @@ func (c *Context) readlink(p string) (string, error) {
 	return os.Readlink(filepath.Join(dir, path.Base(p)))
 }
 
-// logexc is util.logexc: the message is logged at WARNING (recorded as a
+// Logexc is util.logexc: the message is logged at WARNING (recorded as a
 // recoverable error) and the module goes on.
-func logexc(c *Context, format string, args ...any) {
-	c.warn(format, args...)
+func (c *Context) Logexc(format string, args ...any) {
+	c.Warnf(format, args...)
 }
 
-// instanceFile is a path in the current instance's directory
+// InstanceFile is a path in the current instance's directory
 // (cloud.paths.get_ipath_cur()).
-func instanceFile(c *Context, name string) string { return path.Join(c.InstanceDir(), name) }
+func (c *Context) InstanceFile(name string) string { return path.Join(c.InstanceDir(), name) }
 
-// distroCmd is a command without extra environment.
-func distroCmd(argv ...string) distro.Cmd { return distro.Cmd{Argv: argv} }
+// DistroCmd is a command without extra environment.
+func DistroCmd(argv ...string) distro.Cmd { return distro.Cmd{Argv: argv} }
 
-// cmdResult is what one command did: its output and exit code (-1 when it
+// CmdResult is what one command did: its output and exit code (-1 when it
 // could not be started).
-type cmdResult struct {
+type CmdResult struct {
 	Stdout, Stderr string
 	Code           int
 }
 
-// runCapture runs argv in the target, capturing stdout and stderr; err is
+// RunCapture runs argv in the target, capturing stdout and stderr; err is
 // nil only for exit code 0.
-func runCapture(ctx context.Context, c *Context, argv ...string) (cmdResult, error) {
+func (c *Context) RunCapture(ctx context.Context, argv ...string) (CmdResult, error) {
 	var o, e bytes.Buffer
-	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: cmdEnv(c, nil), Stdout: &o, Stderr: &e})
-	r := cmdResult{Stdout: o.String(), Stderr: e.String()}
+	err := c.Root.Run(ctx, target.Cmd{Argv: argv, Env: c.CmdEnv(nil), Stdout: &o, Stderr: &e})
+	r := CmdResult{Stdout: o.String(), Stderr: e.String()}
 	var xe *target.ExitError
 	switch {
 	case err == nil:
@@ -205,5 +206,18 @@ func runCapture(ctx context.Context, c *Context, argv ...string) (cmdResult, err
 	return r, nil
 }
 
-// shellCmd is subp(cmd, shell=True).
-func shellCmd(script string) []string { return []string{"sh", "-c", script} }
+// ShellCmd is subp(cmd, shell=True).
+func ShellCmd(script string) []string { return []string{"sh", "-c", script} }
+
+// Which is subp.which in the target: an absolute path that is an
+// executable file, or a name found in the default PATH.
+func (c *Context) Which(name string) bool {
+	if name == "" {
+		return false
+	}
+	if strings.HasPrefix(name, "/") {
+		fi, err := c.Root.Stat(name)
+		return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	}
+	return c.inPath(name)
+}

@@ -7,11 +7,12 @@ import (
 )
 
 // MarkdownTable renders the module compatibility table of docs/modules.md
-// from the registry, cloud-init's default stage lists and doc_tested.go,
-// so the document never drifts from the code (a test compares them).
-func MarkdownTable() string {
+// from the implemented modules (pkg/modules/builtin's), cloud-init's
+// default stage lists and doc_tested.go, so the document never drifts
+// from the code (a test compares them).
+func MarkdownTable(implemented []Module) string {
 	impl := map[string]Module{}
-	for _, m := range Registry() {
+	for _, m := range implemented {
 		impl[m.Name] = m
 	}
 	var b strings.Builder

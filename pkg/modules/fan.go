@@ -48,17 +48,17 @@ func runFan(ctx context.Context, c *Context, cfg fanConfig) error {
 	if err := c.Root.WriteFile(fc.ConfigPath, []byte(fc.Config), 0o644); err != nil {
 		return fmt.Errorf("fan: %w", err)
 	}
-	f := c.facts()
-	if !c.which("fanctl") {
-		if err := installPackages(ctx, c, f, []string{"ubuntu-fan"}); err != nil {
+	f := c.Facts()
+	if !c.Which("fanctl") {
+		if err := c.InstallPackages(ctx, f, []string{"ubuntu-fan"}); err != nil {
 			return err
 		}
 	}
 	const svc = "ubuntu-fan"
 	stopFailed := false
-	if err := manageService(ctx, c, f, "stop", svc); err != nil {
+	if err := c.ManageService(ctx, f, "stop", svc); err != nil {
 		stopFailed = true
-		c.warn("failed to stop %s: %v", svc, err)
+		c.Warnf("failed to stop %s: %v", svc, err)
 	}
 	content := fc.Config
 	if !strings.HasSuffix(content, "\n") {
@@ -67,10 +67,10 @@ func runFan(ctx context.Context, c *Context, cfg fanConfig) error {
 	if err := c.Root.WriteFile(fc.ConfigPath, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("fan: %w", err)
 	}
-	if err := manageService(ctx, c, f, "start", svc); err != nil {
-		c.warn("failed to start %s: %v", svc, err)
+	if err := c.ManageService(ctx, f, "start", svc); err != nil {
+		c.Warnf("failed to start %s: %v", svc, err)
 	} else if stopFailed {
-		c.warn("success: %s started", svc)
+		c.Warnf("success: %s started", svc)
 	}
-	return manageService(ctx, c, f, "enable", svc)
+	return c.ManageService(ctx, f, "enable", svc)
 }

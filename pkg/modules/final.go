@@ -63,7 +63,7 @@ var FinalMessage = Module{
 			return fmt.Errorf("final_message: failed to write boot finished file: %w", err)
 		}
 		if strings.HasPrefix(c.Datasource, "DataSourceNone") {
-			c.warn("Used fallback datasource")
+			c.Warnf("Used fallback datasource")
 		}
 		return nil
 	}),

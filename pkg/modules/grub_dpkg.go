@@ -67,8 +67,8 @@ func runGrubDpkg(ctx context.Context, c *Context, cfg grubDpkgConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := runCmdInput(ctx, c, []string{"debconf-set-selections"}, []byte(sel)); err != nil {
-		logexc(c, "Failed to run debconf-set-selections for grub_dpkg: %v", err)
+	if err := c.RunCmdInput(ctx, []string{"debconf-set-selections"}, []byte(sel)); err != nil {
+		c.Logexc("Failed to run debconf-set-selections for grub_dpkg: %v", err)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func grubIdevs(ctx context.Context, c *Context, efi bool) (string, error) {
 		target, mount = "device", "/boot/efi"
 	}
 	disk := ""
-	r, err := runCapture(ctx, c, "grub-probe", "-t", target, mount)
+	r, err := c.RunCapture(ctx, "grub-probe", "-t", target, mount)
 	switch {
 	case err == nil:
 		disk = strings.TrimSpace(r.Stdout)
@@ -123,8 +123,8 @@ func grubIdevs(ctx context.Context, c *Context, efi bool) (string, error) {
 		return "", nil
 	}
 	var devices []string
-	if r, err := runCapture(ctx, c, "udevadm", "info", "--root", "--query=symlink", disk); err != nil {
-		logexc(c, "udevadm DEVLINKS symlink query failed for disk='%s'", disk)
+	if r, err := c.RunCapture(ctx, "udevadm", "info", "--root", "--query=symlink", disk); err != nil {
+		c.Logexc("udevadm DEVLINKS symlink query failed for disk='%s'", disk)
 	} else {
 		devices = strings.Fields(r.Stdout)
 	}

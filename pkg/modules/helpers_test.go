@@ -79,6 +79,7 @@ func testContext(t *testing.T, cfg Config, files map[string]string) (*Context, *
 		Uptime:     func() float64 { return 12.345 },
 		Version:    "26.2-cloudroot",
 		Warn:       func(m string) { warnings = append(warnings, m) },
+		Modules:    Core(),
 	}
 	return c, rr, out
 }

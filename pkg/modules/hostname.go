@@ -58,7 +58,7 @@ func dsHostname(c *Context, fqdn bool) (string, bool) {
 	isDefault := false
 	lh := scalarString(c.Meta["local-hostname"])
 	if lh != "" && !validHostname(lh) {
-		c.warn("local-hostname %q from the datasource is not a valid host name; ignored", lh)
+		c.Warnf("local-hostname %q from the datasource is not a valid host name; ignored", lh)
 		lh = ""
 	}
 	if lh == "" {
@@ -119,14 +119,14 @@ type etcHostsConfig struct {
 	Mode       string        `cfg:"manage_etc_hosts,scalar"`
 	Manage     bool          `cfg:"manage_etc_hosts"`
 	Names      hostnameKeys  `cfg:",inline"`
-	SystemInfo templatePaths `cfg:"system_info,loose"`
+	SystemInfo TemplatePaths `cfg:"system_info,loose"`
 }
 
 // configHostname is h, the cloud-config's hostname or fqdn (key), "" when
 // unset or not a valid host name (with a warning).
 func configHostname(c *Context, key, h string) string {
 	if h != "" && !validHostname(h) {
-		c.warn("%s %q is not a valid host name; ignored", key, h)
+		c.Warnf("%s %q is not a valid host name; ignored", key, h)
 		return ""
 	}
 	return h
@@ -260,14 +260,14 @@ var UpdateEtcHosts = Module{
 		switch {
 		case mode == "template" || (mode != "localhost" && cfg.Manage):
 			if mode == "template" {
-				c.warn("Deprecated: manage_etc_hosts: template is deprecated; use manage_etc_hosts: true")
+				c.Warnf("Deprecated: manage_etc_hosts: template is deprecated; use manage_etc_hosts: true")
 			}
 			hi := GetHostnameFQDN(c, cfg.Names)
 			if hi.Hostname == "" {
-				c.warn("Option 'manage_etc_hosts' was set, but no hostname was found")
+				c.Warnf("Option 'manage_etc_hosts' was set, but no hostname was found")
 				return nil
 			}
-			tmpl, src, err := hostsTemplate(c, cfg.SystemInfo.dir())
+			tmpl, src, err := hostsTemplate(c, cfg.SystemInfo.Dir())
 			if err != nil {
 				return fmt.Errorf("update_etc_hosts: %w", err)
 			}
@@ -279,7 +279,7 @@ var UpdateEtcHosts = Module{
 		case mode == "localhost":
 			hi := GetHostnameFQDN(c, cfg.Names)
 			if hi.Hostname == "" {
-				c.warn("Option 'manage_etc_hosts' was set, but no hostname was found")
+				c.Warnf("Option 'manage_etc_hosts' was set, but no hostname was found")
 				return nil
 			}
 			return updateLocalhostEntry(c, hi)

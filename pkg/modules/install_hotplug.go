@@ -68,13 +68,13 @@ func runInstallHotplug(ctx context.Context, c *Context, cfg installHotplugConfig
 			if err := c.Root.Remove(HotplugUdevRules); err != nil {
 				return fmt.Errorf("install_hotplug: %w", err)
 			}
-			return runCmd(ctx, c, distroCmd("udevadm", "control", "--reload-rules"))
+			return c.RunCmd(ctx, DistroCmd("udevadm", "control", "--reload-rules"))
 		default:
 			c.Log.Debug("Skipping hotplug install, not enabled")
 		}
 		return nil
 	}
-	if !c.which("udevadm") {
+	if !c.Which("udevadm") {
 		c.Log.Debug("Skipping hotplug install, udevadm not found")
 		return nil
 	}
@@ -85,6 +85,6 @@ func runInstallHotplug(ctx context.Context, c *Context, cfg installHotplugConfig
 		c.Log.Warn(msg)
 		return nil
 	}
-	c.warn("%s", msg)
+	c.Warnf("%s", msg)
 	return nil
 }

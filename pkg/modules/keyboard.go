@@ -61,7 +61,7 @@ func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
 	case !kc.HasLayout:
 		return errors.New("keyboard: 'layout' is required")
 	}
-	f := c.facts()
+	f := c.Facts()
 	model := f.DefaultKeyboardModel()
 	if kc.Model != nil {
 		model = *kc.Model
@@ -73,7 +73,7 @@ func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
 		return err
 	}
 	for _, w := range warnings {
-		c.warn("%s", w)
+		c.Warnf("%s", w)
 	}
 	for _, w := range writes {
 		if err := c.Root.WriteFile(w.Path, []byte(w.Content), 0o644); err != nil {
@@ -84,7 +84,7 @@ func runKeyboard(ctx context.Context, c *Context, cfg keyboardConfig) error {
 		if f.Keyboard.Restart != "" && slices.Contains(cmd.Argv, f.Keyboard.Restart) && !c.Booted {
 			continue // console-setup starts with the system and reads the file
 		}
-		if err := runCmd(ctx, c, cmd); err != nil {
+		if err := c.RunCmd(ctx, cmd); err != nil {
 			return fmt.Errorf("keyboard: %w", err)
 		}
 	}

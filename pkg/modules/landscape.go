@@ -91,7 +91,7 @@ func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
 	if len(ls) == 0 {
 		return nil
 	}
-	if err := installPackages(ctx, c, c.facts(), []string{"landscape-client"}); err != nil {
+	if err := c.InstallPackages(ctx, c.Facts(), []string{"landscape-client"}); err != nil {
 		return err
 	}
 	client := map[string]string{}
@@ -117,19 +117,19 @@ func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
 	for _, k := range keys {
 		argv = append(argv, "--"+strings.ReplaceAll(k, "_", "-"), client[k])
 	}
-	_, err := runCapture(ctx, c, "landscape-config", "--silent", "--is-registered")
+	_, err := c.RunCapture(ctx, "landscape-config", "--silent", "--is-registered")
 	var xe *target.ExitError
 	switch {
 	case err == nil:
-		c.warn("Client already registered to Landscape")
+		c.Warnf("Client already registered to Landscape")
 		return nil
 	case errors.As(err, &xe) && xe.Code == 5:
 	default:
 		return fmt.Errorf("Failure registering client:\n%w", err)
 	}
-	if _, err := runCapture(ctx, c, argv...); err != nil {
+	if _, err := c.RunCapture(ctx, argv...); err != nil {
 		err = fmt.Errorf("Failure registering client:\n%w", err)
-		logexc(c, "%v", err)
+		c.Logexc("%v", err)
 		return err
 	}
 	return nil

@@ -39,7 +39,7 @@ func runLocale(ctx context.Context, c *Context, lc localeConfig) error {
 		c.Log.Debug("Skipping module named locale, disabled by config", "module", "locale")
 		return nil
 	}
-	f := c.facts()
+	f := c.Facts()
 	locale := lc.Locale
 	if locale == "" {
 		locale = f.DefaultLocale(c.Root.ReadFile)
@@ -48,13 +48,13 @@ func runLocale(ctx context.Context, c *Context, lc localeConfig) error {
 		return fmt.Errorf("Failed to provide locale value.")
 	}
 	c.Log.Debug("Setting locale", "module", "locale", "locale", locale)
-	plan := f.LocalePlan(locale, lc.ConfigFile, c.Root.ReadFile, makeHeader(c, "Created"))
+	plan := f.LocalePlan(locale, lc.ConfigFile, c.Root.ReadFile, c.MakeHeader("Created"))
 	if plan.Unsupported {
 		c.Log.Debug("Cannot set the locale.", "module", "locale")
 		return nil
 	}
 	if plan.Warning != "" {
-		c.warn("%s", plan.Warning)
+		c.Warnf("%s", plan.Warning)
 	}
 	for _, w := range plan.Writes {
 		if err := c.Root.WriteFile(w.Path, []byte(w.Content), 0o644); err != nil {
@@ -64,12 +64,12 @@ func runLocale(ctx context.Context, c *Context, lc localeConfig) error {
 	installed := map[string]bool{}
 	for _, cmd := range plan.Cmds {
 		if pkg := plan.Requires[cmd.Argv[0]]; pkg != "" && !installed[pkg] && !c.inPath(cmd.Argv[0]) {
-			if err := installPackages(ctx, c, f, []string{pkg}); err != nil {
+			if err := c.InstallPackages(ctx, f, []string{pkg}); err != nil {
 				return fmt.Errorf("locale: %w", err)
 			}
 			installed[pkg] = true
 		}
-		if err := runCmd(ctx, c, cmd); err != nil {
+		if err := c.RunCmd(ctx, cmd); err != nil {
 			return fmt.Errorf("locale: %w", err)
 		}
 	}

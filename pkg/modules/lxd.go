@@ -92,22 +92,22 @@ func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, ". "))
 	}
-	if _, err := runCapture(ctx, c, "snap", "list", "lxd"); err != nil {
-		if _, err := runCapture(ctx, c, "snap", "install", "lxd"); err != nil {
+	if _, err := c.RunCapture(ctx, "snap", "list", "lxd"); err != nil {
+		if _, err := c.RunCapture(ctx, "snap", "install", "lxd"); err != nil {
 			return fmt.Errorf("Failed to install lxd from snap: %w", err)
 		}
 	}
 	if pkgs := lxdPackages(c, initCfg, preseed); len(pkgs) > 0 {
-		if err := installPackages(ctx, c, c.facts(), pkgs); err != nil {
-			c.warn("failed to install packages %s: %v", pyval.Repr(pkgs), err)
+		if err := c.InstallPackages(ctx, c.Facts(), pkgs); err != nil {
+			c.Warnf("failed to install packages %s: %v", pyval.Repr(pkgs), err)
 			return nil
 		}
 	}
-	if _, err := runCapture(ctx, c, "lxd", "waitready", "--timeout=300"); err != nil {
+	if _, err := c.RunCapture(ctx, "lxd", "waitready", "--timeout=300"); err != nil {
 		return err
 	}
 	if preseed != "" {
-		return runCmdInput(ctx, c, []string{"lxd", "init", "--preseed"}, []byte(preseed))
+		return c.RunCmdInput(ctx, []string{"lxd", "init", "--preseed"}, []byte(preseed))
 	}
 	if len(initCfg) > 0 {
 		if err := lxdInit(ctx, c, initCfg); err != nil {
@@ -127,7 +127,7 @@ func lxdInit(ctx context.Context, c *Context, initCfg map[string]any) error {
 			argv = append(argv, fmt.Sprintf("--%s=%s", strings.ReplaceAll(k, "_", "-"), pyval.Str(v)))
 		}
 	}
-	_, err := runCapture(ctx, c, argv...)
+	_, err := c.RunCapture(ctx, argv...)
 	if err == nil {
 		return nil
 	}
@@ -135,7 +135,7 @@ func lxdInit(ctx context.Context, c *Context, initCfg map[string]any) error {
 		return err
 	}
 	c.Log.Info("Cloud-init doesn't use thinpool by default on Ubuntu due to LP #1982780. This behavior will change in the future.")
-	if _, err := runCapture(ctx, c, "lxc", "storage", "create", "default", "lvm", "lvm.use_thinpool=false"); err != nil {
+	if _, err := c.RunCapture(ctx, "lxc", "storage", "create", "default", "lvm", "lvm.use_thinpool=false"); err != nil {
 		return err
 	}
 	var again []string
@@ -144,7 +144,7 @@ func lxdInit(ctx context.Context, c *Context, initCfg map[string]any) error {
 			again = append(again, a)
 		}
 	}
-	_, err = runCapture(ctx, c, again...)
+	_, err = c.RunCapture(ctx, again...)
 	return err
 }
 
@@ -157,7 +157,7 @@ func lxdPackages(c *Context, initCfg map[string]any, preseed string) []string {
 	if preseed != "" && strings.Contains(preseed, "storage_pools") {
 		var pre map[string]any
 		if _, err := yaml11.Unmarshal("lxd.preseed", []byte(preseed), &pre); err != nil {
-			c.warn("lxd.preseed string value is not YAML.  Unable to determine required storage driver packages to support storage_pools config.")
+			c.Warnf("lxd.preseed string value is not YAML.  Unable to determine required storage driver packages to support storage_pools config.")
 		}
 		pools, _ := pre["storage_pools"].([]any)
 		for _, p := range pools {
@@ -175,13 +175,13 @@ func lxdPackages(c *Context, initCfg map[string]any, preseed string) []string {
 		return false
 	}
 	var pkgs []string
-	if has("zfs") && !c.which("zfs") {
+	if has("zfs") && !c.Which("zfs") {
 		pkgs = append(pkgs, "zfsutils-linux")
 	}
-	if has("lvm") && !c.which("lvcreate") {
+	if has("lvm") && !c.Which("lvcreate") {
 		pkgs = append(pkgs, "lvm2")
 	}
-	if has("btrfs") && !c.which("mkfs.btrfs") {
+	if has("btrfs") && !c.Which("mkfs.btrfs") {
 		pkgs = append(pkgs, "btrfs-progs")
 	}
 	return pkgs
@@ -199,7 +199,7 @@ func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit b
 	if _, ok := bridge["name"]; ok {
 		name = bget("name")
 	}
-	if c.Root.Exists("/etc/default/lxd-bridge") && c.which("debconf-communicate") {
+	if c.Root.Exists("/etc/default/lxd-bridge") && c.Which("debconf-communicate") {
 		keys, vals, err := lxdBridgeDebconf(bridge, bget)
 		if err != nil {
 			return err
@@ -208,13 +208,13 @@ func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit b
 		for i, k := range keys {
 			fmt.Fprintf(&b, "set %s %s\n", k, vals[i])
 		}
-		if err := runCmdInput(ctx, c, []string{"debconf-communicate"}, []byte(b.String())); err != nil {
-			logexc(c, "Failed to run 'debconf-communicate' for lxd with")
+		if err := c.RunCmdInput(ctx, []string{"debconf-communicate"}, []byte(b.String())); err != nil {
+			c.Logexc("Failed to run 'debconf-communicate' for lxd with")
 		}
 		if err := c.Root.Remove("/etc/default/lxd-bridge"); err != nil {
 			return fmt.Errorf("lxd: %w", err)
 		}
-		_, err = runCapture(ctx, c, "dpkg-reconfigure", "lxd", "--frontend=noninteractive")
+		_, err = c.RunCapture(ctx, "dpkg-reconfigure", "lxd", "--frontend=noninteractive")
 		return err
 	}
 	create, attach, err := lxdBridgeCmds(bridge, bget, name)
@@ -332,7 +332,7 @@ func lxdBridgeCmds(bridge map[string]any, bget func(string) string, name string)
 // lxc runs `lxc ARGS --force-local` as cloud-init's _lxc does.
 func lxc(ctx context.Context, c *Context, args ...string) error {
 	argv := append(append([]string{"lxc"}, args...), "--force-local")
-	return runCmd(ctx, c, distro.Cmd{Argv: argv, Env: []string{"HOME=/root", "LC_ALL=C", "USER=root"}})
+	return c.RunCmd(ctx, distro.Cmd{Argv: argv, Env: []string{"HOME=/root", "LC_ALL=C", "USER=root"}})
 }
 
 // lxdCleanupDefault is maybe_cleanup_default: what `lxd init --auto` made

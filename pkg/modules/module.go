@@ -96,6 +96,10 @@ type Context struct {
 	// Power is set by power_state_change for the caller to carry out after
 	// the stage has finished and its status is written.
 	Power *PowerAction
+	// Modules are the implemented modules the runner resolves stage-list
+	// and single names in: pkg/modules/builtin's Modules(), or a test's
+	// own list. Nil resolves nothing.
+	Modules []Module
 	// deprecations are the deprecation lines already logged: cloud-init
 	// logs each once per process, and a Context is one stage's.
 	deprecations map[string]bool
@@ -113,7 +117,9 @@ type Script struct {
 // InstanceDir is /var/lib/cloud/instances/<iid> for this context.
 func (c *Context) InstanceDir() string { return state.InstanceDir(c.InstanceID) }
 
-func (c *Context) warn(format string, args ...any) {
+// Warnf logs a WARNING and records it as a recoverable problem
+// (Context.Warn), as a module's LOG.warning does in cloud-init.
+func (c *Context) Warnf(format string, args ...any) {
 	c.warnAs("", format, args...)
 }
 
@@ -173,6 +179,10 @@ type Options struct {
 	Status *state.StageStatus
 	// Event is the stage's reporting event (nil: none).
 	Event *cilog.Event
+	// Modules is Context.Modules: the implemented modules, assembled by
+	// pkg/modules/builtin (which imports every family; this package
+	// cannot).
+	Modules []Module
 }
 
 // NewContext is the one constructor of a module Context, used by every
@@ -192,6 +202,7 @@ func NewContext(root *target.Root, o Options) *Context {
 		Version:    o.Version,
 		Booted:     o.Booted,
 		Event:      o.Event,
+		Modules:    o.Modules,
 	}
 	if o.Distro != nil {
 		c.Distro = *o.Distro

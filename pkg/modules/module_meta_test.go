@@ -1,4 +1,4 @@
-package modules
+package modules_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	. "github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/builtin"
 )
 
 // upstreamMeta is one module of testdata/module-meta-upstream.json
@@ -60,7 +62,7 @@ func TestModuleMetaUpstream(t *testing.T) {
 		return false
 	}
 	seen := map[string]bool{}
-	for _, m := range Registry() {
+	for _, m := range builtin.Modules() {
 		seen[m.Name] = true
 		want, ok := up.Modules[m.Name]
 		if !ok {
@@ -156,18 +158,16 @@ func TestModuleActivationUpstream(t *testing.T) {
 				t.Fatalf("case %s is not a mapping", name)
 			}
 			for section, want := range sections {
-				c, _, _ := testContext(t, Config(cfg), nil)
+				c, _ := NewTestContext(t, Config(cfg), builtin.Modules())
 				logs, rec := captureLog(c)
 				got := upstreamSection{Run: [][]string{}}
 				entries, err := StageList(c.Config, stages[section])
 				if err != nil {
 					got.Error = err.Error()
 				}
-				plan := planStage(c, entries)
+				plan := PlanStage(c, entries)
 				got.Log, got.Recoverable = logs(), rec
-				for _, p := range plan.run {
-					got.Run = append(got.Run, []string{p.name, string(p.freq)})
-				}
+				got.Run = append(got.Run, plan...)
 				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("%s (-upstream +cloudroot):\n%s", section, diff)
 				}

@@ -17,14 +17,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -147,28 +146,6 @@ func pyInt(v any) (int, error) {
 	return 0, fmt.Errorf("not an integer: %T", v)
 }
 
-var basicVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_]+)`) })
-
-// renderBasic is cloud-init's basic template renderer: $NAME and ${NAME}
-// from params; an unknown name is an error.
-func renderBasic(s string, params map[string]string) (string, error) {
-	var missing []string
-	out := basicVar().ReplaceAllStringFunc(s, func(m string) string {
-		sm := basicVar().FindStringSubmatch(m)
-		name := sm[1] + sm[2]
-		v, ok := params[name]
-		if !ok {
-			missing = append(missing, name)
-			return m
-		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("rendering %q: unknown template variable %s", s, strings.Join(missing, ", "))
-	}
-	return out, nil
-}
-
 // phoneHomeForm builds the body: the requested keys in order, each once,
 // form-encoded as Python's urlencode does.
 func phoneHomeForm(c *Context, post []string) string {
@@ -185,7 +162,7 @@ func phoneHomeForm(c *Context, post []string) string {
 		}
 		b, err := c.Root.ReadFile(p)
 		if err != nil {
-			c.warn("%s: failed to open, can not phone home that data!", p)
+			c.Warnf("%s: failed to open, can not phone home that data!", p)
 			continue
 		}
 		all[name] = string(b)
@@ -199,7 +176,7 @@ func phoneHomeForm(c *Context, post []string) string {
 		seen = append(seen, k)
 		v, ok := all[k]
 		if !ok {
-			c.warn("Requested key %s from 'post' configuration list not available", k)
+			c.Warnf("Requested key %s from 'post' configuration list not available", k)
 			v = "N/A"
 		}
 		fields = append(fields, url.QueryEscape(k)+"="+url.QueryEscape(v))
@@ -210,12 +187,12 @@ func phoneHomeForm(c *Context, post []string) string {
 func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions, cfg phoneHomeKeys) error {
 	p, ok, err := decodePhoneHome(cfg)
 	for _, n := range p.Notes {
-		c.warn("%s", n)
+		c.Warnf("%s", n)
 	}
 	if err != nil || !ok {
 		return err
 	}
-	u, err := renderBasic(p.URL, map[string]string{"INSTANCE_ID": c.InstanceID})
+	u, err := render.Basic(p.URL, map[string]string{"INSTANCE_ID": c.InstanceID})
 	if err != nil {
 		return fmt.Errorf("phone_home url: %w", err)
 	}
@@ -253,7 +230,7 @@ func runPhoneHome(ctx context.Context, c *Context, opts PhoneHomeOptions, cfg ph
 			return err
 		}
 		tries := max(p.Tries, 1)
-		c.warn("Failed to post phone home data to %s in %d tries: %v", u, tries, err)
+		c.Warnf("Failed to post phone home data to %s in %d tries: %v", u, tries, err)
 	}
 	return nil
 }

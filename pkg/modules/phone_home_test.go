@@ -163,16 +163,6 @@ func TestPhoneHomeDocsExamples(t *testing.T) {
 	}
 }
 
-func TestRenderBasic(t *testing.T) {
-	got, err := renderBasic("http://h/$INSTANCE_ID/${INSTANCE_ID}x", map[string]string{"INSTANCE_ID": "i-1"})
-	if err != nil || got != "http://h/i-1/i-1x" {
-		t.Errorf("%q %v", got, err)
-	}
-	if _, err := renderBasic("http://h/$OTHER", map[string]string{"INSTANCE_ID": "i-1"}); err == nil {
-		t.Error("unknown variable: no error")
-	}
-}
-
 // TestPhoneHomeUpstream sends the cases of testdata/phone_home/upstream.json
 // (recorded from upstream cloud-init by scripts/goldens/phone-home.py) and
 // requires the same method, path, Content-Type and body.

@@ -62,7 +62,7 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 	}
 	rpi, ok := raw.(map[string]any)
 	if !ok {
-		c.warn("Invalid value for rpi: %s", pyval.Str(raw))
+		c.Warnf("Invalid value for rpi: %s", pyval.Str(raw))
 		return nil
 	}
 	if len(rpi) == 0 {
@@ -75,7 +75,7 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 		if on {
 			v = "0"
 		}
-		_, err := runCapture(ctx, c, RaspiConfig, "nonint", fn, v)
+		_, err := c.RunCapture(ctx, RaspiConfig, "nonint", fn, v)
 		return err
 	}
 	for _, key := range sortedKeys(rpi) {
@@ -86,22 +86,22 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 				return fmt.Errorf("Invalid value for enable_usb_gadget")
 			}
 			if !c.Root.Exists(RPIUSBGadget) {
-				c.warn("rpi-usb-gadget script not found: %s", RPIUSBGadget)
+				c.Warnf("rpi-usb-gadget script not found: %s", RPIUSBGadget)
 				continue
 			}
 			arg := "off"
 			if on {
 				arg = "on"
 			}
-			if err := runCmd(ctx, c, distroCmd(RPIUSBGadget, arg, "-f")); err != nil {
-				c.warn("Failed to configure rpi-usb-gadget: %v", err)
+			if err := c.RunCmd(ctx, DistroCmd(RPIUSBGadget, arg, "-f")); err != nil {
+				c.Warnf("Failed to configure rpi-usb-gadget: %v", err)
 				continue
 			}
 			reboot = true
 		case "interfaces":
 			ifaces, ok := rpi[key].(map[string]any)
 			if !ok {
-				c.warn("Invalid value for rpi: %s", pyval.Str(rpi[key]))
+				c.Warnf("Invalid value for rpi: %s", pyval.Str(rpi[key]))
 				return nil
 			}
 			if len(ifaces) == 0 {
@@ -119,31 +119,31 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 							reboot = true
 						}
 					default:
-						c.warn("Invalid value for interfaces.serial: %s", pyval.Str(v))
+						c.Warnf("Invalid value for interfaces.serial: %s", pyval.Str(v))
 					}
 				case !known:
-					c.warn("Invalid key for interfaces: %s", sub)
+					c.Warnf("Invalid key for interfaces: %s", sub)
 				default:
 					on, ok := v.(bool)
 					if !ok {
-						c.warn("Invalid value for interfaces.%s: %s", sub, pyval.Str(v))
+						c.Warnf("Invalid value for interfaces.%s: %s", sub, pyval.Str(v))
 						continue
 					}
 					if err := raspi(fn, on); err != nil {
-						c.warn("Failed to configure %s: %v", sub, err)
+						c.Warnf("Failed to configure %s: %v", sub, err)
 						continue
 					}
 					reboot = true
 				}
 			}
 		default:
-			c.warn("Unsupported key: %s", key)
+			c.Warnf("Unsupported key: %s", key)
 		}
 	}
 	if !reboot {
 		return nil
 	}
-	return runCmd(ctx, c, distroCmd("shutdown", "-r", "now", rpiRebootNote))
+	return c.RunCmd(ctx, DistroCmd("shutdown", "-r", "now", rpiRebootNote))
 }
 
 // rpiSerial is configure_serial_interface; true when both steps took.
@@ -156,7 +156,7 @@ func rpiSerial(ctx context.Context, c *Context, v any, raspi func(string, bool) 
 		}
 		b, ok := x.(bool)
 		if !ok {
-			c.warn("Invalid value for interfaces.serial.%s: %s", name, pyval.Str(x))
+			c.Warnf("Invalid value for interfaces.serial.%s: %s", name, pyval.Str(x))
 			return false
 		}
 		return b
@@ -167,16 +167,16 @@ func rpiSerial(ctx context.Context, c *Context, v any, raspi func(string, bool) 
 	case bool:
 		console = t
 	}
-	_, err := runCapture(ctx, c, RaspiConfig, "nonint", "is_pifive")
+	_, err := c.RunCapture(ctx, RaspiConfig, "nonint", "is_pifive")
 	if err != nil && console {
 		hw = true
 	}
 	if err := raspi("do_serial_cons", console); err != nil {
-		c.warn("Failed to configure serial console: %v", err)
+		c.Warnf("Failed to configure serial console: %v", err)
 		return false
 	}
 	if err := raspi("do_serial_hw", hw); err != nil {
-		c.warn("Failed to configure serial hardware: %v", err)
+		c.Warnf("Failed to configure serial hardware: %v", err)
 		return false
 	}
 	return true

@@ -44,7 +44,7 @@ func runResetRMC(ctx context.Context, c *Context) error {
 	nodeID := func() (string, error) {
 		b, err := c.Root.ReadFile(RSCTNodeIDFile)
 		if err != nil {
-			logexc(c, "Failed to get node ID from file %s.", RSCTNodeIDFile)
+			c.Logexc("Failed to get node ID from file %s.", RSCTNodeIDFile)
 			if errors.Is(err, fs.ErrNotExist) {
 				err = fs.ErrNotExist // (not the host path of the target)
 			}
@@ -57,12 +57,12 @@ func runResetRMC(ctx context.Context, c *Context) error {
 	if err != nil {
 		return err
 	}
-	if err := runCmd(ctx, c, distro.Cmd{Argv: []string{"rmcctrl", "-z"}, Env: env}); err != nil {
-		logexc(c, "Failed to stop the RMC subsystem.")
+	if err := c.RunCmd(ctx, distro.Cmd{Argv: []string{"rmcctrl", "-z"}, Env: env}); err != nil {
+		c.Logexc("Failed to stop the RMC subsystem.")
 		return err
 	}
-	if err := runCmd(ctx, c, distro.Cmd{Argv: []string{"recfgct"}, Env: env}); err != nil {
-		logexc(c, "Failed to reconfigure the RSCT subsystems.")
+	if err := c.RunCmd(ctx, distro.Cmd{Argv: []string{"recfgct"}, Env: env}); err != nil {
+		c.Logexc("Failed to reconfigure the RSCT subsystems.")
 		return err
 	}
 	after, err := nodeID()
@@ -70,7 +70,7 @@ func runResetRMC(ctx context.Context, c *Context) error {
 		return err
 	}
 	if after == before {
-		c.warn("New node ID did not get generated.")
+		c.Warnf("New node ID did not get generated.")
 		return errors.New("New node ID did not get generated.")
 	}
 	return nil

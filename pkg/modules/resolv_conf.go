@@ -16,8 +16,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
-	"github.com/cloudroot/cloudroot/pkg/userdata"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
@@ -101,13 +101,13 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 	}
 	params, ok := cfg.Params.(map[string]any)
 	if !ok {
-		c.warn("manage_resolv_conf True but no parameters provided!")
+		c.Warnf("manage_resolv_conf True but no parameters provided!")
 		return nil
 	}
-	fn := c.facts().ResolvConfPath()
+	fn := c.Facts().ResolvConfPath()
 	name, ok := resolvTemplates[fn]
 	if !ok {
-		c.warn("No template found, not rendering resolve configs")
+		c.Warnf("No template found, not rendering resolve configs")
 		return nil
 	}
 	dir := cfg.SystemInfo.Paths.TemplatesDir
@@ -118,48 +118,28 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 	if err != nil {
 		b, ok := templates.Resolv(name)
 		if !ok {
-			c.warn("No template found, not rendering resolve configs")
+			c.Warnf("No template found, not rendering resolve configs")
 			return nil
 		}
 		tmpl = b
 	}
-	out, err := renderJinjaFile(tmpl, resolvParams(withoutControl(c, "resolv_conf", params)))
+	out, err := render.Jinja(tmpl, resolvParams(withoutControl(c, "resolv_conf", params)))
 	if err != nil {
 		return fmt.Errorf("resolv_conf: rendering %s: %w", fn, err)
 	}
 	return c.Root.WriteFile(fn, out, 0o644)
 }
 
-// renderJinjaFile renders a "## template: jinja" file the way cloud-init's
-// templater does: Jinja drops the source's final newline and the
-// templater adds one back when the source had it (so a template ending in
-// a block tag still ends its output with a newline).
-func renderJinjaFile(tmpl []byte, params map[string]any) ([]byte, error) {
-	s := string(tmpl)
-	add := strings.HasSuffix(s, "\n")
-	if add {
-		s = strings.TrimSuffix(s, "\n")
-	}
-	out, _, err := userdata.RenderJinja([]byte(s), params)
-	if err != nil {
-		return nil, err
-	}
-	if add {
-		out = append(out, '\n')
-	}
-	return out, nil
-}
-
-// templatePaths is the system_info a module rendering a template reads
+// TemplatePaths is the system_info a module rendering a template reads
 // (decoded as `cfg:"system_info,loose"`).
-type templatePaths struct {
+type TemplatePaths struct {
 	Paths struct {
 		TemplatesDir string `cfg:"templates_dir,scalar"`
 	} `cfg:"paths,loose"`
 }
 
-// dir is system_info.paths.templates_dir (/etc/cloud/templates).
-func (t templatePaths) dir() string {
+// Dir is system_info.paths.templates_dir (/etc/cloud/templates).
+func (t TemplatePaths) Dir() string {
 	if t.Paths.TemplatesDir != "" {
 		return t.Paths.TemplatesDir
 	}
@@ -176,20 +156,20 @@ func withoutControl(c *Context, where string, m map[string]any) map[string]any {
 	for k, v := range m {
 		key := where + "." + k
 		if bad(k) {
-			c.warn("%s: key %q holds a control character; dropped", where, k)
+			c.Warnf("%s: key %q holds a control character; dropped", where, k)
 			continue
 		}
 		switch x := v.(type) {
 		case string:
 			if bad(x) {
-				c.warn("%s: %q holds a control character; dropped", key, x)
+				c.Warnf("%s: %q holds a control character; dropped", key, x)
 				continue
 			}
 		case []any:
 			var keep []any
 			for _, e := range x {
 				if s, ok := e.(string); ok && bad(s) {
-					c.warn("%s: %q holds a control character; dropped", key, s)
+					c.Warnf("%s: %q holds a control character; dropped", key, s)
 					continue
 				}
 				keep = append(keep, e)

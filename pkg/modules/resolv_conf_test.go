@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
@@ -51,7 +52,7 @@ func TestResolvConfUpstream(t *testing.T) {
 					t.Fatal(err)
 				}
 				src, _ := templates.Resolv(tmpl)
-				got, err := renderJinjaFile(src, resolvParams(cfg["resolv_conf"].(map[string]any)))
+				got, err := render.Jinja(src, resolvParams(cfg["resolv_conf"].(map[string]any)))
 				if err != nil {
 					t.Fatal(err)
 				}

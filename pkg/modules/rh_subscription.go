@@ -79,8 +79,8 @@ func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig
 	if !((pyval.Truthy(s.user) && pyval.Truthy(s.password)) || pyval.Truthy(s.activationKey)) {
 		return nil
 	}
-	sm := func(args ...string) (cmdResult, error) {
-		return runCapture(ctx, c, append([]string{"subscription-manager"}, args...)...)
+	sm := func(args ...string) (CmdResult, error) {
+		return c.RunCapture(ctx, append([]string{"subscription-manager"}, args...)...)
 	}
 	if _, err := sm("identity"); err == nil {
 		c.Log.Info("System is already registered")
@@ -89,8 +89,8 @@ func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig
 	err := rhsmRegister(ctx, c, s, sm)
 	var se errSubscription
 	if errors.As(err, &se) {
-		c.warn("%s", se.msg)
-		c.warn("rh_subscription plugin did not complete successfully")
+		c.Warnf("%s", se.msg)
+		c.Warnf("rh_subscription plugin did not complete successfully")
 		return nil
 	}
 	if err == nil {
@@ -99,7 +99,7 @@ func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig
 	return err
 }
 
-func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (cmdResult, error)) error {
+func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (CmdResult, error)) error {
 	if s.autoAttach != nil && !(pyval.IsTrue(s.autoAttach) || pyval.IsFalse(s.autoAttach)) {
 		return subErr("The key auto_attach must be a boolean value (True/False)")
 	}
@@ -114,8 +114,8 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 	case s.user != nil && s.password != nil:
 		args = []string{"register", "--username=" + pyval.Str(s.user), "--password=" + pyval.Str(s.password)}
 	default:
-		c.warn("Unable to register system due to incomplete information.")
-		c.warn("Use either activationkey and org *or* userid and password")
+		c.Warnf("Unable to register system due to incomplete information.")
+		c.Warnf("Use either activationkey and org *or* userid and password")
 		return subErr("Registration failed or did not run completely")
 	}
 	if s.baseURL != nil {
@@ -127,7 +127,7 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 	r, err := sm(args...)
 	if err != nil {
 		if r.Stdout == "" {
-			c.warn("Registration failed due to: %s", r.Stderr)
+			c.Warnf("Registration failed due to: %s", r.Stderr)
 		}
 		return subErr("Registration failed or did not run completely")
 	}
@@ -143,17 +143,17 @@ func rhsmRegister(ctx context.Context, c *Context, s rhsm, sm func(...string) (c
 			if strings.TrimRight(r.Stdout, " \t\r\n") != "" {
 				for _, l := range strings.Split(r.Stdout, "\n") {
 					if l != "" {
-						c.warn("%s", l)
+						c.Warnf("%s", l)
 					}
 				}
 			} else {
-				c.warn("Setting the service level failed with: %s", strings.TrimSpace(r.Stderr))
+				c.Warnf("Setting the service level failed with: %s", strings.TrimSpace(r.Stderr))
 			}
 			return subErr("Setting of service_level failed")
 		}
 	case autoOn:
 		if _, err := sm("attach", "--auto"); err != nil {
-			c.warn("auto_attach failed with: %v", err)
+			c.Warnf("auto_attach failed with: %v", err)
 			return subErr("Setting auto_attach failed")
 		}
 	}
@@ -195,7 +195,7 @@ func anyStrings(l []any) []string {
 
 func lines(s string) []string { return strings.Split(strings.TrimRight(s, " \t\r\n"), "\n") }
 
-func rhsmPools(c *Context, pools []any, sm func(...string) (cmdResult, error)) bool {
+func rhsmPools(c *Context, pools []any, sm func(...string) (CmdResult, error)) bool {
 	if len(pools) == 0 {
 		return true
 	}
@@ -213,20 +213,20 @@ func rhsmPools(c *Context, pools []any, sm func(...string) (cmdResult, error)) b
 		if !slices.Contains(cons, p) && slices.Contains(a, p) {
 			args = append(args, "--pool="+p)
 		} else {
-			c.warn("Pool %s is not available", p)
+			c.Warnf("Pool %s is not available", p)
 		}
 	}
 	if len(args) == 1 {
 		return false
 	}
 	if _, err := sm(args...); err != nil {
-		c.warn("Unable to attach pool %s due to %v", pyval.Str(pools[len(pools)-1]), err)
+		c.Warnf("Unable to attach pool %s due to %v", pyval.Str(pools[len(pools)-1]), err)
 		return false
 	}
 	return true
 }
 
-func rhsmRepos(c *Context, s rhsm, sm func(...string) (cmdResult, error)) bool {
+func rhsmRepos(c *Context, s rhsm, sm func(...string) (CmdResult, error)) bool {
 	list := func(v any) ([]string, bool) {
 		if v == nil {
 			return nil, true
@@ -237,7 +237,7 @@ func rhsmRepos(c *Context, s rhsm, sm func(...string) (cmdResult, error)) bool {
 	erepos, ok1 := list(s.enableRepo)
 	drepos, ok2 := list(s.disableRepo)
 	if !ok1 || !ok2 {
-		c.warn("Repo IDs must in the format of a list.")
+		c.Warnf("Repo IDs must in the format of a list.")
 		return false
 	}
 	if len(erepos) == 0 && len(drepos) == 0 {
@@ -261,7 +261,7 @@ func rhsmRepos(c *Context, s rhsm, sm func(...string) (cmdResult, error)) bool {
 		case slices.Contains(inactive, r):
 			enable = append(enable, "--enable="+r)
 		case !slices.Contains(active, r):
-			c.warn("Repo %s does not appear to exist", r)
+			c.Warnf("Repo %s does not appear to exist", r)
 		}
 	}
 	for _, r := range drepos {
@@ -271,7 +271,7 @@ func rhsmRepos(c *Context, s rhsm, sm func(...string) (cmdResult, error)) bool {
 	}
 	args := append(append([]string{"repos"}, disable...), enable...)
 	if _, err := sm(args...); err != nil {
-		c.warn("Unable to alter repos due to %v", err)
+		c.Warnf("Unable to alter repos due to %v", err)
 		return false
 	}
 	return true

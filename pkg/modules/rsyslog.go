@@ -96,7 +96,7 @@ func decodeRsyslog(c *Context, cfg rsyslogKeys) (rsyslogConfig, error) {
 	rc.Present = true
 	m, _ := v.(map[string]any)
 	if l, ok := v.([]any); ok {
-		deprecate(c, "The rsyslog key with value of type 'list'", "22.2", "")
+		c.Deprecate("The rsyslog key with value of type 'list'", "22.2", "")
 		m = map[string]any{"configs": l}
 		if cfg.HasFilename {
 			m["config_filename"] = cfg.Filename
@@ -200,9 +200,9 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 	if len(rc.Remotes) > 0 {
 		configs = append(configs, rsyslogEntry{Content: remotesConfig(c, rc.Remotes), HasBody: true})
 	}
-	f := c.facts()
-	if rc.Install && !c.which(rc.CheckExe) {
-		if err := installPackages(ctx, c, f, rc.Packages); err != nil {
+	f := c.Facts()
+	if rc.Install && !c.Which(rc.CheckExe) {
+		if err := c.InstallPackages(ctx, f, rc.Packages); err != nil {
 			return fmt.Errorf("rsyslog: %w", err)
 		}
 	}
@@ -214,7 +214,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 	content := map[string]string{}
 	for i, e := range configs {
 		if !e.HasBody {
-			c.warn("No 'content' entry in config entry %d", i+1)
+			c.Warnf("No 'content' entry in config entry %d", i+1)
 			continue
 		}
 		name := e.Filename
@@ -223,7 +223,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 		}
 		name = strings.TrimSpace(name)
 		if name == "" {
-			c.warn("Entry %d has an empty filename", i+1)
+			c.Warnf("Entry %d has an empty filename", i+1)
 			continue
 		}
 		fn := path.Join(rc.ConfigDir, name)
@@ -238,7 +238,7 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 	}
 	for _, fn := range written {
 		if err := c.Root.WriteFile(fn, []byte(content[fn]), 0o644); err != nil {
-			c.warn("Failed to write to %s: %v", fn, err)
+			c.Warnf("Failed to write to %s: %v", fn, err)
 		}
 	}
 	if len(written) == 0 {
@@ -254,12 +254,12 @@ func runRsyslog(ctx context.Context, c *Context, cfg rsyslogKeys) error {
 		if s := cfg.SystemInfo.SvcName; s != "" {
 			svc = s
 		}
-		err = manageService(ctx, c, f, distro.ActionTryReload, svc)
+		err = c.ManageService(ctx, f, distro.ActionTryReload, svc)
 	} else if len(rc.ReloadCommand) > 0 {
-		err = runCmd(ctx, c, distro.Cmd{Argv: rc.ReloadCommand})
+		err = c.RunCmd(ctx, distro.Cmd{Argv: rc.ReloadCommand})
 	}
 	if err != nil {
-		c.warn("Failed to reload syslog %v", err)
+		c.Warnf("Failed to reload syslog %v", err)
 	}
 	return nil
 }
@@ -280,7 +280,7 @@ func remotesConfig(c *Context, remotes map[string]string) string {
 		}
 		r, err := ParseSyslogRemote(line, n)
 		if err != nil {
-			c.warn("failed loading remote %s: %s [%v]", n, line, err)
+			c.Warnf("failed loading remote %s: %s [%v]", n, line, err)
 			continue
 		}
 		lines = append(lines, r.String())

@@ -119,7 +119,7 @@ func TestRsyslogUpstream(t *testing.T) {
 			}
 			var installed []string
 			var reload []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				f := strings.Fields(l)
 				if slices.Contains(f, "install") && len(f) > len(want.Installed) {
 					installed = f[len(f)-len(want.Installed):]
@@ -137,7 +137,7 @@ func TestRsyslogUpstream(t *testing.T) {
 						wantReload = append(wantReload, strings.Join(r[1:], " "))
 						continue
 					}
-					cmd, err := g.c.facts().Services().Command(r[0], r[1], r[2:]...)
+					cmd, err := g.c.Facts().Services().Command(r[0], r[1], r[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}

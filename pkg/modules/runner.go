@@ -13,17 +13,17 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
-// Registry is every module cloudroot implements, in no particular order.
-// Stage order comes from the cloud_*_modules lists.
-func Registry() []Module {
+// Core are the modules that live in this package, in no particular
+// order; pkg/modules/builtin adds the families' to them. Stage order
+// comes from the cloud_*_modules lists.
+func Core() []Module {
 	return append([]Module{
-		Bootcmd, WriteFiles, Growpart, Resizefs, DiskSetup, Mounts, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale, NTP, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
+		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
+		SetPasswords, Timezone, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
-		Ansible, SaltMinion, Mcollective, Puppet, Chef,
 	}, vendorModules()...)
 }
 
@@ -310,7 +310,7 @@ var listFrequencies = map[string]state.Frequency{"once-per-instance": state.PerI
 // neither runs.
 func resolve(c *Context, entries []Entry) []plannedModule {
 	byName := map[string]Module{}
-	for _, m := range Registry() {
+	for _, m := range c.Modules {
 		byName["cc_"+m.Name] = m
 	}
 	var out []plannedModule
@@ -322,10 +322,10 @@ func resolve(c *Context, entries []Entry) []plannedModule {
 		mod := "cc_" + canon
 		freq, known := listFrequencies[e.Frequency]
 		if e.Frequency != "" && !known {
-			deprecate(c, fmt.Sprintf("Config specified module %s has an unknown frequency %s", e.Name, e.Frequency), "22.1", "")
+			c.Deprecate(fmt.Sprintf("Config specified module %s has an unknown frequency %s", e.Name, e.Frequency), "22.1", "")
 		}
 		if to, ok := renamedModules[mod]; ok {
-			deprecate(c, fmt.Sprintf("Module has been renamed from %s to %s. Update any references in /etc/cloud/cloud.cfg", mod, to), "24.1", "")
+			c.Deprecate(fmt.Sprintf("Module has been renamed from %s to %s. Update any references in /etc/cloud/cloud.cfg", mod, to), "24.1", "")
 			mod = to
 		}
 		m, ok := byName[mod]

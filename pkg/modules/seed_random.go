@@ -106,17 +106,17 @@ func runSeedRandom(ctx context.Context, c *Context, cfg randomSeedConfig) error 
 		err = errors.New("no command found but required=true")
 	case len(sc.Command) == 0:
 		return nil
-	case !c.which(sc.Command[0]):
+	case !c.Which(sc.Command[0]):
 		if !sc.CommandRequired {
 			c.Log.Debug(fmt.Sprintf("command '%s' not found for seed_command", sc.Command[0]), "module", "seed_random")
 			return nil
 		}
 		err = fmt.Errorf("command '%s' not found but required=true", sc.Command[0])
 	default:
-		err = runCmd(ctx, c, distro.Cmd{Argv: sc.Command, Env: []string{"RANDOM_SEED_FILE=" + sc.File}})
+		err = c.RunCmd(ctx, distro.Cmd{Argv: sc.Command, Env: []string{"RANDOM_SEED_FILE=" + sc.File}})
 	}
 	if err != nil {
-		c.warn("handling random command [%s] failed: %v", pyList(sc.Command), err)
+		c.Warnf("handling random command [%s] failed: %v", pyList(sc.Command), err)
 	}
 	return err
 }

@@ -118,7 +118,7 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 			case pwText, pwHash, pwRandom:
 			default:
 				// cloud-init sets no password for an unknown type.
-				c.warn("chpasswd.users.%d: unknown type %q for %s; password not changed", i, e.Type, e.User)
+				c.Warnf("chpasswd.users.%d: unknown type %q for %s; password not changed", i, e.Type, e.User)
 				continue
 			}
 			pc.Entries = append(pc.Entries, e)
@@ -127,13 +127,13 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 		switch l := ch.List.(type) {
 		case []any:
 			if len(l) > 0 {
-				deprecate(c, "Config key 'lists'", "22.3", "Use 'users' instead.")
+				c.Deprecate("Config key 'lists'", "22.3", "Use 'users' instead.")
 			}
 			lines = StringList(l)
 		case string:
 			if l != "" {
-				deprecate(c, "Config key 'lists'", "22.3", "Use 'users' instead.")
-				deprecate(c, "The chpasswd multiline string", "22.2", "Use string type instead.")
+				c.Deprecate("Config key 'lists'", "22.3", "Use 'users' instead.")
+				c.Deprecate("The chpasswd multiline string", "22.2", "Use string type instead.")
 				lines = strings.Split(strings.TrimRight(strings.ReplaceAll(l, "\r\n", "\n"), "\n"), "\n")
 			}
 		}
@@ -158,7 +158,7 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 	case bool:
 		pc.PwAuth = map[bool]string{true: "yes", false: "no"}[v]
 	case string:
-		deprecate(c, "Using a string value for the 'ssh_pwauth' key", "22.2", "Use a boolean value with 'ssh_pwauth'.")
+		c.Deprecate("Using a string value for the 'ssh_pwauth' key", "22.2", "Use a boolean value with 'ssh_pwauth'.")
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true", "1", "on", "yes", "y":
 			pc.PwAuth = "yes"
@@ -166,10 +166,10 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 			pc.PwAuth = "no"
 		case "unchanged":
 		default:
-			c.warn("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%s", v)
+			c.Warnf("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%s", v)
 		}
 	default:
-		c.warn("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%v", v)
+		c.Warnf("Leaving SSH config 'PasswordAuthentication' unchanged. Unrecognized value: ssh_pwauth=%v", v)
 	}
 	return pc, errors.Join(errs...)
 }
@@ -179,12 +179,12 @@ func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) erro
 	errs := []error{err}
 	entries := pc.Entries
 	if len(entries) == 0 && pc.Password != "" {
-		_, def, _, err := normalizeUsers(c, cfg.Users, c.warn)
+		_, def, _, err := normalizeUsers(c, cfg.Users, c.Warnf)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
 		case def == nil:
-			c.warn("No default or defined user to change password for.")
+			c.Warnf("No default or defined user to change password for.")
 		default:
 			entries = []pwEntry{{User: def.Name, Password: pc.Password, Type: pwText}}
 			if p := string(pc.Password); p == "R" || p == pwRandom {
@@ -228,7 +228,7 @@ func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) erro
 		}
 	}
 	if len(random) > 0 {
-		toConsole(c, "Set the following 'random' passwords\n\n"+strings.Join(random, "\n")+"\n")
+		c.ToConsole("Set the following 'random' passwords\n\n" + strings.Join(random, "\n") + "\n")
 	}
 	if pc.Expire {
 		for _, e := range append(plain, hashed...) {
@@ -252,7 +252,7 @@ func expirePassword(ctx context.Context, c *Context, user string) error {
 			return c.Root.ExpirePassword(user)
 		}
 	}
-	return runCmd(ctx, c, distro.Cmd{Argv: []string{"passwd", "--expire", user}})
+	return c.RunCmd(ctx, distro.Cmd{Argv: []string{"passwd", "--expire", user}})
 }
 
 // applyPwAuth is handle_ssh_pwauth: value "" leaves sshd's config alone.
@@ -272,11 +272,11 @@ func applyPwAuth(ctx context.Context, c *Context, value string) error {
 		c.Log.Debug("sshd not started yet; it reads PasswordAuthentication when it starts", "module", "set_passwords")
 		return nil
 	}
-	f := c.facts()
+	f := c.Facts()
 	svc := f.SSHService
 	var extra []string
 	if f.Init == distro.InitSystemd {
-		out, err := runOutput(ctx, c, "systemctl", "show", "--property", "ActiveState", "--value", svc)
+		out, err := c.RunOutput(ctx, "systemctl", "show", "--property", "ActiveState", "--value", svc)
 		if err != nil {
 			return fmt.Errorf("ssh_pwauth: %w", err)
 		}
@@ -287,8 +287,8 @@ func applyPwAuth(ctx context.Context, c *Context, value string) error {
 		}
 		extra = []string{"--job-mode=ignore-dependencies"}
 	}
-	if err := manageService(ctx, c, f, distro.ActionRestart, svc, extra...); err != nil {
-		c.warn("'ssh_pwauth' configuration may not be applied. Cloud-init was unable to restart SSH daemon due to error: '%v'", err)
+	if err := c.ManageService(ctx, f, distro.ActionRestart, svc, extra...); err != nil {
+		c.Warnf("'ssh_pwauth' configuration may not be applied. Cloud-init was unable to restart SSH daemon due to error: '%v'", err)
 	}
 	return nil
 }

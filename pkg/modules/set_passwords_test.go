@@ -149,7 +149,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 				t.Errorf("error %v, upstream failed=%v", runErr, want.Failed)
 			}
 			random := map[string]string{}
-			for _, l := range strings.Split(g.console.String(), "\n") {
+			for _, l := range strings.Split(g.Console.String(), "\n") {
 				if u, p, ok := strings.Cut(l, ":"); ok && len(p) == 20 {
 					random[u] = p
 				}
@@ -175,7 +175,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 				}
 			}
 			var expired []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				if u, ok := strings.CutPrefix(l, "passwd --expire "); ok {
 					expired = append(expired, u)
 				}
@@ -202,7 +202,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 				}
 			}
 			var restarts []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				if strings.Contains(l, "restart") {
 					restarts = append(restarts, l)
 				}
@@ -210,7 +210,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 			var wantRestarts []string
 			if g.c.Booted {
 				for _, s := range want.Services {
-					cmd, err := g.c.facts().Services().Command(s[0], s[1], s[2:]...)
+					cmd, err := g.c.Facts().Services().Command(s[0], s[1], s[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package modules
+package modules_test
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	. "github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/builtin"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -44,12 +47,12 @@ var singleFreqs = map[string]state.Frequency{"instance": state.PerInstance, "alw
 // of its own in cloud-init: its deprecations are logged afresh.
 func runSingleCase(t *testing.T, cfg Config, name string, freq state.Frequency, runs int) ([]upstreamSingle, [][][]string) {
 	t.Helper()
-	c, rr, _ := testContext(t, cfg, nil)
+	c, rr := NewTestContext(t, cfg, builtin.Modules())
 	var out []upstreamSingle
 	var cmds [][][]string
 	for range runs {
-		c.deprecations = nil
-		rr.calls = nil
+		ResetDeprecations(c)
+		rr.ResetCalls()
 		logs, rec := captureLog(c)
 		res, err := RunSingle(context.Background(), c, name, freq)
 		got := upstreamSingle{Called: res.Ran, WhichRan: []string{}}
@@ -70,7 +73,7 @@ func runSingleCase(t *testing.T, cfg Config, name string, freq state.Frequency, 
 		got.Recoverable, got.Exit = rec, exit
 		got.Sems = semaphores(t, c.Root.Dir())
 		out = append(out, got)
-		cmds = append(cmds, rr.calls)
+		cmds = append(cmds, rr.Calls())
 	}
 	return out, cmds
 }
@@ -127,8 +130,8 @@ func TestSingleUpstream(t *testing.T) {
 			if n, ok := m["runs"].(int); ok {
 				runs = n
 			}
-			freq := singleFreqs[scalarString(m["frequency"])]
-			got, _ := runSingleCase(t, Config(cfg), scalarString(m["name"]), freq, runs)
+			freq := singleFreqs[pyval.ScalarStr(m["frequency"])]
+			got, _ := runSingleCase(t, Config(cfg), pyval.ScalarStr(m["name"]), freq, runs)
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("(-upstream +cloudroot):\n%s", diff)
 			}
@@ -149,7 +152,7 @@ func TestSingleWithoutKeysUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ours []string
-	for _, m := range Registry() {
+	for _, m := range builtin.Modules() {
 		if len(m.ActivateBy) > 0 {
 			ours = append(ours, m.Name)
 		}

@@ -91,11 +91,11 @@ func snapAssertions(ctx context.Context, c *Context, v any) error {
 	for _, a := range list {
 		parts = append(parts, scalarString(a))
 	}
-	file := instanceFile(c, "snapd.assertions")
+	file := c.InstanceFile("snapd.assertions")
 	if err := c.Root.WriteFile(file, []byte(strings.Join(parts, "\n")), 0o644); err != nil {
 		return fmt.Errorf("snap: %w", err)
 	}
-	_, err := runCapture(ctx, c, "snap", "ack", file)
+	_, err := c.RunCapture(ctx, "snap", "ack", file)
 	return err
 }
 
@@ -121,13 +121,13 @@ func prependBase(c *Context, base string, cmds []any) ([][]string, error) {
 			if !strings.HasPrefix(t, base+" ") {
 				warnings = append(warnings, t)
 			}
-			out = append(out, shellCmd(t))
+			out = append(out, ShellCmd(t))
 		default:
 			bad = append(bad, pyval.Str(cmd))
 		}
 	}
 	if len(warnings) > 0 {
-		c.warn("Non-%s commands in %s config:\n%s", base, base, strings.Join(warnings, "\n"))
+		c.Warnf("Non-%s commands in %s config:\n%s", base, base, strings.Join(warnings, "\n"))
 	}
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("Invalid %s config. These commands are not a string or list:\n%s", base, strings.Join(bad, "\n"))
@@ -159,13 +159,13 @@ func snapCommands(ctx context.Context, c *Context, v any) error {
 	}
 	var failures []error
 	for _, argv := range cmds {
-		if _, err := runCapture(ctx, c, argv...); err != nil {
+		if _, err := c.RunCapture(ctx, argv...); err != nil {
 			failures = append(failures, err)
 		}
 	}
 	if len(failures) > 0 {
 		err := fmt.Errorf("Failures running snap commands:\n%w", errors.Join(failures...))
-		logexc(c, "%v", err)
+		c.Logexc("%v", err)
 		return err
 	}
 	return nil

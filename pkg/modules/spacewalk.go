@@ -46,10 +46,10 @@ func runSpacewalk(ctx context.Context, c *Context, cfg spacewalkConfig) error {
 		c.Log.Debug("Skipping module named spacewalk, 'spacewalk/server' key was not found in configuration")
 		return nil
 	}
-	if err := installPackages(ctx, c, c.facts(), []string{"rhn-setup"}); err != nil {
+	if err := c.InstallPackages(ctx, c.Facts(), []string{"rhn-setup"}); err != nil {
 		return err
 	}
-	err := runCmd(ctx, c, distroCmd("rhn-profile-sync", "--verbose"))
+	err := c.RunCmd(ctx, DistroCmd("rhn-profile-sync", "--verbose"))
 	var xe *target.ExitError
 	switch {
 	case err == nil:
@@ -68,5 +68,5 @@ func runSpacewalk(ctx context.Context, c *Context, cfg spacewalkConfig) error {
 	if sc.ActivationKey != "" {
 		argv = append(argv, "--activationkey", sc.ActivationKey)
 	}
-	return runCmd(ctx, c, distroCmd(argv...))
+	return c.RunCmd(ctx, DistroCmd(argv...))
 }

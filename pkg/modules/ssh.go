@@ -267,7 +267,7 @@ func writeGivenHostKeys(c *Context, keys map[string]any) error {
 			if kind == "dsa" {
 				reason = "unsupported"
 			}
-			c.warn("Skipping %s ssh_keys entry: \"%s\"", reason, k)
+			c.Warnf("Skipping %s ssh_keys entry: \"%s\"", reason, k)
 			continue
 		}
 		fn := fmt.Sprintf(hostKeyTemplate, kind)
@@ -556,7 +556,7 @@ func setupUserKeys(c *Context, u target.User, keys []string, options *string) er
 	}
 	fn := authorizedKeysPath(c, u)
 	if link := symlinkBelow(c, u.Home, fn); link != "" {
-		c.warn("Not writing SSH authorized keys for user %s: %s is a symlink; refusing to follow it", u.Name, link)
+		c.Warnf("Not writing SSH authorized keys for user %s: %s is a symlink; refusing to follow it", u.Name, link)
 		return nil
 	}
 	dir := path.Dir(fn)

@@ -67,8 +67,8 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
 		return nil
 	}
-	if !c.which("ssh-import-id") {
-		c.warn("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
+	if !c.Which("ssh-import-id") {
+		c.Warnf("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
 		return nil
 	}
 	users, _, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
@@ -84,7 +84,7 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 			continue
 		}
 		if err := importSSHIDs(ctx, c, ids, u.Name); err != nil {
-			logexc(c, "ssh-import-id failed for: %s %s", u.Name, pyval.Repr(ids))
+			c.Logexc("ssh-import-id failed for: %s %s", u.Name, pyval.Repr(ids))
 			if first == nil {
 				first = err
 			}
@@ -113,16 +113,16 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 	}
 	var argv []string
 	switch {
-	case c.which("sudo"):
+	case c.Which("sudo"):
 		argv = []string{"sudo", "--preserve-env=https_proxy", "-Hu", user, "ssh-import-id"}
-	case c.which("doas"):
+	case c.Which("doas"):
 		argv = []string{"doas", "-u", user, "ssh-import-id"}
 	default:
-		c.warn("Neither sudo nor doas available! Unable to import SSH ids.")
+		c.Warnf("Neither sudo nor doas available! Unable to import SSH ids.")
 		return nil
 	}
 	argv = append(argv, ids...)
-	if runCmd(ctx, c, distroCmd(argv...)) == nil {
+	if c.RunCmd(ctx, DistroCmd(argv...)) == nil {
 		return nil
 	}
 	select {
@@ -130,5 +130,5 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return ctx.Err()
 	case <-time.After(sshImportRetryDelay):
 	}
-	return runCmd(ctx, c, distroCmd(argv...))
+	return c.RunCmd(ctx, DistroCmd(argv...))
 }

@@ -13,7 +13,7 @@ import (
 func updateSysconfig(c *Context, fn, key, value string) error {
 	b, err := c.Root.ReadFile(fn)
 	if errors.Is(err, fs.ErrNotExist) {
-		b, err = []byte(makeHeader(c, "Created")+"\n"), nil
+		b, err = []byte(c.MakeHeader("Created")+"\n"), nil
 	}
 	if err != nil {
 		return err

@@ -51,7 +51,7 @@ func runTimezone(_ context.Context, c *Context, cfg timezoneConfig) error {
 
 // setTimezone is distro.set_timezone.
 func setTimezone(c *Context, tz string) error {
-	f := c.facts().Timezone
+	f := c.Facts().Timezone
 	if slices.Contains(strings.Split(tz, "/"), "..") {
 		return fmt.Errorf("invalid timezone %s: it leaves %s", tz, f.ZoneinfoDir)
 	}

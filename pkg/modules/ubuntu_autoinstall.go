@@ -31,7 +31,7 @@ func runUbuntuAutoinstall(ctx context.Context, c *Context) error {
 	if err := waitSnapSeeded(ctx, c); err != nil {
 		return err
 	}
-	out, err := runOutput(ctx, c, "snap", "list")
+	out, err := c.RunOutput(ctx, "snap", "list")
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func runUbuntuAutoinstall(ctx context.Context, c *Context) error {
 		}
 	}
 	if present == "" {
-		c.warn("Skipping autoinstall module. Expected one of the Ubuntu installer snap packages to be present: %s", strings.Join(liveInstallerSnaps, ", "))
+		c.Warnf("Skipping autoinstall module. Expected one of the Ubuntu installer snap packages to be present: %s", strings.Join(liveInstallerSnaps, ", "))
 		return nil
 	}
 	c.Log.Debug("Valid autoinstall schema. Config will be processed by " + present)

@@ -61,8 +61,8 @@ func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) e
 		c.Log.Debug("Not installing NVIDIA drivers. nvidia/license-accepted=False")
 		return nil
 	}
-	if !c.which("ubuntu-drivers") {
-		if err := installPackages(ctx, c, c.facts(), []string{"ubuntu-drivers-common"}); err != nil {
+	if !c.Which("ubuntu-drivers") {
+		if err := c.InstallPackages(ctx, c.Facts(), []string{"ubuntu-drivers-common"}); err != nil {
 			return err
 		}
 	}
@@ -74,21 +74,21 @@ func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) e
 	if err := c.Root.WriteFile(tmpl, []byte(nvidiaDebconfTemplate), 0o644); err != nil {
 		return fmt.Errorf("ubuntu_drivers: %w", err)
 	}
-	err := runCmdInput(ctx, c, []string{"debconf-communicate", "-fnoninteractive", "cloud-init"}, []byte("X_LOADTEMPLATEFILE "+tmpl+"\n"))
+	err := c.RunCmdInput(ctx, []string{"debconf-communicate", "-fnoninteractive", "cloud-init"}, []byte("X_LOADTEMPLATEFILE "+tmpl+"\n"))
 	if rerr := c.Root.RemoveAll(nvidiaDebconfDir); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {
-		logexc(c, "Failed to register NVIDIA debconf template: %v", err)
+		c.Logexc("Failed to register NVIDIA debconf template: %v", err)
 		return err
 	}
-	r, err := runCapture(ctx, c, "ubuntu-drivers", "install", "--gpgpu", arg)
+	r, err := c.RunCapture(ctx, "ubuntu-drivers", "install", "--gpgpu", arg)
 	if err != nil {
 		switch {
 		case strings.Contains(r.Stderr, "ubuntu-drivers: error: argument <command>: invalid choice: 'install'"):
-			c.warn("the available version of ubuntu-drivers is too old to perform requested driver installation")
+			c.Warnf("the available version of ubuntu-drivers is too old to perform requested driver installation")
 		case strings.Contains(r.Stdout, "No drivers found for installation."):
-			c.warn("ubuntu-drivers found no drivers for installation")
+			c.Warnf("ubuntu-drivers found no drivers for installation")
 		}
 		return err
 	}

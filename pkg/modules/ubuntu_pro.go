@@ -45,7 +45,7 @@ var proConfigProps = []string{"http_proxy", "https_proxy", "global_apt_http_prox
 // failf records msg as cloud-init's LOG.error before raising, and returns it.
 func failf(c *Context, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	c.warn("%s", msg)
+	c.Warnf("%s", msg)
 	return errors.New(msg)
 }
 
@@ -80,12 +80,12 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 		return fmt.Errorf("Unable to configure Ubuntu Pro. Multiple deprecated config keys provided: %s", strings.Join(deprecated, ", "))
 	}
 	if len(deprecated) == 1 {
-		c.warn("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
+		c.Warnf("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
 		section, found = old[deprecated[0]], true
 	}
 	if cfg.HasPro {
 		if len(deprecated) == 1 {
-			c.warn("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
+			c.Warnf("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
 		}
 		section, found = cfg.Pro, true
 	}
@@ -100,9 +100,9 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 	if _, ok := pro["commands"]; ok {
 		return failf(c, `Deprecated configuration "ubuntu-advantage: commands" provided. Expected "token"`)
 	}
-	if !c.which("pro") {
-		if err := installPackages(ctx, c, c.facts(), []string{"ubuntu-advantage-tools"}); err != nil {
-			logexc(c, "Failed to install ubuntu-advantage-tools")
+	if !c.Which("pro") {
+		if err := c.InstallPackages(ctx, c.Facts(), []string{"ubuntu-advantage-tools"}); err != nil {
+			c.Logexc("Failed to install ubuntu-advantage-tools")
 			return err
 		}
 	}
@@ -141,7 +141,7 @@ func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (map[
 	if data != nil {
 		argv = append(argv, "--data", string(data))
 	}
-	r, runErr := runCapture(ctx, c, argv...)
+	r, runErr := c.RunCapture(ctx, argv...)
 	var resp struct {
 		Result string `json:"result"`
 		Data   struct {
@@ -173,7 +173,7 @@ func proShouldAutoAttach(ctx context.Context, c *Context) bool {
 	attrs, _, err := proAPI(ctx, c, "u.pro.attach.auto.should_auto_attach.v1", nil)
 	if err != nil {
 		c.Log.Debug(fmt.Sprintf("Error during `should_auto_attach`: %v", err))
-		c.warn("Unable to determine if this is an Ubuntu Pro instance. Fallback to normal Pro attach.")
+		c.Warnf("Unable to determine if this is an Ubuntu Pro instance. Fallback to normal Pro attach.")
 		return false
 	}
 	b, _ := attrs["should_auto_attach"].(bool)
@@ -196,7 +196,7 @@ func proAutoAttach(ctx context.Context, c *Context, pro map[string]any) error {
 	case err == nil:
 	case code == "already-attached":
 		if len(opts) > 0 {
-			c.warn("The instance is already attached to Pro. Leaving enabled services untouched. Ignoring config directives ubuntu_pro: enable and enable_beta")
+			c.Warnf("The instance is already attached to Pro. Leaving enabled services untouched. Ignoring config directives ubuntu_pro: enable and enable_beta")
 		}
 	default:
 		return failf(c, "Error during `full_auto_attach`: %v", err)
@@ -244,7 +244,7 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 		val := cfg[k]
 		switch {
 		case !slices.Contains(proConfigProps, k):
-			c.warn("Not validating unknown ubuntu_pro.config.%s property", k)
+			c.Warnf("Not validating unknown ubuntu_pro.config.%s property", k)
 			continue
 		case val == nil:
 			continue
@@ -272,12 +272,12 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 			}
 			argv = []string{"pro", "config", "set", k + "=" + s}
 		}
-		if _, err := runCapture(ctx, c, argv...); err != nil {
+		if _, err := c.RunCapture(ctx, argv...); err != nil {
 			msg := err.Error()
 			if val != nil {
 				msg = strings.ReplaceAll(msg, pyval.Str(val), "REDACTED")
 			}
-			c.warn("Failure enabling/disabling \"%s\":\n%s", k, msg)
+			c.Warnf("Failure enabling/disabling \"%s\":\n%s", k, msg)
 			failed = append(failed, `"`+k+`"`)
 		}
 	}
@@ -296,31 +296,31 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 	switch t := pro["enable"].(type) {
 	case nil:
 	case string:
-		c.warn("ubuntu_pro: enable should be a list, not a string; treating as a single enable")
+		c.Warnf("ubuntu_pro: enable should be a list, not a string; treating as a single enable")
 		enable = []string{t}
 	case []any:
 		for _, e := range t {
 			enable = append(enable, pyval.Str(e))
 		}
 	default:
-		c.warn("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyval.TypeName(t))
+		c.Warnf("ubuntu_pro: enable should be a list, not a %s; skipping enabling services", pyval.TypeName(t))
 	}
 	argv := []string{"pro", "attach", token}
 	if len(enable) > 0 {
 		argv = []string{"pro", "attach", "--no-auto-enable", token}
 	}
-	if _, err := runCapture(ctx, c, argv...); err != nil {
+	if _, err := c.RunCapture(ctx, argv...); err != nil {
 		var xe *target.ExitError
 		if !errors.As(err, &xe) || xe.Code != 2 {
 			msg := "Failure attaching Ubuntu Pro:\n" + strings.ReplaceAll(err.Error(), token, "REDACTED")
-			logexc(c, "%s", msg)
+			c.Logexc("%s", msg)
 			return errors.New(msg)
 		}
 	}
 	if len(enable) == 0 {
 		return nil
 	}
-	r, err := runCapture(ctx, c, append([]string{"pro", "enable", "--assume-yes", "--format", "json"}, enable...)...)
+	r, err := c.RunCapture(ctx, append([]string{"pro", "enable", "--assume-yes", "--format", "json"}, enable...)...)
 	if err != nil {
 		var xe *target.ExitError
 		if !errors.As(err, &xe) || xe.Code != 1 {
@@ -342,9 +342,9 @@ func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
 		failed = true
 		if svc, ok := e["service"]; ok && svc != nil {
 			services = append(services, pyval.Str(svc))
-			logexc(c, "Failure enabling `%s`: %s", pyval.Str(svc), pyval.Str(e["message"]))
+			c.Logexc("Failure enabling `%s`: %s", pyval.Str(svc), pyval.Str(e["message"]))
 		} else {
-			logexc(c, "Failure of type `%s`: %s", pyval.Str(e["type"]), pyval.Str(e["message"]))
+			c.Logexc("Failure of type `%s`: %s", pyval.Str(e["type"]), pyval.Str(e["message"]))
 		}
 	}
 	if failed {

@@ -245,13 +245,13 @@ func TestLocaleUpstream(t *testing.T) {
 				t.Errorf("error %v, upstream %q", runErr, want.Error)
 			}
 			for p, content := range want.Files {
-				if got := effectOf(g.root, p); got != content {
+				if got := effectOf(g.Root, p); got != content {
 					t.Errorf("%s (-upstream +cloudroot):\n%s", p, cmp.Diff(content, got))
 				}
 			}
 			var cmds []string
 			var installed []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				f := strings.Fields(l)
 				switch {
 				case slices.Contains(f, "install"):
@@ -301,9 +301,9 @@ func TestTimezoneUpstream(t *testing.T) {
 			for _, o := range want.Ops {
 				ops = append(ops, upstreamOp{FileOp: o})
 			}
-			wantFiles, _ := upstreamEffects(ops, func(p string) string { return effectOf(g.root, p) })
+			wantFiles, _ := upstreamEffects(ops, func(p string) string { return effectOf(g.Root, p) })
 			for p, content := range wantFiles {
-				if got := effectOf(g.root, p); got != content {
+				if got := effectOf(g.Root, p); got != content {
 					t.Errorf("%s = %q, upstream %q", p, got, content)
 				}
 			}
@@ -335,7 +335,7 @@ func TestKeyboardUpstream(t *testing.T) {
 				t.Errorf("error %v, upstream %q", runErr, want.Error)
 			}
 			for p, content := range want.Files {
-				if got := effectOf(g.root, p); got != content {
+				if got := effectOf(g.Root, p); got != content {
 					t.Errorf("%s (-upstream +cloudroot):\n%s", p, cmp.Diff(content, got))
 				}
 			}
@@ -345,7 +345,7 @@ func TestKeyboardUpstream(t *testing.T) {
 					if !g.c.Booted {
 						continue
 					}
-					cmd, err := g.c.facts().Services().Command(c[1], c[2], c[3:]...)
+					cmd, err := g.c.Facts().Services().Command(c[1], c[2], c[3:]...)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -353,7 +353,7 @@ func TestKeyboardUpstream(t *testing.T) {
 				}
 				cmds = append(cmds, strings.Join(c, " "))
 			}
-			if diff := cmp.Diff(cmds, g.rr.log, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(cmds, g.Runner.Log, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
 			}
 		})

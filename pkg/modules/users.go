@@ -107,7 +107,7 @@ func NormalizeUsers(c *Context) (users []UserConfig, defaultUser *UserConfig, gr
 	if err := c.decoder().Decode(c.Config, &k); err != nil {
 		return nil, nil, nil, err
 	}
-	return normalizeUsers(c, k, c.warn)
+	return normalizeUsers(c, k, c.Warnf)
 }
 
 // userKeys are the keys users and groups are normalised from, as given

@@ -52,7 +52,7 @@ var UsersGroups = Module{
 }
 
 func runUsersGroups(ctx context.Context, c *Context, cfg userKeys) error {
-	users, def, groups, err := normalizeUsers(c, cfg, c.warn)
+	users, def, groups, err := normalizeUsers(c, cfg, c.Warnf)
 	var errs []error
 	errs = append(errs, eachWrapped(err, "users_groups: %w")...)
 	for _, g := range groups {
@@ -112,7 +112,7 @@ func createGroup(c *Context, g GroupConfig) error {
 	var add []string
 	for _, m := range g.Members {
 		if _, err := c.Root.LookupUser(m); err != nil {
-			c.warn("Unable to add group member '%s' to group '%s'; user does not exist.", m, g.Name)
+			c.Warnf("Unable to add group member '%s' to group '%s'; user does not exist.", m, g.Name)
 			continue
 		}
 		add = append(add, m)
@@ -150,10 +150,10 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 		return errors.New("snapuser is not supported (no snapd in the initramfs)")
 	}
 	if len(u.SSHImportID) > 0 {
-		c.warn("users_groups: user %s: ssh_import_id is not supported by cloudroot; keys not imported", u.Name)
+		c.Warnf("users_groups: user %s: ssh_import_id is not supported by cloudroot; keys not imported", u.Name)
 	}
 	if u.SELinuxUser != "" {
-		c.warn("users_groups: user %s: selinux_user is not supported by cloudroot; ignored", u.Name)
+		c.Warnf("users_groups: user %s: selinux_user is not supported by cloudroot; ignored", u.Name)
 	}
 
 	spec := target.UserSpec{
@@ -211,9 +211,9 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 		keys := publicKeys(c)
 		switch {
 		case defaultUser == "":
-			c.warn("users_groups: ssh_redirect_user for %s: no default user is configured", u.Name)
+			c.Warnf("users_groups: ssh_redirect_user for %s: no default user is configured", u.Name)
 		case len(keys) == 0:
-			c.warn("Unable to disable SSH logins for %s given ssh_redirect_user: %s. No cloud public-keys present.", u.Name, defaultUser)
+			c.Warnf("Unable to disable SSH logins for %s given ssh_redirect_user: %s. No cloud public-keys present.", u.Name, defaultUser)
 		default:
 			opts := disableUserOpts(DefaultDisableRootOpts, defaultUser, u.Name)
 			if err := setupUserKeys(c, user, keys, &opts); err != nil {
@@ -224,8 +224,8 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 	return errors.Join(errs...)
 }
 
-// makeHeader is cloud-init's util.make_header.
-func makeHeader(c *Context, base string) string {
+// MakeHeader is cloud-init's util.make_header.
+func (c *Context) MakeHeader(base string) string {
 	now := time.Now
 	if c.Now != nil {
 		now = c.Now
@@ -257,7 +257,7 @@ func ensureSudoDir(c *Context) error {
 			if err != nil {
 				return err
 			}
-			add := "\n" + makeHeader(c, "Added") + "\n#includedir " + SudoersDir + "\n"
+			add := "\n" + c.MakeHeader("Added") + "\n#includedir " + SudoersDir + "\n"
 			if err := c.Root.WriteFileOpts(SudoersFile, []byte(add), sameOwner(fi, true)); err != nil {
 				return fmt.Errorf("update %s: %w", SudoersFile, err)
 			}
@@ -299,7 +299,7 @@ func writeSudoRules(c *Context, user string, rules []string) error {
 	old, err := c.Root.ReadFile(CloudSudoersFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		data := makeHeader(c, "Created") + "\n" + content
+		data := c.MakeHeader("Created") + "\n" + content
 		if err := c.Root.WriteFileOpts(CloudSudoersFile, []byte(data), rootOwned(0o440)); err != nil {
 			return fmt.Errorf("write sudoers: %w", err)
 		}
@@ -334,7 +334,7 @@ func writeDoasRules(c *Context, user string, rules []string) error {
 	old, err := c.Root.ReadFile(DoasFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		data := makeHeader(c, "Created") + "\n" + content
+		data := c.MakeHeader("Created") + "\n" + content
 		return c.Root.WriteFileOpts(DoasFile, []byte(data), rootOwned(0o440))
 	case err != nil:
 		return fmt.Errorf("read %s: %w", DoasFile, err)

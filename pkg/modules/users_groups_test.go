@@ -26,8 +26,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
-var accountsNow = time.Date(2026, 11, 22, 8, 36, 48, 0, time.UTC)
-
 // accountsRoot builds a target from testdata/base-debian plus an overlay,
 // with Debian's modes and owners on the sensitive files.
 func accountsRoot(t *testing.T, overlay string) *target.Root {
@@ -101,6 +99,7 @@ func accountsContext(t *testing.T, r *target.Root, cfg Config, meta map[string]a
 		Distro:     distro.Detect(r.ReadFile),
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:        io.Discard,
+		Modules:    Core(),
 		Now:        func() time.Time { return accountsNow },
 		Uptime:     func() float64 { return 1 },
 		Version:    "26.2-cloudroot",

@@ -33,9 +33,9 @@ func waitSnapSeeded(ctx context.Context, c *Context) error {
 	if err := c.Root.WriteFile(snapSeededSem, []byte(body), 0o644); err != nil {
 		return fmt.Errorf("snap-seeded semaphore: %w", err)
 	}
-	if !c.which("snap") {
+	if !c.Which("snap") {
 		c.Log.Debug("Skipping snap wait, no snap command present")
 		return nil
 	}
-	return runCmd(ctx, c, distroCmd("snap", "wait", "system", "seed.loaded"))
+	return c.RunCmd(ctx, DistroCmd("snap", "wait", "system", "seed.loaded"))
 }

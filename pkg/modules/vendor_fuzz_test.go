@@ -13,14 +13,16 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // FuzzVendorModules runs every vendor module (vendor.go's list) on any
-// cloud-config against a temp-dir Ubuntu target whose commands all
+// cloud-config (seeds: every golden case, the families' too, and the docs
+// examples) against a temp-dir Ubuntu target whose commands all
 // succeed: none may panic or modify the config.
 func FuzzVendorModules(f *testing.F) {
-	for _, g := range []string{"testdata/modgolden/*/*/config.yaml", "testdata/docs/*/example*.yaml"} {
+	for _, g := range []string{"testdata/modgolden/*/*/config.yaml", "*/testdata/modgolden/*/*/config.yaml", "testdata/docs/*/example*.yaml"} {
 		files, _ := filepath.Glob(g)
 		for _, p := range files {
 			b, _ := os.ReadFile(p)
@@ -39,7 +41,7 @@ func FuzzVendorModules(f *testing.F) {
 		os.MkdirAll(filepath.Join(dir, "etc"), 0o755)
 		os.WriteFile(filepath.Join(dir, "etc/os-release"), []byte("ID=ubuntu\nVERSION_ID=24.04\n"), 0o644)
 		os.WriteFile(filepath.Join(dir, "etc/passwd"), []byte("root:x:0:0::/root:/bin/sh\nubuntu:x:1000:1000::/home/ubuntu:/bin/sh\n"), 0o644)
-		root, err := target.New(dir, target.WithRunner(&goldenRunner{base: 3}))
+		root, err := target.New(dir, target.WithRunner(modtest.NewRunner()))
 		if err != nil {
 			t.Fatal(err)
 		}

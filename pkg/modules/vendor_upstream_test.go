@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"io"
 	"log/slog"
 	"os"
@@ -122,9 +123,9 @@ func TestVendorUpstream(t *testing.T) {
 			if why, err := os.ReadFile(filepath.Join("testdata/modgolden", key, "differs")); err == nil {
 				// A deliberate difference (docs/modules.md): cloudroot says
 				// so once and does nothing.
-				said := slices.ContainsFunc(*g.warnings, func(w string) bool { return strings.HasPrefix(w, "cloudroot: ") })
-				if said != g.c.Config.Has("updates") || len(g.rr.log) > 0 {
-					t.Errorf("%s: warnings %q, commands %q", strings.TrimSpace(string(why)), *g.warnings, g.rr.log)
+				said := slices.ContainsFunc(g.Warnings, func(w string) bool { return strings.HasPrefix(w, "cloudroot: ") })
+				if said != g.c.Config.Has("updates") || len(g.Runner.Log) > 0 {
+					t.Errorf("%s: warnings %q, commands %q", strings.TrimSpace(string(why)), g.Warnings, g.Runner.Log)
 				}
 				return
 			}
@@ -154,7 +155,7 @@ func TestVendorUpstream(t *testing.T) {
 					t.Errorf("%s not deleted", p)
 				}
 			}
-			cmds, installed := splitPackageCommands(g.rr.log)
+			cmds, installed := splitPackageCommands(g.Runner.Log)
 			wantCmds := want.Commands
 			if exists(filepath.Join("testdata/modgolden", key, "unordered")) {
 				// A mapping's order (cloudroot takes keys in name order).
@@ -171,7 +172,7 @@ func TestVendorUpstream(t *testing.T) {
 			for _, w := range want.Warnings {
 				wk = append(wk, warningKey(w))
 			}
-			for _, w := range *g.warnings {
+			for _, w := range g.Warnings {
 				if !strings.HasPrefix(w, "cloudroot: ") { // a deliberate difference, said once
 					gk = append(gk, warningKey(w))
 				}
@@ -229,7 +230,7 @@ func TestVendorGolden(t *testing.T) {
 }
 
 // nodeIDRunner is a runner whose recfgct writes a new RSCT node id.
-type nodeIDRunner struct{ goldenRunner }
+type nodeIDRunner struct{ *modtest.Runner }
 
 func (r *nodeIDRunner) Run(ctx context.Context, root string, cmd target.Cmd) error {
 	if cmd.Argv[0] == "recfgct" {
@@ -237,7 +238,7 @@ func (r *nodeIDRunner) Run(ctx context.Context, root string, cmd target.Cmd) err
 			return err
 		}
 	}
-	return r.goldenRunner.Run(ctx, root, cmd)
+	return r.Runner.Run(ctx, root, cmd)
 }
 
 // TestResetRMCNewNodeID: when recfgct makes a new node id the module
@@ -249,7 +250,7 @@ func TestResetRMCNewNodeID(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
 		os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
 	}
-	rr := &nodeIDRunner{goldenRunner{base: 3}}
+	rr := &nodeIDRunner{modtest.NewRunner()}
 	root, err := target.New(dir, target.WithRunner(rr))
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +261,7 @@ func TestResetRMCNewNodeID(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := "PATH=" + RSCTPath + ":" + target.DefaultPath + " "
-	if diff := cmp.Diff([]string{path + "rmcctrl -z", path + "recfgct"}, rr.log); diff != "" {
+	if diff := cmp.Diff([]string{path + "rmcctrl -z", path + "recfgct"}, rr.Log); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }

@@ -60,24 +60,24 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 		return nil
 	}
 	wg, _ := raw.(map[string]any)
-	if !c.which("wg") {
+	if !c.Which("wg") {
 		pkgs := []string{"wireguard-tools"}
 		// Unknown (0.0) counts as new: WireGuard is in every kernel since 5.6.
 		if ma, mi := kernelVersion(c); ma != 0 && (ma < 5 || ma == 5 && mi < 6) {
 			pkgs = append(pkgs, "wireguard")
 		}
-		if err := installPackages(ctx, c, c.facts(), pkgs); err != nil {
-			logexc(c, "Failed to install wireguard-tools")
+		if err := c.InstallPackages(ctx, c.Facts(), pkgs); err != nil {
+			c.Logexc("Failed to install wireguard-tools")
 			return err
 		}
 	}
-	r, err := runCapture(ctx, c, shellCmd("lsmod")...)
+	r, err := c.RunCapture(ctx, ShellCmd("lsmod")...)
 	if err == nil && !regexp.MustCompile("wireguard").MatchString(strings.TrimSpace(r.Stdout)) {
 		c.Log.Debug("Loading wireguard kernel module")
-		_, err = runCapture(ctx, c, shellCmd("modprobe wireguard")...)
+		_, err = c.RunCapture(ctx, ShellCmd("modprobe wireguard")...)
 	}
 	if err != nil {
-		logexc(c, "Could not load wireguard module:\n%v", err)
+		c.Logexc("Could not load wireguard module:\n%v", err)
 		return err
 	}
 	ifaces, _ := wg["interfaces"].([]any)
@@ -90,9 +90,9 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 		if err := c.Root.WriteFile(p, []byte(content), 0o600); err != nil {
 			return fmt.Errorf("Failure writing Wireguard configuration file %s:\n%w", p, err)
 		}
-		f := c.facts()
+		f := c.Facts()
 		for _, action := range []string{"enable", "restart"} {
-			if err := manageService(ctx, c, f, action, "wg-quick@"+name); err != nil {
+			if err := c.ManageService(ctx, f, action, "wg-quick@"+name); err != nil {
 				return fmt.Errorf("Failed enabling/starting Wireguard interface(s):\n%w", err)
 			}
 		}
@@ -114,7 +114,7 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 	}
 	var failed []string
 	for _, p := range list {
-		if _, err := runCapture(ctx, c, shellCmd(p.(string))...); err != nil {
+		if _, err := c.RunCapture(ctx, ShellCmd(p.(string))...); err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", p, err))
 		}
 	}

@@ -150,7 +150,7 @@ func writeOne(ctx context.Context, c *Context, ent writeFilesEntry, i int, modul
 		return fmt.Errorf("%s: %w", p, err)
 	}
 	if !ok {
-		c.warn("No content could be loaded for entry %d in module %s; skipping", i+1, module)
+		c.Warnf("No content could be loaded for entry %d in module %s; skipping", i+1, module)
 		return nil
 	}
 	if cl, ok := data.(io.Closer); ok {

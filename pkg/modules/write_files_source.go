@@ -63,7 +63,7 @@ func writeFileContent(ctx context.Context, c *Context, ent writeFilesEntry, opts
 		if errors.Is(err, context.Canceled) {
 			return nil, false, err
 		}
-		logexc(c, "Failed to retrieve contents from source \"%s\"; falling back to data from \"contents\" key: %v", uri, err)
+		c.Logexc("Failed to retrieve contents from source \"%s\"; falling back to data from \"contents\" key: %v", uri, err)
 	}
 	if !hasContent {
 		return nil, false, nil
@@ -89,7 +89,7 @@ func fetchSource(ctx context.Context, c *Context, uri string, headers map[string
 		return openSourceFile(c, u.Path)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		c.warn("Attempting unknown protocol %s", u.Scheme)
+		c.Warnf("Attempting unknown protocol %s", u.Scheme)
 		return nil, fmt.Errorf("%s: unsupported protocol %q", uri, u.Scheme)
 	}
 	h := http.Header{"User-Agent": {"Cloud-Init/" + c.Version}}

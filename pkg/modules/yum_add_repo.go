@@ -119,7 +119,7 @@ func runYumAddRepo(ctx context.Context, c *Context, k yumKeys) error {
 		_, ml := r.Options["metalink"]
 		_, mr := r.Options["mirrorlist"]
 		if !b && !ml && !mr {
-			c.warn("Repository %s should contain at least one of the following configuration entries: baseurl, metalink, mirrorlist, skipping!", r.Name)
+			c.Warnf("Repository %s should contain at least one of the following configuration entries: baseurl, metalink, mirrorlist, skipping!", r.Name)
 			continue
 		}
 		pending[r.ID] = true

@@ -126,7 +126,7 @@ func runZypperAddRepo(ctx context.Context, c *Context, k zypperKeys) error {
 			}
 		}
 		if len(missing) > 0 {
-			c.warn("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
+			c.Warnf("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
 			continue
 		}
 		id := pyval.Str(r["id"])
@@ -164,7 +164,7 @@ func writeZyppConf(c *Context, settings [][2]string) error {
 	lines := []string{"# Added via cloud.cfg"}
 	for _, s := range settings {
 		if s[0] == "configdir" {
-			c.warn(`Changing the location of the zypper configuration is not supported, skipping "configdir" setting`)
+			c.Warnf(`Changing the location of the zypper configuration is not supported, skipping "configdir" setting`)
 			continue
 		}
 		if s[1] != "" {
@@ -218,17 +218,17 @@ func zypperRepoFile(id string, r map[string]any) (string, error) {
 			keys = append(keys, k)
 		}
 	}
-	sec, err := configobjQuote(id, false)
+	sec, err := ConfigobjQuote(id, false)
 	if err != nil {
 		return "", err
 	}
 	lines := []string{"[" + sec + "]"}
 	for _, k := range keys {
-		qk, err := configobjQuote(k, false)
+		qk, err := ConfigobjQuote(k, false)
 		if err != nil {
 			return "", err
 		}
-		qv, err := configobjQuote(opts[k], true)
+		qv, err := ConfigobjQuote(opts[k], true)
 		if err != nil {
 			return "", err
 		}
@@ -237,10 +237,10 @@ func zypperRepoFile(id string, r map[string]any) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-// configobjQuote is configobj's ConfigObj._quote for a string with the
+// ConfigobjQuote is configobj's ConfigObj._quote for a string with the
 // default list_values: unquoted when safe, else single or double quotes,
 // triple quotes for multi-line values (multiline) or both quote kinds.
-func configobjQuote(v string, multiline bool) (string, error) {
+func ConfigobjQuote(v string, multiline bool) (string, error) {
 	if v == "" {
 		return `""`, nil
 	}

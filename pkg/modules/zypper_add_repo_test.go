@@ -77,7 +77,7 @@ func TestConfigobjQuote(t *testing.T) {
 		{"plain", "plain"}, {"", `""`}, {"a,b", `"a,b"`}, {" lead", `" lead"`}, {"a#b", `"a#b"`},
 		{`say "hi"`, `'say "hi"'`}, {`it's "x"`, `"""it's "x""""`}, {"a\n    b", "\"\"\"a\n    b\"\"\""},
 	} {
-		if got, err := configobjQuote(tc.in, true); err != nil || got != tc.want {
+		if got, err := ConfigobjQuote(tc.in, true); err != nil || got != tc.want {
 			t.Errorf("%q: %q %v, want %q", tc.in, got, err, tc.want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	modbuiltin "github.com/cloudroot/cloudroot/pkg/modules/builtin"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -187,5 +188,6 @@ func (o AgentOptions) moduleContext(s *state.State, stage *state.StageStatus, ev
 		Booted:     true,
 		Status:     stage,
 		Event:      ev,
+		Modules:    modbuiltin.Modules(),
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	modbuiltin "github.com/cloudroot/cloudroot/pkg/modules/builtin"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -359,6 +360,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 		Version:    o.Version,
 		Status:     stage,
 		Event:      ev,
+		Modules:    modbuiltin.Modules(),
 	})
 	mc.SetLiveHostname = o.SetLiveHostname
 	mc.DeferHostKeys = func(hd modules.HostKeyDeferral) error {

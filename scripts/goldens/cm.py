@@ -1,10 +1,10 @@
 """Run upstream cloud-init's configuration-management modules (cc_ansible,
 cc_puppet, cc_chef, cc_salt_minion, cc_mcollective) on each case of
-pkg/modules/testdata/modgolden/<module> and record what they did, for
-pkg/modules' TestCMUpstream.
+pkg/modules/cm/testdata/modgolden/<module> and record what they did, for
+pkg/modules/cm's TestCMUpstream.
 
-  scripts/goldens/cm.py MODULE pkg/modules/testdata/modgolden/MODULE \
-      pkg/modules/testdata/modgolden/os > pkg/modules/testdata/MODULE-upstream.json
+  scripts/goldens/cm.py MODULE pkg/modules/cm/testdata/modgolden/MODULE \
+      pkg/modules/testdata/modgolden/os > pkg/modules/cm/testdata/MODULE-upstream.json
 
 Nothing is run or changed on this machine. The module sees a temporary
 root holding the case's root/ tree: its `os`, `os.path`, `shutil` and the
@@ -40,7 +40,7 @@ import goldenlib  # noqa: E402
 
 # The modules of this area; without arguments each one's cases go to its own golden.
 CM_MODULES = ["ansible", "puppet", "chef", "salt_minion", "mcollective"]
-if goldenlib.run_each([((m, "pkg/modules/testdata/modgolden/" + m, "pkg/modules/testdata/modgolden/os"), "pkg/modules/testdata/" + m + "-upstream.json") for m in CM_MODULES]):
+if goldenlib.run_each([((m, "pkg/modules/cm/testdata/modgolden/" + m, "pkg/modules/testdata/modgolden/os"), "pkg/modules/cm/testdata/" + m + "-upstream.json") for m in CM_MODULES]):
     sys.exit(0)
 
 MODULE, CASES, OSDIR = sys.argv[1:4]

@@ -5,7 +5,7 @@ which renders cloudroot's own templates (templates/ntp, its own wording)
 with the same parameters and requires the same configuration lines.
 
   just goldens ntp-template
-      (OUTDIR pkg/modules/testdata/ntp-upstream, emptied first)
+      (OUTDIR pkg/modules/ntp/testdata/ntp-upstream, emptied first)
   CLOUDINIT_SRC=... scripts/upstream-cloudinit.sh --python \
       scripts/goldens/ntp-template.py CLOUDINIT_SRC OUTDIR
 """
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import goldenlib  # noqa: E402
 
 if len(sys.argv) == 1:
-    goldenlib.args_or_defaults([os.environ["CLOUDINIT_SRC"], "pkg/modules/testdata/ntp-upstream"])
+    goldenlib.args_or_defaults([os.environ["CLOUDINIT_SRC"], "pkg/modules/ntp/testdata/ntp-upstream"])
     goldenlib.fresh_dir(sys.argv[2])
 
 SRC, OUT = sys.argv[1:3]

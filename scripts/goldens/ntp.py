@@ -1,9 +1,9 @@
 """Run upstream cloud-init's cc_ntp.handle on each case of
-pkg/modules/testdata/modgolden/ntp and record what it decided, for
+pkg/modules/ntp/testdata/modgolden/ntp and record what it decided, for
 pkg/modules' TestNTPUpstream.
 
-  scripts/goldens/ntp.py CLOUDINIT_SRC pkg/modules/testdata/modgolden/ntp \
-      pkg/modules/testdata/modgolden/os > pkg/modules/testdata/ntp-upstream.json
+  scripts/goldens/ntp.py CLOUDINIT_SRC pkg/modules/ntp/testdata/modgolden/ntp \
+      pkg/modules/testdata/modgolden/os > pkg/modules/ntp/testdata/ntp-upstream.json
 
 Nothing is run or changed on this machine: `which` answers from the case's
 root/ tree, files are written into a temporary root, the templates are
@@ -26,7 +26,7 @@ from cloudinit.config import cc_ntp
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults([os.environ["CLOUDINIT_SRC"], "pkg/modules/testdata/modgolden/ntp", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/testdata/ntp-upstream.json")
+goldenlib.args_or_defaults([os.environ["CLOUDINIT_SRC"], "pkg/modules/ntp/testdata/modgolden/ntp", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/ntp/testdata/ntp-upstream.json")
 
 SRC, CASES, OSDIR = sys.argv[1:4]
 CLASS = {"debian": "debian", "ubuntu": "ubuntu", "rhel": "rhel", "fedora": "fedora", "opensuse-leap": "suse",

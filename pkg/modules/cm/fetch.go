@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // Installer downloads for puppet (aio) and chef (omnibus): the script is
 // fetched with cloud-init's retries, written 0700 into a fresh directory
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 // FetchFunc fetches url with retries retries after the first attempt.
@@ -29,7 +30,7 @@ type FetchOptions struct {
 }
 
 // fetch downloads url as url_helper.readurl(url, retries=N) does.
-func (o FetchOptions) fetch(ctx context.Context, c *Context, url string, retries int) ([]byte, error) {
+func (o FetchOptions) fetch(ctx context.Context, c *modules.Context, url string, retries int) ([]byte, error) {
 	if o.Fetch != nil {
 		return o.Fetch(ctx, url, retries)
 	}
@@ -59,7 +60,7 @@ const TmpExecDir = "/var/tmp/cloud-init"
 
 // runBlob writes blob as name into a new directory under TmpExecDir and
 // runs it with args, output to the console log; the directory is removed.
-func runBlob(ctx context.Context, c *Context, blob []byte, name string, args []string) error {
+func runBlob(ctx context.Context, c *modules.Context, blob []byte, name string, args []string) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	dir := path.Join(TmpExecDir, "tmp"+hex.EncodeToString(rnd[:]))

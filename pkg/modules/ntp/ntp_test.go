@@ -1,4 +1,4 @@
-package modules
+package ntp
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
@@ -70,23 +71,6 @@ func TestNTPTemplatesUpstream(t *testing.T) {
 	}
 }
 
-func TestNTPVerifiedDistros(t *testing.T) {
-	// runs reports whether a stage listing ntp, with an ntp key, runs it.
-	runs := func(c *Context) bool { return len(planStage(c, []Entry{{Name: "ntp"}}).run) == 1 }
-	for id, want := range map[string]bool{"debian": true, "ubuntu": true, "rhel": true, "alpine": true, "arch": false, "gentoo": false} {
-		c, _, _ := testContext(t, Config{"ntp": map[string]any{}}, map[string]string{"/etc/os-release": "ID=" + id + "\n"})
-		if got := runs(c); got != want {
-			t.Errorf("%s: ntp runs = %v, want %v", id, got, want)
-		}
-		if id == "arch" {
-			c.Config["unverified_modules"] = []any{"ntp"}
-			if !runs(c) {
-				t.Errorf("arch with unverified_modules: [ntp] is still skipped")
-			}
-		}
-	}
-}
-
 // upstreamNTP is one case of testdata/ntp-upstream.json
 // (scripts/goldens/ntp.py: upstream's cc_ntp.handle on the same golden
 // cases, with recorders for its distro calls).
@@ -114,8 +98,8 @@ func TestNTPUpstream(t *testing.T) {
 	}
 	for name, want := range up {
 		t.Run(name, func(t *testing.T) {
-			g := goldenSetup(t, filepath.Join("testdata/modgolden/ntp", name))
-			runErr := NTP.Run(t.Context(), g.c)
+			g := famtest.Setup(t, filepath.Join("testdata/modgolden/ntp", name))
+			runErr := NTP.Run(t.Context(), g.C)
 			got := ""
 			if runErr != nil {
 				got = runErr.Error()
@@ -124,17 +108,17 @@ func TestNTPUpstream(t *testing.T) {
 				t.Errorf("error %q, upstream %q", got, want.Error)
 			}
 			for p, content := range want.Files {
-				if diff := cmp.Diff(directives(content), directives(readFile(t, g.c, p))); diff != "" {
+				if diff := cmp.Diff(directives(content), directives(famtest.ReadFile(t, g.C, p))); diff != "" {
 					t.Errorf("%s (-upstream +cloudroot):\n%s", p, diff)
 				}
 			}
 			for _, r := range want.Renamed {
-				if !g.c.Root.Exists(r[1]) {
+				if !g.C.Root.Exists(r[1]) {
 					t.Errorf("%s was not renamed to %s", r[0], r[1])
 				}
 			}
 			var installed []string
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				if f := strings.Fields(l); len(f) > len(want.Installed) && slices.Contains(f, "install") {
 					installed = f[len(f)-len(want.Installed):]
 				}
@@ -143,16 +127,16 @@ func TestNTPUpstream(t *testing.T) {
 				t.Errorf("installed (-upstream +cloudroot):\n%s", diff)
 			}
 			var wantSvc, gotSvc []string
-			if g.c.Booted {
+			if g.C.Booted {
 				for _, s := range want.Services {
-					cmd, err := g.c.facts().Services().Command(s[0], s[1], s[2:]...)
+					cmd, err := g.C.Facts().Services().Command(s[0], s[1], s[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}
 					wantSvc = append(wantSvc, strings.Join(cmd.Argv, " "))
 				}
 			}
-			for _, l := range g.rr.log {
+			for _, l := range g.Runner.Log {
 				if strings.Contains(l, "reload") || strings.Contains(l, "restart") {
 					gotSvc = append(gotSvc, l)
 				}
@@ -162,4 +146,8 @@ func TestNTPUpstream(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestModuleGolden(t *testing.T) {
+	famtest.Golden(t, NTP)
 }

@@ -1,4 +1,4 @@
-package modules
+package disks
 
 // cc_disk_setup: device_aliases, disk_setup and fs_setup. The plan is made
 // by disk.PlanSetup from what the disks hold now (read-only probes of the
@@ -15,6 +15,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -23,13 +24,13 @@ import (
 var DiskSetup = NewDiskSetup(DiskEnv{})
 
 // NewDiskSetup is cc_disk_setup with its view of the machine injected.
-func NewDiskSetup(env DiskEnv) Module {
-	return Module{
+func NewDiskSetup(env DiskEnv) modules.Module {
+	return modules.Module{
 		Name:       "disk_setup",
 		Frequency:  state.PerInstance,
 		Keys:       []string{"device_aliases", "disk_setup", "fs_setup"},
 		ActivateBy: []string{"disk_setup", "fs_setup"},
-		Run: Typed(func(ctx context.Context, c *Context, cfg diskSetupConfig) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, cfg diskSetupConfig) error {
 			return diskSetup(ctx, c, env, cfg)
 		}),
 	}
@@ -38,7 +39,7 @@ func NewDiskSetup(env DiskEnv) Module {
 // rootExecutor writes tables with disk.DeviceWriter (or on the injected
 // OpenDisk devices) and runs mkfs in the target.
 type rootExecutor struct {
-	c   *Context
+	c   *modules.Context
 	env DiskEnv
 }
 
@@ -69,7 +70,7 @@ type diskSetupConfig struct {
 	Aliases       map[string]string `cfg:"device_aliases,loose"`
 }
 
-func diskSetup(ctx context.Context, c *Context, env DiskEnv, cfg diskSetupConfig) error {
+func diskSetup(ctx context.Context, c *modules.Context, env DiskEnv, cfg diskSetupConfig) error {
 	const name = "disk_setup"
 	if cfg.DiskSetup == nil && cfg.FSSetup == nil {
 		c.Log.Debug("Skipping module named disk_setup, no disk_setup or fs_setup configuration", "module", name)
@@ -81,7 +82,7 @@ func diskSetup(ctx context.Context, c *Context, env DiskEnv, cfg diskSetupConfig
 	}
 	setup, warns := disk.ParseSetupValues(disk.SetupValues{DeviceAliases: cfg.DeviceAliases, DiskSetup: cfg.DiskSetup, FSSetup: cfg.FSSetup}, names)
 	for _, w := range warns {
-		c.warn("disk_setup: %s", w)
+		c.Warnf("disk_setup: %s", w)
 	}
 	mounts, err := env.mounts()
 	if err != nil {
@@ -99,7 +100,7 @@ func diskSetup(ctx context.Context, c *Context, env DiskEnv, cfg diskSetupConfig
 	for _, st := range plan.Steps {
 		if st.Action == "skip" && st.Warn {
 			msg := fmt.Sprintf("disk_setup: %s: skipping %s: %s", st.Config, st.Device, st.Reason)
-			c.warn("%s", msg)
+			c.Warnf("%s", msg)
 			continue
 		}
 		steps = append(steps, st)
@@ -113,7 +114,7 @@ func diskSetup(ctx context.Context, c *Context, env DiskEnv, cfg diskSetupConfig
 
 // probeSetupDevices reads the disks the config names, marking what is
 // mounted as in use.
-func probeSetupDevices(c *Context, cfg disk.SetupConfig, devs []bootenv.Device, mounts []disk.Mount, env DiskEnv) []disk.DeviceInfo {
+func probeSetupDevices(c *modules.Context, cfg disk.SetupConfig, devs []bootenv.Device, mounts []disk.Mount, env DiskEnv) []disk.DeviceInfo {
 	want := map[string]bool{}
 	add := func(n string) {
 		base, _ := disk.SplitDotted(n)
@@ -159,7 +160,7 @@ func probeSetupDevices(c *Context, cfg disk.SetupConfig, devs []bootenv.Device, 
 			info, err = disk.ProbeDevice(d.Path)
 		}
 		if err != nil {
-			c.warn("disk_setup: probing %s: %v", d.Path, err)
+			c.Warnf("disk_setup: probing %s: %v", d.Path, err)
 			continue
 		}
 		info.InUse = inUse[d.Path]

@@ -1,4 +1,4 @@
-package modules
+package disks
 
 // cc_resizefs: grow the root filesystem to fill its (grown) partition,
 // every boot. resize_rootfs: true (default) runs the resizer and waits;
@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/disk"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -22,12 +23,12 @@ import (
 var Resizefs = NewResizefs(DiskEnv{})
 
 // NewResizefs is cc_resizefs with its view of the machine injected.
-func NewResizefs(env DiskEnv) Module {
-	return Module{
+func NewResizefs(env DiskEnv) modules.Module {
+	return modules.Module{
 		Name:      "resizefs",
 		Frequency: state.PerAlways,
 		Keys:      []string{"resize_rootfs"},
-		Run: Typed(func(ctx context.Context, c *Context, cfg resizefsConfig) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, cfg resizefsConfig) error {
 			return resizefs(ctx, c, env, cfg)
 		}),
 	}
@@ -39,7 +40,7 @@ type resizefsConfig struct {
 	ResizeRootfs any `cfg:"resize_rootfs"`
 }
 
-func resizefs(ctx context.Context, c *Context, env DiskEnv, cfg resizefsConfig) error {
+func resizefs(ctx context.Context, c *modules.Context, env DiskEnv, cfg resizefsConfig) error {
 	const name = "resizefs"
 	raw := cfg.ResizeRootfs
 	if raw == nil {
@@ -83,7 +84,7 @@ func resizefs(ctx context.Context, c *Context, env DiskEnv, cfg resizefsConfig) 
 		ctx = context.WithoutCancel(ctx)
 		bg(func() {
 			if err := do(); err != nil {
-				c.warn("resizefs (noblock): %v", err)
+				c.Warnf("resizefs (noblock): %v", err)
 			}
 		})
 		c.Log.Info("Resizing (via forking) root filesystem", "module", name, "device", l.Device, "fstype", l.FSType, "argv", argv)

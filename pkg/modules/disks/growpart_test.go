@@ -1,4 +1,4 @@
-package modules
+package disks
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -35,7 +36,7 @@ func (r *diskRunner) Run(ctx context.Context, root string, cmd target.Cmd) error
 }
 
 type diskFixture struct {
-	c        *Context
+	c        *modules.Context
 	run      *diskRunner
 	env      DiskEnv
 	grown    []string
@@ -45,7 +46,7 @@ type diskFixture struct {
 
 // newDiskFixture makes a target on a temp dir, mounted (per a fake
 // mountinfo) from /dev/vda1 with fstype, and a fake device list.
-func newDiskFixture(t *testing.T, cfg Config, fstype string) *diskFixture {
+func newDiskFixture(t *testing.T, cfg modules.Config, fstype string) *diskFixture {
 	t.Helper()
 	dir := t.TempDir()
 	rootDir := filepath.Join(dir, "sysroot")
@@ -83,7 +84,7 @@ func newDiskFixture(t *testing.T, cfg Config, fstype string) *diskFixture {
 		},
 		Background: func(fn func()) { fn() },
 	}
-	f.c = &Context{
+	f.c = &modules.Context{
 		Root:   root,
 		Config: cfg,
 		Log:    slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -96,22 +97,22 @@ func newDiskFixture(t *testing.T, cfg Config, fstype string) *diskFixture {
 func TestGrowpartModule(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		cfg     Config
+		cfg     modules.Config
 		files   []string
 		want    []string
 		nWarn   int
 		wantErr bool
 	}{
-		{name: "default grows the root", cfg: Config{}, want: []string{"/dev/vda 1"}},
-		{name: "mode off", cfg: Config{"growpart": map[string]any{"mode": "off"}}},
-		{name: "mode false", cfg: Config{"growpart": map[string]any{"mode": false}}},
-		{name: "growroot-disabled", cfg: Config{}, files: []string{GrowrootDisabled}},
-		{name: "growroot-disabled ignored", cfg: Config{"growpart": map[string]any{"ignore_growroot_disabled": true}},
+		{name: "default grows the root", cfg: modules.Config{}, want: []string{"/dev/vda 1"}},
+		{name: "mode off", cfg: modules.Config{"growpart": map[string]any{"mode": "off"}}},
+		{name: "mode false", cfg: modules.Config{"growpart": map[string]any{"mode": false}}},
+		{name: "growroot-disabled", cfg: modules.Config{}, files: []string{GrowrootDisabled}},
+		{name: "growroot-disabled ignored", cfg: modules.Config{"growpart": map[string]any{"ignore_growroot_disabled": true}},
 			files: []string{GrowrootDisabled}, want: []string{"/dev/vda 1"}},
-		{name: "devices", cfg: Config{"growpart": map[string]any{"mode": "growpart", "devices": []any{"/", "/data", "/dev/vdc", "/dev/nope", "/nomount"}}},
+		{name: "devices", cfg: modules.Config{"growpart": map[string]any{"mode": "growpart", "devices": []any{"/", "/data", "/dev/vdc", "/dev/nope", "/nomount"}}},
 			want: []string{"/dev/vda 1", "/dev/vdb 1"}, nWarn: 1},
-		{name: "empty devices", cfg: Config{"growpart": map[string]any{"devices": []any{}}}},
-		{name: "gpart", cfg: Config{"growpart": map[string]any{"mode": "gpart"}}, wantErr: true},
+		{name: "empty devices", cfg: modules.Config{"growpart": map[string]any{"devices": []any{}}}},
+		{name: "gpart", cfg: modules.Config{"growpart": map[string]any{"mode": "gpart"}}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newDiskFixture(t, tc.cfg, "ext4")
@@ -135,7 +136,7 @@ func TestGrowpartModule(t *testing.T) {
 }
 
 func TestGrowpartRootDevice(t *testing.T) {
-	f := newDiskFixture(t, Config{}, "ext4")
+	f := newDiskFixture(t, modules.Config{}, "ext4")
 	// The root's mount is not in the table (an agent in a container, say):
 	// an injected RootDevice answers for "/".
 	f.env.MountInfo = filepath.Join(t.TempDir(), "mountinfo")
@@ -157,15 +158,15 @@ func TestGrowpartRootDevice(t *testing.T) {
 func TestResizefsModule(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		cfg    Config
+		cfg    modules.Config
 		fstype string
 		want   [][]string
 	}{
-		{name: "ext4", cfg: Config{}, fstype: "ext4", want: [][]string{{"resize2fs", "/dev/vda1"}}},
-		{name: "xfs", cfg: Config{"resize_rootfs": true}, fstype: "xfs", want: [][]string{{"xfs_growfs", "/"}}},
-		{name: "btrfs noblock", cfg: Config{"resize_rootfs": "noblock"}, fstype: "btrfs", want: [][]string{{"btrfs", "filesystem", "resize", "max", "/"}}},
-		{name: "disabled", cfg: Config{"resize_rootfs": false}, fstype: "ext4"},
-		{name: "unknown fs", cfg: Config{}, fstype: "vfat"},
+		{name: "ext4", cfg: modules.Config{}, fstype: "ext4", want: [][]string{{"resize2fs", "/dev/vda1"}}},
+		{name: "xfs", cfg: modules.Config{"resize_rootfs": true}, fstype: "xfs", want: [][]string{{"xfs_growfs", "/"}}},
+		{name: "btrfs noblock", cfg: modules.Config{"resize_rootfs": "noblock"}, fstype: "btrfs", want: [][]string{{"btrfs", "filesystem", "resize", "max", "/"}}},
+		{name: "disabled", cfg: modules.Config{"resize_rootfs": false}, fstype: "ext4"},
+		{name: "unknown fs", cfg: modules.Config{}, fstype: "vfat"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newDiskFixture(t, tc.cfg, tc.fstype)
@@ -178,7 +179,7 @@ func TestResizefsModule(t *testing.T) {
 		})
 	}
 	t.Run("failure", func(t *testing.T) {
-		f := newDiskFixture(t, Config{}, "ext4")
+		f := newDiskFixture(t, modules.Config{}, "ext4")
 		f.run.fail = errors.New("resize2fs: no space")
 		err := NewResizefs(f.env).Run(context.Background(), f.c)
 		if err == nil || !strings.Contains(err.Error(), "/dev/vda1") {
@@ -186,7 +187,7 @@ func TestResizefsModule(t *testing.T) {
 		}
 	})
 	t.Run("no root mount", func(t *testing.T) {
-		f := newDiskFixture(t, Config{}, "ext4")
+		f := newDiskFixture(t, modules.Config{}, "ext4")
 		f.env.Devices = func() ([]bootenv.Device, error) { return nil, nil }
 		if err := NewResizefs(f.env).Run(context.Background(), f.c); err != nil || len(f.run.calls) != 0 {
 			t.Errorf("err %v, calls %v", err, f.run.calls)

@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // salt_minion (cloud-init cc_salt_minion, final stage, per-instance, all
 // distros, activated by the `salt_minion` key), as cloud-init 26.x does it:
@@ -26,17 +26,18 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // SaltMinion is cc_salt_minion.
-var SaltMinion = Module{
+var SaltMinion = modules.Module{
 	Name:       "salt_minion",
 	Frequency:  state.PerInstance,
 	Keys:       []string{"salt_minion"},
 	ActivateBy: []string{"salt_minion"},
-	Run:        Typed(runSaltMinion),
+	Run:        modules.Typed(runSaltMinion),
 }
 
 // saltConfig is the `salt_minion` key with the distro's defaults applied.
@@ -51,7 +52,7 @@ type saltConfig struct {
 	Local bool
 }
 
-func decodeSalt(c *Context, m map[string]any) saltConfig {
+func decodeSalt(c *modules.Context, m map[string]any) saltConfig {
 	s := saltConfig{Package: "salt-minion", Service: "salt-minion", ConfDir: "/etc/salt"}
 	if c.Distro.Variant() == "freebsd" {
 		s = saltConfig{Package: "py-salt", Service: "salt_minion", ConfDir: "/usr/local/etc/salt"}
@@ -92,14 +93,14 @@ func (saltKeys) TypeErrors() map[string]string {
 	return map[string]string{"salt_minion": "salt_minion: expected a mapping, found %s"}
 }
 
-func runSaltMinion(ctx context.Context, c *Context, cfg saltKeys) error {
+func runSaltMinion(ctx context.Context, c *modules.Context, cfg saltKeys) error {
 	if !cfg.Present {
 		return nil
 	}
 	m := cfg.Salt
 	s := decodeSalt(c, m)
-	f := c.facts()
-	if err := installPackages(ctx, c, f, []string{s.Package}); err != nil {
+	f := c.Facts()
+	if err := c.InstallPackages(ctx, f, []string{s.Package}); err != nil {
 		return err
 	}
 	if err := c.Root.MkdirAll(s.ConfDir, 0o755); err != nil {
@@ -130,10 +131,10 @@ func runSaltMinion(ctx context.Context, c *Context, cfg saltKeys) error {
 	if s.Local {
 		enable, restart = distro.ActionDisable, distro.ActionStop
 	}
-	if err := manageService(ctx, c, f, enable, s.Service); err != nil {
+	if err := c.ManageService(ctx, f, enable, s.Service); err != nil {
 		return err
 	}
-	if err := manageService(ctx, c, f, restart, s.Service); err != nil {
+	if err := c.ManageService(ctx, f, restart, s.Service); err != nil {
 		return err
 	}
 	if s.Local {

@@ -1,4 +1,4 @@
-package modules
+package ntp
 
 // ntp (cloud-init cc_ntp, config stage, per-instance, cloud-init's distro
 // list) configures an NTP client from the `ntp` key:
@@ -31,12 +31,14 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
 
 // NTP is cc_ntp.
-var NTP = Module{
+var NTP = modules.Module{
 	Name:      "ntp",
 	Frequency: state.PerInstance,
 	Keys:      []string{"ntp"},
@@ -45,7 +47,7 @@ var NTP = Module{
 		"openmandriva", "opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "photon",
 		"raspberry-pi-os", "rhel", "rocky", "sle_hpc", "sle-micro", "sles", "TencentOS", "ubuntu", "virtuozzo"},
 	ActivateBy: []string{"ntp"},
-	Run:        Typed(runNTP),
+	Run:        modules.Typed(runNTP),
 }
 
 // ntpConfig is the module's configuration.
@@ -90,13 +92,13 @@ type ntpClient struct {
 	Packages                                            []string
 }
 
-func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
+func runNTP(ctx context.Context, c *modules.Context, cfg ntpConfig) error {
 	nc := cfg.NTP
 	if !cfg.Present || pyval.IsFalse(nc.Enabled) {
 		c.Log.Debug("Skipping module named ntp, not present or disabled by cfg", "module", "ntp")
 		return nil
 	}
-	f := c.facts()
+	f := c.Facts()
 	dname := f.SystemInfo.Distro
 	cl, err := selectNTPClient(c, f, cfg)
 	if err != nil {
@@ -134,8 +136,8 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 			return fmt.Errorf("ntp: %w", err)
 		}
 	}
-	if !c.which(cl.CheckExe) && len(cl.Packages) > 0 {
-		if err := installPackages(ctx, c, f, cl.Packages); err != nil {
+	if !c.Which(cl.CheckExe) && len(cl.Packages) > 0 {
+		if err := c.InstallPackages(ctx, f, cl.Packages); err != nil {
 			return fmt.Errorf("ntp: %w", err)
 		}
 	}
@@ -143,7 +145,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 		c.Log.Debug("not reloading the NTP service: the target is not running yet", "module", "ntp")
 		return nil
 	}
-	if err := manageService(ctx, c, f, distro.ActionReload, cl.Service); err != nil {
+	if err := c.ManageService(ctx, f, distro.ActionReload, cl.Service); err != nil {
 		return fmt.Errorf("Failed to reload/start ntp service: %w", err)
 	}
 	return nil
@@ -151,7 +153,7 @@ func runNTP(ctx context.Context, c *Context, cfg ntpConfig) error {
 
 // selectNTPClient is select_ntp_client merged with ntp.config and checked
 // as supplemental_schema_validation does.
-func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, error) {
+func selectNTPClient(c *modules.Context, f distro.Facts, cfg ntpConfig) (ntpClient, error) {
 	nc := cfg.NTP
 	table := f.NTP.Clients
 	var base distro.NTPClient
@@ -166,7 +168,7 @@ func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, erro
 		}
 		if choice == "auto" {
 			for _, name := range f.NTP.Preferred {
-				if cl, ok := table[name]; ok && c.which(cl.CheckExe) {
+				if cl, ok := table[name]; ok && c.Which(cl.CheckExe) {
 					base, found = cl, true
 					break
 				}
@@ -204,7 +206,7 @@ func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, erro
 				errs = append(errs, fmt.Sprintf("Expected a list of required package names for ntp:config:packages. Found (%v)", v))
 				continue
 			}
-			cl.Packages = StringList(l)
+			cl.Packages = modules.StringList(l)
 		case "template", "template_name":
 			if v == nil {
 				present[k] = false
@@ -257,7 +259,7 @@ func selectNTPClient(c *Context, f distro.Facts, cfg ntpConfig) (ntpClient, erro
 
 // ntpTemplate finds a template by name: the target's
 // /etc/cloud/templates/<name>.tmpl (templates_dir), else cloudroot's.
-func ntpTemplate(c *Context, cfg ntpConfig, name string) (string, bool) {
+func ntpTemplate(c *modules.Context, cfg ntpConfig, name string) (string, bool) {
 	dir := "/etc/cloud/templates"
 	if d := cfg.SystemInfo.Paths.TemplatesDir; d != "" {
 		dir = d
@@ -283,7 +285,7 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 			}
 			data[k] = l
 		}
-		out, err := renderJinjaFile([]byte(tmpl), data)
+		out, err := render.Jinja([]byte(tmpl), data)
 		return string(out), err
 	}
 	strs := map[string]string{}
@@ -294,18 +296,5 @@ func renderNTPTemplate(tmpl string, params map[string][]string) (string, error) 
 		}
 		strs[k] = "[" + strings.Join(q, ", ") + "]"
 	}
-	return renderBasic(tmpl, strs)
-}
-
-// which is subp.which in the target: an absolute path that is an
-// executable file, or a name found in the default PATH.
-func (c *Context) which(name string) bool {
-	if name == "" {
-		return false
-	}
-	if strings.HasPrefix(name, "/") {
-		fi, err := c.Root.Stat(name)
-		return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-	}
-	return c.inPath(name)
+	return render.Basic(tmpl, strs)
 }

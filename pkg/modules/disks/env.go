@@ -1,4 +1,4 @@
-package modules
+package disks
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 // DiskEnv is how the disk modules (growpart, resizefs, disk_setup, mounts)
@@ -83,7 +84,7 @@ func (e DiskEnv) locator() (disk.Locator, error) {
 
 // locate resolves a growpart/resizefs device entry: a device path, else a
 // mount point inside the target.
-func (e DiskEnv) locate(c *Context, l disk.Locator, entry string) (disk.Located, error) {
+func (e DiskEnv) locate(c *modules.Context, l disk.Locator, entry string) (disk.Located, error) {
 	if strings.HasPrefix(entry, "/dev/") {
 		return l.ByPath(entry, nil)
 	}

@@ -1,4 +1,4 @@
-package modules
+package disks
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 // TestDiskSetupWarnings: a disk holding a filesystem is kept (overwrite is
@@ -16,7 +17,7 @@ import (
 // WARNING), not errors; nothing runs.
 func TestDiskSetupWarnings(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "data.img")
-	f := newDiskFixture(t, Config{
+	f := newDiskFixture(t, modules.Config{
 		"device_aliases": map[string]any{"data": img},
 		"disk_setup": map[string]any{
 			"data": map[string]any{"table_type": "gpt", "layout": []any{[]any{70, 83}, []any{30, 82}}},

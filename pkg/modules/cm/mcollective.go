@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // mcollective (cloud-init cc_mcollective, final stage, per-instance, all
 // distros, activated by the `mcollective` key), as cloud-init 26.x does it:
@@ -28,16 +28,17 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 // Mcollective is cc_mcollective.
-var Mcollective = Module{
+var Mcollective = modules.Module{
 	Name:       "mcollective",
 	Frequency:  state.PerInstance,
 	Keys:       []string{"mcollective"},
 	ActivateBy: []string{"mcollective"},
-	Run:        Typed(runMcollective),
+	Run:        modules.Typed(runMcollective),
 }
 
 // mcollective's files.
@@ -54,12 +55,12 @@ type mcollectiveKeys struct {
 	Mcollective map[string]any `cfg:"mcollective,loose"`
 }
 
-func runMcollective(ctx context.Context, c *Context, cfg mcollectiveKeys) error {
+func runMcollective(ctx context.Context, c *modules.Context, cfg mcollectiveKeys) error {
 	if !cfg.Present {
 		return nil
 	}
 	m := cfg.Mcollective
-	if err := installPackages(ctx, c, c.facts(), []string{"mcollective"}); err != nil {
+	if err := c.InstallPackages(ctx, c.Facts(), []string{"mcollective"}); err != nil {
 		return err
 	}
 	if conf, ok := m["conf"]; ok {
@@ -72,7 +73,7 @@ func runMcollective(ctx context.Context, c *Context, cfg mcollectiveKeys) error 
 	return err
 }
 
-func configureMcollective(c *Context, conf map[string]any) error {
+func configureMcollective(c *modules.Context, conf map[string]any) error {
 	old, err := c.Root.ReadFile(McollectiveServerCfg)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("mcollective: %w", err)
@@ -271,7 +272,7 @@ func (o *configObj) String() (string, error) {
 	write := func(s *coSection, depth int) error {
 		for _, e := range s.entries {
 			out = append(out, e.comments...)
-			k, err := configobjQuote(e.key, false)
+			k, err := modules.ConfigobjQuote(e.key, false)
 			if err != nil {
 				return err
 			}
@@ -281,7 +282,7 @@ func (o *configObj) String() (string, error) {
 				case 0:
 					v = ","
 				case 1:
-					q, err := configobjQuote(e.list[0], false)
+					q, err := modules.ConfigobjQuote(e.list[0], false)
 					if err != nil {
 						return err
 					}
@@ -289,7 +290,7 @@ func (o *configObj) String() (string, error) {
 				default:
 					var qs []string
 					for _, it := range e.list {
-						q, err := configobjQuote(it, false)
+						q, err := modules.ConfigobjQuote(it, false)
 						if err != nil {
 							return err
 						}
@@ -297,7 +298,7 @@ func (o *configObj) String() (string, error) {
 					}
 					v = strings.Join(qs, ", ")
 				}
-			} else if v, err = configobjQuote(e.value, true); err != nil {
+			} else if v, err = modules.ConfigobjQuote(e.value, true); err != nil {
 				return err
 			}
 			line := strings.Repeat(o.indent, depth) + k + " = " + v

@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // chef (cloud-init cc_chef, final stage, every boot, all distros,
 // activated by the `chef` key), as cloud-init 26.x does it:
@@ -37,6 +37,8 @@ import (
 	"slices"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -45,13 +47,13 @@ import (
 var Chef = NewChef(FetchOptions{})
 
 // NewChef builds the chef module with opts for the omnibus download.
-func NewChef(opts FetchOptions) Module {
-	return Module{
+func NewChef(opts FetchOptions) modules.Module {
+	return modules.Module{
 		Name:       "chef",
 		Frequency:  state.PerAlways,
 		Keys:       []string{"chef"},
 		ActivateBy: []string{"chef"},
-		Run: Typed(func(ctx context.Context, c *Context, cfg chefKeys) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, cfg chefKeys) error {
 			return runChef(ctx, c, opts, cfg)
 		}),
 	}
@@ -85,12 +87,12 @@ var (
 
 // chefKeys is the module's key: the chef mapping (nil when it is not one).
 type chefKeys struct {
-	Present    bool           `cfg:"chef,present"`
-	Chef       map[string]any `cfg:"chef,loose"`
-	SystemInfo templatePaths  `cfg:"system_info,loose"`
+	Present    bool                  `cfg:"chef,present"`
+	Chef       map[string]any        `cfg:"chef,loose"`
+	SystemInfo modules.TemplatePaths `cfg:"system_info,loose"`
 }
 
-func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) error {
+func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg chefKeys) error {
 	if !cfg.Present {
 		return nil
 	}
@@ -120,10 +122,10 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 				return fmt.Errorf("chef: %w", err)
 			}
 		} else if fi, err := c.Root.Stat(vkey); err != nil || !fi.Mode().IsRegular() {
-			c.warn("chef validation_cert provided as 'system', but validation_key path '%s' does not exist.", vkey)
+			c.Warnf("chef validation_cert provided as 'system', but validation_key path '%s' does not exist.", vkey)
 		}
 	}
-	if err := chefClientRB(c, m, cfg.SystemInfo.dir()); err != nil {
+	if err := chefClientRB(c, m, cfg.SystemInfo.Dir()); err != nil {
 		return err
 	}
 	if fb := cfgStr(m, "firstboot_path", ChefFirstBoot); fb == "" {
@@ -152,7 +154,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 		}
 	}
 	run := false
-	if !c.which(ChefExec) || cfgBool(m, "force_install", false) {
+	if !c.Which(ChefExec) || cfgBool(m, "force_install", false) {
 		var err error
 		if run, err = chefInstall(ctx, c, m, opts); err != nil {
 			return err
@@ -171,7 +173,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 		argv = append(argv, a)
 	default:
 		if _, ok := m["exec_arguments"]; ok {
-			c.warn("Unknown type %s provided for chef 'exec_arguments' expected list, tuple, or string", pyTypeRepr(a))
+			c.Warnf("Unknown type %s provided for chef 'exec_arguments' expected list, tuple, or string", pyTypeRepr(a))
 		}
 		argv = append(argv, chefExecDefaults...)
 	}
@@ -190,7 +192,7 @@ func runChef(ctx context.Context, c *Context, opts FetchOptions, cfg chefKeys) e
 
 // chefMigrateDirs moves what the legacy cache and backup directories hold
 // into the new ones (a name already there is left behind).
-func chefMigrateDirs(c *Context) error {
+func chefMigrateDirs(c *modules.Context) error {
 	for _, mv := range chefDirMigration {
 		old, dst := mv[0], mv[1]
 		ents, err := c.Root.ReadDir(old)
@@ -215,7 +217,7 @@ func chefMigrateDirs(c *Context) error {
 }
 
 // chefClientRB renders client.rb.
-func chefClientRB(c *Context, m map[string]any, templatesDir string) error {
+func chefClientRB(c *modules.Context, m map[string]any, templatesDir string) error {
 	out := cfgStr(m, "config_path", ChefClientRB)
 	tmpl, err := c.Root.ReadFile(path.Join(templatesDir, "chef_client.rb.tmpl"))
 	if err != nil {
@@ -244,7 +246,7 @@ func chefClientRB(c *Context, m map[string]any, templatesDir string) error {
 			return fmt.Errorf("'%s'", k)
 		}
 	}
-	params["generated_by"] = makeHeader(c, "Created")
+	params["generated_by"] = c.MakeHeader("Created")
 	params["node_name"] = cfgStr(m, "node_name", c.InstanceID)
 	params["environment"] = cfgStr(m, "environment", "_default")
 	params["server_url"] = jinjaValue(m["server_url"])
@@ -256,7 +258,7 @@ func chefClientRB(c *Context, m map[string]any, templatesDir string) error {
 			}
 		}
 	}
-	body, err := renderJinjaFile(tmpl, params)
+	body, err := render.Jinja(tmpl, params)
 	if err != nil {
 		return fmt.Errorf("chef: rendering %s: %w", out, err)
 	}
@@ -277,9 +279,9 @@ func jinjaValue(v any) any {
 }
 
 // chefInstall installs chef by install_type and says whether to run it.
-func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOptions) (bool, error) {
+func chefInstall(ctx context.Context, c *modules.Context, m map[string]any, opts FetchOptions) (bool, error) {
 	run := cfgBool(m, "exec", false)
-	f := c.facts()
+	f := c.Facts()
 	switch t := cfgStr(m, "install_type", "packages"); t {
 	case "gems":
 		ruby := cfgStr(m, "ruby_version", ChefRubyVersion)
@@ -324,7 +326,7 @@ func chefInstall(ctx context.Context, c *Context, m map[string]any, opts FetchOp
 		}
 		return run, runBlob(ctx, c, blob, "chef-omnibus-install", args)
 	default:
-		c.warn("Unknown chef install type '%s'", t)
+		c.Warnf("Unknown chef install type '%s'", t)
 		return false, nil
 	}
 }

@@ -1,4 +1,4 @@
-package modules
+package disks
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 func TestDiskSetupModule(t *testing.T) {
@@ -20,7 +21,7 @@ func TestDiskSetupModule(t *testing.T) {
 	if err := os.Truncate(img, 64<<20); err != nil {
 		t.Fatal(err)
 	}
-	f := newDiskFixture(t, Config{
+	f := newDiskFixture(t, modules.Config{
 		"device_aliases": map[string]any{"data": img},
 		"disk_setup": map[string]any{
 			"data":     map[string]any{"table_type": "gpt", "layout": true},

@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // Helpers shared by the configuration-management modules (ansible, puppet,
 // chef, salt_minion, mcollective): running a command with cloud-init's
@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -34,7 +35,7 @@ type cmCmd struct {
 
 // run runs cmd in the target; with Capture its standard output is
 // returned, otherwise it goes to c.Out with standard error.
-func (cmd cmCmd) run(ctx context.Context, c *Context) (string, error) {
+func (cmd cmCmd) run(ctx context.Context, c *modules.Context) (string, error) {
 	out := c.Out
 	if out == nil {
 		out = io.Discard
@@ -44,7 +45,7 @@ func (cmd cmCmd) run(ctx context.Context, c *Context) (string, error) {
 	if cmd.Capture {
 		stdout = &buf
 	}
-	err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: cmdEnv(c, cmd.Env), Dir: cmd.Dir, Stdout: stdout, Stderr: out})
+	err := c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: c.CmdEnv(cmd.Env), Dir: cmd.Dir, Stdout: stdout, Stderr: out})
 	if err != nil {
 		return buf.String(), fmt.Errorf("running %s: %w", strings.Join(cmd.Argv, " "), err)
 	}
@@ -87,7 +88,7 @@ func shellQuote(s string) string {
 // fqdn is socket.getfqdn() for the target: its host name (the running
 // kernel's when booted, else /etc/hostname) and, among the names of the
 // /etc/hosts line that carries it, the first one with a dot.
-func (c *Context) fqdn() string {
+func fqdn(c *modules.Context) string {
 	host := ""
 	if c.Booted {
 		host, _ = os.Hostname()

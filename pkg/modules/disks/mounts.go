@@ -1,4 +1,4 @@
-package modules
+package disks
 
 // cc_mounts: /etc/fstab entries from `mounts` (pkg/disk RenderFstab has the
 // rules) and the swap file from `swap`. In the initramfs nothing is mounted
@@ -17,6 +17,8 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -25,12 +27,12 @@ import (
 var Mounts = NewMounts(DiskEnv{})
 
 // NewMounts is cc_mounts with its view of the machine injected.
-func NewMounts(env DiskEnv) Module {
-	return Module{
+func NewMounts(env DiskEnv) modules.Module {
+	return modules.Module{
 		Name:      "mounts",
 		Frequency: state.PerInstance,
 		Keys:      []string{"mounts", "mount_default_fields", "swap"},
-		Run: Typed(func(ctx context.Context, c *Context, cfg mountsConfig) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, cfg mountsConfig) error {
 			return mounts(ctx, c, env, cfg)
 		}),
 	}
@@ -38,7 +40,7 @@ func NewMounts(env DiskEnv) Module {
 
 // deviceEnv builds name resolution from the device list, device_aliases
 // and the datasource's block-device-mapping meta-data (EC2, OpenStack).
-func (e DiskEnv) deviceEnv(c *Context, aliases map[string]string) (disk.DeviceEnv, []bootenv.Device, error) {
+func (e DiskEnv) deviceEnv(c *modules.Context, aliases map[string]string) (disk.DeviceEnv, []bootenv.Device, error) {
 	devs, err := e.devices()
 	if err != nil {
 		return disk.DeviceEnv{}, nil, fmt.Errorf("listing block devices: %w", err)
@@ -57,7 +59,7 @@ func (e DiskEnv) deviceEnv(c *Context, aliases map[string]string) (disk.DeviceEn
 		},
 		Meta: func(name string) string {
 			bdm, _ := c.Meta["block-device-mapping"].(map[string]any)
-			return scalarString(bdm[name])
+			return pyval.ScalarStr(bdm[name])
 		},
 	}
 	de.Aliases = aliases
@@ -78,7 +80,7 @@ func (mountsConfig) TypeErrors() map[string]string {
 	return map[string]string{"mounts": "mounts: 'mounts' must be a list, got %s"}
 }
 
-func mounts(ctx context.Context, c *Context, env DiskEnv, cfg mountsConfig) error {
+func mounts(ctx context.Context, c *modules.Context, env DiskEnv, cfg mountsConfig) error {
 	const name = "mounts"
 	mc := disk.MountsConfig{Mounts: cfg.Mounts}
 	if raw := cfg.DefaultFields; raw != nil {
@@ -94,10 +96,10 @@ func mounts(ctx context.Context, c *Context, env DiskEnv, cfg mountsConfig) erro
 	}
 	sc, err := disk.ParseSwap(cfg.Swap)
 	if err != nil {
-		c.warn("mounts: %v", err)
+		c.Warnf("mounts: %v", err)
 	} else if sc.Enabled() {
 		if f, err := setupSwap(ctx, c, env, sc); err != nil {
-			c.warn("mounts: failed to setup swap: %v", err)
+			c.Warnf("mounts: failed to setup swap: %v", err)
 		} else {
 			mc.SwapFile = f
 		}
@@ -138,7 +140,7 @@ func mounts(ctx context.Context, c *Context, env DiskEnv, cfg mountsConfig) erro
 
 // setupSwap creates the swap file inside the target unless it exists, and
 // returns its name for fstab.
-func setupSwap(ctx context.Context, c *Context, env DiskEnv, sc disk.SwapConfig) (string, error) {
+func setupSwap(ctx context.Context, c *modules.Context, env DiskEnv, sc disk.SwapConfig) (string, error) {
 	fname := path.Clean("/" + sc.Filename)
 	if c.Root.Exists(fname) {
 		c.Log.Debug("swap file exists, not recreating it", "module", "mounts", "path", fname)

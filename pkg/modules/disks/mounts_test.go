@@ -1,4 +1,4 @@
-package modules
+package disks
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 func TestMountsModule(t *testing.T) {
-	f := newDiskFixture(t, Config{
+	f := newDiskFixture(t, modules.Config{
 		"mounts":         []any{[]any{"ephemeral0", "/mnt", "auto", "defaults,noexec"}, []any{"vdc", "/srv/data"}},
 		"swap":           map[string]any{"filename": "/var/swap", "size": "auto", "maxsize": "256M"},
 		"device_aliases": map[string]any{"scratch": "/dev/vdc"},
@@ -43,7 +44,7 @@ func TestMountsModule(t *testing.T) {
 }
 
 func TestMountsModuleNothingToDo(t *testing.T) {
-	f := newDiskFixture(t, Config{}, "ext4")
+	f := newDiskFixture(t, modules.Config{}, "ext4")
 	f.env.Devices = func() ([]bootenv.Device, error) { return nil, nil }
 	if err := NewMounts(f.env).Run(context.Background(), f.c); err != nil {
 		t.Fatal(err)

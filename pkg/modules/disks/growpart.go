@@ -1,4 +1,4 @@
-package modules
+package disks
 
 // cc_growpart: grow the partitions behind `growpart.devices` (default the
 // root) with cloudroot's built-in growpart (pkg/disk), every boot.
@@ -18,6 +18,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/disk"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -28,12 +29,12 @@ const GrowrootDisabled = "/etc/growroot-disabled"
 var Growpart = NewGrowpart(DiskEnv{})
 
 // NewGrowpart is cc_growpart with its view of the machine injected.
-func NewGrowpart(env DiskEnv) Module {
-	return Module{
+func NewGrowpart(env DiskEnv) modules.Module {
+	return modules.Module{
 		Name:      "growpart",
 		Frequency: state.PerAlways,
 		Keys:      []string{"growpart"},
-		Run: Typed(func(ctx context.Context, c *Context, cfg growpartConfig) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, cfg growpartConfig) error {
 			return growpart(ctx, c, env, cfg)
 		}),
 	}
@@ -54,11 +55,11 @@ type growpartSection struct {
 	IgnoreGrowrootDisabled bool     `cfg:"ignore_growroot_disabled"`
 }
 
-func growpart(ctx context.Context, c *Context, env DiskEnv, cfg growpartConfig) error {
+func growpart(ctx context.Context, c *modules.Context, env DiskEnv, cfg growpartConfig) error {
 	g := growpartSection{Mode: "auto", Devices: []string{"/"}}
 	if cfg.Present {
 		if cfg.Growpart == nil {
-			c.warn("growpart: 'growpart' in config was not a dict")
+			c.Warnf("growpart: 'growpart' in config was not a dict")
 			return nil
 		}
 		g = *cfg.Growpart
@@ -103,7 +104,7 @@ func growpart(ctx context.Context, c *Context, env DiskEnv, cfg growpartConfig) 
 		r, err := grow(l.Disk, l.Partition, disk.GrowOptions{Log: c.Log.With("module", "growpart")})
 		switch {
 		case err != nil:
-			c.warn("growpart: '%s' FAILED: failed to resize: disk=%s, ptnum=%d: %v", entry, l.Disk, l.Partition, err)
+			c.Warnf("growpart: '%s' FAILED: failed to resize: disk=%s, ptnum=%d: %v", entry, l.Disk, l.Partition, err)
 		case r.Changed:
 			c.Log.Info(fmt.Sprintf("'%s' resized: changed (%s, %d) from %d to %d", entry, l.Disk, l.Partition,
 				r.OldSize()*int64(r.SectorSize), r.NewSize()*int64(r.SectorSize)), "module", "growpart", "device", l.Device)

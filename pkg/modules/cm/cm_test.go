@@ -1,4 +1,4 @@
-package modules
+package cm
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // upstreamCM is one case of testdata/<module>-upstream.json
@@ -34,11 +37,11 @@ type upstreamCM struct {
 
 // cmModules are the configuration-management modules compared with
 // upstream by TestCMUpstream, their downloads answered by a recorder.
-var cmModules = []Module{Ansible, SaltMinion, Mcollective, cmModule("puppet", nil), cmModule("chef", nil)}
+var cmModules = []modules.Module{Ansible, SaltMinion, Mcollective, cmModule("puppet", nil), cmModule("chef", nil)}
 
 // cmModule is the module called name with its installer downloads
 // recorded in *fetched and answered with a shell script.
-func cmModule(name string, fetched *[]string) Module {
+func cmModule(name string, fetched *[]string) modules.Module {
 	fetch := FetchOptions{Fetch: func(_ context.Context, url string, _ int) ([]byte, error) {
 		if fetched != nil {
 			*fetched = append(*fetched, url)
@@ -51,7 +54,7 @@ func cmModule(name string, fetched *[]string) Module {
 	case "chef":
 		return NewChef(fetch)
 	}
-	for _, m := range Registry() {
+	for _, m := range Modules() {
 		if m.Name == name {
 			return m
 		}
@@ -85,11 +88,11 @@ func TestCMUpstream(t *testing.T) {
 	}
 }
 
-func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
-	g := goldenSetup(t, filepath.Join("testdata/modgolden", m.Name, name))
+func compareCM(t *testing.T, m modules.Module, name string, want upstreamCM) {
+	g := famtest.Setup(t, filepath.Join("testdata/modgolden", m.Name, name))
 	var fetched, wantFetched []string
 	m = cmModule(m.Name, &fetched)
-	runErr := m.Run(t.Context(), g.c)
+	runErr := m.Run(t.Context(), g.C)
 	got := ""
 	if runErr != nil {
 		got = runErr.Error()
@@ -97,7 +100,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 	if !strings.HasSuffix(got, want.Error) || (want.Error == "") != (got == "") {
 		t.Errorf("error %q, upstream %q", got, want.Error)
 	}
-	f := g.c.facts()
+	f := g.C.Facts()
 	var wantCmds []string
 	line := func(env, argv []string, dir string) string {
 		s := strings.Join(append(slices.Clone(env), argv...), " ")
@@ -129,9 +132,9 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 			wantCmds = append(wantCmds, line(c.Env, c.Argv, ""))
 		}
 	}
-	gotCmds := slices.Clone(g.rr.log)
+	gotCmds := slices.Clone(g.Runner.Log)
 	for i, l := range gotCmds {
-		gotCmds[i] = tmpPath.ReplaceAllString(l, "<tmp>/")
+		gotCmds[i] = modtest.TmpPath.ReplaceAllString(l, "<tmp>/")
 	}
 	if diff := cmp.Diff(wantCmds, gotCmds); diff != "" {
 		t.Errorf("commands (-upstream +cloudroot):\n%s", diff)
@@ -139,7 +142,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 	if diff := cmp.Diff(wantFetched, fetched); diff != "" {
 		t.Errorf("downloads (-upstream +cloudroot):\n%s", diff)
 	}
-	after := snapshot(t, g.root)
+	after := modtest.Snapshot(t, g.Root)
 	for p, content := range want.Files {
 		gp := p
 		if in, err := os.ReadFile(filepath.Join("testdata/modgolden", m.Name, name, "root", p)); err == nil && "mode 0644\n"+string(in) == content {
@@ -166,7 +169,7 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 	}
 	var extra []string
 	for p, a := range after {
-		if _, ok := want.Files[p]; !ok && g.before[p] != a {
+		if _, ok := want.Files[p]; !ok && g.Before[p] != a {
 			extra = append(extra, p)
 		}
 	}
@@ -182,9 +185,6 @@ func compareCM(t *testing.T, m Module, name string, want upstreamCM) {
 
 // createdHeader is util.make_header's line (version and time differ).
 var createdHeader = regexp.MustCompile(`(?m)^# Created by cloud-init v\. \S+ on .*$`)
-
-// tmpPath is a temporary directory in a command line.
-var tmpPath = regexp.MustCompile(`(/var/tmp/cloud-init|/tmp)/[^/ ]+/`)
 
 // FuzzConfigObj: whatever server.cfg holds, parsing never panics, and once
 // written (indentation and quoting normalised) the file reads back and
@@ -242,7 +242,7 @@ func FuzzRawConfig(f *testing.F) {
 }
 
 // TestCMDocsExamples: every example of cloud-init's docs for the
-// configuration-management modules (testdata/docs/<module>/) runs on a
+// configuration-management modules (pkg/modules/testdata/docs/<module>/) runs on a
 // Debian target where the tools are installed, without error.
 func TestCMDocsExamples(t *testing.T) {
 	outputs := map[string]string{
@@ -254,7 +254,7 @@ func TestCMDocsExamples(t *testing.T) {
 		"puppet config print csr_attributes":                   "/etc/puppet/csr_attributes.yaml\n",
 	}
 	for _, m := range cmModules {
-		files, _ := filepath.Glob("testdata/docs/" + m.Name + "/example*.yaml")
+		files, _ := filepath.Glob(filepath.Join(modtest.Shared(), "docs", m.Name, "example*.yaml"))
 		if len(files) == 0 {
 			t.Errorf("%s: no examples", m.Name)
 		}
@@ -273,23 +273,29 @@ func TestCMDocsExamples(t *testing.T) {
 				}
 				os.MkdirAll(filepath.Join(dir, "root/etc/puppet"), 0o755)
 				os.WriteFile(filepath.Join(dir, "root/etc/puppet/puppet.conf"), []byte("[main]\n"), 0o644)
-				g := goldenSetup(t, dir)
+				g := famtest.Setup(t, dir)
 				for k, v := range outputs {
-					g.rr.outputs[k] = v
+					g.Runner.Outputs[k] = v
 				}
-				if err := cmModule(m.Name, nil).Run(t.Context(), g.c); err != nil {
+				if err := cmModule(m.Name, nil).Run(t.Context(), g.C); err != nil {
 					t.Fatalf("%s: %v", f, err)
 				}
 				changed := 0
-				for p, a := range snapshot(t, g.root) {
-					if g.before[p] != a {
+				for p, a := range modtest.Snapshot(t, g.Root) {
+					if g.Before[p] != a {
 						changed++
 					}
 				}
-				if len(g.rr.log) == 0 && changed == 0 {
+				if len(g.Runner.Log) == 0 && changed == 0 {
 					t.Errorf("%s ran no command and wrote nothing", f)
 				}
 			})
 		}
+	}
+}
+
+func TestModuleGolden(t *testing.T) {
+	for _, m := range cmModules {
+		t.Run(m.Name, func(t *testing.T) { famtest.Golden(t, m) })
 	}
 }

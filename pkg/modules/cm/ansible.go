@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // ansible (cloud-init cc_ansible, final stage, per-instance, all distros,
 // activated by the `ansible` key), as cloud-init 26.x runs it:
@@ -38,16 +38,17 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 // Ansible is cc_ansible.
-var Ansible = Module{
+var Ansible = modules.Module{
 	Name:       "ansible",
 	Frequency:  state.PerInstance,
 	Keys:       []string{"ansible"},
 	ActivateBy: []string{"ansible"},
-	Run:        Typed(runAnsible),
+	Run:        modules.Typed(runAnsible),
 }
 
 // PythonExecutable is the interpreter cloud-init runs as (sys.executable),
@@ -82,7 +83,7 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		}
 	}
 	a.InstallMethod, a.Package = pyval.Str(m["install_method"]), pyval.Str(m["package_name"])
-	a.RunUser, a.Config = scalarString(m["run_user"]), scalarString(m["ansible_config"])
+	a.RunUser, a.Config = pyval.ScalarStr(m["run_user"]), pyval.ScalarStr(m["ansible_config"])
 	switch p := m["pull"].(type) {
 	case nil:
 	case map[string]any:
@@ -150,7 +151,7 @@ func pyStrList(v any) []string {
 
 // ansibleRun runs the module's commands as cloud-init's AnsiblePull does.
 type ansibleRun struct {
-	c   *Context
+	c   *modules.Context
 	a   ansibleConfig
 	env []string
 }
@@ -169,7 +170,7 @@ type ansibleKeys struct {
 	Ansible any `cfg:"ansible"`
 }
 
-func runAnsible(ctx context.Context, c *Context, cfg ansibleKeys) error {
+func runAnsible(ctx context.Context, c *modules.Context, cfg ansibleKeys) error {
 	a, err := decodeAnsible(cfg.Ansible)
 	if err != nil {
 		return err
@@ -200,7 +201,7 @@ func runAnsible(ctx context.Context, c *Context, cfg ansibleKeys) error {
 	}
 	if a.galaxy != nil {
 		if len(a.GalaxyActions) == 0 {
-			c.warn("Invalid config: %s", pyval.Repr(a.galaxy))
+			c.Warnf("Invalid config: %s", pyval.Repr(a.galaxy))
 		}
 		for _, act := range a.GalaxyActions {
 			if _, err := r.cmd(ctx, act, "", false); err != nil {
@@ -264,10 +265,10 @@ func ansibleFlags(m map[string]any, bareTrue bool) []string {
 }
 
 func (r *ansibleRun) installDistro(ctx context.Context) error {
-	if r.c.which("ansible") {
+	if r.c.Which("ansible") {
 		return nil
 	}
-	return installPackages(ctx, r.c, r.c.facts(), []string{r.a.Package})
+	return r.c.InstallPackages(ctx, r.c.Facts(), []string{r.a.Package})
 }
 
 // pipBase is `python3 -m pip`.
@@ -277,7 +278,7 @@ func (r *ansibleRun) pipBase() []string {
 
 func (r *ansibleRun) installed(ctx context.Context) (bool, error) {
 	if r.a.InstallMethod != "pip" {
-		return r.c.which("ansible"), nil
+		return r.c.Which("ansible"), nil
 	}
 	argv := append(r.pipBase(), "list")
 	if r.a.RunUser != "" {
@@ -303,7 +304,7 @@ func (r *ansibleRun) installPip(ctx context.Context) error {
 		if r.c.Distro.Variant() == "alpine" {
 			name = "py3-pip"
 		}
-		if err := installPackages(ctx, r.c, r.c.facts(), []string{name}); err != nil {
+		if err := r.c.InstallPackages(ctx, r.c.Facts(), []string{name}); err != nil {
 			return err
 		}
 	}
@@ -319,7 +320,7 @@ func (r *ansibleRun) installPip(ctx context.Context) error {
 		argv = append(argv, "--user")
 	}
 	if _, err := r.cmd(ctx, append(slices.Clone(argv), "--upgrade", "pip"), "", false); err != nil {
-		r.c.warn("Failed at upgrading pip. This is usually not criticalso the script will skip this step.\n%v", err)
+		r.c.Warnf("Failed at upgrading pip. This is usually not criticalso the script will skip this step.\n%v", err)
 	}
 	_, err = r.cmd(ctx, append(argv, r.a.Package), "", false)
 	return err
@@ -418,7 +419,7 @@ func (r *ansibleRun) pull(ctx context.Context, p map[string]any) error {
 		return err
 	}
 	if !ok {
-		r.c.warn("Cannot parse ansible version")
+		r.c.Warnf("Cannot parse ansible version")
 	} else if versionLess(v, [4]int{2, 7, 0, -1}) && pyval.Truthy(cfg["diff"]) {
 		return fmt.Errorf("Ansible version %d.%d.%ddoesn't support --diff flag, exiting.", v[0], v[1], v[2])
 	}

@@ -1,4 +1,4 @@
-package modules
+package cm
 
 // puppet (cloud-init cc_puppet, final stage, per-instance, all distros,
 // activated by the `puppet` key), as cloud-init 26.x does it:
@@ -40,6 +40,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
@@ -48,13 +49,13 @@ import (
 var Puppet = NewPuppet(FetchOptions{})
 
 // NewPuppet builds the puppet module with opts for the aio download.
-func NewPuppet(opts FetchOptions) Module {
-	return Module{
+func NewPuppet(opts FetchOptions) modules.Module {
+	return modules.Module{
 		Name:       "puppet",
 		Frequency:  state.PerInstance,
 		Keys:       []string{"puppet"},
 		ActivateBy: []string{"puppet"},
-		Run: Typed(func(ctx context.Context, c *Context, cfg puppetKeys) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, cfg puppetKeys) error {
 			return runPuppet(ctx, c, opts, cfg)
 		}),
 	}
@@ -118,7 +119,7 @@ type puppetKeys struct {
 	Puppet  map[string]any `cfg:"puppet,loose"`
 }
 
-func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKeys) error {
+func runPuppet(ctx context.Context, c *modules.Context, opts FetchOptions, cfg puppetKeys) error {
 	if !cfg.Present {
 		return nil
 	}
@@ -132,10 +133,10 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 		}
 	}
 	run := p.Exec
-	f := c.facts()
+	f := c.Facts()
 	switch {
 	case !p.Install && p.HasVersion:
-		c.warn("Puppet install set to false but version supplied, doing nothing.")
+		c.Warnf("Puppet install set to false but version supplied, doing nothing.")
 	case !p.Install:
 	case p.InstallType == "packages":
 		withVersion := func(n string) string {
@@ -153,7 +154,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 				}
 			}
 			if !installed {
-				c.warn("No installable puppet package in any of: %s", strings.Join(puppetPackageNames, ", "))
+				c.Warnf("No installable puppet package in any of: %s", strings.Join(puppetPackageNames, ", "))
 			}
 		} else if err := installPackageSpecs(ctx, c, f, []string{withVersion(p.Package)}); err != nil {
 			return err
@@ -177,7 +178,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 			return err
 		}
 	default:
-		c.warn("Unknown puppet install type '%s'", p.InstallType)
+		c.Warnf("Unknown puppet install type '%s'", p.InstallType)
 		run = false
 	}
 
@@ -226,7 +227,7 @@ func runPuppet(ctx context.Context, c *Context, opts FetchOptions, cfg puppetKey
 			argv = append(argv, strings.Fields(a)...)
 		default:
 			if p.HasExecArgs {
-				c.warn("Unknown type %s provided for puppet 'exec_args' expected list, tuple, or string", pyTypeRepr(a))
+				c.Warnf("Unknown type %s provided for puppet 'exec_args' expected list, tuple, or string", pyTypeRepr(a))
 			}
 			argv = append(argv, "--test")
 		}
@@ -250,10 +251,10 @@ func pyTypeRepr(v any) string {
 }
 
 // installPackageSpecs installs NAME or NAME=VERSION entries.
-func installPackageSpecs(ctx context.Context, c *Context, f distro.Facts, specs []string) error {
+func installPackageSpecs(ctx context.Context, c *modules.Context, f distro.Facts, specs []string) error {
 	pm := f.Packages()
 	if pm == nil {
-		return fmt.Errorf("installing %s: %w", strings.Join(specs, " "), errNoPackageManager)
+		return fmt.Errorf("installing %s: %w", strings.Join(specs, " "), modules.ErrNoPackageManager)
 	}
 	var list []distro.Package
 	for _, s := range specs {
@@ -261,7 +262,7 @@ func installPackageSpecs(ctx context.Context, c *Context, f distro.Facts, specs 
 		list = append(list, distro.Package{Name: n, Version: v})
 	}
 	for _, cmd := range pm.Install(list) {
-		if err := runCmd(ctx, c, cmd); err != nil {
+		if err := c.RunCmd(ctx, cmd); err != nil {
 			return err
 		}
 	}
@@ -269,17 +270,17 @@ func installPackageSpecs(ctx context.Context, c *Context, f distro.Facts, specs 
 }
 
 // puppetServices runs action on puppet-agent.service, else puppet.service.
-func puppetServices(ctx context.Context, c *Context, f distro.Facts, action string) {
+func puppetServices(ctx context.Context, c *modules.Context, f distro.Facts, action string) {
 	for _, n := range puppetPackageNames {
-		if err := manageService(ctx, c, f, action, n+".service"); err == nil {
+		if err := c.ManageService(ctx, f, action, n+".service"); err == nil {
 			return
 		}
 	}
-	c.warn("Could not '%s' any of the following services: %s", action, strings.Join(puppetPackageNames, ", "))
+	c.Warnf("Could not '%s' any of the following services: %s", action, strings.Join(puppetPackageNames, ", "))
 }
 
 // puppetConf applies conf's sections to puppet.conf.
-func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) error {
+func puppetConf(c *modules.Context, conf map[string]any, confPath, sslDir, user string) error {
 	old, err := c.Root.ReadFile(confPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("puppet: [Errno 2] No such file or directory: '%s'", confPath)
@@ -315,7 +316,7 @@ func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) 
 			for _, o := range keys {
 				val := pyval.Str(opts[o])
 				if o == "certname" {
-					val = strings.ReplaceAll(val, "%f", c.fqdn())
+					val = strings.ReplaceAll(val, "%f", fqdn(c))
 					val = strings.ReplaceAll(val, "%i", c.InstanceID)
 					val = strings.ToLower(val)
 				}
@@ -336,7 +337,7 @@ func puppetConf(c *Context, conf map[string]any, confPath, sslDir, user string) 
 
 // puppetCACert writes the CA certificate as cloud-init does: ssl_dir 0771
 // and its certs/ directory and certs/ca.pem owned by user:root.
-func puppetCACert(c *Context, sslDir, user, pem string) error {
+func puppetCACert(c *modules.Context, sslDir, user, pem string) error {
 	certDir := path.Join(sslDir, "certs")
 	caPath := path.Join(certDir, "ca.pem")
 	if !c.Root.Exists(sslDir) {
@@ -365,7 +366,7 @@ func puppetCACert(c *Context, sslDir, user, pem string) error {
 // chownByName is util.chownbyname in the target: the names must exist in
 // its passwd and group (cloud-init fails with KeyError otherwise); the
 // owner changes only when cloudroot runs as root.
-func chownByName(c *Context, p, user, group string) error {
+func chownByName(c *modules.Context, p, user, group string) error {
 	u, err := c.Root.LookupUser(user)
 	if err != nil {
 		return fmt.Errorf("getpwnam(): name not found: '%s': %w", user, err)

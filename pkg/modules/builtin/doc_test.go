@@ -1,16 +1,18 @@
-package modules
+package builtin
 
 import (
-	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
-const docPath = "../../docs/modules.md"
+const docPath = "../../../docs/modules.md"
 
 // TestModulesDoc keeps docs/modules.md's table equal to the registry
-// (go test ./pkg/modules -run TestModulesDoc -update rewrites it).
+// (go test ./pkg/modules/builtin -run TestModulesDoc -update rewrites it).
 func TestModulesDoc(t *testing.T) {
 	b, err := os.ReadFile(docPath)
 	if err != nil {
@@ -22,7 +24,7 @@ func TestModulesDoc(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the generated-table markers", docPath)
 	}
-	want := MarkdownTable()
+	want := modules.MarkdownTable(Modules())
 	if got := s[i+len(begin) : j]; got != want {
 		if golden.Update() {
 			if err := os.WriteFile(docPath, []byte(s[:i+len(begin)]+want+s[j:]), 0o644); err != nil {
@@ -30,6 +32,6 @@ func TestModulesDoc(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("docs/modules.md is stale; run go test ./pkg/modules -run TestModulesDoc -update")
+		t.Errorf("docs/modules.md is stale; run go test ./pkg/modules/builtin -run TestModulesDoc -update")
 	}
 }
