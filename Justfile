@@ -310,6 +310,7 @@ goldens area="all":
         fi
     fi
     cd {{justfile_directory()}}
+    export PYTHONHASHSEED=0  # set order: the same bytes on every run (scripts/goldens/lib/goldenlib.py)
     if [[ {{area}} == all ]]; then gens=(scripts/goldens/*.py scripts/goldens/*.sh); else gens=(scripts/goldens/{{area}}.py scripts/goldens/{{area}}.sh); fi
     ran=0
     for g in "${gens[@]}"; do

@@ -44,6 +44,7 @@ if goldenlib.run_each([((m, "pkg/modules/cm/testdata/modgolden/" + m, "pkg/modul
     sys.exit(0)
 
 MODULE, CASES, OSDIR = sys.argv[1:4]
+goldenlib.fix_time(util)
 cc = __import__("cloudinit.config.cc_" + MODULE, fromlist=["handle"])
 SRC_TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(util.__file__))), "templates")
 

@@ -29,7 +29,7 @@ goldenlib.args_or_defaults(["pkg/modules/testdata/yum"])
 
 
 def main():
-    util.time_rfc2822 = lambda: "Sun, 22 Nov 2026 08:36:48 +0000"
+    goldenlib.fix_time(util)
     for ud in sorted(glob.glob(os.path.join(sys.argv[1], "*", "user-data.yaml"))):
         d = tempfile.mkdtemp(prefix="yum-golden-")
         try:

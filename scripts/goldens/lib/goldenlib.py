@@ -39,6 +39,28 @@ import sys
 
 import yaml
 
+# Python randomises the order of sets of strings per process unless
+# PYTHONHASHSEED is fixed, and cloud-init iterates sets (the packages a module
+# installs, the distros and frequencies of module metadata...): a generator
+# started without PYTHONHASHSEED=0 (`just goldens` and goldenlib.sh set it)
+# re-executes itself once with it, so every run writes the same bytes.
+if os.environ.get("PYTHONHASHSEED") != "0":
+    os.environ["PYTHONHASHSEED"] = "0"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+# The date cloud-init's file headers carry ("# Created by cloud-init v. 26.2
+# on DATE", util.time_rfc2822): fixed, so a golden does not change with the
+# day it is regenerated (fix_time).
+FIXED_RFC2822 = "Sun, 22 Nov 2026 08:36:48 +0000"
+
+
+def fix_time(util):
+    """Makes cloudinit.util (passed in) give FIXED_RFC2822 as the time."""
+    util.time_rfc2822 = lambda: FIXED_RFC2822
+
+
 # The repository root: scripts/goldens/lib/ -> ../../..
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 

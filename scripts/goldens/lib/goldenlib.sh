@@ -7,6 +7,8 @@
 #                      from CLOUDINIT_SRC in its throwaway namespace)
 #   need_src NAME      exits 2 unless CLOUDINIT_SRC is an unpacked cloud-init
 #   need_root NAME WHY exits 2 unless run as root
+# Set order of every Python process the area starts (see goldenlib.py).
+export PYTHONHASHSEED=0
 goldens=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 repo=$(cd "$goldens/../.." && pwd)
 upstream() { "$repo/scripts/upstream-cloudinit.sh" "$@"; }
