@@ -28,27 +28,11 @@ import goldenlib  # noqa: E402
 goldenlib.args_or_defaults(["pkg/modules/testdata/modgolden/rsyslog", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/testdata/rsyslog-upstream.json")
 
 CASES, OSDIR = sys.argv[1:3]
-CLASS = {"debian": "debian", "ubuntu": "ubuntu", "rhel": "rhel", "fedora": "fedora", "opensuse-leap": "suse",
-         "sles": "suse", "alpine": "alpine", "arch": "arch", "photon": "photon"}
-
-
-def os_id(name):
-    with open(os.path.join(OSDIR, name)) as f:
-        for line in f:
-            if line.startswith("ID="):
-                return line.strip().split("=", 1)[1].strip('"')
 
 
 real_write = util.write_file
 result = {}
-for case in sorted(os.listdir(CASES)):
-    cdir = os.path.join(CASES, case)
-    if not os.path.isdir(cdir):
-        continue
-    with open(os.path.join(cdir, "distro")) as f:
-        name = CLASS[os_id(f.read().strip())]
-    with open(os.path.join(cdir, "config.yaml")) as f:
-        cfg = yaml.safe_load(f) or {}
+for case, cdir, _, name, cfg, _ in goldenlib.cases(CASES, OSDIR):
     tmp = tempfile.mkdtemp()
     if os.path.isdir(os.path.join(cdir, "root")):
         shutil.copytree(os.path.join(cdir, "root"), tmp, dirs_exist_ok=True)
