@@ -3,23 +3,17 @@ package modules
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
-
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // FuzzDecodeModuleKeys feeds any cloud-config to the decoders of
-// package_update_upgrade_install, phone_home, keys_to_console,
-// ssh_authkey_fingerprints, apt_pipelining, apt_configure, yum_add_repo,
-// zypper_add_repo and apk_configure: none may
-// panic or modify the config.
+// phone_home, keys_to_console and ssh_authkey_fingerprints: none may
+// panic or modify the config (pkg/modules/pkgmgr fuzzes its own).
 func FuzzDecodeModuleKeys(f *testing.F) {
-	for _, g := range []string{"testdata/packages/*/user-data.yaml", "testdata/apt/*/user-data.yaml", "testdata/docs/*/example*.yaml",
-		"testdata/yum/*/user-data.yaml", "testdata/zypper/*/user-data.yaml", "testdata/apk/*/user-data.yaml"} {
+	for _, g := range []string{"testdata/docs/*/example*.yaml"} {
 		files, _ := filepath.Glob(g)
 		for _, p := range files {
 			b, _ := os.ReadFile(p)
@@ -27,7 +21,6 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		}
 	}
 	f.Add([]byte("packages: [[a, b, c], {apt: x}, 3, {snap: [[a]]}]\nphone_home: {url: 1, post: 7, tries: x}"))
-	f.Add([]byte("apt_sources: [{filename: 1}, 2, {source: x}]\napt: {sources: [1], primary: x, debconf_selections: {a: [1]}}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var cfg map[string]any
 		if yaml.Unmarshal(b, &cfg) != nil || cfg == nil {
@@ -35,69 +28,11 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		}
 		orig := deepCopy(cfg)
 		c := Config(cfg)
-		decodePackages(typedConfig[packagesKeys](c))
 		decodePhoneHome(typedConfig[phoneHomeKeys](c))
 		decodeKeysToConsole(typedConfig[keysToConsoleKeys](c))
 		decodeAuthkey(typedConfig[authkeyKeys](c))
-		decodeAptPipelining(typedConfig[aptPipeliningConfig](c))
-		decodeApt(typedConfig[aptKeys](c))
-		decodeYumRepos(typedConfig[yumKeys](c))
-		decodeApk(typedConfig[apkKeys](c))
-		for _, r := range decodeZypper(typedConfig[zypperKeys](c)).Repos {
-			if id, ok := r["id"]; ok {
-				zypperRepoFile(pyval.Str(id), r)
-			}
-		}
 		if !cmp.Equal(orig, map[string]any(cfg)) {
 			t.Fatal("config modified")
-		}
-	})
-}
-
-// FuzzDisableSuites: disabling suites only ever comments lines out of a
-// one-line sources list, and never panics on deb822 text.
-func FuzzDisableSuites(f *testing.F) {
-	f.Add("deb http://m/ jammy main\ndeb [ arch=amd64 ] http://m/ jammy-updates main\n", "updates")
-	f.Add("Types: deb\nURIs: http://m/\nSuites: noble noble-updates\nComponents: main\n\n# x\nTypes: deb\nSuites: noble-security\n", "security")
-	f.Add("deb [\n", "release")
-	f.Fuzz(func(t *testing.T, src, suite string) {
-		isDeb822 := func(s string) bool { return deb822Lines().MatchString(s) && !oneLineLines().MatchString(s) }
-		out := disableSuites([]string{suite}, src, "jammy", isDeb822)
-		if isDeb822(src) {
-			return
-		}
-		in := strings.SplitAfter(src, "\n")
-		got := strings.SplitAfter(out, "\n")
-		if len(in) != len(got) {
-			t.Fatalf("%d lines became %d", len(in), len(got))
-		}
-		for i := range in {
-			if got[i] != in[i] && got[i] != "# suite disabled by cloud-init: "+in[i] {
-				t.Fatalf("line %q became %q", in[i], got[i])
-			}
-		}
-	})
-}
-
-// FuzzConfigobjQuote: a quoted value reads back as itself.
-func FuzzConfigobjQuote(f *testing.F) {
-	for _, s := range []string{"plain", "", "a,b", " x", "a#b", `say "hi"`, `it's "x"`, "a\n    b", `"""'''`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		q, err := ConfigobjQuote(v, true)
-		if err != nil {
-			return
-		}
-		for _, d := range []string{`"""`, "'''", `"`, "'"} {
-			if len(q) >= 2*len(d) && strings.HasPrefix(q, d) && strings.HasSuffix(q, d) {
-				if q[len(d):len(q)-len(d)] == v {
-					return
-				}
-			}
-		}
-		if q != v {
-			t.Fatalf("%q quoted as %q", v, q)
 		}
 	})
 }

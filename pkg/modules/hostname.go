@@ -51,6 +51,10 @@ func GetHostnameFQDN(c *Context, names hostnameKeys) HostnameInfo {
 	return HostnameInfo{Hostname: h, FQDN: fqdn, IsDefault: isDefault || isDefault2}
 }
 
+// DSHostname is DataSource.get_hostname: the datasource's host name (with
+// its domain when fqdn) and whether it is a default.
+func (c *Context) DSHostname(fqdn bool) (string, bool) { return dsHostname(c, fqdn) }
+
 // dsHostname is DataSource.get_hostname.
 func dsHostname(c *Context, fqdn bool) (string, bool) {
 	const defDomain, defHost = "localdomain", "localhost"

@@ -20,8 +20,7 @@ func Core() []Module {
 	return append([]Module{
 		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
 		SetPasswords, Timezone, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
-		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
-		PackageUpdateUpgradeInstall,
+		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
 	}, vendorModules()...)
@@ -382,7 +381,7 @@ func planStage(c *Context, entries []Entry) stagePlan {
 		note(fmt.Sprintf("Skipping modules '%s' because no applicable config is provided.", strings.Join(inapplicable, ",")))
 	}
 	if len(unverified) > 0 {
-		note(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", strings.Join(unverified, ","), distroName(c)))
+		note(fmt.Sprintf("Skipping modules '%s' because they are not verified on distro '%s'.  To run anyway, add them to 'unverified_modules' in config.", strings.Join(unverified, ","), c.DistroName()))
 	}
 	if len(forced) > 0 {
 		note(fmt.Sprintf("running unverified_modules: '%s'", strings.Join(forced, ", ")))
@@ -443,10 +442,10 @@ func runSafely(ctx context.Context, c *Context, m Module) (err error) {
 	return m.Run(ctx, c)
 }
 
-// distroName is cloud-init's distro name (cloud.distro.name): the merged
+// DistroName is cloud-init's distro name (cloud.distro.name): the merged
 // config's system_info.distro, as the image's cloud.cfg sets it, else the
 // variant of the target's os-release.
-func distroName(c *Context) string {
+func (c *Context) DistroName() string {
 	if si, ok := c.Config["system_info"].(map[string]any); ok {
 		if d := scalarString(si["distro"]); d != "" {
 			return d
@@ -458,7 +457,7 @@ func distroName(c *Context) string {
 // verified reports whether m is verified on c's distro (its Distros
 // list it, or it has none).
 func verified(c *Context, m Module) bool {
-	return len(m.Distros) == 0 || slices.Contains(m.Distros, distroName(c))
+	return len(m.Distros) == 0 || slices.Contains(m.Distros, c.DistroName())
 }
 
 // isActive is cloud-init's _is_active: a module with activation keys runs

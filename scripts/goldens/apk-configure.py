@@ -1,4 +1,4 @@
-"""Run upstream cc_apk_configure on every pkg/modules/testdata/apk case.
+"""Run upstream cc_apk_configure on every pkg/modules/pkgmgr/testdata/apk case.
 
 Run through scripts/upstream-cloudinit.sh --python (see docs/compatibility.md):
 
@@ -25,7 +25,7 @@ from cloudinit.config import cc_apk_configure as cc
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/apk", "templates/apk/repositories.tmpl"])
+goldenlib.args_or_defaults(["pkg/modules/pkgmgr/testdata/apk", "templates/apk/repositories.tmpl"])
 
 
 def main():

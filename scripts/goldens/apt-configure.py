@@ -1,11 +1,11 @@
-"""Run upstream cc_apt_configure on every pkg/modules/testdata/apt case.
+"""Run upstream cc_apt_configure on every pkg/modules/pkgmgr/testdata/apt case.
 
 Run through scripts/upstream-cloudinit.sh --python (see docs/compatibility.md):
 
     scripts/goldens/apt-configure.py <cases dir> <templates dir> <cloudcfg dir>
 
 For each <case>/user-data.yaml and each release (the families of
-pkg/modules/apt_configure_test.go) it builds the same temporary target,
+pkg/modules/pkgmgr/apt_configure_test.go) it builds the same temporary target,
 runs upstream's handle() with every command answered by a recorder (the
 same answers as the Go test's fake runner) and every path redirected into
 the target, and writes <case>/upstream.<release>.txt: the commands, then
@@ -220,7 +220,7 @@ def run_case(ud_path, fam, tmpl_dir, cloudcfg_dir):
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/apt", "templates/apt", "pkg/distro/testdata/cloudcfg"])
+goldenlib.args_or_defaults(["pkg/modules/pkgmgr/testdata/apt", "templates/apt", "pkg/distro/testdata/cloudcfg"])
 
 
 def main():

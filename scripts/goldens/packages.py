@@ -1,11 +1,11 @@
-"""Run upstream cc_package_update_upgrade_install on pkg/modules test cases.
+"""Run upstream cc_package_update_upgrade_install on pkg/modules/pkgmgr test cases.
 
 Run through scripts/upstream-cloudinit.sh --python (see docs/compatibility.md):
 
     scripts/goldens/packages.py <cases dir> <cloudcfg dir>
 
 For each <case>/user-data.yaml and each family of
-pkg/modules/packages_test.go, upstream's handle() runs with the family's
+pkg/modules/pkgmgr/packages_test.go, upstream's handle() runs with the family's
 distro class (system_info from its rendered cloud.cfg, merged with the
 case's), every command recorded instead of run, `which` answering what the
 family's image has, and its semaphores in a temporary directory. It writes
@@ -44,7 +44,7 @@ class DS:
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/packages", "pkg/distro/testdata/cloudcfg"])
+goldenlib.args_or_defaults(["pkg/modules/pkgmgr/testdata/packages", "pkg/distro/testdata/cloudcfg"])
 
 
 def main():

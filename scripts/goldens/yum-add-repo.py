@@ -1,4 +1,4 @@
-"""Run upstream cc_yum_add_repo on every pkg/modules/testdata/yum case.
+"""Run upstream cc_yum_add_repo on every pkg/modules/pkgmgr/testdata/yum case.
 
 Run through scripts/upstream-cloudinit.sh --python (see docs/compatibility.md):
 
@@ -25,7 +25,7 @@ from cloudinit.config import cc_yum_add_repo as cc
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/yum"])
+goldenlib.args_or_defaults(["pkg/modules/pkgmgr/testdata/yum"])
 
 
 def main():

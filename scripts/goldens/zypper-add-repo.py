@@ -1,4 +1,4 @@
-"""Run upstream cc_zypper_add_repo on every pkg/modules/testdata/zypper case.
+"""Run upstream cc_zypper_add_repo on every pkg/modules/pkgmgr/testdata/zypper case.
 
 Run through scripts/upstream-cloudinit.sh --python (see docs/compatibility.md):
 
@@ -27,7 +27,7 @@ ZYPP_CONF = "## zypp.conf\n[main]\n"
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/zypper"])
+goldenlib.args_or_defaults(["pkg/modules/pkgmgr/testdata/zypper"])
 
 
 def main():

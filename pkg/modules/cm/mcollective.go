@@ -29,6 +29,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/configobj"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -272,7 +273,7 @@ func (o *configObj) String() (string, error) {
 	write := func(s *coSection, depth int) error {
 		for _, e := range s.entries {
 			out = append(out, e.comments...)
-			k, err := modules.ConfigobjQuote(e.key, false)
+			k, err := configobj.Quote(e.key, false)
 			if err != nil {
 				return err
 			}
@@ -282,7 +283,7 @@ func (o *configObj) String() (string, error) {
 				case 0:
 					v = ","
 				case 1:
-					q, err := modules.ConfigobjQuote(e.list[0], false)
+					q, err := configobj.Quote(e.list[0], false)
 					if err != nil {
 						return err
 					}
@@ -290,7 +291,7 @@ func (o *configObj) String() (string, error) {
 				default:
 					var qs []string
 					for _, it := range e.list {
-						q, err := modules.ConfigobjQuote(it, false)
+						q, err := configobj.Quote(it, false)
 						if err != nil {
 							return err
 						}
@@ -298,7 +299,7 @@ func (o *configObj) String() (string, error) {
 					}
 					v = strings.Join(qs, ", ")
 				}
-			} else if v, err = modules.ConfigobjQuote(e.value, true); err != nil {
+			} else if v, err = configobj.Quote(e.value, true); err != nil {
 				return err
 			}
 			line := strings.Repeat(o.indent, depth) + k + " = " + v

@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -74,7 +76,7 @@ var aptFamilies = []struct {
 
 // aptTarget is a Debian-family root with apt-get and gpg, an old
 // sources.list, cached lists of Ubuntu's archive and a dpkg snippet.
-func aptTarget(t *testing.T, osRelease string, cfg Config) (*Context, *aptFake, *[]string) {
+func aptTarget(t *testing.T, osRelease string, cfg modules.Config) (*modules.Context, *aptFake, *[]string) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, s := range map[string]string{
@@ -95,7 +97,7 @@ func aptTarget(t *testing.T, osRelease string, cfg Config) (*Context, *aptFake, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Context{Root: root, Config: cfg, InstanceID: "iid-apt", Distro: distro.Detect(root.ReadFile),
+	c := &modules.Context{Root: root, Config: cfg, InstanceID: "iid-apt", Distro: distro.Detect(root.ReadFile),
 		Meta: map[string]any{"local-hostname": "host.example.test"},
 		Log:  slog.New(slog.DiscardHandler), Out: io.Discard, Now: func() time.Time { return time.Unix(0, 0) }}
 	warns := &[]string{}
@@ -104,7 +106,7 @@ func aptTarget(t *testing.T, osRelease string, cfg Config) (*Context, *aptFake, 
 }
 
 // dumpTree renders the files under the apt, cloud and tmp directories.
-func dumpTree(t *testing.T, c *Context) string {
+func dumpTree(t *testing.T, c *modules.Context) string {
 	t.Helper()
 	var b strings.Builder
 	for _, top := range []string{"etc/apt", "etc/cloud", "var/lib/apt", "tmp"} {
@@ -149,7 +151,7 @@ func TestAptConfigureGolden(t *testing.T) {
 					fmt.Fprintf(&f.log, "warning: %s\n", w)
 				}
 				got := f.log.String() + dumpTree(t, c)
-				checkGolden(t, filepath.Join(filepath.Dir(ud), "want."+fam.name+".txt"), got)
+				golden.CheckString(t, filepath.Join(filepath.Dir(ud), "want."+fam.name+".txt"), got)
 				// The same case run by upstream cloud-init
 				// (scripts/goldens/apt-configure.py): equal but for
 				// upstream's `lsb_release --all` (cloudroot reads
@@ -201,9 +203,9 @@ func TestDisableSuitesOneLine(t *testing.T) {
 
 // TestAptConfigureNoApt: without apt and without config, nothing happens.
 func TestAptConfigureNoApt(t *testing.T) {
-	c, rr, _ := testContext(t, Config{}, map[string]string{"etc/os-release": "ID=debian\nVERSION_ID=12\n"})
-	if err := aptTestModule.Run(context.Background(), c); err != nil || len(rr.calls) != 0 || c.Root.Exists(AptSourcesList) {
-		t.Errorf("err %v calls %q", err, rr.calls)
+	c, rr, _ := testContext(t, modules.Config{}, map[string]string{"etc/os-release": "ID=debian\nVERSION_ID=12\n"})
+	if err := aptTestModule.Run(context.Background(), c); err != nil || len(rr.Calls) != 0 || c.Root.Exists(AptSourcesList) {
+		t.Errorf("err %v calls %q", err, rr.Calls)
 	}
 }
 
@@ -263,7 +265,7 @@ func TestAptConfigureKeyWithoutGnupg(t *testing.T) {
 		{"keyid", map[string]any{"source": "deb http://repo.example/ stable main", "keyid": "0x1234ABCD"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{"apt": map[string]any{"sources": map[string]any{"local.list": tc.source}}}
+			cfg := modules.Config{"apt": map[string]any{"sources": map[string]any{"local.list": tc.source}}}
 			c, _, warns := aptTarget(t, aptFamilies[0].osRelease, cfg)
 			if err := os.Remove(filepath.Join(c.Root.Dir(), "usr/bin/gpg")); err != nil {
 				t.Fatal(err)

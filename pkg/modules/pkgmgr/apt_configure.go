@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // apt_configure, as cloud-init 26.x's cc_apt_configure does it on Debian,
 // Ubuntu and Raspberry Pi OS, in upstream's order:
@@ -47,6 +47,7 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -62,18 +63,18 @@ type AptOptions struct {
 }
 
 // NewAptConfigure builds the apt_configure module with opts.
-func NewAptConfigure(opts AptOptions) Module {
+func NewAptConfigure(opts AptOptions) modules.Module {
 	if opts.LookupHost == nil {
 		opts.LookupHost = net.DefaultResolver.LookupHost
 	}
-	return Module{
+	return modules.Module{
 		Name:      "apt_configure",
 		Frequency: state.PerInstance,
 		Keys: []string{"apt", "apt_sources", "apt_mirror", "apt_mirror_search", "apt_mirror_search_dns",
 			"apt_proxy", "apt_http_proxy", "apt_ftp_proxy", "apt_https_proxy", "apt_preserve_sources_list",
 			"apt_custom_sources_list", "add_apt_repo_match"},
 		Distros: AptDistros,
-		Run: Typed(func(ctx context.Context, c *Context, keys aptKeys) error {
+		Run: modules.Typed(func(ctx context.Context, c *modules.Context, keys aptKeys) error {
 			return runAptConfigure(ctx, c, opts, keys)
 		}),
 	}
@@ -294,7 +295,7 @@ func v1Sources(key string, v any) any {
 		for k, v := range orig {
 			ent[k] = v
 		}
-		name := scalarString(ent["filename"])
+		name := pyval.ScalarStr(ent["filename"])
 		if name == "" {
 			ent["filename"] = "cloud_config_sources.list"
 			name = fmt.Sprintf("cloud_config_sources.list.%d", i)
@@ -325,24 +326,24 @@ func decodeApt(cfg aptKeys) (aptConfig, error) {
 		out *[]aptMirror
 	}{{"primary", &a.Primary}, {"security", &a.Security}} {
 		if v, ok := m[mt.key]; ok && v != nil {
-			if err := DecodeValue(v, mt.out); err != nil {
+			if err := modules.DecodeValue(v, mt.out); err != nil {
 				errs = append(errs, fmt.Errorf("apt.%s: %w", mt.key, err))
 			}
 		}
 	}
 	if v, ok := m["add_apt_repo_match"]; ok {
-		a.AddAptRepoMatch = scalarString(v)
+		a.AddAptRepoMatch = pyval.ScalarStr(v)
 	}
 	if v, ok := m["debconf_selections"].(map[string]any); ok {
 		a.DebconfSelections = map[string]string{}
 		for k, s := range v {
-			a.DebconfSelections[k] = scalarString(s)
+			a.DebconfSelections[k] = pyval.ScalarStr(s)
 		}
 	}
-	a.SourcesList = scalarString(m["sources_list"])
-	a.Conf = scalarString(m["conf"])
+	a.SourcesList = pyval.ScalarStr(m["sources_list"])
+	a.Conf = pyval.ScalarStr(m["conf"])
 	for i, k := range []string{"proxy", "http_proxy", "ftp_proxy", "https_proxy"} {
-		a.Proxies[i] = scalarString(m[k])
+		a.Proxies[i] = pyval.ScalarStr(m[k])
 	}
 	if v, ok := m["sources"]; ok {
 		a.HasSources = true
@@ -357,7 +358,7 @@ func decodeApt(cfg aptKeys) (aptConfig, error) {
 		slices.Sort(names)
 		for _, n := range names {
 			var s aptSource
-			if err := DecodeValue(sm[n], &s); err != nil {
+			if err := modules.DecodeValue(sm[n], &s); err != nil {
 				errs = append(errs, fmt.Errorf("apt.sources.%s: %w", n, err))
 				continue
 			}
@@ -376,7 +377,7 @@ func decodeApt(cfg aptKeys) (aptConfig, error) {
 
 // aptRun is one run of the module.
 type aptRun struct {
-	c   *Context
+	c   *modules.Context
 	cfg aptConfig
 	// pkgMirrors are the merged config's system_info.package_mirrors.
 	pkgMirrors []any
@@ -392,7 +393,7 @@ type aptRun struct {
 	badIPs map[string]bool
 }
 
-func runAptConfigure(ctx context.Context, c *Context, opts AptOptions, keys aptKeys) error {
+func runAptConfigure(ctx context.Context, c *modules.Context, opts AptOptions, keys aptKeys) error {
 	a, err := decodeApt(keys)
 	for _, n := range a.Deprecated {
 		c.Log.Info(n, "module", "apt_configure")
@@ -476,7 +477,7 @@ func (r *aptRun) output(ctx context.Context, argv []string, stdin []byte, env ma
 
 // cmdOutput runs argv in c's target with stdin and extra environment and
 // returns its stdout (stderr goes to c.Out).
-func cmdOutput(ctx context.Context, c *Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
+func cmdOutput(ctx context.Context, c *modules.Context, argv []string, stdin []byte, env map[string]string) ([]byte, error) {
 	e := []string{"PATH=" + target.DefaultPath, "HOME=/root", "LANG=C.UTF-8"}
 	if c.Root.Dir() == "/" {
 		e = os.Environ()

@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // zypper_add_repo, as cloud-init 26.x's cc_zypper_add_repo (every boot):
 // zypper.config settings are appended to /etc/zypp/zypp.conf (configdir
@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/configobj"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -26,13 +28,13 @@ import (
 const ZyppConf = "/etc/zypp/zypp.conf"
 
 // ZypperAddRepo is cc_zypper_add_repo.
-var ZypperAddRepo = Module{
+var ZypperAddRepo = modules.Module{
 	Name:       "zypper_add_repo",
 	ActivateBy: []string{"zypper"},
 	Frequency:  state.PerAlways,
 	Keys:       []string{"zypper"},
 	Distros:    []string{"opensuse", "opensuse-microos", "opensuse-tumbleweed", "opensuse-leap", "sle_hpc", "sle-micro", "sles"},
-	Run:        Typed(runZypperAddRepo),
+	Run:        modules.Typed(runZypperAddRepo),
 }
 
 // zypperConfig is the zypper key, decoded once.
@@ -68,7 +70,7 @@ func decodeZypper(k zypperKeys) zypperConfig {
 	z.Present = true
 	conf := sec.Config
 	if d, ok := conf["reposdir"]; ok {
-		z.ReposDir = scalarString(d)
+		z.ReposDir = pyval.ScalarStr(d)
 	}
 	keys := make([]string, 0, len(conf))
 	for k := range conf {
@@ -108,7 +110,7 @@ func pyStrValue(v any) string {
 	return pyval.Str(v)
 }
 
-func runZypperAddRepo(ctx context.Context, c *Context, k zypperKeys) error {
+func runZypperAddRepo(ctx context.Context, c *modules.Context, k zypperKeys) error {
 	z := decodeZypper(k)
 	if !z.Present {
 		return nil
@@ -153,7 +155,7 @@ func runZypperAddRepo(ctx context.Context, c *Context, k zypperKeys) error {
 }
 
 // writeZyppConf appends the settings to zypp.conf.
-func writeZyppConf(c *Context, settings [][2]string) error {
+func writeZyppConf(c *modules.Context, settings [][2]string) error {
 	if len(settings) == 0 {
 		return nil
 	}
@@ -218,60 +220,21 @@ func zypperRepoFile(id string, r map[string]any) (string, error) {
 			keys = append(keys, k)
 		}
 	}
-	sec, err := ConfigobjQuote(id, false)
+	sec, err := configobj.Quote(id, false)
 	if err != nil {
 		return "", err
 	}
 	lines := []string{"[" + sec + "]"}
 	for _, k := range keys {
-		qk, err := ConfigobjQuote(k, false)
+		qk, err := configobj.Quote(k, false)
 		if err != nil {
 			return "", err
 		}
-		qv, err := ConfigobjQuote(opts[k], true)
+		qv, err := configobj.Quote(opts[k], true)
 		if err != nil {
 			return "", err
 		}
 		lines = append(lines, qk+" = "+qv)
 	}
 	return strings.Join(lines, "\n"), nil
-}
-
-// ConfigobjQuote is configobj's ConfigObj._quote for a string with the
-// default list_values: unquoted when safe, else single or double quotes,
-// triple quotes for multi-line values (multiline) or both quote kinds.
-func ConfigobjQuote(v string, multiline bool) (string, error) {
-	if v == "" {
-		return `""`, nil
-	}
-	hasSQ, hasDQ, hasNL := strings.Contains(v, "'"), strings.Contains(v, `"`), strings.Contains(v, "\n")
-	single := func() (string, error) {
-		switch {
-		case hasSQ && hasDQ:
-			return "", fmt.Errorf("value %q cannot be safely quoted", v)
-		case hasDQ:
-			return "'" + v + "'", nil
-		}
-		return `"` + v + `"`, nil
-	}
-	if multiline && ((hasSQ && hasDQ) || hasNL) {
-		switch {
-		case !strings.Contains(v, `"""`):
-			return `"""` + v + `"""`, nil
-		case !strings.Contains(v, "'''"):
-			return "'''" + v + "'''", nil
-		}
-		return "", fmt.Errorf("value %q cannot be safely quoted", v)
-	}
-	if hasNL {
-		return "", fmt.Errorf("value %q cannot be safely quoted", v)
-	}
-	const wspacePlus = " \r\n\v\t'\""
-	if !strings.ContainsRune(wspacePlus, rune(v[0])) && !strings.ContainsRune(wspacePlus, rune(v[len(v)-1])) && !strings.Contains(v, ",") {
-		if strings.Contains(v, "#") {
-			return single()
-		}
-		return v, nil
-	}
-	return single()
 }

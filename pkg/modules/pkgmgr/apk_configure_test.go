@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // TestApkConfigureUpstream renders testdata/apk/<case>/user-data.yaml and
@@ -33,8 +35,8 @@ func TestApkConfigureUpstream(t *testing.T) {
 			if d := cmp.Diff(string(want), got); d != "" {
 				t.Errorf("-upstream +cloudroot:\n%s", d)
 			}
-			if len(rr.calls) != 0 {
-				t.Errorf("ran %q", rr.calls)
+			if len(rr.Calls) != 0 {
+				t.Errorf("ran %q", rr.Calls)
 			}
 		})
 	}
@@ -42,7 +44,7 @@ func TestApkConfigureUpstream(t *testing.T) {
 
 // TestApkConfigurePreserve: cloud-init's first example leaves the file.
 func TestApkConfigurePreserve(t *testing.T) {
-	b, _ := os.ReadFile("testdata/docs/apk_configure/example1.yaml")
+	b, _ := os.ReadFile(filepath.Join(modtest.Shared(), "docs/apk_configure/example1.yaml"))
 	c, _, _ := testContext(t, yamlCfg(t, string(b)), map[string]string{"etc/os-release": "ID=alpine\n", "etc/apk/repositories": "mine\n"})
 	if err := ApkConfigure.Run(context.Background(), c); err != nil || readFile(t, c, ApkRepositories) != "mine\n" {
 		t.Errorf("err %v, file %q", err, readFile(t, c, ApkRepositories))

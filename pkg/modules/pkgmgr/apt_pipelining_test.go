@@ -1,8 +1,10 @@
-package modules
+package pkgmgr
 
 import (
 	"context"
 	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
 func TestAptPipelining(t *testing.T) {
@@ -57,7 +59,7 @@ func TestUnverifiedDistro(t *testing.T) {
 		{"cloud_config_modules: [apt_pipelining]\napt_pipelining: 2\nsystem_info: {distro: debian}\n", true},
 	} {
 		c, _, _ := testContext(t, yamlCfg(t, tc.cfg), files)
-		rep := RunStage(context.Background(), c, StageConfig)
+		rep := modules.RunStage(context.Background(), c, modules.StageConfig)
 		if c.Root.Exists(AptPipeliningFile) != tc.runs || len(rep.Errors) != 0 {
 			t.Errorf("%q: wrote=%v report %+v", tc.cfg, c.Root.Exists(AptPipeliningFile), rep)
 		}

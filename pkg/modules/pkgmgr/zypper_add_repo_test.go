@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // TestZypperAddRepoUpstream runs testdata/zypper/<case>/user-data.yaml and
@@ -72,19 +74,8 @@ func removeStr(l []string, s string) []string {
 	return out
 }
 
-func TestConfigobjQuote(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"plain", "plain"}, {"", `""`}, {"a,b", `"a,b"`}, {" lead", `" lead"`}, {"a#b", `"a#b"`},
-		{`say "hi"`, `'say "hi"'`}, {`it's "x"`, `"""it's "x""""`}, {"a\n    b", "\"\"\"a\n    b\"\"\""},
-	} {
-		if got, err := ConfigobjQuote(tc.in, true); err != nil || got != tc.want {
-			t.Errorf("%q: %q %v, want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 func TestZypperDocsExamples(t *testing.T) {
-	files, _ := filepath.Glob("testdata/docs/zypper_add_repo/example*.yaml")
+	files, _ := filepath.Glob(filepath.Join(modtest.Shared(), "docs/zypper_add_repo/example*.yaml"))
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		c, _, _ := testContext(t, yamlCfg(t, string(b)), map[string]string{"etc/os-release": "ID=sles\nVERSION_ID=15.6\n", "etc/zypp/zypp.conf": ""})

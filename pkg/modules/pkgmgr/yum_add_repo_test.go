@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // TestYumAddRepoUpstream runs testdata/yum/<case>/user-data.yaml and
@@ -47,8 +49,8 @@ func TestYumAddRepoUpstream(t *testing.T) {
 			if d := cmp.Diff(string(want), got.String()); d != "" {
 				t.Errorf("-upstream +cloudroot:\n%s", d)
 			}
-			if len(rr.calls) != 0 {
-				t.Errorf("ran %q", rr.calls)
+			if len(rr.Calls) != 0 {
+				t.Errorf("ran %q", rr.Calls)
 			}
 		})
 	}
@@ -57,7 +59,7 @@ func TestYumAddRepoUpstream(t *testing.T) {
 // TestYumAddRepoDocsExamples: cloud-init's examples write one repo each
 // (example 1 into its yum_repo_dir).
 func TestYumAddRepoDocsExamples(t *testing.T) {
-	files, _ := filepath.Glob("testdata/docs/yum_add_repo/example*.yaml")
+	files, _ := filepath.Glob(filepath.Join(modtest.Shared(), "docs/yum_add_repo/example*.yaml"))
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		c, _, _ := testContext(t, yamlCfg(t, string(b)), map[string]string{"etc/os-release": "ID=fedora\nVERSION_ID=41\n"})

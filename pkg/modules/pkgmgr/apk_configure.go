@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // apk_configure, as cloud-init 26.x's cc_apk_configure on Alpine: unless
 // apk_repos.preserve_repositories, /etc/apk/repositories is rendered from
@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/templates"
@@ -23,13 +24,13 @@ const (
 )
 
 // ApkConfigure is cc_apk_configure.
-var ApkConfigure = Module{
+var ApkConfigure = modules.Module{
 	Name:       "apk_configure",
 	ActivateBy: []string{"apk_repos"},
 	Frequency:  state.PerInstance,
 	Keys:       []string{"apk_repos"},
 	Distros:    []string{"alpine"},
-	Run:        Typed(runApkConfigure),
+	Run:        modules.Typed(runApkConfigure),
 }
 
 // apkConfig is apk_repos, decoded once; Write is false when cloud-init
@@ -83,7 +84,7 @@ func decodeApk(k apkKeys) apkConfig {
 	return a
 }
 
-func runApkConfigure(ctx context.Context, c *Context, k apkKeys) error {
+func runApkConfigure(ctx context.Context, c *modules.Context, k apkKeys) error {
 	a := decodeApk(k)
 	if !a.Write {
 		c.Log.Debug("Skipping module named apk_configure: nothing to write")

@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // apt_pipelining, as cloud-init 26.x's cc_apt_pipelining: `false` writes
 // a pipeline depth of 0, 0..5 that depth, "os" (the default) and the
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -21,13 +22,13 @@ const AptPipeliningFile = "/etc/apt/apt.conf.d/90cloud-init-pipelining"
 var AptDistros = []string{"ubuntu", "debian", "raspberry-pi-os"}
 
 // AptPipelining is cc_apt_pipelining.
-var AptPipelining = Module{
+var AptPipelining = modules.Module{
 	Name:       "apt_pipelining",
 	Frequency:  state.PerInstance,
 	Keys:       []string{"apt_pipelining"},
 	ActivateBy: []string{"apt_pipelining"},
 	Distros:    AptDistros,
-	Run:        Typed(runAptPipelining),
+	Run:        modules.Typed(runAptPipelining),
 }
 
 // decodeAptPipelining gives the depth to write ("" for none), whether the
@@ -57,7 +58,7 @@ type aptPipeliningConfig struct {
 	Value   any  `cfg:"apt_pipelining"`
 }
 
-func runAptPipelining(ctx context.Context, c *Context, cfg aptPipeliningConfig) error {
+func runAptPipelining(ctx context.Context, c *modules.Context, cfg aptPipeliningConfig) error {
 	depth, valid, note := decodeAptPipelining(cfg)
 	if note != "" {
 		c.Log.Info(note, "module", "apt_pipelining")

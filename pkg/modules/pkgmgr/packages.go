@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // package_update_upgrade_install, as cloud-init 26.x's
 // cc_package_update_upgrade_install does it:
@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -31,18 +32,19 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // PackageUpdateUpgradeInstall is cc_package_update_upgrade_install.
-var PackageUpdateUpgradeInstall = Module{
+var PackageUpdateUpgradeInstall = modules.Module{
 	Name:      "package_update_upgrade_install",
 	Frequency: state.PerInstance,
 	Keys: []string{"packages", "package_update", "package_upgrade", "package_reboot_if_required",
 		"apt_update", "apt_upgrade", "apt_reboot_if_required"},
 	ActivateBy: []string{"apt_update", "package_update", "apt_upgrade", "package_upgrade", "packages"},
-	Run:        Typed(runPackages),
+	Run:        modules.Typed(runPackages),
 }
 
 // RebootMarkers are the files whose presence asks for a reboot after an
@@ -161,7 +163,7 @@ func decodePackages(cfg packagesKeys) (packagesConfig, error) {
 	return p, errors.Join(errs...)
 }
 
-func runPackages(ctx context.Context, c *Context, cfg packagesKeys) error {
+func runPackages(ctx context.Context, c *modules.Context, cfg packagesKeys) error {
 	p, decodeErr := decodePackages(cfg)
 	for _, d := range p.Deprecated {
 		c.Log.Info(d, "module", "package_update_upgrade_install")
@@ -213,7 +215,7 @@ func runPackages(ctx context.Context, c *Context, cfg packagesKeys) error {
 // apt_get_upgrade_subcommand and apt_get_wrapper (default: eatmydata when
 // the target has it); cloud-init's distro class reads them there, not at
 // the top level of the cloud-config.
-func aptFromConfig(c *Context, a distro.Apt, si aptGetSettings) distro.Apt {
+func aptFromConfig(c *modules.Context, a distro.Apt, si aptGetSettings) distro.Apt {
 	if l := stringList(si.Command); len(l) > 0 {
 		a.Command = l
 	}
@@ -222,7 +224,7 @@ func aptFromConfig(c *Context, a distro.Apt, si aptGetSettings) distro.Apt {
 	}
 	enabled, command := "auto", []string{"eatmydata"}
 	if w := si.Wrapper; len(w) > 0 {
-		enabled = scalarString(w["enabled"])
+		enabled = pyval.ScalarStr(w["enabled"])
 		command = stringList(w["command"])
 	}
 	if len(command) > 0 && (pyval.TranslateBool(enabled, false) || (enabled == "auto" && targetWhich(c.Root, command[0]) != "")) {
@@ -277,7 +279,7 @@ func (r *pkgRun) upgradeSnaps(ctx context.Context) error {
 
 // pkgRun runs one module's package commands.
 type pkgRun struct {
-	c  *Context
+	c  *modules.Context
 	pm distro.PackageManager
 	// updated: the sources were refreshed during this run.
 	updated bool
@@ -336,16 +338,21 @@ func (r *pkgRun) aptAvailable() bool {
 // run runs cmds in order and stops at the first failure.
 func (r *pkgRun) run(ctx context.Context, cmds []distro.Cmd) error {
 	for _, cmd := range cmds {
-		env := map[string]string{}
-		for _, kv := range cmd.Env {
-			k, v, _ := strings.Cut(kv, "=")
-			env[k] = v
-		}
-		if err := runFile(ctx, r.c, cmd.Argv, env); err != nil {
+		if err := r.runOne(ctx, cmd); err != nil {
 			return fmt.Errorf("%s: %w", strings.Join(cmd.Argv, " "), err)
 		}
 	}
 	return nil
+}
+
+// runOne runs cmd inside the target with its extra environment, output
+// to c.Out.
+func (r *pkgRun) runOne(ctx context.Context, cmd distro.Cmd) error {
+	out := r.c.Out
+	if out == nil {
+		out = io.Discard
+	}
+	return r.c.Root.Run(ctx, target.Cmd{Argv: cmd.Argv, Env: r.c.CmdEnv(cmd.Env), Stdout: out, Stderr: out})
 }
 
 // install installs the lists. On apt the install refreshes the sources

@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // yum_add_repo, as cloud-init 26.x's cc_yum_add_repo: each yum_repos
 // entry becomes <yum_repo_dir>/<id>.repo (spaces in the id become "-"),
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -24,14 +25,14 @@ import (
 const DefaultYumRepoDir = "/etc/yum.repos.d/"
 
 // YumAddRepo is cc_yum_add_repo.
-var YumAddRepo = Module{
+var YumAddRepo = modules.Module{
 	Name:       "yum_add_repo",
 	ActivateBy: []string{"yum_repos"},
 	Frequency:  state.PerInstance,
 	Keys:       []string{"yum_repos", "yum_repo_dir"},
 	Distros: []string{"almalinux", "amazon", "azurelinux", "centos", "cloudlinux", "eurolinux", "fedora", "mariner",
 		"openeuler", "OpenCloudOS", "openmandriva", "photon", "rhel", "rocky", "TencentOS", "virtuozzo"},
-	Run: Typed(runYumAddRepo),
+	Run: modules.Typed(runYumAddRepo),
 }
 
 // yumRepo is one repository: its canonical id and options.
@@ -98,7 +99,7 @@ type yumKeys struct {
 	Repos  map[string]any `cfg:"yum_repos,loose"`
 }
 
-func runYumAddRepo(ctx context.Context, c *Context, k yumKeys) error {
+func runYumAddRepo(ctx context.Context, c *modules.Context, k yumKeys) error {
 	dir, repos := decodeYumRepos(k)
 	if len(repos) == 0 {
 		return nil
@@ -123,7 +124,7 @@ func runYumAddRepo(ctx context.Context, c *Context, k yumKeys) error {
 			continue
 		}
 		pending[r.ID] = true
-		if err := c.Root.WriteFile(fn, []byte(yumRepoFile(r, c.Now().UTC().Format(RFC2822))), 0o644); err != nil {
+		if err := c.Root.WriteFile(fn, []byte(yumRepoFile(r, c.Now().UTC().Format(modules.RFC2822))), 0o644); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", fn, err))
 		}
 	}

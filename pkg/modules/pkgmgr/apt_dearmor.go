@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // dearmorKey is what `gpg --dearmor` does to an OpenPGP key in ASCII armor
 // (RFC 4880 §6.2), for apt_configure when the target has no gpg and gnupg

@@ -1,4 +1,4 @@
-package modules
+package pkgmgr
 
 // apt_configure's mirrors, keys and sources files (see apt_configure.go).
 
@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 	"github.com/cloudroot/cloudroot/templates"
@@ -73,7 +75,7 @@ func (r *aptRun) mirror(ctx context.Context, list []aptMirror, kind, arch string
 	var doms []string
 	// cloud-init asks get_hostname_fqdn with the apt section as the
 	// config, so the datasource's name is what counts, never `fqdn`.
-	fqdn, _ := dsHostname(r.c, true)
+	fqdn, _ := r.c.DSHostname(true)
 	if _, dom, ok := strings.Cut(fqdn, "."); ok && dom != "" {
 		doms = append(doms, "."+dom)
 	}
@@ -129,7 +131,7 @@ func (r *aptRun) distroMirrors(arch string) map[string]string {
 		if b, err := distro.DefaultCloudConfig(r.c.Distro); err == nil {
 			if m, err := decodeYAMLConfig(b); err == nil {
 				var k aptKeys
-				if r.c.decoder().Decode(m, &k) == nil {
+				if (&pyval.Decoder{}).Decode(m, &k) == nil {
 					pm = k.SystemInfo.PackageMirrors
 				}
 			}
@@ -156,7 +158,7 @@ func (r *aptRun) distroMirrors(arch string) map[string]string {
 	fs, _ := entry["failsafe"].(map[string]any)
 	out := map[string]string{}
 	for k, v := range fs {
-		out[k] = scalarString(v)
+		out[k] = pyval.ScalarStr(v)
 	}
 	if out["primary"] == "" && out["security"] == "" {
 		return nil
@@ -167,12 +169,12 @@ func (r *aptRun) distroMirrors(arch string) map[string]string {
 
 // decodeYAMLConfig parses a cloud-config document (YAML 1.1, as
 // cloud-init reads it).
-func decodeYAMLConfig(b []byte) (Config, error) {
+func decodeYAMLConfig(b []byte) (modules.Config, error) {
 	m, _, err := yaml11.LoadMap("cloud.cfg", b)
 	if err != nil {
 		return nil, err
 	}
-	return Config(m), nil
+	return modules.Config(m), nil
 }
 
 // gpgEnv is the environment of gpg's key work: a throwaway GNUPGHOME.
@@ -196,7 +198,7 @@ func (r *aptRun) cleanupGPG(ctx context.Context) {
 }
 
 // removeAll removes a tree inside the target.
-func removeAll(c *Context, p string) error {
+func removeAll(c *modules.Context, p string) error {
 	ents, err := c.Root.ReadDir(p)
 	if err == nil {
 		for _, e := range ents {
@@ -325,7 +327,7 @@ func (r *aptRun) isDeb822(s string) bool {
 }
 
 // distroName is cloud.distro.name for the sources file and templates.
-func (r *aptRun) distroName() string { return distroName(r.c) }
+func (r *aptRun) distroName() string { return r.c.DistroName() }
 
 // renderAptTemplate is templater.render_string: Jinja with a
 // "## template: jinja" header, else $NAME / ${NAME} substitution.

@@ -1,10 +1,9 @@
-package modules
+package pkgmgr
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -38,15 +40,15 @@ var familyRoots = []struct {
 
 // recordRun runs m on a fresh target for each family and renders the
 // commands (environment additions and argv) and the module's error.
-func recordRun(t *testing.T, m Module, cfg Config, files map[string]string) string {
+func recordRun(t *testing.T, m modules.Module, cfg modules.Config, files map[string]string) string {
 	t.Helper()
 	c, rr, _ := testContext(t, cfg, files)
-	rr.answers = map[string]string{"snap get system -d": `{"refresh": {"timer": "00:00~24:00/4"}}`}
+	rr.Answers = map[string]string{"snap get system -d": `{"refresh": {"timer": "00:00~24:00/4"}}`}
 	err := m.Run(context.Background(), c)
 	var b strings.Builder
-	for i, argv := range rr.calls {
+	for i, argv := range rr.Calls {
 		var env []string
-		for _, kv := range rr.envs[i] {
+		for _, kv := range rr.Envs[i] {
 			if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "LANG=") {
 				env = append(env, kv)
 			}
@@ -60,23 +62,6 @@ func recordRun(t *testing.T, m Module, cfg Config, files map[string]string) stri
 		fmt.Fprintf(&b, "error: %v\n", err)
 	}
 	return b.String()
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if golden.Update() {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s (-want +got):\n%s", path, d)
-	}
 }
 
 // TestPackagesGolden runs each testdata/packages/<case>/user-data.yaml on
@@ -95,7 +80,7 @@ func TestPackagesGolden(t *testing.T) {
 		for _, fam := range familyRoots {
 			t.Run(filepath.Base(dir)+"/"+fam.name, func(t *testing.T) {
 				got := recordRun(t, PackageUpdateUpgradeInstall, yamlCfg(t, string(b)), fam.files)
-				checkGolden(t, filepath.Join(dir, "want."+fam.name+".txt"), got)
+				golden.CheckString(t, filepath.Join(dir, "want."+fam.name+".txt"), got)
 				// The same case run by upstream cloud-init
 				// (scripts/goldens/packages.py), compared as commands:
 				// upstream installs from sets (any order) and filters apt
@@ -169,13 +154,13 @@ func TestPackagesUpdateOncePerInstance(t *testing.T) {
 		}
 	}
 	var updates int
-	for _, a := range rr.calls {
+	for _, a := range rr.Calls {
 		if a[len(a)-1] == "update" {
 			updates++
 		}
 	}
-	if updates != 1 || len(rr.calls) != 3 {
-		t.Errorf("calls %q: want one update and two installs", rr.calls)
+	if updates != 1 || len(rr.Calls) != 3 {
+		t.Errorf("calls %q: want one update and two installs", rr.Calls)
 	}
 }
 
@@ -196,7 +181,7 @@ func TestPackagesReboot(t *testing.T) {
 		if time.Since(start) != RebootWait {
 			t.Errorf("waited %v", time.Since(start))
 		}
-		if last := rr.calls[len(rr.calls)-1]; !cmp.Equal(last, RebootCommand) {
+		if last := rr.Calls[len(rr.Calls)-1]; !cmp.Equal(last, RebootCommand) {
 			t.Errorf("last command %q", last)
 		}
 	})
@@ -225,17 +210,17 @@ func TestPackagesFailureGoesOn(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "etc"), 0o755)
 	os.WriteFile(filepath.Join(dir, "etc/os-release"), []byte("ID=alpine\n"), 0o644)
-	rr := &recRunner{fail: map[string]error{"--available": errors.New("exit status 1")}}
+	rr := &famtest.Recorder{Fail: map[string]error{"--available": errors.New("exit status 1")}}
 	root, _ := target.New(dir, target.WithRunner(rr))
-	c := &Context{Root: root, Config: yamlCfg(t, "package_upgrade: true\npackages: [a]\n"), InstanceID: "i",
+	c := &modules.Context{Root: root, Config: yamlCfg(t, "package_upgrade: true\npackages: [a]\n"), InstanceID: "i",
 		Distro: distro.Detect(root.ReadFile), Log: slog.New(slog.DiscardHandler), Out: io.Discard,
 		Now: time.Now}
 	err := PackageUpdateUpgradeInstall.Run(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "Package upgrade failed") {
 		t.Errorf("err = %v", err)
 	}
-	if last := rr.calls[len(rr.calls)-1]; last[len(last)-1] != "a" {
-		t.Errorf("install did not run: %q", rr.calls)
+	if last := rr.Calls[len(rr.Calls)-1]; last[len(last)-1] != "a" {
+		t.Errorf("install did not run: %q", rr.Calls)
 	}
 }
 
