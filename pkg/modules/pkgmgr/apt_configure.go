@@ -165,23 +165,121 @@ var aptOldKeys = []struct{ old, new string }{
 // `apt` mapping and the old (v1/v2) keys that aptV3 translates into it,
 // and system_info's package mirrors.
 type aptKeys struct {
-	HasApt              bool `cfg:"apt,present"`
-	Apt                 any  `cfg:"apt"`
-	Sources             any  `cfg:"apt_sources"`
-	Mirror              any  `cfg:"apt_mirror"`
-	MirrorSearch        any  `cfg:"apt_mirror_search"`
-	MirrorSearchDNS     any  `cfg:"apt_mirror_search_dns"`
-	Proxy               any  `cfg:"apt_proxy"`
-	HTTPProxy           any  `cfg:"apt_http_proxy"`
-	FTPProxy            any  `cfg:"apt_ftp_proxy"`
-	HTTPSProxy          any  `cfg:"apt_https_proxy"`
-	PreserveSourcesList any  `cfg:"apt_preserve_sources_list"`
-	CustomSourcesList   any  `cfg:"apt_custom_sources_list"`
-	AddAptRepoMatch     any  `cfg:"add_apt_repo_match"`
+	HasApt bool `cfg:"apt,present"`
+	// Apt is the value given (its type is in the error when it is no
+	// mapping), Section the same value decoded when it is one.
+	Apt                 any        `cfg:"apt"`
+	Section             aptSection `cfg:"apt,loose"`
+	Sources             any        `cfg:"apt_sources"`
+	Mirror              any        `cfg:"apt_mirror"`
+	MirrorSearch        any        `cfg:"apt_mirror_search"`
+	MirrorSearchDNS     any        `cfg:"apt_mirror_search_dns"`
+	Proxy               any        `cfg:"apt_proxy"`
+	HTTPProxy           any        `cfg:"apt_http_proxy"`
+	FTPProxy            any        `cfg:"apt_ftp_proxy"`
+	HTTPSProxy          any        `cfg:"apt_https_proxy"`
+	PreserveSourcesList any        `cfg:"apt_preserve_sources_list"`
+	CustomSourcesList   any        `cfg:"apt_custom_sources_list"`
+	AddAptRepoMatch     any        `cfg:"add_apt_repo_match"`
 	SystemInfo          struct {
-		PackageMirrors []any `cfg:"package_mirrors,loose"`
+		PackageMirrors []packageMirror `cfg:"package_mirrors,loose"`
 	} `cfg:"system_info,loose"`
 	AptGet aptGetSettings `cfg:"system_info,loose"`
+}
+
+// aptSection is the `apt` mapping (v3), as given or as aptV3 builds it
+// from the old keys.
+type aptSection struct {
+	// All is the whole mapping (its size: an empty one is no config).
+	All               map[string]any `cfg:",all"`
+	Given             aptGiven       `cfg:",inline"`
+	DisableSuites     pyval.List     `cfg:"disable_suites"`
+	Primary           aptMirrors     `cfg:"primary"`
+	Security          aptMirrors     `cfg:"security"`
+	DebconfSelections pyval.Dict     `cfg:"debconf_selections"`
+	Conf              string         `cfg:"conf,scalar"`
+	HasSources        bool           `cfg:"sources,present"`
+	Sources           pyval.Dict     `cfg:"sources"`
+}
+
+// aptGiven are the section's keys that old keys map to, as given:
+// convert_v2_to_v3_apt_format compares them with the old keys' values,
+// and decodeApt reads them as cloud-init does (presence counts).
+type aptGiven struct {
+	HasPreserve     bool `cfg:"preserve_sources_list,present"`
+	Preserve        any  `cfg:"preserve_sources_list"`
+	HasAddAptRepo   bool `cfg:"add_apt_repo_match,present"`
+	AddAptRepoMatch any  `cfg:"add_apt_repo_match"`
+	SourcesList     any  `cfg:"sources_list"`
+	Proxy           any  `cfg:"proxy"`
+	HTTPProxy       any  `cfg:"http_proxy"`
+	FTPProxy        any  `cfg:"ftp_proxy"`
+	HTTPSProxy      any  `cfg:"https_proxy"`
+	Sources         any  `cfg:"sources"`
+}
+
+// get is the value of the section's key name (aptOldKeys' new names; nil
+// when absent).
+func (g aptGiven) get(name string) any {
+	switch name {
+	case "sources":
+		return g.Sources
+	case "proxy":
+		return g.Proxy
+	case "http_proxy":
+		return g.HTTPProxy
+	case "ftp_proxy":
+		return g.FTPProxy
+	case "https_proxy":
+		return g.HTTPSProxy
+	case "preserve_sources_list":
+		return g.Preserve
+	case "sources_list":
+		return g.SourcesList
+	case "add_apt_repo_match":
+		return g.AddAptRepoMatch
+	}
+	return nil
+}
+
+// aptMirrors is a primary/security list, decoded as YAML decodes it into
+// []aptMirror; a value of the wrong shape keeps its error for decodeApt
+// (the module fails with it after the rest is read, as it always has).
+type aptMirrors struct {
+	List []aptMirror
+	Err  error
+}
+
+// UnmarshalPy implements pyval.Unmarshaler.
+func (m *aptMirrors) UnmarshalPy(_ *pyval.Decoder, v any) error {
+	if v != nil {
+		m.Err = modules.DecodeValue(v, &m.List)
+	}
+	return nil
+}
+
+// packageMirror is one system_info.package_mirrors entry: the arches it
+// serves and its failsafe mirrors (OK unset for an entry that is no
+// mapping, which is skipped).
+type packageMirror struct {
+	OK       bool
+	Arches   []string
+	Failsafe pyval.Dict
+}
+
+// UnmarshalPy implements pyval.Unmarshaler: an entry of the wrong shape
+// is skipped, never an error for the list.
+func (p *packageMirror) UnmarshalPy(d *pyval.Decoder, v any) error {
+	if !pyval.DictOf(v).Mapping {
+		return nil
+	}
+	var e struct {
+		Arches   pyval.List `cfg:"arches"`
+		Failsafe pyval.Dict `cfg:"failsafe"`
+	}
+	_ = d.DecodeValue("package_mirrors", v, &e) // its fields decode without error
+	p.OK, p.Arches, p.Failsafe = true, e.Arches, e.Failsafe
+	return nil
 }
 
 // old is the value of an old key (aptOldKeys' names; nil when absent).
@@ -213,9 +311,9 @@ func (k aptKeys) old(name string) any {
 	return nil
 }
 
-// aptV3 is convert_to_v3_apt_format: the `apt` mapping, built from the
+// aptV3 is convert_to_v3_apt_format: the `apt` section, built from the
 // old keys when there is no `apt` key.
-func aptV3(cfg aptKeys) (map[string]any, []string, error) {
+func aptV3(cfg aptKeys) (aptSection, []string, error) {
 	var notes []string
 	var present []string
 	for _, k := range aptOldKeys {
@@ -226,13 +324,12 @@ func aptV3(cfg aptKeys) (map[string]any, []string, error) {
 	aptRaw, hasApt := cfg.Apt, cfg.HasApt
 	if len(present) == 0 {
 		if !hasApt || aptRaw == nil {
-			return map[string]any{}, nil, nil
+			return aptSection{}, nil, nil
 		}
-		m, ok := aptRaw.(map[string]any)
-		if !ok {
-			return nil, nil, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
+		if !pyval.DictOf(aptRaw).Mapping {
+			return aptSection{}, nil, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
 		}
-		return m, nil, nil
+		return cfg.Section, nil, nil
 	}
 	if cfg.Sources != nil {
 		notes = append(notes, pyval.Deprecation("Config key 'apt_sources'", "22.1", "Use 'apt' instead"))
@@ -240,20 +337,19 @@ func aptV3(cfg aptKeys) (map[string]any, []string, error) {
 	notes = append(notes, pyval.Deprecation(fmt.Sprintf("The following config key(s): [%s]", strings.Join(present, ", ")), "22.1", ""))
 	if hasApt && aptRaw != nil {
 		notes = append(notes, pyval.Deprecation("Support for combined old and new apt module keys", "22.1", ""))
-		m, ok := aptRaw.(map[string]any)
-		if !ok {
-			return nil, notes, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
+		if !pyval.DictOf(aptRaw).Mapping {
+			return aptSection{}, notes, fmt.Errorf("Expected dictionary for 'apt' config, found %T", aptRaw)
 		}
 		for _, k := range aptOldKeys {
 			old := cfg.old(k.old)
 			if old == nil || old == "" || k.new == "" {
 				continue
 			}
-			if nv, ok := m[k.new]; ok && nv != nil && !equalYAML(nv, v1Sources(k.old, old)) {
-				return nil, notes, fmt.Errorf("Old and New apt format defined with unequal values %v vs %v @ %s", old, nv, k.old)
+			if nv := cfg.Section.Given.get(k.new); nv != nil && !equalYAML(nv, v1Sources(k.old, old)) {
+				return aptSection{}, notes, fmt.Errorf("Old and New apt format defined with unequal values %v vs %v @ %s", old, nv, k.old)
 			}
 		}
-		return m, notes, nil
+		return cfg.Section, notes, nil
 	}
 	m := map[string]any{}
 	for _, k := range aptOldKeys {
@@ -265,16 +361,21 @@ func aptV3(cfg aptKeys) (map[string]any, []string, error) {
 	}
 	mirror := map[string]any{"arches": []any{"default"}}
 	converted := false
-	for old, nw := range map[string]string{"apt_mirror": "uri", "apt_mirror_search": "search", "apt_mirror_search_dns": "search_dns"} {
-		if v := cfg.old(old); v != nil && v != "" {
-			mirror[nw] = v
+	for _, o := range []struct {
+		v   any
+		key string
+	}{{cfg.Mirror, "uri"}, {cfg.MirrorSearch, "search"}, {cfg.MirrorSearchDNS, "search_dns"}} {
+		if o.v != nil && o.v != "" {
+			mirror[o.key] = o.v
 			converted = true
 		}
 	}
 	if converted {
 		m["primary"] = []any{mirror}
 	}
-	return m, notes, nil
+	var sec aptSection
+	err := (&pyval.Decoder{}).DecodeValue("apt", m, &sec)
+	return sec, notes, err
 }
 
 // v1Sources turns the v1 apt_sources list into the dict form: entries
@@ -287,15 +388,16 @@ func v1Sources(key string, v any) any {
 	}
 	out := map[string]any{}
 	for i, e := range l {
-		orig, ok := e.(map[string]any)
-		if !ok {
+		orig := pyval.DictOf(e)
+		if !orig.Mapping {
 			continue
 		}
-		ent := make(map[string]any, len(orig)+1)
-		for k, v := range orig {
-			ent[k] = v
+		ent := make(map[string]any, orig.Len()+1)
+		for _, oe := range orig.Entries {
+			ent[oe.Key] = oe.Value
 		}
-		name := pyval.ScalarStr(ent["filename"])
+		fn, _ := orig.Get("filename")
+		name := pyval.ScalarStr(fn)
 		if name == "" {
 			ent["filename"] = "cloud_config_sources.list"
 			name = fmt.Sprintf("cloud_config_sources.list.%d", i)
@@ -309,65 +411,58 @@ func equalYAML(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 // decodeApt reads the module's keys once.
 func decodeApt(cfg aptKeys) (aptConfig, error) {
-	m, notes, err := aptV3(cfg)
+	sec, notes, err := aptV3(cfg)
 	a := aptConfig{Deprecated: notes, AddAptRepoMatch: DefaultAddAptRepoMatch}
 	if err != nil {
 		return a, err
 	}
-	a.Empty = len(m) == 0
+	g := sec.Given
+	a.Empty = len(sec.All) == 0
 	// Sources are generated only when the value is false (util.is_false).
-	if v, ok := m["preserve_sources_list"]; ok {
-		a.PreserveSourcesList = !pyval.IsFalse(v)
+	if g.HasPreserve {
+		a.PreserveSourcesList = !pyval.IsFalse(g.Preserve)
 	}
-	a.DisableSuites = stringList(m["disable_suites"])
+	a.DisableSuites = sec.DisableSuites
 	var errs []error
 	for _, mt := range []struct {
 		key string
+		in  aptMirrors
 		out *[]aptMirror
-	}{{"primary", &a.Primary}, {"security", &a.Security}} {
-		if v, ok := m[mt.key]; ok && v != nil {
-			if err := modules.DecodeValue(v, mt.out); err != nil {
-				errs = append(errs, fmt.Errorf("apt.%s: %w", mt.key, err))
-			}
+	}{{"primary", sec.Primary, &a.Primary}, {"security", sec.Security, &a.Security}} {
+		*mt.out = mt.in.List
+		if mt.in.Err != nil {
+			errs = append(errs, fmt.Errorf("apt.%s: %w", mt.key, mt.in.Err))
 		}
 	}
-	if v, ok := m["add_apt_repo_match"]; ok {
-		a.AddAptRepoMatch = pyval.ScalarStr(v)
+	if g.HasAddAptRepo {
+		a.AddAptRepoMatch = pyval.ScalarStr(g.AddAptRepoMatch)
 	}
-	if v, ok := m["debconf_selections"].(map[string]any); ok {
+	if sec.DebconfSelections.Mapping {
 		a.DebconfSelections = map[string]string{}
-		for k, s := range v {
-			a.DebconfSelections[k] = pyval.ScalarStr(s)
+		for _, e := range sec.DebconfSelections.Entries {
+			a.DebconfSelections[e.Key] = pyval.ScalarStr(e.Value)
 		}
 	}
-	a.SourcesList = pyval.ScalarStr(m["sources_list"])
-	a.Conf = pyval.ScalarStr(m["conf"])
-	for i, k := range []string{"proxy", "http_proxy", "ftp_proxy", "https_proxy"} {
-		a.Proxies[i] = pyval.ScalarStr(m[k])
+	a.SourcesList = pyval.ScalarStr(g.SourcesList)
+	a.Conf = sec.Conf
+	for i, p := range []any{g.Proxy, g.HTTPProxy, g.FTPProxy, g.HTTPSProxy} {
+		a.Proxies[i] = pyval.ScalarStr(p)
 	}
-	if v, ok := m["sources"]; ok {
+	if sec.HasSources {
 		a.HasSources = true
-		sm, ok := v.(map[string]any)
-		if !ok {
-			errs = append(errs, fmt.Errorf("unknown apt format: %v", v))
+		if !sec.Sources.Mapping {
+			errs = append(errs, fmt.Errorf("unknown apt format: %v", g.Sources))
 		}
-		names := make([]string, 0, len(sm))
-		for n := range sm {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
+		for _, e := range sec.Sources.Entries {
 			var s aptSource
-			if err := modules.DecodeValue(sm[n], &s); err != nil {
-				errs = append(errs, fmt.Errorf("apt.sources.%s: %w", n, err))
+			if err := modules.DecodeValue(e.Value, &s); err != nil {
+				errs = append(errs, fmt.Errorf("apt.sources.%s: %w", e.Key, err))
 				continue
 			}
-			if em, ok := sm[n].(map[string]any); ok {
-				_, s.HasSource = em["source"]
-			}
-			s.Name = n
+			_, s.HasSource = pyval.DictOf(e.Value).Get("source")
+			s.Name = e.Key
 			if s.Filename == "" {
-				s.Filename = n
+				s.Filename = e.Key
 			}
 			a.Sources = append(a.Sources, s)
 		}
@@ -380,7 +475,7 @@ type aptRun struct {
 	c   *modules.Context
 	cfg aptConfig
 	// pkgMirrors are the merged config's system_info.package_mirrors.
-	pkgMirrors []any
+	pkgMirrors []packageMirror
 	// aptGet are system_info's apt-get settings.
 	aptGet  aptGetSettings
 	gpgUsed bool

@@ -137,28 +137,25 @@ func (r *aptRun) distroMirrors(arch string) map[string]string {
 			}
 		}
 	}
-	var entry map[string]any
-	for _, e := range pm {
-		em, ok := e.(map[string]any)
-		if !ok {
+	var entry *packageMirror
+	for i, e := range pm {
+		if !e.OK {
 			continue
 		}
-		arches := stringList(em["arches"])
-		if slices.Contains(arches, arch) {
-			entry = em
+		if slices.Contains(e.Arches, arch) {
+			entry = &pm[i]
 			break
 		}
-		if slices.Contains(arches, "default") {
-			entry = em
+		if slices.Contains(e.Arches, "default") {
+			entry = &pm[i]
 		}
 	}
 	if entry == nil {
 		return nil
 	}
-	fs, _ := entry["failsafe"].(map[string]any)
 	out := map[string]string{}
-	for k, v := range fs {
-		out[k] = pyval.ScalarStr(v)
+	for _, e := range entry.Failsafe.Entries {
+		out[e.Key] = pyval.ScalarStr(e.Value)
 	}
 	if out["primary"] == "" && out["security"] == "" {
 		return nil

@@ -43,7 +43,7 @@ func FuzzDecodeKeys(f *testing.F) {
 		decodeYumRepos(typedConfig[yumKeys](c))
 		decodeApk(typedConfig[apkKeys](c))
 		for _, r := range decodeZypper(typedConfig[zypperKeys](c)).Repos {
-			if id, ok := r["id"]; ok {
+			if id, ok := r.Get("id"); ok {
 				zypperRepoFile(pyval.Str(id), r)
 			}
 		}

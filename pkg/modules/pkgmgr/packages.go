@@ -93,11 +93,18 @@ type packagesKeys struct {
 // aptGetSettings are system_info's apt-get keys (cloud-init's distro
 // class reads them there, not at the top level of the cloud-config).
 type aptGetSettings struct {
-	// Command is apt_get_command as given (stringList reads it).
-	Command           any    `cfg:"apt_get_command"`
-	UpgradeSubcommand string `cfg:"apt_get_upgrade_subcommand,scalar"`
-	// Wrapper is apt_get_wrapper as given (nil when not a mapping).
-	Wrapper map[string]any `cfg:"apt_get_wrapper,loose"`
+	Command           pyval.List `cfg:"apt_get_command"`
+	UpgradeSubcommand string     `cfg:"apt_get_upgrade_subcommand,scalar"`
+	// Wrapper is apt_get_wrapper (empty when not a mapping).
+	Wrapper aptGetWrapper `cfg:"apt_get_wrapper,loose"`
+}
+
+// aptGetWrapper is system_info.apt_get_wrapper; an empty mapping (All)
+// keeps the defaults, as no mapping does.
+type aptGetWrapper struct {
+	All     map[string]any `cfg:",all"`
+	Enabled string         `cfg:"enabled,scalar"`
+	Command pyval.List     `cfg:"command"`
 }
 
 // decodePackages reads the module's keys: a key is true when any of its
@@ -133,8 +140,8 @@ func decodePackages(cfg packagesKeys) (packagesConfig, error) {
 	}
 	var errs []error
 	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
+		m := pyval.DictOf(e)
+		if !m.Mapping {
 			pk, err := distro.ParsePackages([]any{e})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("packages[%d]: %w", i, err))
@@ -142,13 +149,9 @@ func decodePackages(cfg packagesKeys) (packagesConfig, error) {
 			p.Generic = append(p.Generic, pk...)
 			continue
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, mgr := range keys {
-			pk, err := distro.ParsePackages(m[mgr])
+		for _, me := range m.Entries {
+			mgr := me.Key
+			pk, err := distro.ParsePackages(me.Value)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("packages[%d].%s: %w", i, mgr, err))
 			}
@@ -216,16 +219,15 @@ func runPackages(ctx context.Context, c *modules.Context, cfg packagesKeys) erro
 // the target has it); cloud-init's distro class reads them there, not at
 // the top level of the cloud-config.
 func aptFromConfig(c *modules.Context, a distro.Apt, si aptGetSettings) distro.Apt {
-	if l := stringList(si.Command); len(l) > 0 {
+	if l := si.Command; len(l) > 0 {
 		a.Command = l
 	}
 	if s := si.UpgradeSubcommand; s != "" {
 		a.UpgradeSubcommand = s
 	}
 	enabled, command := "auto", []string{"eatmydata"}
-	if w := si.Wrapper; len(w) > 0 {
-		enabled = pyval.ScalarStr(w["enabled"])
-		command = stringList(w["command"])
+	if w := si.Wrapper; len(w.All) > 0 {
+		enabled, command = w.Enabled, w.Command
 	}
 	if len(command) > 0 && (pyval.TranslateBool(enabled, false) || (enabled == "auto" && targetWhich(c.Root, command[0]) != "")) {
 		a.Wrapper = command

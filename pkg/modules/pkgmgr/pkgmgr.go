@@ -6,29 +6,9 @@
 // per instance).
 package pkgmgr
 
-import (
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
-	"github.com/cloudroot/cloudroot/pkg/modules"
-)
+import "github.com/cloudroot/cloudroot/pkg/modules"
 
 // Modules are the family's modules, for pkg/modules/builtin.
 func Modules() []modules.Module {
 	return []modules.Module{AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, PackageUpdateUpgradeInstall}
-}
-
-// stringList is a string or a list as cloud-init's callers iterate it:
-// a string is a one-item list, a list gives pyval.ScalarStr of each item
-// ("" kept); anything else is nil.
-func stringList(v any) []string {
-	switch t := v.(type) {
-	case string:
-		return []string{t}
-	case []any:
-		out := make([]string, 0, len(t))
-		for _, e := range t {
-			out = append(out, pyval.ScalarStr(e))
-		}
-		return out
-	}
-	return nil
 }

@@ -49,19 +49,12 @@ func decodeYumRepos(k yumKeys) (dir string, repos []yumRepo) {
 	if k.HasDir {
 		dir = k.Dir
 	}
-	m := k.Repos
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, e := range k.Repos.Entries {
+		id := e.Key
 		r := yumRepo{ID: strings.ReplaceAll(id, " ", "-"), Name: id, Options: map[string]string{}}
-		opts, _ := m[id].(map[string]any)
-		for k, v := range opts {
-			k = strings.ReplaceAll(strings.TrimSpace(strings.ToLower(k)), "-", "_")
-			if k != "" {
-				r.Options[k] = yumValue(v)
+		for _, o := range pyval.DictOf(e.Value).Entries {
+			if k := strings.ReplaceAll(strings.TrimSpace(strings.ToLower(o.Key)), "-", "_"); k != "" {
+				r.Options[k] = yumValue(o.Value)
 			}
 		}
 		repos = append(repos, r)
@@ -92,11 +85,11 @@ func yumValue(v any) string {
 }
 
 // yumKeys are the module's keys as the decoder reads them; each repo's
-// options stay a mapping (their names are yum's, normalised here).
+// options are a pyval.Dict (their names are yum's, normalised here).
 type yumKeys struct {
-	HasDir bool           `cfg:"yum_repo_dir,present"`
-	Dir    string         `cfg:"yum_repo_dir"`
-	Repos  map[string]any `cfg:"yum_repos,loose"`
+	HasDir bool       `cfg:"yum_repo_dir,present"`
+	Dir    string     `cfg:"yum_repo_dir"`
+	Repos  pyval.Dict `cfg:"yum_repos"`
 }
 
 func runYumAddRepo(ctx context.Context, c *modules.Context, k yumKeys) error {

@@ -41,7 +41,7 @@ var ZypperAddRepo = modules.Module{
 type zypperConfig struct {
 	Settings [][2]string // zypp.conf name=value, name order
 	ReposDir string
-	Repos    []map[string]any
+	Repos    []pyval.Dict
 	Present  bool
 }
 
@@ -49,8 +49,8 @@ type zypperConfig struct {
 // the wrong shape are ignored, as cloud-init's .get() chain does).
 type zypperKeys struct {
 	Zypper *struct {
-		Repos  []any          `cfg:"repos,loose"`
-		Config map[string]any `cfg:"config,loose"`
+		Repos  []pyval.Dict `cfg:"repos,loose"`
+		Config pyval.Dict   `cfg:"config"`
 	} `cfg:"zypper,loose"`
 }
 
@@ -60,54 +60,18 @@ func decodeZypper(k zypperKeys) zypperConfig {
 	if sec == nil {
 		return z
 	}
-	for _, r := range sec.Repos {
-		m, _ := r.(map[string]any)
-		z.Repos = append(z.Repos, m)
-	}
+	z.Repos = sec.Repos
 	if len(z.Repos) == 0 {
 		return z
 	}
 	z.Present = true
-	conf := sec.Config
-	if d, ok := conf["reposdir"]; ok {
+	if d, ok := sec.Config.Get("reposdir"); ok {
 		z.ReposDir = pyval.ScalarStr(d)
 	}
-	keys := make([]string, 0, len(conf))
-	for k := range conf {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		z.Settings = append(z.Settings, [2]string{k, pyStrValue(conf[k])})
+	for _, e := range sec.Config.Entries {
+		z.Settings = append(z.Settings, [2]string{e.Key, pyval.StrIfTrue(e.Value)})
 	}
 	return z
-}
-
-// pyStrValue is str() of a config value, "" standing for a false one.
-func pyStrValue(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return ""
-	case bool:
-		if !t {
-			return ""
-		}
-	case string:
-		return t
-	case int:
-		if t == 0 {
-			return ""
-		}
-	case []any:
-		if len(t) == 0 {
-			return ""
-		}
-	case map[string]any:
-		if len(t) == 0 {
-			return ""
-		}
-	}
-	return pyval.Str(v)
 }
 
 func runZypperAddRepo(ctx context.Context, c *modules.Context, k zypperKeys) error {
@@ -123,7 +87,7 @@ func runZypperAddRepo(ctx context.Context, c *modules.Context, k zypperKeys) err
 	for i, r := range z.Repos {
 		var missing []string
 		for _, k := range []string{"id", "baseurl"} {
-			if _, ok := r[k]; !ok {
+			if _, ok := r.Get(k); !ok {
 				missing = append(missing, k)
 			}
 		}
@@ -131,7 +95,8 @@ func runZypperAddRepo(ctx context.Context, c *modules.Context, k zypperKeys) err
 			c.Warnf("Repo config at index %d is missing required config keys: %s", i, strings.Join(missing, ","))
 			continue
 		}
-		id := pyval.Str(r["id"])
+		idv, _ := r.Get("id")
+		id := pyval.Str(idv)
 		fn := path.Join(z.ReposDir, strings.ReplaceAll(id, " ", "_")+".repo")
 		if c.Root.Exists(fn) {
 			c.Log.Info(fmt.Sprintf("Skipping repo %s, file %s already exists!", id, fn))
@@ -201,13 +166,13 @@ func zypperValue(v any) string {
 }
 
 // zypperRepoFile is _format_repository_config.
-func zypperRepoFile(id string, r map[string]any) (string, error) {
+func zypperRepoFile(id string, r pyval.Dict) (string, error) {
 	opts := map[string]string{}
-	for k, v := range r {
-		if k == "" || k == "id" {
+	for _, e := range r.Entries {
+		if e.Key == "" || e.Key == "id" {
 			continue
 		}
-		opts[strings.ReplaceAll(strings.TrimSpace(strings.ToLower(k)), "-", "_")] = zypperValue(v)
+		opts[strings.ReplaceAll(strings.TrimSpace(strings.ToLower(e.Key)), "-", "_")] = zypperValue(e.Value)
 	}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {

@@ -89,3 +89,17 @@ func TestZypperDocsExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestZypperConfigFalseValues: zypp.conf gets only the settings whose
+// value is true in Python's sense (cloud-init's `if value:`), a float
+// zero included.
+func TestZypperConfigFalseValues(t *testing.T) {
+	c, _, _ := testContext(t, yamlCfg(t, "zypper:\n  repos: [{id: r, baseurl: 'http://r/'}]\n  config: {a: 0.0, b: 0, c: '', d: false, e: x, f: 1.5}\n"),
+		map[string]string{"etc/os-release": "ID=sles\nVERSION_ID=15.6\n", "etc/zypp/zypp.conf": ""})
+	if err := ZypperAddRepo.Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, c, ZyppConf), "# Added via cloud.cfg\ne=x\nf=1.5"; got != want {
+		t.Errorf("zypp.conf = %q, want %q", got, want)
+	}
+}
