@@ -523,13 +523,18 @@ func TestConform(t *testing.T) {
 		WhyUnreadableNotFound: "Azure's provisioning media is optional: one that cannot be read is logged and IMDS decides, as cloud-init's crawl_metadata goes on past a device it cannot mount; with no IMDS here that is not found"})
 }
 
-// TestPyStr: the IMDS profile's values are formatted as Python's str() of
-// what json.load made of them (the minimal OVF cloud-init writes from them).
+// TestPyStr: the IMDS profile's values are written into the minimal OVF
+// as Python's str() of what json.load made of them (pyval.Str).
 func TestPyStr(t *testing.T) {
-	m := map[string]any{"s": "azureuser", "b": true, "f": 1.0, "n": nil, "l": []any{"a", false}}
-	for k, want := range map[string]string{"s": "azureuser", "b": "True", "f": "1.0", "n": "None", "absent": "None", "l": "['a', False]"} {
-		if got := pyStr(m, k); got != want {
-			t.Errorf("pyStr(%s) = %q, want %q", k, got, want)
+	doc := `{"compute": {"vmId": "v", "osProfile": {"adminUsername": 1.0, "computerName": ["a", false]}}}`
+	d, err := Build(&Input{URL: "u", Document: []byte(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovf := string(d.Files[DefaultDataDir+"/"+OVFFile])
+	for _, want := range []string{"<ns1:UserName>1.0</ns1:UserName>", "<ns1:HostName>[&#39;a&#39;, False]</ns1:HostName>"} {
+		if !strings.Contains(ovf, want) {
+			t.Errorf("minimal OVF without %s:\n%s", want, ovf)
 		}
 	}
 }
