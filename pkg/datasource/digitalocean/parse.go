@@ -4,8 +4,6 @@ package digitalocean
 
 import (
 	"errors"
-	"fmt"
-	"maps"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
@@ -51,16 +49,10 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 		AvailabilityZone: az,
 		PublicKeys:       datasource.NormalizePubKeys(md["public_keys"]),
 	}
-	if d.UserData, err = jsondoc.Blob(md["user_data"]); err != nil {
-		return nil, fmt.Errorf("user_data: %w", err)
+	full, err := jsondoc.Full(d, md)
+	if err != nil {
+		return nil, err
 	}
-	if d.VendorData, err = jsondoc.Blob(md["vendor_data"]); err != nil {
-		return nil, fmt.Errorf("vendor_data: %w", err)
-	}
-	full := maps.Clone(md)
-	delete(full, "user_data")
-	delete(full, "vendor_data")
-	d.DS = map[string]any{"metadata_full": full}
 	if _, ok := md["interfaces"]; ok {
 		d.NetworkConfig = map[string]any{NetworkKey: full}
 	}

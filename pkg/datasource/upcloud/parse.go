@@ -4,8 +4,6 @@ package upcloud
 
 import (
 	"errors"
-	"fmt"
-	"maps"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
@@ -50,16 +48,10 @@ func Build(url string, b []byte, systemUUID string) (*datasource.Data, error) {
 		AvailabilityZone: az,
 		PublicKeys:       datasource.NormalizePubKeys(md["public_keys"]),
 	}
-	if d.UserData, err = jsondoc.Blob(md["user_data"]); err != nil {
-		return nil, fmt.Errorf("user_data: %w", err)
+	_, err = jsondoc.Full(d, md)
+	if err != nil {
+		return nil, err
 	}
-	if d.VendorData, err = jsondoc.Blob(md["vendor_data"]); err != nil {
-		return nil, fmt.Errorf("vendor_data: %w", err)
-	}
-	full := maps.Clone(md)
-	delete(full, "user_data")
-	delete(full, "vendor_data")
-	d.DS = map[string]any{"metadata_full": full}
 	if n, ok := md["network"].(map[string]any); ok {
 		d.NetworkConfig = map[string]any{NetworkKey: n}
 	}
