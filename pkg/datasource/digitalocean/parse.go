@@ -3,6 +3,7 @@ package digitalocean
 // Pure parsing: the metadata document and Data.
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -24,11 +25,7 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 	if id == "" {
 		return nil, errors.New("no droplet_id")
 	}
-	region := jsondoc.Scalar(md["region"])
-	az := region
-	if az == "" {
-		az = "default"
-	}
+	az := cmp.Or(jsondoc.Scalar(md["region"]), "default")
 	hostname := jsondoc.Scalar(md["hostname"])
 	d := &datasource.Data{
 		Name:        "DigitalOcean",

@@ -3,6 +3,7 @@ package upcloud
 // Pure parsing: the metadata document and Data.
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -26,10 +27,7 @@ func Build(url string, b []byte, systemUUID string) (*datasource.Data, error) {
 	if id == "" {
 		return nil, errors.New("no instance_id")
 	}
-	az := jsondoc.Scalar(md["region"])
-	if az == "" {
-		az = "default"
-	}
+	az := cmp.Or(jsondoc.Scalar(md["region"]), "default")
 	hostname := jsondoc.Scalar(md["hostname"])
 	d := &datasource.Data{
 		Name:        "UpCloud",
