@@ -55,6 +55,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/datasource/configdrive"
@@ -64,6 +65,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/identify"
 	"github.com/cloudroot/cloudroot/pkg/imds"
 	"github.com/cloudroot/cloudroot/pkg/stages"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 func probeCommand() Command {
@@ -324,6 +326,15 @@ func probeSystemEnv(env *Env, opts probeOptions) (datasource.Env, error) {
 	denv.Root = os.DirFS(root)
 	if b, err := os.ReadFile(filepath.Join(root, "proc", "cmdline")); err == nil {
 		denv.Cmdline = bootenv.ParseCmdline(strings.TrimSpace(string(b)))
+	}
+	// The system configuration, read once as the boot does (VMware's
+	// disable_vmware_customization).
+	if r, err := target.New(root); err == nil {
+		if m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: r, Cmdline: denv.Cmdline.String()}); m != nil {
+			denv.System = m.System
+		} else if env.Log != nil {
+			env.Log.Debug("probe: reading the system configuration", "error", err)
+		}
 	}
 	devs, err := bootenv.Env{SysRoot: filepath.Join(root, "sys"), DevRoot: filepath.Join(root, "dev")}.List()
 	if err != nil && env.Log != nil {

@@ -221,21 +221,21 @@ func MetaCloudName(md map[string]any, def string) string {
 // placement/availability-zone) and region.
 func MetaZoneRegion(md map[string]any) (zone, region string) {
 	for _, k := range []string{"availability-zone", "availability_zone"} {
-		if z := str(md[k]); z != "" {
+		if z := metaText(md[k]); z != "" {
 			zone = z
 			break
 		}
 	}
 	if zone == "" {
 		if p, ok := md["placement"].(map[string]any); ok {
-			zone = str(p["availability-zone"])
+			zone = metaText(p["availability-zone"])
 		}
 	}
-	return zone, str(md["region"])
+	return zone, metaText(md["region"])
 }
 
 // InstanceID is meta-data's instance-id.
-func (d *Data) InstanceID() string { return str(d.MetaData["instance-id"]) }
+func (d *Data) InstanceID() string { return metaText(d.MetaData["instance-id"]) }
 
 // LocalHostname is Hostname, else meta-data's local-hostname. A
 // `hostname` key alone is not one: cloud-init's get_hostname reads only
@@ -245,7 +245,7 @@ func (d *Data) LocalHostname() string {
 	if d.Hostname != "" {
 		return d.Hostname
 	}
-	return str(d.MetaData["local-hostname"])
+	return metaText(d.MetaData["local-hostname"])
 }
 
 // Description is str(DataSource) as cloud-init prints it in status.json
@@ -305,7 +305,12 @@ func (d *Data) Description() string {
 	return class
 }
 
-func str(v any) string {
+// metaText is a meta-data value as the text Data's accessors give: a
+// string as is, null as "", anything else Go's fmt form. It is not
+// Python's str() (that is pyval.Str: None, 1.0): an absent or null
+// instance-id must read as none, and a numeric one has always read as
+// its digits.
+func metaText(v any) string {
 	switch t := v.(type) {
 	case nil:
 		return ""

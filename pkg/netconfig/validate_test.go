@@ -221,3 +221,19 @@ func TestHostileOtherFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarString: str() where netconfig's text is str(), and the two
+// cases it deliberately is not (null, floats).
+func TestScalarString(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{"eth0", "eth0"}, {true, "True"}, {false, "False"}, {1500, "1500"}, {int64(-3), "-3"}, {uint64(1) << 63, "9223372036854775808"},
+		{nil, ""}, {1.0, "1"}, {0.5, "0.5"}, {1e21, "1e+21"},
+	} {
+		if got := scalarString(tc.v); got != tc.want {
+			t.Errorf("scalarString(%#v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
@@ -85,23 +86,21 @@ func fromNode(n *yaml.Node) any {
 	return yaml11.Scalar(n)
 }
 
-// scalarString renders a decoded scalar the way Python's str() would, for
-// use as a key or a config value.
+// scalarString is a decoded scalar as netconfig writes it in keys, values
+// and messages. Strings, booleans and integers are Python's str()
+// (pyval.Str, the one str() in the tree); two cases are deliberately not
+// str(), as netconfig has always written them (its goldens unchanged): a
+// null is "" (an absent value, where str() gives "None") and a float is
+// Go's shortest form ("1" for 1.0, where str() gives "1.0"). Anything
+// else (a collection, which only a message shows) is Go's fmt form.
 func scalarString(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
-	case string:
-		return x
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case int:
-		return strconv.Itoa(x)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string, bool, int, int64, uint64:
+		return pyval.Str(x)
 	}
 	return fmt.Sprint(v)
 }

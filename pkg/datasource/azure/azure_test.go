@@ -226,8 +226,15 @@ func readTestdata(t *testing.T, p string) []byte {
 	return b
 }
 
-func TestNotFound(t *testing.T) {
-	srv := dstest.Serve(t, "testdata/extended/tree", nil)
+// TestIMDSConform: the cases every metadata-URL source shares, on Azure
+// without provisioning media (IMDS alone decides), every server requiring
+// the Metadata header and answering 400 to an api-version it does not
+// know; the instance document served truncated; and Azure's own: not
+// Azure, media that are not Azure's, both api-versions refused, a
+// document without vmId.
+func TestIMDSConform(t *testing.T) {
+	hook := imdsHook(t, []string{APIVersion, FallbackAPIVersion})
+	srv := dstest.Serve(t, "testdata/extended/tree", hook)
 	nonAzureOVF := []byte(`<?xml version="1.0"?>
 <Environment xmlns="http://schemas.dmtf.org/ovf/environment/1" xmlns:oe="http://schemas.dmtf.org/ovf/environment/1">
   <PropertySection><Property oe:key="instance-id" oe:value="i-1"/></PropertySection>
@@ -238,40 +245,28 @@ func TestNotFound(t *testing.T) {
 	emptyDrive.Budget = 300 * time.Millisecond
 	emptyDrive.Devices = []bootenv.Device{sr0, {Name: "sr1", Path: "/dev/sr1", NoMedium: true}, {Name: "vdb", Path: "/dev/vdb", FS: bootenv.FS{Type: "iso9660", Label: "OVF ENV"}}}
 	emptyDrive.OpenFS = openFS(map[string]fs.FS{"/dev/sr0": fstest.MapFS{}, "/dev/vdb": mapFS(map[string][]byte{"ovf-env.xml": nonAzureOVF})})
-	// The network cases have no media: IMDS absent, 404, slow.
-	cases := dstest.NetworkCases(t, dstest.Network{Env: env, Up: srv, AbsentBudget: 300 * time.Millisecond})
-	cases = append(cases, []dstest.NotFoundCase{
-		{Name: "not Azure", Env: notAzure, Want: datasource.ErrNotFound, Quiet: srv},
-		{Name: "empty drive, non-Azure OVF, IMDS absent", Env: emptyDrive, Want: datasource.ErrNotFound},
-	}...)
-	dstest.NotFound(t, source(nil), cases)
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
-	}{
-		{"500", dstest.Status(http.StatusInternalServerError), "status 500"},
-		{"both versions refused", dstest.Status(http.StatusBadRequest), "api-version=" + FallbackAPIVersion + ": status 400"},
-		{"not JSON", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Write([]byte("<html>"))
-			return true
-		}, "invalid character"},
-		{"no vmId", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Write([]byte(`{"compute": {"name": "x"}}`))
-			return true
-		}, "no compute.vmId"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/extended/tree", tc.hook)
-			e := env(srv.URL)
-			e.Budget = time.Second
-			_, err := source(nil).Get(context.Background(), e)
-			dstest.Broke(t, err, srv.URL, tc.want)
-		})
-	}
+	dstest.Conform(t, dstest.Metadata{
+		Source: source(nil),
+		Env: func(base string) datasource.Env {
+			e := env(base)
+			e.Budget = time.Second // 5xx are retried until the budget ends
+			return e
+		},
+		Root:         "testdata/extended/tree",
+		Hook:         hook,
+		Doc:          "/metadata/instance",
+		AbsentBudget: 300 * time.Millisecond,
+		NotFound: []dstest.NotFoundCase{
+			{Name: "not Azure", Env: notAzure, Want: datasource.ErrNotFound, Quiet: srv},
+			{Name: "empty drive, non-Azure OVF, IMDS absent", Env: emptyDrive, Want: datasource.ErrNotFound},
+		},
+		Broken: []dstest.Broken{
+			{Name: "both versions refused", Code: http.StatusBadRequest, Want: "api-version=" + FallbackAPIVersion + ": status 400"},
+			{Name: "not JSON", Code: http.StatusOK, Body: "<html>", Want: "invalid character"},
+			{Name: "not an object", Code: http.StatusOK, Body: "[1]", Want: "cannot unmarshal array"},
+			{Name: "no vmId", Code: http.StatusOK, Body: `{"compute": {"name": "x"}}`, Want: "no compute.vmId"},
+		},
+	})
 }
 
 // TestBrokenMedia: a provisioning document that is there but broken is an
@@ -528,13 +523,18 @@ func TestConform(t *testing.T) {
 		WhyUnreadableNotFound: "Azure's provisioning media is optional: one that cannot be read is logged and IMDS decides, as cloud-init's crawl_metadata goes on past a device it cannot mount; with no IMDS here that is not found"})
 }
 
-// TestPyStr: the IMDS profile's values are formatted as Python's str() of
-// what json.load made of them (the minimal OVF cloud-init writes from them).
+// TestPyStr: the IMDS profile's values are written into the minimal OVF
+// as Python's str() of what json.load made of them (pyval.Str).
 func TestPyStr(t *testing.T) {
-	m := map[string]any{"s": "azureuser", "b": true, "f": 1.0, "n": nil, "l": []any{"a", false}}
-	for k, want := range map[string]string{"s": "azureuser", "b": "True", "f": "1.0", "n": "None", "absent": "None", "l": "['a', False]"} {
-		if got := pyStr(m, k); got != want {
-			t.Errorf("pyStr(%s) = %q, want %q", k, got, want)
+	doc := `{"compute": {"vmId": "v", "osProfile": {"adminUsername": 1.0, "computerName": ["a", false]}}}`
+	d, err := Build(&Input{URL: "u", Document: []byte(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovf := string(d.Files[DefaultDataDir+"/"+OVFFile])
+	for _, want := range []string{"<ns1:UserName>1.0</ns1:UserName>", "<ns1:HostName>[&#39;a&#39;, False]</ns1:HostName>"} {
+		if !strings.Contains(ovf, want) {
+			t.Errorf("minimal OVF without %s:\n%s", want, ovf)
 		}
 	}
 }

@@ -240,7 +240,7 @@ func Build(in *Input) (*datasource.Data, error) {
 				dis = "True"
 			}
 		}
-		d.Files = map[string][]byte{file: MinimalOVF(pyStr(prof, "adminUsername"), pyStr(prof, "computerName"), dis)}
+		d.Files = map[string][]byte{file: MinimalOVF(pyval.Str(prof["adminUsername"]), pyval.Str(prof["computerName"]), dis)}
 		d.FileModes = map[string]fs.FileMode{file: 0o600}
 	}
 
@@ -285,11 +285,6 @@ func ovfConfig(env *OVFEnv, hash func(string) (string, error)) (cfg, defuser map
 	cfg["PreprovisionedVMType"] = none(env.PreprovisionedVMType)
 	cfg["ProvisionGuestProxyAgent"] = env.ProvisionGuestProxyAgent
 	return cfg, defuser, nil
-}
-
-// pyStr is str(m.get(k)) as Python formats it: "None" when absent.
-func pyStr(m map[string]any, k string) string {
-	return pyval.Str(m[k])
 }
 
 // none is a string, or nil (cloud-init's None) when empty.

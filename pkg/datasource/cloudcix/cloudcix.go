@@ -22,6 +22,7 @@
 package cloudcix
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -71,18 +72,10 @@ func (*Source) Doc() datasource.Doc {
 	}
 }
 
-// defaultURL is the base URL when the configuration names none.
-func (s *Source) defaultURL() string {
-	if s.URL != "" {
-		return s.URL
-	}
-	return DefaultBaseURL
-}
-
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	ctx, cancel, c, err := env.Service(ctx, s.Name(), "cloudcix", datasource.IMDSDefaults{
-		BaseURLs: []string{s.defaultURL()}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
+		BaseURLs: []string{cmp.Or(s.URL, DefaultBaseURL)}, Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
 	})
 	defer cancel()
 	if err != nil {

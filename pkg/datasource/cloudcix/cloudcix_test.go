@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
@@ -15,10 +14,7 @@ import (
 
 const path = "/v1"
 
-func env(url string) datasource.Env {
-	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
-		Config: map[string]any{"CloudCIX": map[string]any{"metadata_url": url}}}
-}
+var doc = dstest.Doc{Source: &Source{}, Path: path}
 
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
@@ -26,14 +22,7 @@ var upstreamDiffers = map[string]dstest.Differs{
 	"minimal": {"found": "cloud-init's CloudCIX fails without a network key (KeyError); cloudroot reads the instance and falls back for the network"},
 }
 
-func TestGolden(t *testing.T) {
-	dstest.GoldenTrees(t, dstest.Trees{
-		Source:   &Source{},
-		Env:      func(_, base string) datasource.Env { return env(base + path) },
-		Differs:  upstreamDiffers,
-		Requests: 2,
-	})
-}
+func TestGolden(t *testing.T) { doc.Golden(t, upstreamDiffers, 2) }
 
 func TestSourceURL(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/minimal/tree", nil)
@@ -50,7 +39,7 @@ func TestSourceURL(t *testing.T) {
 // network configuration as served.
 func TestNetworkConfig(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/instance/tree", nil)
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+	d, err := (&Source{}).Get(context.Background(), doc.Env(srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +54,9 @@ func TestNetworkConfig(t *testing.T) {
 // TestConform: absent, slow, 404, 500, a truncated metadata document, and
 // this service's own broken forms.
 func TestConform(t *testing.T) {
-	dstest.Conform(t, dstest.Metadata{
-		Source: &Source{},
-		Env:    func(base string) datasource.Env { return env(base + path) },
-		Root:   "testdata/instance/tree",
-		Doc:    path + "/" + MetadataPath,
-		JSON:   true,
-		Broken: []dstest.Broken{
-			{Name: "no instance-id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance-id"},
-			{Name: "userdata 500", Hook: dstest.Answer(path+"/"+UserdataPath, http.StatusInternalServerError, ""), Want: "status 500"},
-		},
-	})
+	doc.Conform(t, "testdata/instance/tree", path+"/"+MetadataPath,
+		dstest.Broken{Name: "no instance-id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance-id"},
+		dstest.Broken{Name: "userdata 500", Hook: dstest.Answer(path+"/"+UserdataPath, http.StatusInternalServerError, ""), Want: "status 500"})
 }
 
 func FuzzBuild(f *testing.F) {

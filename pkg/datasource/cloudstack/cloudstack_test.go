@@ -2,7 +2,6 @@ package cloudstack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/netip"
@@ -317,26 +316,7 @@ func TestConform(t *testing.T) {
 }
 
 func FuzzPassword(f *testing.F) {
-	f.Add([]byte("s3cr3t\n"), "id")
-	f.Add([]byte("saved_password"), "id")
-	f.Add([]byte(" \n"), "")
-	f.Fuzz(func(t *testing.T, reply []byte, id string) {
-		pw, ok := ParsePassword(reply)
-		if ok != (pw != "") || pw == SavedPassword || strings.TrimSpace(pw) != pw {
-			t.Fatalf("ParsePassword(%q) = %q, %v", reply, pw, ok)
-		}
-		d, err := Build(Input{MetaData: map[string]any{"instance-id": id}, Password: pw})
-		if err != nil {
-			if id != "" {
-				t.Fatal(err)
-			}
-			return
-		}
-		if (d.Config != nil) != ok || (ok && d.Config["password"] != pw) {
-			t.Fatalf("config %v for password %q", d.Config, pw)
-		}
-		if _, err := json.Marshal(dstest.ViewOf(d)); err != nil {
-			t.Fatal(err)
-		}
+	dstest.FuzzPassword(f, ParsePassword, func(id, pw string) (*datasource.Data, error) {
+		return Build(Input{MetaData: map[string]any{"instance-id": id}, Password: pw})
 	})
 }

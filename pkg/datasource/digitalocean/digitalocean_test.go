@@ -3,7 +3,6 @@ package digitalocean
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
@@ -12,23 +11,13 @@ import (
 
 const path = "/metadata/v1.json"
 
-func env(url string) datasource.Env {
-	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
-		Config: map[string]any{"DigitalOcean": map[string]any{"metadata_url": url}}}
-}
+var doc = dstest.Doc{Source: &Source{}, Path: path}
 
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
 var upstreamDiffers = map[string]dstest.Differs{}
 
-func TestGolden(t *testing.T) {
-	dstest.GoldenTrees(t, dstest.Trees{
-		Source:   &Source{},
-		Env:      func(_, base string) datasource.Env { return env(base + path) },
-		Differs:  upstreamDiffers,
-		Requests: 1,
-	})
-}
+func TestGolden(t *testing.T) { doc.Golden(t, upstreamDiffers, 1) }
 
 func TestSourceURL(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/minimal/tree", nil)
@@ -43,23 +32,15 @@ func TestSourceURL(t *testing.T) {
 
 // TestNetworkKey: what is handed on converts with ConvertDigitalOcean.
 func TestNetworkKey(t *testing.T) {
-	dstest.Converted(t, &Source{}, func(base string) datasource.Env { return env(base + path) }, "testdata/droplet/tree", NetworkKey,
+	dstest.Converted(t, &Source{}, doc.Env, "testdata/droplet/tree", NetworkKey,
 		netconfig.ConvertDigitalOcean, netconfig.MACs{"d2:c4:7a:10:00:01": "ens3", "d2:c4:7a:10:00:02": "ens4"})
 }
 
 // TestConform: absent, slow, 404, 500, truncated, and this document's
 // own broken forms.
 func TestConform(t *testing.T) {
-	dstest.Conform(t, dstest.Metadata{
-		Source: &Source{},
-		Env:    func(base string) datasource.Env { return env(base + path) },
-		Root:   "testdata/droplet/tree",
-		Doc:    path,
-		JSON:   true,
-		Broken: []dstest.Broken{
-			{Name: "no droplet_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no droplet_id"},
-		},
-	})
+	doc.Conform(t, "testdata/droplet/tree", "",
+		dstest.Broken{Name: "no droplet_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no droplet_id"})
 }
 
 func FuzzBuild(f *testing.F) {

@@ -3,9 +3,8 @@ package digitalocean
 // Pure parsing: the metadata document and Data.
 
 import (
+	"cmp"
 	"errors"
-	"fmt"
-	"maps"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/jsondoc"
@@ -26,11 +25,7 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 	if id == "" {
 		return nil, errors.New("no droplet_id")
 	}
-	region := jsondoc.Scalar(md["region"])
-	az := region
-	if az == "" {
-		az = "default"
-	}
+	az := cmp.Or(jsondoc.Scalar(md["region"]), "default")
 	hostname := jsondoc.Scalar(md["hostname"])
 	d := &datasource.Data{
 		Name:        "DigitalOcean",
@@ -51,16 +46,10 @@ func Build(url string, b []byte) (*datasource.Data, error) {
 		AvailabilityZone: az,
 		PublicKeys:       datasource.NormalizePubKeys(md["public_keys"]),
 	}
-	if d.UserData, err = jsondoc.Blob(md["user_data"]); err != nil {
-		return nil, fmt.Errorf("user_data: %w", err)
+	full, err := jsondoc.Full(d, md)
+	if err != nil {
+		return nil, err
 	}
-	if d.VendorData, err = jsondoc.Blob(md["vendor_data"]); err != nil {
-		return nil, fmt.Errorf("vendor_data: %w", err)
-	}
-	full := maps.Clone(md)
-	delete(full, "user_data")
-	delete(full, "vendor_data")
-	d.DS = map[string]any{"metadata_full": full}
 	if _, ok := md["interfaces"]; ok {
 		d.NetworkConfig = map[string]any{NetworkKey: full}
 	}

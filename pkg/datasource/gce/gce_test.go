@@ -3,7 +3,6 @@ package gce
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,77 +73,46 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
+// TestConform: the cases every metadata-URL source shares, every server
+// speaking the Metadata-Flavor protocol (the "500" is then GCE's, not an
+// unflavoured stranger's), the attributes served truncated; and GCE's
+// own: not GCE by DMI, an unflavoured server, a required key missing,
+// broken attributes.
+func TestConform(t *testing.T) {
 	tree := "testdata/no-attributes/tree"
-	unflavored := dstest.Serve(t, tree, nil)
-	noHostname := dstest.Serve(t, tree, func(w http.ResponseWriter, r *http.Request) bool {
-		w.Header().Set(FlavorHeader, Flavor)
-		if strings.HasSuffix(r.URL.Path, "/hostname") {
-			http.NotFound(w, r)
-			return true
+	flavored := func(next func(w http.ResponseWriter, r *http.Request) bool) func(w http.ResponseWriter, r *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set(FlavorHeader, Flavor)
+			return next(w, r)
 		}
-		return false
-	})
-	cases := dstest.NetworkCases(t, dstest.Network{
-		Env: func(base string) datasource.Env { return env(base+basePath, "") },
-		Up:  dstest.Serve(t, tree, flavor(t)),
-	})
-	cases = append(cases, []dstest.NotFoundCase{
-		{Name: "not GCE", Env: datasource.Env{NetworkUp: true}, Want: datasource.ErrNotFound},
-		{Name: "network down, GCE by serial", Env: datasource.Env{DMI: bootenv.DMI{ProductSerial: "GoogleCloud-0A1B2C"}}, Want: datasource.ErrNeedNetwork},
-		{Name: "no Metadata-Flavor in replies", Env: env(unflavored.URL+basePath, ""), Want: datasource.ErrNotFound},
-		{Name: "required key missing", Env: env(noHostname.URL+basePath, ""), Want: datasource.ErrNotFound},
-	}...)
-	dstest.NotFound(t, &Source{}, cases)
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		want string
-	}{
-		{"500", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Header().Set(FlavorHeader, Flavor)
-			http.Error(w, "", http.StatusInternalServerError)
-			return true
-		}, "instance/id: status 500"},
-		{"attributes 503", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Header().Set(FlavorHeader, Flavor)
-			if strings.Contains(r.URL.Path, "attributes") {
-				http.Error(w, "", http.StatusServiceUnavailable)
-				return true
-			}
-			return false
-		}, "instance/attributes/?recursive=true: status 503"},
-		{"attributes not JSON", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Header().Set(FlavorHeader, Flavor)
-			if strings.Contains(r.URL.Path, "instance/attributes") {
-				w.Write([]byte("user-data\nssh-keys\n"))
-				return true
-			}
-			return false
-		}, "instance/attributes: invalid character"},
-		{"bad base64", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Header().Set(FlavorHeader, Flavor)
-			if strings.Contains(r.URL.Path, "instance/attributes") {
-				w.Write([]byte(`{"user-data": "abc", "user-data-encoding": "base64"}`))
-				return true
-			}
-			return false
-		}, "user-data: illegal base64"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/no-attributes/tree", tc.hook)
-			_, err := (&Source{}).Get(context.Background(), env(srv.URL+basePath, ""))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want containing %q", err, tc.want)
-			}
-			if errors.Is(err, datasource.ErrNotFound) {
-				t.Errorf("a broken server is not ErrNotFound: %v", err)
-			}
-		})
 	}
+	envAt := func(base string) datasource.Env { return env(base+basePath, "") }
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env:    envAt,
+		Root:   "testdata/instance-and-project-keys/tree",
+		Hook:   flavor(t),
+		Doc:    basePath + "instance/attributes/",
+		NotFound: []dstest.NotFoundCase{
+			{Name: "not GCE", Env: datasource.Env{NetworkUp: true}, Want: datasource.ErrNotFound},
+			{Name: "network down, GCE by serial", Env: datasource.Env{DMI: bootenv.DMI{ProductSerial: "GoogleCloud-0A1B2C"}}, Want: datasource.ErrNeedNetwork},
+			{Name: "no Metadata-Flavor in replies", Env: envAt(dstest.Serve(t, tree, nil).URL), Want: datasource.ErrNotFound},
+			{Name: "required key missing", Env: envAt(dstest.Serve(t, tree, flavored(dstest.Answer("/hostname", http.StatusNotFound, ""))).URL), Want: datasource.ErrNotFound},
+		},
+		Broken: []dstest.Broken{
+			{Name: "500 says where", Code: http.StatusInternalServerError, Want: "instance/id: status 500"},
+			{Name: "attributes 503", Hook: func(w http.ResponseWriter, r *http.Request) bool {
+				if strings.Contains(r.URL.Path, "attributes") {
+					http.Error(w, "", http.StatusServiceUnavailable)
+					return true
+				}
+				return false
+			}, Want: "instance/attributes/?recursive=true: status 503"},
+			{Name: "attributes not JSON", Hook: dstest.Answer("instance/attributes/", http.StatusOK, "user-data\nssh-keys\n"), Want: "instance/attributes: invalid character"},
+			{Name: "attributes not an object", Hook: dstest.Answer("instance/attributes/", http.StatusOK, "[1]"), Want: "expected a JSON object"},
+			{Name: "bad base64", Hook: dstest.Answer("instance/attributes/", http.StatusOK, `{"user-data": "abc", "user-data-encoding": "base64"}`), Want: "user-data: illegal base64"},
+		},
+	})
 }
 
 func TestParseKeys(t *testing.T) {

@@ -228,7 +228,13 @@ func TestSeedFirst(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
+// TestConform: the cases every metadata-URL source shares, every server
+// checking the OAuth header; a transfer cut short (MAAS's documents are
+// text: one cut in half still reads, so Conform's "truncated" is a body
+// shorter than its Content-Length); and MAAS's own not-found cases. Its
+// protocol's errors (credentials refused, malformed documents) are
+// TestErrors'.
+func TestConform(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/url-full/tree", nil)
 	blank := dstest.Serve(t, "", func(w http.ResponseWriter, r *http.Request) bool { return true })
 	emptySeed := fstest.MapFS{"var/lib/cloud/seed/maas": &fstest.MapFile{Mode: fs.ModeDir | 0o755}}
@@ -237,15 +243,34 @@ func TestNotFound(t *testing.T) {
 		e.Config["MAAS"].(map[string]any)["max_wait"] = v
 		return e
 	}
-	cases := dstest.NetworkCases(t, dstest.Network{Env: netEnv, Up: srv, AbsentBudget: time.Second})
-	cases = append(cases, []dstest.NotFoundCase{
-		{Name: "nothing configured", Env: datasource.Env{NetworkUp: true}, Want: datasource.ErrNotFound},
-		{Name: "empty seed, no URL", Env: datasource.Env{Root: emptySeed}, Want: datasource.ErrNotFound},
-		{Name: "max_wait 0", Env: maxWait(srv.URL, 0), Want: datasource.ErrNotFound, Quiet: srv},
-		{Name: "empty instance-id", Env: netEnv(blank.URL), Want: datasource.ErrNotFound},
-		{Name: "slow, max_wait", Env: maxWait(dstest.Serve(t, "", dstest.Hang).URL, 0.3), Want: datasource.ErrNotFound},
-	}...)
-	dstest.NotFound(t, &Source{}, cases)
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{},
+		Env: func(base string) datasource.Env {
+			e := netEnv(base)
+			e.Config["MAAS"].(map[string]any)["retries"] = 0
+			return e
+		},
+		Root:         "testdata/url-full/tree",
+		Hook:         newAuth(testCreds, 0).hook,
+		AbsentBudget: time.Second,
+		NotFound: []dstest.NotFoundCase{
+			{Name: "nothing configured", Env: datasource.Env{NetworkUp: true}, Want: datasource.ErrNotFound},
+			{Name: "empty seed, no URL", Env: datasource.Env{Root: emptySeed}, Want: datasource.ErrNotFound},
+			{Name: "max_wait 0", Env: maxWait(srv.URL, 0), Want: datasource.ErrNotFound, Quiet: srv},
+			{Name: "empty instance-id", Env: netEnv(blank.URL), Want: datasource.ErrNotFound},
+			{Name: "slow, max_wait", Env: maxWait(dstest.Serve(t, "", dstest.Hang).URL, 0.3), Want: datasource.ErrNotFound},
+		},
+		Broken: []dstest.Broken{
+			{Name: "truncated transfer", Want: "/MAAS/metadata/2012-03-01/user-data", Hook: func(w http.ResponseWriter, r *http.Request) bool {
+				if !strings.HasSuffix(r.URL.Path, "/user-data") {
+					return false
+				}
+				w.Header().Set("Content-Length", "100")
+				w.Write([]byte("#!/bin/sh\n"))
+				return true
+			}},
+		},
+	})
 }
 
 func TestErrors(t *testing.T) {

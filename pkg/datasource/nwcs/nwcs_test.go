@@ -3,7 +3,6 @@ package nwcs
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
@@ -11,10 +10,7 @@ import (
 
 const path = "/api/v1/metadata"
 
-func env(url string) datasource.Env {
-	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
-		Config: map[string]any{"NWCS": map[string]any{"metadata_url": url}}}
-}
+var doc = dstest.Doc{Source: &Source{}, Path: path}
 
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
@@ -22,14 +18,7 @@ var upstreamDiffers = map[string]dstest.Differs{
 	"minimal": {"found": "cloud-init's NWCS requires public-keys (KeyError); cloudroot reads an instance without"},
 }
 
-func TestGolden(t *testing.T) {
-	dstest.GoldenTrees(t, dstest.Trees{
-		Source:   &Source{},
-		Env:      func(_, base string) datasource.Env { return env(base + path) },
-		Differs:  upstreamDiffers,
-		Requests: 1,
-	})
-}
+func TestGolden(t *testing.T) { doc.Golden(t, upstreamDiffers, 1) }
 
 func TestSourceURL(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/minimal/tree", nil)
@@ -45,7 +34,7 @@ func TestSourceURL(t *testing.T) {
 // TestNetworkKey: the network config is handed on as served.
 func TestNetworkKey(t *testing.T) {
 	srv := dstest.Serve(t, "testdata/instance/tree", nil)
-	d, err := (&Source{}).Get(context.Background(), env(srv.URL+path))
+	d, err := (&Source{}).Get(context.Background(), doc.Env(srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +50,8 @@ func TestNetworkKey(t *testing.T) {
 // TestConform: absent, slow, 404, 500, truncated, and this document's
 // own broken forms.
 func TestConform(t *testing.T) {
-	dstest.Conform(t, dstest.Metadata{
-		Source: &Source{},
-		Env:    func(base string) datasource.Env { return env(base + path) },
-		Root:   "testdata/instance/tree",
-		Doc:    path,
-		JSON:   true,
-		Broken: []dstest.Broken{
-			{Name: "no instance-id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance-id"},
-		},
-	})
+	doc.Conform(t, "testdata/instance/tree", "",
+		dstest.Broken{Name: "no instance-id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance-id"})
 }
 
 func FuzzBuild(f *testing.F) {

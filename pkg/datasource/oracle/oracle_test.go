@@ -3,7 +3,6 @@ package oracle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -249,8 +248,13 @@ func TestISCSIRoot(t *testing.T) {
 	}
 }
 
-func TestNotFound(t *testing.T) {
-	srv := dstest.Serve(t, "testdata/v2/tree", nil)
+// TestConform: the cases every metadata-URL source shares, every server
+// checking the v2 Authorization header (and its absence on v1), the v2
+// instance document served truncated; and Oracle's own: not OCI, an
+// iSCSI root's network, broken documents (each error names the URL that
+// failed).
+func TestConform(t *testing.T) {
+	srv := dstest.Serve(t, "testdata/v2/tree", auth(t))
 	notOCI := env(srv.URL)
 	notOCI.DMI = bootenv.DMI{}
 	// On an iSCSI root the initramfs network is used without
@@ -265,80 +269,36 @@ func TestNotFound(t *testing.T) {
 	noState := env(srv.URL)
 	noState.NetworkUp = false
 	noState.Cmdline = bootenv.ParseCmdline("ip=dhcp")
-	cases := dstest.NetworkCases(t, dstest.Network{Env: env, Up: srv, AbsentBudget: time.Second})
-	cases = append(cases, []dstest.NotFoundCase{
-		{Name: "not OCI", Env: notOCI, Want: datasource.ErrNotFound, Quiet: srv},
-		{Name: "iSCSI root, absent", Env: iscsiAbsent, Want: datasource.ErrNeedNetwork},
-		{Name: "ip= without state files", Env: noState, Want: datasource.ErrNeedNetwork, Quiet: srv},
-	}...)
-	dstest.NotFound(t, &Source{RunDir: t.TempDir()}, cases)
-}
-
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hook func(w http.ResponseWriter, r *http.Request) bool
-		// want is in the error, after the URL that failed (relative to
-		// the server).
-		path, want string
-	}{
-		{"500", dstest.Status(http.StatusInternalServerError), "/opc/v2/instance/", "status 500"},
-		{"not JSON", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/instance/") {
-				w.Write([]byte("id: x\n"))
-				return true
-			}
-			return false
-		}, "/opc/v2/instance/", "invalid character"},
-		{"truncated JSON", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/instance/") {
-				w.Write([]byte(`{"id": "i", "metadata": {`))
-				return true
-			}
-			return false
-		}, "/opc/v2/instance/", "unexpected end of JSON input"},
-		{"JSON list", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/instance/") {
-				w.Write([]byte(`["id"]`))
-				return true
-			}
-			return false
-		}, "/opc/v2/instance/", "cannot unmarshal array"},
-		{"no id", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/instance/") {
-				w.Write([]byte(`{"hostname": "h"}`))
-				return true
-			}
-			return false
-		}, "/opc/v2/instance/", "no id"},
-		{"bad base64", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/instance/") {
-				w.Write([]byte(`{"id": "i", "metadata": {"user_data": "abc"}}`))
-				return true
-			}
-			return false
-		}, "/opc/v2/instance/", "user_data: illegal base64"},
-		{"vnics not JSON", func(w http.ResponseWriter, r *http.Request) bool {
-			if strings.HasSuffix(r.URL.Path, "/vnics/") {
-				w.Write([]byte(`[{"macAddr": `))
-				return true
-			}
-			return false
-		}, "/opc/v2/vnics/", "unexpected end of JSON input"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := dstest.Serve(t, "testdata/v2/tree", tc.hook)
-			e := env(srv.URL)
-			e.Budget = time.Second // 5xx are retried until the budget ends
-			_, err := (&Source{RunDir: t.TempDir()}).Get(context.Background(), e)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), srv.URL+tc.path) {
-				t.Fatalf("err = %v, want containing %q and %s", err, tc.want, srv.URL+tc.path)
-			}
-			if errors.Is(err, datasource.ErrNotFound) || errors.Is(err, datasource.ErrNeedNetwork) {
-				t.Errorf("a broken service is not ErrNotFound: %v", err)
-			}
-		})
+	instance := func(body string) func(w http.ResponseWriter, r *http.Request) bool {
+		return dstest.Answer("/instance/", http.StatusOK, body)
 	}
+	dstest.Conform(t, dstest.Metadata{
+		Source: &Source{RunDir: t.TempDir()},
+		Env: func(base string) datasource.Env {
+			e := env(base)
+			e.Budget = time.Second // 5xx are retried until the budget ends
+			return e
+		},
+		Root:         "testdata/v2/tree",
+		Hook:         auth(t),
+		Doc:          "/opc/v2/instance/",
+		AbsentBudget: time.Second,
+		NotFound: []dstest.NotFoundCase{
+			{Name: "not OCI", Env: notOCI, Want: datasource.ErrNotFound, Quiet: srv},
+			{Name: "iSCSI root, absent", Env: iscsiAbsent, Want: datasource.ErrNeedNetwork},
+			{Name: "ip= without state files", Env: noState, Want: datasource.ErrNeedNetwork, Quiet: srv},
+		},
+		Broken: []dstest.Broken{
+			{Name: "500 says where", Code: http.StatusInternalServerError, Want: "/opc/v2/instance/: status 500"},
+			{Name: "not JSON", Hook: instance("id: x\n"), Want: "/opc/v2/instance/: invalid character"},
+			{Name: "JSON list", Hook: instance(`["id"]`), Want: "cannot unmarshal array"},
+			{Name: "no id", Hook: instance(`{"hostname": "h"}`), Want: "no id"},
+			{Name: "bad base64", Hook: instance(`{"id": "i", "metadata": {"user_data": "abc"}}`), Want: "user_data: illegal base64"},
+			{Name: "v2 refused, v1 truncated", Hook: dstest.Chain(dstest.Answer("/opc/v2/instance/", http.StatusUnauthorized, ""),
+				dstest.Answer("/opc/v1/instance/", http.StatusOK, `{"id": "i", "metadata": {`)), Want: "/opc/v1/instance/: unexpected end of JSON input"},
+			{Name: "vnics not JSON", Hook: dstest.Answer("/vnics/", http.StatusOK, `[{"macAddr": `), Want: "/opc/v2/vnics/: unexpected end of JSON input"},
+		},
+	})
 }
 
 // TestBadConfig: a configure_secondary_nics that is not a boolean is an

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -15,10 +14,7 @@ import (
 
 const path = "/metadata/v1.json"
 
-func env(url string) datasource.Env {
-	return datasource.Env{NetworkUp: true, Budget: 5 * time.Second,
-		Config: map[string]any{"UpCloud": map[string]any{"metadata_url": url}}}
-}
+var doc = dstest.Doc{Source: &Source{}, Path: path}
 
 // upstreamDiffers are the fields of each case's upstream golden where
 // cloudroot deliberately differs (docs/datasources.md).
@@ -34,7 +30,7 @@ func TestGolden(t *testing.T) {
 				ProductUUID string `json:"product_uuid"`
 			}
 			dstest.ReadJSON(t, filepath.Join(dir, "case.json"), &spec)
-			e := env(base + path)
+			e := doc.Env(base)
 			e.DMI = bootenv.DMI{SysVendor: "UpCloud", ProductUUID: spec.ProductUUID}
 			return e
 		},
@@ -63,23 +59,15 @@ func TestSourceURL(t *testing.T) {
 
 // TestNetworkKey: what is handed on converts with ConvertUpCloud.
 func TestNetworkKey(t *testing.T) {
-	dstest.Converted(t, &Source{}, func(base string) datasource.Env { return env(base + path) }, "testdata/server/tree", NetworkKey,
+	dstest.Converted(t, &Source{}, doc.Env, "testdata/server/tree", NetworkKey,
 		netconfig.ConvertUpCloud, netconfig.MACs{"3a:d6:ba:4a:36:e7": "eth0", "3a:d6:ba:4a:84:cc": "eth1"})
 }
 
 // TestConform: absent, slow, 404, 500, truncated, and this document's
 // own broken forms.
 func TestConform(t *testing.T) {
-	dstest.Conform(t, dstest.Metadata{
-		Source: &Source{},
-		Env:    func(base string) datasource.Env { return env(base + path) },
-		Root:   "testdata/server/tree",
-		Doc:    path,
-		JSON:   true,
-		Broken: []dstest.Broken{
-			{Name: "no instance_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance_id"},
-		},
-	})
+	doc.Conform(t, "testdata/server/tree", "",
+		dstest.Broken{Name: "no instance_id", Code: 200, Body: `{"hostname": "h"}`, Want: "no instance_id"})
 }
 
 func FuzzBuild(f *testing.F) {

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,31 +93,6 @@ func keyName(method string) func(string) string {
 		return EnvKey
 	}
 	return func(k string) string { return k }
-}
-
-// fsReader reads the target root for cloudcfg.
-type fsReader struct{ fsys fs.FS }
-
-func (r fsReader) rel(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "/") }
-
-func (r fsReader) ReadFile(p string) ([]byte, error) { return datasource.ReadFile(r.fsys, r.rel(p)) }
-
-func (r fsReader) ReadDir(p string) ([]fs.DirEntry, error) { return fs.ReadDir(r.fsys, r.rel(p)) }
-
-// systemConfig is cloud-init's sys_cfg as far as it can be read from the
-// target root and the command line (cloud.cfg, cloud.cfg.d, the runtime
-// config, cc: on the command line). Broken files are other stages'
-// business: what loads is used.
-func systemConfig(env datasource.Env) map[string]any {
-	o := cloudcfg.LoadOptions{Cmdline: env.Cmdline.String()}
-	if env.Root != nil {
-		o.Root = fsReader{env.Root}
-	}
-	m, _ := cloudcfg.Load(o)
-	if m == nil {
-		return nil
-	}
-	return m.System
 }
 
 // boolOpt is util.get_cfg_option_bool: def when the key is absent.

@@ -295,19 +295,21 @@ func Build(in Input) (*datasource.Data, error) {
 			break
 		}
 	}
-	if az := str(md["availability-zone"]); az != "" {
+	if az := stringValue(md["availability-zone"]); az != "" {
 		d.AvailabilityZone = az
 	} else {
-		d.AvailabilityZone = str(md["availability_zone"])
+		d.AvailabilityZone = stringValue(md["availability_zone"])
 	}
-	d.Region = str(md["region"])
+	d.Region = stringValue(md["region"])
 	if len(in.Config) > 0 {
 		d.Config = in.Config
 	}
 	return d, nil
 }
 
-func str(v any) string {
+// stringValue is v when it is a string, else "" (a getter, not
+// Python's str()).
+func stringValue(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}

@@ -301,11 +301,9 @@ func (s *Source) redact(ctx context.Context, log *slog.Logger, t Transport, md m
 // imc reads a guest customization (cloud-init's get_imc_data_fn); nil
 // Data and no error when there is none to read.
 func (s *Source) imc(ctx context.Context, env datasource.Env, log *slog.Logger) (*datasource.Data, error) {
-	sys := env.System
-	if sys == nil {
-		sys = systemConfig(env)
-	}
-	allowCust := !boolOpt(sys, "disable_vmware_customization", true)
+	// The boot's merged system configuration (sys_cfg), read once by the
+	// boot and handed over in Env.System; nil is an empty one.
+	allowCust := !boolOpt(env.System, "disable_vmware_customization", true)
 	dsCfg := env.SourceConfig(s.Name())
 	allowRaw := boolOpt(dsCfg, "allow_raw_data", true)
 	if !allowCust && !allowRaw {

@@ -14,8 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
+	"github.com/cloudroot/cloudroot/pkg/cloudcfg"
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/internal/dstest"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 var vmDMI = bootenv.DMI{ProductName: "VMware7,1", SysVendor: "VMware, Inc.", ProductUUID: "4216A1B2-C3D4-E5F6-0718-293A4B5C6D7E"}
@@ -47,6 +49,17 @@ func setup(t *testing.T, dir string) (*Source, datasource.Env, string) {
 	}
 	if root := filepath.Join(dir, "root"); isDir(root) {
 		env.Root = os.DirFS(root)
+		// The system configuration is the boot's, loaded once from the
+		// root (pkg/stages) and handed over in Env.System.
+		r, err := target.New(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := cloudcfg.Load(cloudcfg.LoadOptions{Root: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.System = m.System
 	}
 	return s, env, gi
 }
@@ -134,6 +147,13 @@ func TestNotFound(t *testing.T) {
 			datasource.Env{DMI: vmDMI, Root: plugin, Config: map[string]any{"VMware": map[string]any{"allow_raw_data": false}}}},
 		{"LinuxPrep with customization disabled", &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}, IMCDir: copyDir(t, "testdata/imc-linuxprep/imc")},
 			datasource.Env{DMI: vmDMI, Root: plugin}},
+		// The system configuration is the boot's (Env.System), read once:
+		// a cloud.cfg in the root allowing customization is not read again.
+		{"LinuxPrep, cloud.cfg not read again", &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}, IMCDir: copyDir(t, "testdata/imc-linuxprep/imc")},
+			datasource.Env{DMI: vmDMI, Root: fstest.MapFS{
+				"usr/lib/open-vm-tools/plugins/vmsvc/libdeployPkgPlugin.so": {},
+				"etc/cloud/cloud.cfg": {Data: []byte("disable_vmware_customization: false\n")},
+			}}},
 		{"raw data without data", &Source{RPCTool: missing, VMToolsd: missing, NoBackdoor: true, Environ: map[string]string{}, IMCDir: imcDir(t, map[string]string{
 			"cust.cfg": "[CLOUDINIT]\nMETADATA = md\n", "md": "\n"})}, datasource.Env{DMI: vmDMI, Root: plugin}},
 	} {
@@ -162,10 +182,9 @@ func imcDir(t *testing.T, files map[string]string) string {
 // TestBroken: data that is there but does not decode or parse is an
 // error naming the key or file, never ErrNotFound.
 func TestBroken(t *testing.T) {
-	plugin := fstest.MapFS{
-		"usr/lib64/vmware-tools/plugins/vmsvc/libdeployPkgPlugin.so": {},
-		"etc/cloud/cloud.cfg": {Data: []byte("disable_vmware_customization: false\n")},
-	}
+	plugin := fstest.MapFS{"usr/lib64/vmware-tools/plugins/vmsvc/libdeployPkgPlugin.so": {}}
+	// The boot's merged system configuration allows customization.
+	allowCust := map[string]any{"disable_vmware_customization": false}
 	guest := func(kv ...string) *Source {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -208,22 +227,22 @@ func TestBroken(t *testing.T) {
 		{"envvar bad YAML", &Source{NoBackdoor: true, RPCTool: missing, VMToolsd: missing, Environ: map[string]string{
 			"VMX_GUESTINFO": "1", "VMX_GUESTINFO_METADATA": "a: b: c"}}, datasource.Env{},
 			"VMX_GUESTINFO_METADATA: neither JSON nor a YAML mapping"},
-		{"cust.cfg not INI", custOnly(map[string]string{"cust.cfg": "HOSTNAME=x\n"}), datasource.Env{DMI: vmDMI, Root: plugin},
+		{"cust.cfg not INI", custOnly(map[string]string{"cust.cfg": "HOSTNAME=x\n"}), datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust},
 			"cust.cfg: vmware: line 1: file contains no section headers"},
 		{"cust.cfg bad yes/no", custOnly(map[string]string{"cust.cfg": "[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\nMACADDR = 00:50:56:00:00:01\n[MISC]\nPOST-GC-STATUS = maybe\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "cust.cfg: [MISC] POST-GC-STATUS must be yes or no"},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "cust.cfg: [MISC] POST-GC-STATUS must be yes or no"},
 		{"cust.cfg two primaries", custOnly(map[string]string{"cust.cfg": "[NIC-CONFIG]\nNICS = NIC1,NIC2\n[NIC1]\nMACADDR = 00:50:56:00:00:01\nPRIMARY = yes\n[NIC2]\nMACADDR = 00:50:56:00:00:02\nPRIMARY = yes\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "cust.cfg: network: vmware: there can only be one primary nic"},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "cust.cfg: network: vmware: there can only be one primary nic"},
 		{"cust.cfg without NICs", custOnly(map[string]string{"cust.cfg": "[NETWORK]\nHOSTNAME = h\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "cust.cfg: network: vmware: cust.cfg has no [NIC-CONFIG] NICS"},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "cust.cfg: network: vmware: cust.cfg has no [NIC-CONFIG] NICS"},
 		{"raw meta-data missing", custOnly(map[string]string{"cust.cfg": "[CLOUDINIT]\nMETADATA = md.yaml\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "cust.cfg: meta-data: reading "},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "cust.cfg: meta-data: reading "},
 		{"raw meta-data outside", custOnly(map[string]string{"cust.cfg": "[CLOUDINIT]\nMETADATA = ../../etc/shadow\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "../../etc/shadow: not a file inside"},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "../../etc/shadow: not a file inside"},
 		{"raw user-data missing", custOnly(map[string]string{"cust.cfg": "[CLOUDINIT]\nMETADATA = md\nUSERDATA = ud\n", "md": "instance-id: i\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "cust.cfg: user-data: reading "},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "cust.cfg: user-data: reading "},
 		{"raw meta-data broken", custOnly(map[string]string{"cust.cfg": "[CLOUDINIT]\nMETADATA = md\n", "md": "instance-id: [\n"}),
-			datasource.Env{DMI: vmDMI, Root: plugin}, "/md: neither JSON nor a YAML mapping"},
+			datasource.Env{DMI: vmDMI, Root: plugin, System: allowCust}, "/md: neither JSON nor a YAML mapping"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env.Budget = quick

@@ -31,6 +31,7 @@
 package vultr
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -105,14 +106,6 @@ func (s *Source) config(env datasource.Env) (url, agent string) {
 	return url, agent
 }
 
-// defaultURL is the base URL when the configuration names none.
-func (s *Source) defaultURL() string {
-	if s.URL != "" {
-		return s.URL
-	}
-	return DefaultURL
-}
-
 // Get implements datasource.Source.
 func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data, error) {
 	if !env.NetworkUp {
@@ -121,7 +114,7 @@ func (s *Source) Get(ctx context.Context, env datasource.Env) (*datasource.Data,
 	log := env.Logger(s.Name())
 	base, agent := s.config(env)
 	c, err := env.IMDS(s.Name(), datasource.IMDSDefaults{
-		BaseURLs: []string{s.defaultURL()}, Headers: http.Header{TokenHeader: {Token}, "User-Agent": {agent}},
+		BaseURLs: []string{cmp.Or(s.URL, DefaultURL)}, Headers: http.Header{TokenHeader: {Token}, "User-Agent": {agent}},
 		Budget: DefaultBudget, Timeout: DefaultTimeout, Retries: DefaultRetries,
 	})
 	if err != nil {

@@ -43,8 +43,13 @@ type Metadata struct {
 	Env func(base string) datasource.Env
 	// Root is a golden case's tree (a service that answers).
 	Root string
+	// Hook, when not nil, is the protocol every server of Conform's
+	// speaks: it sees each request first (a header every request must
+	// carry, one every reply carries back, an authorization) and answers
+	// it by returning true, before a case's own answer.
+	Hook func(w http.ResponseWriter, r *http.Request) bool
 	// Doc, when not "", is the request path of the document Conform's
-	// "truncated" case serves cut in half.
+	// "truncated" case serves cut in half (a directory's: its _index).
 	Doc string
 	// Broken are the source's own broken services, after Conform's "500"
 	// and "truncated".
@@ -72,10 +77,10 @@ type Metadata struct {
 //   - m.Broken.
 func Conform(t *testing.T, m Metadata) {
 	t.Helper()
-	up := Serve(t, m.Root, nil)
+	up := Serve(t, m.Root, m.Hook)
 	t.Run("not found", func(t *testing.T) {
 		var cases []NotFoundCase
-		for _, c := range NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget}) {
+		for _, c := range NetworkCases(t, Network{Env: m.Env, Up: up, AbsentBudget: m.AbsentBudget, Hook: m.Hook}) {
 			if c.Name != "404" || m.Why404Broken == "" {
 				cases = append(cases, c)
 			}
@@ -89,7 +94,11 @@ func Conform(t *testing.T, m Metadata) {
 			Broken{Name: "not an object", Code: http.StatusOK, Body: "[1]", Want: "expected a JSON object"})
 	}
 	if m.Doc != "" {
-		b, err := os.ReadFile(filepath.Join(m.Root, filepath.FromSlash(m.Doc)))
+		p := filepath.Join(m.Root, filepath.FromSlash(m.Doc))
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			p = filepath.Join(p, "_index")
+		}
+		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +114,7 @@ func Conform(t *testing.T, m Metadata) {
 					return true
 				}
 			}
-			srv := Serve(t, m.Root, hook)
+			srv := Serve(t, m.Root, Chain(m.Hook, hook))
 			env := m.Env
 			if tc.Env != nil {
 				env = tc.Env
@@ -113,6 +122,19 @@ func Conform(t *testing.T, m Metadata) {
 			_, err := m.Source.Get(context.Background(), env(srv.URL))
 			Broke(t, err, srv.URL, tc.Want)
 		})
+	}
+}
+
+// Chain is a hook that asks each of hooks (nil ones left out) in turn
+// until one answers.
+func Chain(hooks ...func(w http.ResponseWriter, r *http.Request) bool) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		for _, h := range hooks {
+			if h != nil && h(w, r) {
+				return true
+			}
+		}
+		return false
 	}
 }
 

@@ -3,6 +3,7 @@ package dstest
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -65,6 +66,9 @@ type Network struct {
 	// AbsentBudget, when not 0, is the "absent" case's budget (for a
 	// source that retries refused connections until the budget ends).
 	AbsentBudget time.Duration
+	// Hook, when not nil, is the protocol the "404" service speaks (the
+	// headers of its replies, the checks of requests), as Metadata.Hook.
+	Hook func(w http.ResponseWriter, r *http.Request) bool
 }
 
 // NetworkCases are the negative cases every network source shares, for
@@ -88,7 +92,7 @@ func NetworkCases(t testing.TB, n Network) []NotFoundCase {
 	return []NotFoundCase{
 		{Name: "network down", Env: down, Want: datasource.ErrNeedNetwork, Quiet: n.Up},
 		{Name: "absent", Env: absent, Want: datasource.ErrNotFound},
-		{Name: "404", Env: n.Env(Serve(t, "", nil).URL), Want: datasource.ErrNotFound},
+		{Name: "404", Env: n.Env(Serve(t, "", n.Hook).URL), Want: datasource.ErrNotFound},
 		{Name: "slow", Env: slow, Want: datasource.ErrNotFound},
 	}
 }

@@ -5,9 +5,11 @@ package dstest
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -130,4 +132,34 @@ func ConformPasswords(t *testing.T, p Passwords) {
 			}
 		})
 	}
+}
+
+// FuzzPassword is the fuzz body of a password-server source: parse (the
+// source's ParsePassword) reads a reply as a new password or none (never
+// the "saved" answer, never padded), and build (its Build of meta-data with
+// instance-id id and password pw) puts a password, and only one, into
+// Data.Config.
+func FuzzPassword(f *testing.F, parse func([]byte) (string, bool), build func(id, pw string) (*datasource.Data, error)) {
+	f.Add([]byte("s3cr3t\n"), "id")
+	f.Add([]byte(pwserver.SavedPassword), "id")
+	f.Add([]byte(" \n"), "")
+	f.Fuzz(func(t *testing.T, reply []byte, id string) {
+		pw, ok := parse(reply)
+		if ok != (pw != "") || pw == pwserver.SavedPassword || strings.TrimSpace(pw) != pw {
+			t.Fatalf("ParsePassword(%q) = %q, %v", reply, pw, ok)
+		}
+		d, err := build(id, pw)
+		if err != nil {
+			if id != "" {
+				t.Fatal(err)
+			}
+			return
+		}
+		if (d.Config != nil) != ok || (ok && d.Config["password"] != pw) {
+			t.Fatalf("config %v for password %q", d.Config, pw)
+		}
+		if _, err := json.Marshal(ViewOf(d)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

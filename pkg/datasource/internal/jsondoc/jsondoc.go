@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
@@ -115,4 +116,22 @@ func Blob(v any) ([]byte, error) {
 		return []byte(t), nil
 	}
 	return json.Marshal(v)
+}
+
+// Full sets d's user-data and vendor-data from md's user_data and
+// vendor_data (Blob), and ds.metadata_full to md without them, which it
+// returns (DigitalOcean and UpCloud, as cloud-init's metadata_full).
+func Full(d *datasource.Data, md map[string]any) (map[string]any, error) {
+	var err error
+	if d.UserData, err = Blob(md["user_data"]); err != nil {
+		return nil, fmt.Errorf("user_data: %w", err)
+	}
+	if d.VendorData, err = Blob(md["vendor_data"]); err != nil {
+		return nil, fmt.Errorf("vendor_data: %w", err)
+	}
+	full := maps.Clone(md)
+	delete(full, "user_data")
+	delete(full, "vendor_data")
+	d.DS = map[string]any{"metadata_full": full}
+	return full, nil
 }
