@@ -13,6 +13,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/modules/cm"
 	"github.com/cloudroot/cloudroot/pkg/modules/disks"
 	"github.com/cloudroot/cloudroot/pkg/modules/ntp"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 )
 
 // Modules returns every module cloudroot implements, in no particular
@@ -24,5 +25,6 @@ func Modules() []modules.Module {
 		cm.Modules(),
 		disks.Modules(),
 		ntp.Modules(),
+		users.Modules(),
 	)
 }

@@ -1,5 +1,9 @@
-package modules
-
+// Package ugutil is cloud-init's ug_util for cloudroot's modules: the
+// users, user and groups keys of a cloud-config normalised into typed
+// users and groups, as users_groups, set_passwords, ssh, ssh_import_id,
+// ssh_console and byobu read them. It lives apart from both pkg/modules
+// and the users family because modules in each use it.
+//
 // Users and groups from cloud-config, normalised the way cloud-init's
 // ug_util.normalize_users_groups does:
 //
@@ -21,6 +25,7 @@ package modules
 //     entry is re-inserted after the others).
 //   - Dict keys carry no order in a decoded YAML map, so names from a dict
 //     are taken in sorted order.
+package ugutil
 
 import (
 	"errors"
@@ -49,8 +54,8 @@ func (s Secret) LogValue() slog.Value {
 // String redacts the secret for fmt.
 func (s Secret) String() string { return s.LogValue().String() }
 
-// UserConfig is one normalised users: entry, with cloud-init's keys.
-type UserConfig struct {
+// User is one normalised users: entry, with cloud-init's keys.
+type User struct {
 	Name string
 	// Default marks the distro default user.
 	Default      bool
@@ -88,32 +93,30 @@ type UserConfig struct {
 }
 
 // LogValue keeps secrets and keys out of logs.
-func (u UserConfig) LogValue() slog.Value {
+func (u User) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("name", u.Name), slog.Bool("default", u.Default), slog.Any("keys", u.Keys))
 }
 
-// GroupConfig is one normalised groups: entry.
-type GroupConfig struct {
+// Group is one normalised groups: entry.
+type Group struct {
 	Name    string
 	Members []string
 }
 
-// NormalizeUsers returns the users (in creation order), the default user
-// (nil when none) and the groups from c's cloud-config. Format problems are
-// warned through c; err joins the entries that could not be normalised,
-// while the returned lists hold all the others.
-func NormalizeUsers(c *Context) (users []UserConfig, defaultUser *UserConfig, groups []GroupConfig, err error) {
-	var k userKeys
-	if err := c.decoder().Decode(c.Config, &k); err != nil {
-		return nil, nil, nil, err
-	}
-	return normalizeUsers(c, k, c.Warnf)
+// Normalize returns the users (in creation order), the default user (nil
+// when none) and the groups from k. distroDefault is the distro's built-in
+// default user (distro.Info.DefaultUser), used when the config has no
+// system_info.default_user. Format problems are given to warn; err joins
+// the entries that could not be normalised, while the returned lists hold
+// all the others.
+func Normalize(k Keys, distroDefault map[string]any, warn func(string, ...any)) (users []User, defaultUser *User, groups []Group, err error) {
+	return normalizeUsers(distroDefault, k, warn)
 }
 
-// userKeys are the keys users and groups are normalised from, as given
-// (normalizeUsers walks them as cloud-init's ug_util does); a module
-// reading them declares them inline (`cfg:",inline"`).
-type userKeys struct {
+// Keys are the keys users and groups are normalised from, as given
+// (Normalize walks them as cloud-init's ug_util does); a module reading
+// them declares them inline (`cfg:",inline"`).
+type Keys struct {
 	HasGroups  bool `cfg:"groups,present"`
 	Groups     any  `cfg:"groups"`
 	User       any  `cfg:"user"`
@@ -126,9 +129,9 @@ type userKeys struct {
 	} `cfg:"system_info,loose"`
 }
 
-func normalizeUsers(c *Context, cfg userKeys, warn func(string, ...any)) ([]UserConfig, *UserConfig, []GroupConfig, error) {
+func normalizeUsers(distroDefault map[string]any, cfg Keys, warn func(string, ...any)) ([]User, *User, []Group, error) {
 	var errs []error
-	var groups []GroupConfig
+	var groups []Group
 	if cfg.HasGroups {
 		g, err := normalizeGroups(cfg.Groups)
 		if err != nil {
@@ -148,7 +151,7 @@ func normalizeUsers(c *Context, cfg userKeys, warn func(string, ...any)) ([]User
 			warn("Format for 'user' key must be a string or dictionary and not %s", pyval.TypeName(v))
 		}
 	}
-	defUserCfg := mergeCfg(oldUser, defaultUserConfig(c, cfg))
+	defUserCfg := mergeCfg(oldUser, defaultUserConfig(distroDefault, cfg))
 
 	base := any([]any{"default"})
 	if cfg.HasUsers {
@@ -179,8 +182,8 @@ func normalizeUsers(c *Context, cfg userKeys, warn func(string, ...any)) ([]User
 	if err != nil {
 		errs = append(errs, fmt.Errorf("users: %w", err))
 	}
-	var users []UserConfig
-	var def *UserConfig
+	var users []User
+	var def *User
 	for _, e := range entries {
 		u, hard, soft := toUserConfig(e.name, e.cfg)
 		if err := errors.Join(hard, soft); err != nil {
@@ -203,7 +206,7 @@ func normalizeUsers(c *Context, cfg userKeys, warn func(string, ...any)) ([]User
 
 // defaultUserConfig is system_info.default_user when the config has it,
 // else the distro's built-in default user.
-func defaultUserConfig(c *Context, cfg userKeys) map[string]any {
+func defaultUserConfig(distroDefault map[string]any, cfg Keys) map[string]any {
 	if cfg.SystemInfo.HasDefaultUser {
 		m := cfg.SystemInfo.DefaultUser
 		if m == nil {
@@ -211,7 +214,7 @@ func defaultUserConfig(c *Context, cfg userKeys) map[string]any {
 		}
 		return deepCopy(m).(map[string]any)
 	}
-	return c.Distro.DefaultUser()
+	return distroDefault
 }
 
 type userEntry struct {
@@ -257,7 +260,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 	for _, item := range list {
 		switch t := item.(type) {
 		case string, []any:
-			for _, n := range uniqMerge(t) {
+			for _, n := range UniqMerge(t) {
 				if _, ok := users[n]; !ok {
 					put(n, map[string]any{})
 				}
@@ -265,7 +268,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 		case map[string]any:
 			n := "default"
 			if v, ok := t["name"]; ok {
-				n = scalarString(v)
+				n = pyval.ScalarStr(v)
 				delete(t, "name")
 			}
 			if n == "" {
@@ -293,7 +296,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 		delete(users, "default")
 		if len(defUserCfg) > 0 {
 			d := deepCopy(defUserCfg).(map[string]any)
-			defName = scalarString(d["name"])
+			defName = pyval.ScalarStr(d["name"])
 			defGroups := d["groups"]
 			delete(d, "name")
 			delete(d, "groups")
@@ -322,7 +325,7 @@ func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, err
 }
 
 // normalizeGroups is ug_util._normalize_groups.
-func normalizeGroups(v any) ([]GroupConfig, error) {
+func normalizeGroups(v any) ([]Group, error) {
 	var order []string
 	members := map[string][]string{}
 	add := func(name string, ms ...string) {
@@ -335,7 +338,7 @@ func normalizeGroups(v any) ([]GroupConfig, error) {
 	var errs []error
 	switch t := v.(type) {
 	case string:
-		for _, n := range uniqMerge(t) {
+		for _, n := range UniqMerge(t) {
 			add(n)
 		}
 	case []any:
@@ -345,7 +348,7 @@ func normalizeGroups(v any) ([]GroupConfig, error) {
 				for _, k := range slices.Sorted(maps.Keys(e)) {
 					switch m := e[k].(type) {
 					case string, []any:
-						add(k, uniqMerge(m)...)
+						add(k, UniqMerge(m)...)
 					default:
 						errs = append(errs, fmt.Errorf("bad group member type %s for group %s", pyval.TypeName(e[k]), k))
 					}
@@ -360,23 +363,23 @@ func normalizeGroups(v any) ([]GroupConfig, error) {
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
-			add(k, uniqMerge(t[k])...)
+			add(k, UniqMerge(t[k])...)
 		}
 	default:
 		return nil, fmt.Errorf("group config must be list, dict or string type only but found %s", pyval.TypeName(v))
 	}
-	out := make([]GroupConfig, 0, len(order))
+	out := make([]Group, 0, len(order))
 	for _, n := range order {
 		ms := slices.Compact(slices.Sorted(slices.Values(members[n])))
-		out = append(out, GroupConfig{Name: n, Members: ms})
+		out = append(out, Group{Name: n, Members: ms})
 	}
 	return out, errors.Join(errs...)
 }
 
 // toUserConfig converts a normalised cloud-init user dict. hard errors
 // prevent creating the user; soft ones (sudo, doas) only lose that key.
-func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error) {
-	u = UserConfig{
+func toUserConfig(name string, m map[string]any) (u User, hard, soft error) {
+	u = User{
 		Name:         name,
 		Default:      m["default"] == true,
 		LockPasswd:   true,
@@ -389,15 +392,15 @@ func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error
 		var err error
 		switch k {
 		case "gecos":
-			u.Gecos = scalarString(v)
+			u.Gecos = pyval.ScalarStr(v)
 		case "primary_group":
-			u.PrimaryGroup = scalarString(v)
+			u.PrimaryGroup = pyval.ScalarStr(v)
 		case "groups":
 			u.Groups = userGroups(v)
 		case "shell":
-			u.Shell = scalarString(v)
+			u.Shell = pyval.ScalarStr(v)
 		case "homedir":
-			u.Homedir = scalarString(v)
+			u.Homedir = pyval.ScalarStr(v)
 		case "sudo", "doas":
 			rs, err := ruleList(v, k)
 			if err != nil {
@@ -411,15 +414,15 @@ func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error
 		case "lock_passwd":
 			u.LockPasswd = pyval.TranslateBool(v, true)
 		case "hashed_passwd":
-			u.HashedPasswd = Secret(scalarString(v))
+			u.HashedPasswd = Secret(pyval.ScalarStr(v))
 		case "passwd":
-			u.Passwd = Secret(scalarString(v))
+			u.Passwd = Secret(pyval.ScalarStr(v))
 		case "plain_text_passwd":
-			u.PlainTextPasswd = Secret(scalarString(v))
+			u.PlainTextPasswd = Secret(pyval.ScalarStr(v))
 		case "ssh_authorized_keys":
-			u.SSHAuthorizedKeys, u.SSHAuthorizedKeysSet = keyList(v), true
+			u.SSHAuthorizedKeys, u.SSHAuthorizedKeysSet = KeyList(v), true
 		case "ssh_import_id":
-			u.SSHImportID = StringList(v)
+			u.SSHImportID = pyval.ScalarList(v)
 		case "ssh_redirect_user":
 			switch v {
 			case true, "default":
@@ -445,12 +448,12 @@ func toUserConfig(name string, m map[string]any) (u UserConfig, hard, soft error
 			case time.Time:
 				u.ExpireDate = t.Format(time.DateOnly)
 			default:
-				u.ExpireDate = scalarString(v)
+				u.ExpireDate = pyval.ScalarStr(v)
 			}
 		case "selinux_user":
-			u.SELinuxUser = scalarString(v)
+			u.SELinuxUser = pyval.ScalarStr(v)
 		case "snapuser":
-			u.Snapuser = scalarString(v)
+			u.Snapuser = pyval.ScalarStr(v)
 		}
 		if err != nil {
 			hards = append(hards, err)
@@ -464,7 +467,7 @@ func userGroups(v any) []string {
 	case map[string]any:
 		return slices.Sorted(maps.Keys(t))
 	case string, []any:
-		return uniqMerge(t)
+		return UniqMerge(t)
 	}
 	return nil
 }
@@ -499,18 +502,18 @@ func ruleList(v any, key string) ([]string, error) {
 	return nil, fmt.Errorf("can not create %s rule addition with type %s", key, pyval.TypeName(v))
 }
 
-// keyList is an ssh_authorized_keys value: a string, a list, or a dict
+// KeyList is an ssh_authorized_keys value: a string, a list, or a dict
 // (values in key order).
-func keyList(v any) []string {
+func KeyList(v any) []string {
 	switch t := v.(type) {
 	case string:
 		return []string{t}
 	case []any:
-		return StringList(t)
+		return pyval.ScalarList(t)
 	case map[string]any:
 		var out []string
 		for _, k := range slices.Sorted(maps.Keys(t)) {
-			if s := scalarString(t[k]); s != "" {
+			if s := pyval.ScalarStr(t[k]); s != "" {
 				out = append(out, s)
 			}
 		}
@@ -544,9 +547,9 @@ func optInt(v any, key string) (*int, error) {
 	return nil, fmt.Errorf("%s %v is not an integer", key, v)
 }
 
-// uniqMerge is util.uniq_merge: strings are split on commas; elements are
+// UniqMerge is util.uniq_merge: strings are split on commas; elements are
 // trimmed, empties dropped, first occurrence kept.
-func uniqMerge(lists ...any) []string {
+func UniqMerge(lists ...any) []string {
 	var out []string
 	seen := map[string]bool{}
 	addOne := func(s string) {
@@ -563,7 +566,7 @@ func uniqMerge(lists ...any) []string {
 			}
 		case []any:
 			for _, e := range t {
-				addOne(scalarString(e))
+				addOne(pyval.ScalarStr(e))
 			}
 		case []string:
 			for _, e := range t {
@@ -575,7 +578,7 @@ func uniqMerge(lists ...any) []string {
 }
 
 func uniqMergeSorted(lists ...any) []string {
-	out := uniqMerge(lists...)
+	out := UniqMerge(lists...)
 	slices.Sort(out)
 	return out
 }

@@ -1,4 +1,4 @@
-package modules
+package users
 
 // ssh_import_id, as cloud-init 26.x's cc_ssh_import_id: when any
 // `ssh_import_id` key is in the config (top level, or in a users: entry),
@@ -12,19 +12,21 @@ package modules
 import (
 	"context"
 	"fmt"
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 // SSHImportID is cc_ssh_import_id.
-var SSHImportID = Module{
+var SSHImportID = modules.Module{
 	Name:      "ssh_import_id",
 	Frequency: state.PerInstance,
 	Keys:      []string{"ssh_import_id"},
 	Distros:   []string{"alpine", "cos", "debian", "raspberry-pi-os", "ubuntu"},
-	Run:       Typed(runSSHImportID),
+	Run:       modules.Typed(runSSHImportID),
 }
 
 // sshImportRetryDelay is how long a failed import waits before its retry.
@@ -59,10 +61,10 @@ type sshImportIDConfig struct {
 	// ssh_import_id is a key anywhere in it (is_key_in_nested_dict).
 	All         map[string]any `cfg:",all"`
 	SSHImportID any            `cfg:"ssh_import_id"`
-	Users       userKeys       `cfg:",inline"`
+	Users       ugutil.Keys    `cfg:",inline"`
 }
 
-func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) error {
+func runSSHImportID(ctx context.Context, c *modules.Context, cfg sshImportIDConfig) error {
 	if !keyInNested(cfg.All, "ssh_import_id") {
 		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
 		return nil
@@ -71,14 +73,14 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 		c.Warnf("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
 		return nil
 	}
-	users, _, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
+	users, _, _, _ := ugutil.Normalize(cfg.Users, c.Distro.DefaultUser(), func(string, ...any) {})
 	var first error
 	for _, u := range users {
 		var ids []string
 		if u.Default {
-			ids = uniqMerge(getCfgOptionList(cfg.SSHImportID))
+			ids = ugutil.UniqMerge(getCfgOptionList(cfg.SSHImportID))
 		} else {
-			ids = uniqMerge(u.SSHImportID)
+			ids = ugutil.UniqMerge(u.SSHImportID)
 		}
 		if len(ids) == 0 {
 			continue
@@ -104,10 +106,10 @@ func getCfgOptionList(v any) []any {
 	case string:
 		return []any{t}
 	}
-	return []any{scalarString(v)}
+	return []any{pyval.ScalarStr(v)}
 }
 
-func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) error {
+func importSSHIDs(ctx context.Context, c *modules.Context, ids []string, user string) error {
 	if _, err := c.Root.LookupUser(user); err != nil {
 		return fmt.Errorf("getpwnam(): name not found: '%s': %w", user, err)
 	}
@@ -122,7 +124,7 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return nil
 	}
 	argv = append(argv, ids...)
-	if c.RunCmd(ctx, DistroCmd(argv...)) == nil {
+	if c.RunCmd(ctx, modules.DistroCmd(argv...)) == nil {
 		return nil
 	}
 	select {
@@ -130,5 +132,5 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return ctx.Err()
 	case <-time.After(sshImportRetryDelay):
 	}
-	return c.RunCmd(ctx, DistroCmd(argv...))
+	return c.RunCmd(ctx, modules.DistroCmd(argv...))
 }
