@@ -31,11 +31,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
@@ -110,82 +107,38 @@ type Group struct {
 // the entries that could not be normalised, while the returned lists hold
 // all the others.
 func Normalize(k Keys, distroDefault map[string]any, warn func(string, ...any)) (users []User, defaultUser *User, groups []Group, err error) {
-	return normalizeUsers(distroDefault, k, warn)
-}
-
-// Keys are the keys users and groups are normalised from, as given
-// (Normalize walks them as cloud-init's ug_util does); a module reading
-// them declares them inline (`cfg:",inline"`).
-type Keys struct {
-	HasGroups  bool `cfg:"groups,present"`
-	Groups     any  `cfg:"groups"`
-	User       any  `cfg:"user"`
-	HasUsers   bool `cfg:"users,present"`
-	Users      any  `cfg:"users"`
-	SystemInfo struct {
-		HasDefaultUser bool `cfg:"default_user,present"`
-		// DefaultUser is nil when not a mapping.
-		DefaultUser map[string]any `cfg:"default_user,loose"`
-	} `cfg:"system_info,loose"`
-}
-
-func normalizeUsers(distroDefault map[string]any, cfg Keys, warn func(string, ...any)) ([]User, *User, []Group, error) {
 	var errs []error
-	var groups []Group
-	if cfg.HasGroups {
-		g, err := normalizeGroups(cfg.Groups)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("groups: %w", err))
+	if k.HasGroups {
+		if k.Groups.Err != nil {
+			errs = append(errs, fmt.Errorf("groups: %w", k.Groups.Err))
 		}
-		groups = g
+		groups = k.Groups.List
 	}
 
-	var oldUser map[string]any
-	if v := cfg.User; pyval.Truthy(v) {
-		switch t := v.(type) {
-		case string:
-			oldUser = map[string]any{"name": t}
-		case map[string]any:
-			oldUser = deepCopy(t).(map[string]any)
-		default:
-			warn("Format for 'user' key must be a string or dictionary and not %s", pyval.TypeName(v))
-		}
+	oldUser := k.User.Entry
+	if k.User.BadType != "" {
+		warn("Format for 'user' key must be a string or dictionary and not %s", k.User.BadType)
 	}
-	defUserCfg := mergeCfg(oldUser, defaultUserConfig(distroDefault, cfg))
+	defUser := merge(oldUser, defaultEntry(k, distroDefault))
 
-	base := any([]any{"default"})
-	if cfg.HasUsers {
-		base = deepCopy(cfg.Users)
+	base := Users{Items: []UserItem{{Names: []string{"default"}}}}
+	if k.HasUsers {
+		base = k.Users
 	}
-	switch t := base.(type) {
-	case []any, string:
-	case map[string]any:
-		if oldUser != nil {
-			if _, ok := t["default"]; !ok {
-				t["default"] = true
-			}
-		}
-	default:
-		warn("Format for 'users' key must be a comma-separated string or a dictionary or a list but found %s", pyval.TypeName(base))
-		base = []any{}
+	if base.BadType != "" {
+		warn("Format for 'users' key must be a comma-separated string or a dictionary or a list but found %s", base.BadType)
+		base = Users{}
 	}
-	if oldUser != nil {
-		switch t := base.(type) {
-		case []any:
-			base = append(t, map[string]any{"name": "default"})
-		case string:
-			base = t + ",default"
-		}
+	if oldUser != nil && !(base.Dict && base.HasDefault) {
+		base.Items = append(slices.Clip(base.Items), UserItem{Names: []string{"default"}})
 	}
 
-	entries, err := normalizeUserEntries(base, defUserCfg)
+	entries, err := normalizeUserEntries(base, defUser)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("users: %w", err))
 	}
-	var users []User
-	var def *User
 	for _, e := range entries {
-		u, hard, soft := toUserConfig(e.name, e.cfg)
+		u, hard, soft := toUser(e.name, e.cfg, e.def)
 		if err := errors.Join(hard, soft); err != nil {
 			errs = append(errs, fmt.Errorf("user %s: %w", e.name, err))
 		}
@@ -197,354 +150,277 @@ func normalizeUsers(distroDefault map[string]any, cfg Keys, warn func(string, ..
 	}
 	for i := range users {
 		if users[i].Default {
-			def = &users[i]
+			defaultUser = &users[i]
 			break
 		}
 	}
-	return users, def, groups, errors.Join(errs...)
+	return users, defaultUser, groups, errors.Join(errs...)
 }
 
-// defaultUserConfig is system_info.default_user when the config has it,
-// else the distro's built-in default user.
-func defaultUserConfig(distroDefault map[string]any, cfg Keys) map[string]any {
-	if cfg.SystemInfo.HasDefaultUser {
-		m := cfg.SystemInfo.DefaultUser
-		if m == nil {
-			return nil
-		}
-		return deepCopy(m).(map[string]any)
+// defaultEntry is system_info.default_user when the config has it (nil
+// when null or not a mapping), else the distro's built-in default user.
+func defaultEntry(k Keys, distroDefault map[string]any) *Entry {
+	if k.SystemInfo.HasDefaultUser {
+		return k.SystemInfo.DefaultUser
 	}
-	return distroDefault
+	if distroDefault == nil {
+		return nil
+	}
+	return decodeEntry(distroDefault, false)
 }
 
 type userEntry struct {
 	name string
-	cfg  map[string]any
+	cfg  *Entry
+	def  bool
 }
 
 // normalizeUserEntries is ug_util._normalize_users.
-func normalizeUserEntries(base any, defUserCfg map[string]any) ([]userEntry, error) {
-	var errs []error
-	var list []any
-	switch t := base.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			switch v := t[k].(type) {
-			case bool, int, int64, uint64, float64, string:
-				if pyval.IsTrue(v) {
-					list = append(list, k)
-				}
-			case map[string]any:
-				v["name"] = k
-				list = append(list, v)
-			default:
-				errs = append(errs, fmt.Errorf("unmappable user value type %s for key %s", pyval.TypeName(t[k]), k))
-			}
-		}
-	case string:
-		for _, n := range uniqMergeSorted(t) {
-			list = append(list, n)
-		}
-	case []any:
-		list = t
-	}
-
+func normalizeUserEntries(base Users, defUser *Entry) ([]userEntry, error) {
+	errs := slices.Clone(base.Errs)
 	var order []string
-	users := map[string]map[string]any{}
-	put := func(n string, cfg map[string]any) {
+	users := map[string]*Entry{}
+	put := func(n string, cfg *Entry) {
 		if _, ok := users[n]; !ok {
 			order = append(order, n)
 		}
 		users[n] = cfg
 	}
-	for _, item := range list {
-		switch t := item.(type) {
-		case string, []any:
-			for _, n := range UniqMerge(t) {
-				if _, ok := users[n]; !ok {
-					put(n, map[string]any{})
-				}
-			}
-		case map[string]any:
+	for _, it := range base.Items {
+		switch {
+		case it.Entry != nil:
 			n := "default"
-			if v, ok := t["name"]; ok {
-				n = pyval.ScalarStr(v)
-				delete(t, "name")
+			if it.Entry.Name.Set {
+				n = it.Entry.Name.V
 			}
 			if n == "" {
 				errs = append(errs, errors.New("user entry with an empty name"))
 				continue
 			}
-			put(n, mergeCfg(users[n], t))
+			put(n, merge(users[n], it.Entry.without("name")))
+		case it.BadType != "":
+			errs = append(errs, fmt.Errorf("user config must be dictionary/list or string types only and not %s", it.BadType))
 		default:
-			errs = append(errs, fmt.Errorf("user config must be dictionary/list or string types only and not %s", pyval.TypeName(item)))
-		}
-	}
-	for n, cfg := range users {
-		clean := map[string]any{}
-		for k, v := range cfg {
-			if k = strings.TrimSpace(strings.ReplaceAll(k, "-", "_")); k != "" {
-				clean[k] = v
+			for _, n := range it.Names {
+				if _, ok := users[n]; !ok {
+					put(n, &Entry{})
+				}
 			}
 		}
-		users[n] = clean
 	}
 
 	defName := ""
 	if defConfig, ok := users["default"]; ok {
 		order = slices.DeleteFunc(order, func(s string) bool { return s == "default" })
 		delete(users, "default")
-		if len(defUserCfg) > 0 {
-			d := deepCopy(defUserCfg).(map[string]any)
-			defName = pyval.ScalarStr(d["name"])
-			defGroups := d["groups"]
-			delete(d, "name")
-			delete(d, "groups")
+		if !defUser.empty() {
+			defName = defUser.Name.V
+			d := defUser.without("name", "groups")
 			if defName == "" {
 				errs = append(errs, errors.New("default user has no name"))
 			} else {
 				parsed := users[defName]
 				if parsed == nil {
-					parsed = map[string]any{}
+					parsed = &Entry{}
 				}
 				order = slices.DeleteFunc(order, func(s string) bool { return s == defName })
 				delete(users, defName)
-				joined := uniqMergeSorted(parsed["groups"], defGroups)
-				parsed["groups"] = strings.Join(joined, ",")
-				put(defName, mergeCfg(parsed, mergeCfg(defConfig, d)))
+				// The groups of both, as one comma string (as ug_util
+				// joins them).
+				joined := strings.Join(uniqMergeSorted(parsed.Groups.list(), defUser.Groups.list()), ",")
+				p := *parsed
+				p.Groups = Names{Set: true, V: UniqMerge(joined)}
+				p.keys = addKey(p.keys, "groups")
+				put(defName, merge(&p, merge(defConfig, d)))
 			}
 		}
 	}
 	out := make([]userEntry, 0, len(order))
 	for _, n := range order {
-		cfg := users[n]
-		cfg["default"] = defName != "" && n == defName
-		out = append(out, userEntry{name: n, cfg: cfg})
+		out = append(out, userEntry{name: n, cfg: users[n], def: defName != "" && n == defName})
 	}
 	return out, errors.Join(errs...)
 }
 
-// normalizeGroups is ug_util._normalize_groups.
-func normalizeGroups(v any) ([]Group, error) {
-	var order []string
-	members := map[string][]string{}
-	add := func(name string, ms ...string) {
-		if _, ok := members[name]; !ok {
-			order = append(order, name)
-			members[name] = []string{}
-		}
-		members[name] = append(members[name], ms...)
+// list is the names as util.uniq_merge reads the value: a mapping gives
+// none.
+func (n Names) list() []string {
+	if n.Dict {
+		return nil
 	}
-	var errs []error
-	switch t := v.(type) {
-	case string:
-		for _, n := range UniqMerge(t) {
-			add(n)
-		}
-	case []any:
-		for _, e := range t {
-			switch e := e.(type) {
-			case map[string]any:
-				for _, k := range slices.Sorted(maps.Keys(e)) {
-					switch m := e[k].(type) {
-					case string, []any:
-						add(k, UniqMerge(m)...)
-					default:
-						errs = append(errs, fmt.Errorf("bad group member type %s for group %s", pyval.TypeName(e[k]), k))
-					}
-				}
-			case string:
-				if n := strings.TrimSpace(e); n != "" {
-					add(n)
-				}
-			default:
-				errs = append(errs, fmt.Errorf("unknown group name type %s", pyval.TypeName(e)))
-			}
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			add(k, UniqMerge(t[k])...)
-		}
-	default:
-		return nil, fmt.Errorf("group config must be list, dict or string type only but found %s", pyval.TypeName(v))
-	}
-	out := make([]Group, 0, len(order))
-	for _, n := range order {
-		ms := slices.Compact(slices.Sorted(slices.Values(members[n])))
-		out = append(out, Group{Name: n, Members: ms})
-	}
-	return out, errors.Join(errs...)
+	return n.V
 }
 
-// toUserConfig converts a normalised cloud-init user dict. hard errors
-// prevent creating the user; soft ones (sudo, doas) only lose that key.
-func toUserConfig(name string, m map[string]any) (u User, hard, soft error) {
-	u = User{
-		Name:         name,
-		Default:      m["default"] == true,
-		LockPasswd:   true,
-		CreateGroups: true,
-		Keys:         slices.Sorted(maps.Keys(m)),
-	}
-	u.Keys = slices.DeleteFunc(u.Keys, func(k string) bool { return k == "default" })
-	var hards, softs []error
-	for k, v := range m {
-		var err error
+// empty reports whether no key was given.
+func (e *Entry) empty() bool { return e == nil || len(e.keys) == 0 }
+
+// without is a copy of e without the keys named.
+func (e *Entry) without(keys ...string) *Entry {
+	c := *e
+	c.keys = slices.DeleteFunc(slices.Clone(e.keys), func(k string) bool { return slices.Contains(keys, k) })
+	for _, k := range keys {
 		switch k {
-		case "gecos":
-			u.Gecos = pyval.ScalarStr(v)
-		case "primary_group":
-			u.PrimaryGroup = pyval.ScalarStr(v)
+		case "name":
+			c.Name = Str{}
 		case "groups":
-			u.Groups = userGroups(v)
-		case "shell":
-			u.Shell = pyval.ScalarStr(v)
-		case "homedir":
-			u.Homedir = pyval.ScalarStr(v)
-		case "sudo", "doas":
-			rs, err := ruleList(v, k)
-			if err != nil {
-				softs = append(softs, err)
-			}
-			if k == "sudo" {
-				u.Sudo = rs
-			} else {
-				u.Doas = rs
-			}
-		case "lock_passwd":
-			u.LockPasswd = pyval.TranslateBool(v, true)
-		case "hashed_passwd":
-			u.HashedPasswd = Secret(pyval.ScalarStr(v))
-		case "passwd":
-			u.Passwd = Secret(pyval.ScalarStr(v))
-		case "plain_text_passwd":
-			u.PlainTextPasswd = Secret(pyval.ScalarStr(v))
-		case "ssh_authorized_keys":
-			u.SSHAuthorizedKeys, u.SSHAuthorizedKeysSet = KeyList(v), true
-		case "ssh_import_id":
-			u.SSHImportID = pyval.ScalarList(v)
-		case "ssh_redirect_user":
-			switch v {
-			case true, "default":
-				u.SSHRedirectUser = true
-			case false, nil:
-			default:
-				err = fmt.Errorf("ssh_redirect_user must be true or \"default\", not %v", v)
-			}
-		case "system":
-			u.System = pyval.Truthy(v)
-		case "no_create_home":
-			u.NoCreateHome = pyval.Truthy(v)
-		case "no_user_group":
-			u.NoUserGroup = pyval.Truthy(v)
-		case "create_groups":
-			u.CreateGroups = pyval.TranslateBool(v, true)
-		case "uid":
-			u.UID, err = optInt(v, "uid")
-		case "inactive":
-			u.Inactive, err = optInt(v, "inactive")
-		case "expiredate":
-			switch t := v.(type) {
-			case time.Time:
-				u.ExpireDate = t.Format(time.DateOnly)
-			default:
-				u.ExpireDate = pyval.ScalarStr(v)
-			}
-		case "selinux_user":
-			u.SELinuxUser = pyval.ScalarStr(v)
-		case "snapuser":
-			u.Snapuser = pyval.ScalarStr(v)
-		}
-		if err != nil {
-			hards = append(hards, err)
+			c.Groups = Names{}
 		}
 	}
+	return &c
+}
+
+func addKey(keys []string, k string) []string {
+	if slices.Contains(keys, k) {
+		return keys
+	}
+	return append(slices.Clone(keys), k)
+}
+
+// merge is util.mergemanydict of two user configs: high's keys win, and
+// where both give a mapping (groups, ssh_authorized_keys) the mappings
+// are merged, high's values winning. Neither input is modified.
+func merge(high, low *Entry) *Entry {
+	switch {
+	case high == nil && low == nil:
+		return nil
+	case high == nil:
+		c := *low
+		return &c
+	case low == nil:
+		c := *high
+		return &c
+	}
+	out := &Entry{
+		Name:              pick(high.Name, low.Name),
+		Gecos:             pick(high.Gecos, low.Gecos),
+		PrimaryGroup:      pick(high.PrimaryGroup, low.PrimaryGroup),
+		Groups:            pick(high.Groups, low.Groups),
+		Shell:             pick(high.Shell, low.Shell),
+		Homedir:           pick(high.Homedir, low.Homedir),
+		Sudo:              pick(high.Sudo, low.Sudo),
+		Doas:              pick(high.Doas, low.Doas),
+		LockPasswd:        pick(high.LockPasswd, low.LockPasswd),
+		HashedPasswd:      pick(high.HashedPasswd, low.HashedPasswd),
+		Passwd:            pick(high.Passwd, low.Passwd),
+		PlainTextPasswd:   pick(high.PlainTextPasswd, low.PlainTextPasswd),
+		SSHAuthorizedKeys: pick(high.SSHAuthorizedKeys, low.SSHAuthorizedKeys),
+		SSHImportID:       pick(high.SSHImportID, low.SSHImportID),
+		SSHRedirectUser:   pick(high.SSHRedirectUser, low.SSHRedirectUser),
+		System:            pick(high.System, low.System),
+		UID:               pick(high.UID, low.UID),
+		NoCreateHome:      pick(high.NoCreateHome, low.NoCreateHome),
+		NoUserGroup:       pick(high.NoUserGroup, low.NoUserGroup),
+		CreateGroups:      pick(high.CreateGroups, low.CreateGroups),
+		SELinuxUser:       pick(high.SELinuxUser, low.SELinuxUser),
+		ExpireDate:        pick(high.ExpireDate, low.ExpireDate),
+		Inactive:          pick(high.Inactive, low.Inactive),
+		Snapuser:          pick(high.Snapuser, low.Snapuser),
+		keys:              slices.Clone(low.keys),
+	}
+	for _, k := range high.keys {
+		out.keys = addKey(out.keys, k)
+	}
+	if high.Groups.Dict && low.Groups.Dict {
+		out.Groups.V = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(high.Groups.V), low.Groups.V...))))
+	}
+	if high.SSHAuthorizedKeys.Dict != nil && low.SSHAuthorizedKeys.Dict != nil {
+		d := slices.Clone(high.SSHAuthorizedKeys.Dict)
+		for _, kt := range low.SSHAuthorizedKeys.Dict {
+			if !slices.ContainsFunc(d, func(h keyText) bool { return h.key == kt.key }) {
+				d = append(d, kt)
+			}
+		}
+		slices.SortFunc(d, func(a, b keyText) int { return strings.Compare(a.key, b.key) })
+		out.SSHAuthorizedKeys.Dict = d
+	}
+	return out
+}
+
+// setter is a field that knows whether its key was given.
+type setter interface {
+	Str | Names | Rules | Flag | AuthKeys | List | Redirect | Int | Date
+}
+
+// pick is high when its key was given, else low.
+func pick[T setter](high, low T) T {
+	if isSet(high) {
+		return high
+	}
+	return low
+}
+
+func isSet(v any) bool {
+	switch t := v.(type) {
+	case Str:
+		return t.Set
+	case Names:
+		return t.Set
+	case Rules:
+		return t.Set
+	case Flag:
+		return t.Set
+	case AuthKeys:
+		return t.Set
+	case List:
+		return t.Set
+	case Redirect:
+		return t.Set
+	case Int:
+		return t.Set
+	case Date:
+		return t.Set
+	}
+	return false
+}
+
+// toUser converts a normalised user config. hard errors prevent creating
+// the user; soft ones (sudo, doas) only lose that key. Errors come in key
+// order.
+func toUser(name string, e *Entry, def bool) (u User, hard, soft error) {
+	u = User{
+		Name:              name,
+		Default:           def,
+		Gecos:             e.Gecos.V,
+		PrimaryGroup:      e.PrimaryGroup.V,
+		Shell:             e.Shell.V,
+		Homedir:           e.Homedir.V,
+		Sudo:              e.Sudo.V,
+		Doas:              e.Doas.V,
+		LockPasswd:        e.LockPasswd.Translate(true),
+		HashedPasswd:      Secret(e.HashedPasswd.V),
+		Passwd:            Secret(e.Passwd.V),
+		PlainTextPasswd:   Secret(e.PlainTextPasswd.V),
+		SSHAuthorizedKeys: e.SSHAuthorizedKeys.Keys(),
+		// ssh_authorized_keys given, even empty.
+		SSHAuthorizedKeysSet: e.SSHAuthorizedKeys.Set,
+		SSHImportID:          e.SSHImportID.V,
+		SSHRedirectUser:      e.SSHRedirectUser.V,
+		System:               e.System.Truth(),
+		NoCreateHome:         e.NoCreateHome.Truth(),
+		NoUserGroup:          e.NoUserGroup.Truth(),
+		CreateGroups:         e.CreateGroups.Translate(true),
+		SELinuxUser:          e.SELinuxUser.V,
+		ExpireDate:           e.ExpireDate.V,
+		Snapuser:             e.Snapuser.V,
+		Keys:                 slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(e.keys), func(k string) bool { return k == "default" || k == "name" }))),
+	}
+	u.Groups = e.Groups.V
+	var hards []error
+	if err := e.Inactive.Err("inactive"); err != nil {
+		hards = append(hards, err)
+	} else {
+		u.Inactive = e.Inactive.V
+	}
+	if err := e.SSHRedirectUser.Err(); err != nil {
+		hards = append(hards, err)
+	}
+	if err := e.UID.Err("uid"); err != nil {
+		hards = append(hards, err)
+	} else {
+		u.UID = e.UID.V
+	}
+	softs := []error{e.Doas.Err("doas"), e.Sudo.Err("sudo")}
 	return u, errors.Join(hards...), errors.Join(softs...)
-}
-
-func userGroups(v any) []string {
-	switch t := v.(type) {
-	case map[string]any:
-		return slices.Sorted(maps.Keys(t))
-	case string, []any:
-		return UniqMerge(t)
-	}
-	return nil
-}
-
-// ruleList is the sudo/doas value: a string or list of rules; null, false or
-// "" mean none.
-func ruleList(v any, key string) ([]string, error) {
-	switch t := v.(type) {
-	case nil:
-		return nil, nil
-	case bool:
-		if !t {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("can not create %s rule addition with type bool", key)
-	case string:
-		if t == "" {
-			return nil, nil
-		}
-		return []string{t}, nil
-	case []any:
-		var out []string
-		for _, e := range t {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s rule of type %s", key, pyval.TypeName(e))
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("can not create %s rule addition with type %s", key, pyval.TypeName(v))
-}
-
-// KeyList is an ssh_authorized_keys value: a string, a list, or a dict
-// (values in key order).
-func KeyList(v any) []string {
-	switch t := v.(type) {
-	case string:
-		return []string{t}
-	case []any:
-		return pyval.ScalarList(t)
-	case map[string]any:
-		var out []string
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			if s := pyval.ScalarStr(t[k]); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-func optInt(v any, key string) (*int, error) {
-	switch t := v.(type) {
-	case nil:
-		return nil, nil
-	case int:
-		return &t, nil
-	case int64:
-		n := int(t)
-		return &n, nil
-	case uint64:
-		n := int(t)
-		return &n, nil
-	case float64:
-		if t == float64(int(t)) {
-			n := int(t)
-			return &n, nil
-		}
-	case string:
-		if n, err := strconv.Atoi(strings.TrimSpace(t)); err == nil {
-			return &n, nil
-		}
-	}
-	return nil, fmt.Errorf("%s %v is not an integer", key, v)
 }
 
 // UniqMerge is util.uniq_merge: strings are split on commas; elements are
@@ -583,39 +459,10 @@ func uniqMergeSorted(lists ...any) []string {
 	return out
 }
 
-// mergeCfg merges two config dicts; high's values win, nested dicts are
-// merged recursively. Neither input is modified.
-func mergeCfg(high, low map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range low {
-		out[k] = deepCopy(v)
-	}
-	for k, v := range high {
-		hm, hok := v.(map[string]any)
-		lm, lok := out[k].(map[string]any)
-		if hok && lok {
-			out[k] = mergeCfg(hm, lm)
-			continue
-		}
-		out[k] = deepCopy(v)
-	}
-	return out
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
+// KeyList is an ssh_authorized_keys value as users entries read it: a
+// string, a list, or a mapping (values in key order).
+func KeyList(v any) []string {
+	var k AuthKeys
+	_ = k.UnmarshalPy(nil, v)
+	return k.Keys()
 }

@@ -297,3 +297,103 @@ func FuzzNormalizeUsers(f *testing.F) {
 		}
 	})
 }
+
+// deepCopy copies mappings and lists (the tests compare the config before
+// and after).
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+// TestDecodeShapes: the shapes users, user and groups accept, decoded by
+// pyval's decoder into Keys and normalised as ug_util does.
+func TestDecodeShapes(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   string
+		users []string
+		def   string
+		check func(t *testing.T, us []User, gs []Group)
+	}{
+		{name: "users: default", cfg: "users: default", users: []string{"ubuntu"}, def: "ubuntu"},
+		{name: "comma string, sorted", cfg: "users: 'b, a,default'", users: []string{"a", "b", "ubuntu"}, def: "ubuntu"},
+		{name: "dict name to config", cfg: "users: {carol: false, alice: true, bob: {shell: /bin/zsh, name: ignored}}", users: []string{"alice", "bob"},
+			check: func(t *testing.T, us []User, _ []Group) {
+				if us[1].Shell != "/bin/zsh" || !cmp.Equal(us[1].Keys, []string{"shell"}) {
+					t.Errorf("bob = %+v", us[1])
+				}
+			}},
+		{name: "old user string joins the list", cfg: "user: zetta\nusers: [a]", users: []string{"a", "zetta"}, def: "zetta"},
+		{name: "dict with default false keeps user: out", cfg: "user: zetta\nusers: {default: false, a: 1}", users: []string{"a"}},
+		{name: "groups dict with member list and string", cfg: "users: []\ngroups: {admins: [b, a, a], ops: 'c, d', none: null}",
+			check: func(t *testing.T, _ []User, gs []Group) {
+				want := []Group{{"admins", []string{"a", "b"}}, {"none", []string{}}, {"ops", []string{"c", "d"}}}
+				if diff := cmp.Diff(want, gs, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("groups (-want +got):\n%s", diff)
+				}
+			}},
+		{name: "sudo false", cfg: "users: [{name: a, sudo: false}]", users: []string{"a"},
+			check: func(t *testing.T, us []User, _ []Group) {
+				if us[0].Sudo != nil {
+					t.Errorf("sudo = %q", us[0].Sudo)
+				}
+			}},
+		{name: "lock-passwd in a users entry is lock_passwd", cfg: "users: [{name: a, lock-passwd: false, no-create-home: true}]", users: []string{"a"},
+			check: func(t *testing.T, us []User, _ []Group) {
+				if us[0].LockPasswd || !us[0].NoCreateHome || !cmp.Equal(us[0].Keys, []string{"lock_passwd", "no_create_home"}) {
+					t.Errorf("a = %+v", us[0])
+				}
+			}},
+		{name: "lock-passwd in default_user is not read (ug_util cleans only users entries)",
+			cfg: "system_info: {default_user: {name: d, lock-passwd: false}}", users: []string{"d"}, def: "d",
+			check: func(t *testing.T, us []User, _ []Group) {
+				if !us[0].LockPasswd || !cmp.Equal(us[0].Keys, []string{"groups", "lock-passwd"}) {
+					t.Errorf("d = %+v", us[0])
+				}
+			}},
+		{name: "ssh_authorized_keys as a string", cfg: "users: [{name: a, ssh_authorized_keys: ssh-ed25519 AAAA a@b}]", users: []string{"a"},
+			check: func(t *testing.T, us []User, _ []Group) {
+				if !us[0].SSHAuthorizedKeysSet || !cmp.Equal(us[0].SSHAuthorizedKeys, []string{"ssh-ed25519 AAAA a@b"}) {
+					t.Errorf("a = %+v", us[0])
+				}
+			}},
+		{name: "mappings merged for a name given twice", cfg: "users: [{name: a, groups: {x: 1}, ssh_authorized_keys: {k1: one}}, {name: a, groups: {w: 1}, ssh_authorized_keys: {k1: other, k0: zero}}]",
+			users: []string{"a"},
+			check: func(t *testing.T, us []User, _ []Group) {
+				if !cmp.Equal(us[0].Groups, []string{"w", "x"}) || !cmp.Equal(us[0].SSHAuthorizedKeys, []string{"zero", "one"}) {
+					t.Errorf("a = %+v", us[0])
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := normCtx(t, tt.cfg, nil)
+			us, def, gs, err := c.normalize(t)
+			if err != nil || len(*c.warnings) > 0 {
+				t.Fatalf("err %v, warnings %q", err, *c.warnings)
+			}
+			if diff := cmp.Diff(tt.users, names(us)); diff != "" {
+				t.Errorf("users (-want +got):\n%s", diff)
+			}
+			if got := ""; def != nil && def.Name != tt.def || def == nil && tt.def != got {
+				t.Errorf("default = %v, want %q", def, tt.def)
+			}
+			if tt.check != nil {
+				tt.check(t, us, gs)
+			}
+		})
+	}
+}
