@@ -86,14 +86,32 @@ type setPasswordsKeys struct {
 	// Chpasswd is nil when chpasswd is not a mapping.
 	Chpasswd *struct {
 		Expire bool `cfg:"expire,default=true"`
-		// Users are the entries as given (each checked for a name).
-		Users []any `cfg:"users,loose"`
+		// Users are the entries as given (each checked for a name); nil
+		// when users is not a list.
+		Users []chpasswdUser `cfg:"users,loose"`
 		// List is the deprecated list: a list or a multiline string.
 		List any `cfg:"list"`
 	} `cfg:"chpasswd,loose"`
 	// PwAuth is ssh_pwauth as given: a bool, or a deprecated string.
 	PwAuth any         `cfg:"ssh_pwauth"`
 	Users  ugutil.Keys `cfg:",inline"`
+}
+
+// chpasswdUser is one chpasswd.users entry; OK is false when it is not a
+// mapping.
+type chpasswdUser struct {
+	OK     bool
+	Fields struct {
+		Name     string `cfg:"name,scalar"`
+		Type     string `cfg:"type,scalar,default=hash"`
+		Password string `cfg:"password,scalar,default=RANDOM"`
+	}
+}
+
+// UnmarshalPy implements pyval.Unmarshaler.
+func (u *chpasswdUser) UnmarshalPy(d *pyval.Decoder, v any) error {
+	u.OK = v != nil && d.DecodeValue("", v, &u.Fields) == nil
+	return nil
 }
 
 // decodeSetPasswords reads chpasswd, password and ssh_pwauth, translating
@@ -105,18 +123,11 @@ func decodeSetPasswords(c *modules.Context, cfg setPasswordsKeys) (passwordsConf
 	if ch := cfg.Chpasswd; ch != nil {
 		pc.Expire = ch.Expire
 		for i, u := range ch.Users {
-			m, ok := u.(map[string]any)
-			if !ok || pyval.ScalarStr(m["name"]) == "" {
+			if !u.OK || u.Fields.Name == "" {
 				errs = append(errs, fmt.Errorf("chpasswd.users.%d: an entry needs a name", i))
 				continue
 			}
-			e := pwEntry{User: pyval.ScalarStr(m["name"]), Type: pwHash, Password: pwRandom}
-			if t, ok := m["type"]; ok {
-				e.Type = pyval.ScalarStr(t)
-			}
-			if p, ok := m["password"]; ok {
-				e.Password = ugutil.Secret(pyval.ScalarStr(p))
-			}
+			e := pwEntry{User: u.Fields.Name, Type: u.Fields.Type, Password: ugutil.Secret(u.Fields.Password)}
 			switch e.Type {
 			case pwText, pwHash, pwRandom:
 			default:

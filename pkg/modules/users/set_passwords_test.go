@@ -304,3 +304,32 @@ func decoded[T any](t *testing.T, c *modules.Context) T {
 	}
 	return out
 }
+
+// TestChpasswdUsersDecode: chpasswd.users entries as the decoder reads
+// them: type defaults to hash, password to RANDOM; an entry that is not
+// a mapping or has no name is an error; an unknown type (null included)
+// is warned about and skipped.
+func TestChpasswdUsersDecode(t *testing.T) {
+	r := modtest.AccountsRoot(t, "")
+	cfg := modules.Config{"chpasswd": map[string]any{"users": []any{
+		map[string]any{"name": "a"},
+		map[string]any{"name": "b", "type": "text", "password": 5},
+		"c",
+		map[string]any{"password": "x"},
+		map[string]any{"name": "d", "type": nil},
+		nil,
+	}}}
+	c, warnings := famtest.Accounts(t, r, cfg, nil)
+	pc, err := decodeSetPasswords(c, decoded[setPasswordsKeys](t, c))
+	want := []pwEntry{{User: "a", Password: pwRandom, Type: pwHash}, {User: "b", Password: "5", Type: pwText}}
+	if diff := cmp.Diff(want, pc.Entries); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	wantErr := "chpasswd.users.2: an entry needs a name\nchpasswd.users.3: an entry needs a name\nchpasswd.users.5: an entry needs a name"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("err = %v", err)
+	}
+	if !slices.Equal(*warnings, []string{`chpasswd.users.4: unknown type "" for d; password not changed`}) {
+		t.Errorf("warnings = %q", *warnings)
+	}
+}

@@ -32,40 +32,36 @@ var SSHImportID = modules.Module{
 // sshImportRetryDelay is how long a failed import waits before its retry.
 const sshImportRetryDelay = 500 * time.Millisecond
 
-// keyInNested is is_key_in_nested_dict: key at any depth of dicts, or in a
-// dict directly inside a list.
-func keyInNested(m map[string]any, key string) bool {
-	for k, v := range m {
-		if k == key {
-			return true
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			if keyInNested(t, key) {
-				return true
-			}
-		case []any:
-			for _, e := range t {
-				if d, ok := e.(map[string]any); ok && keyInNested(d, key) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // sshImportIDConfig is the module's configuration.
 type sshImportIDConfig struct {
 	// All is the whole cloud-config: cloud-init runs the module when
 	// ssh_import_id is a key anywhere in it (is_key_in_nested_dict).
-	All         map[string]any `cfg:",all"`
-	SSHImportID any            `cfg:"ssh_import_id"`
-	Users       ugutil.Keys    `cfg:",inline"`
+	All map[string]any `cfg:",all"`
+	// SSHImportID is the default user's ids.
+	SSHImportID importIDs   `cfg:"ssh_import_id"`
+	Users       ugutil.Keys `cfg:",inline"`
+}
+
+// importIDs is the top-level ssh_import_id as util.get_cfg_option_list
+// and util.uniq_merge read it: a list's items as text (a string is one
+// item, not split on commas), trimmed, empties and repeats dropped.
+type importIDs []string
+
+// UnmarshalPy implements pyval.Unmarshaler.
+func (ids *importIDs) UnmarshalPy(_ *pyval.Decoder, v any) error {
+	switch t := v.(type) {
+	case nil:
+		*ids = nil
+	case []any:
+		*ids = ugutil.UniqMerge(t)
+	default:
+		*ids = ugutil.UniqMerge([]any{pyval.ScalarStr(v)})
+	}
+	return nil
 }
 
 func runSSHImportID(ctx context.Context, c *modules.Context, cfg sshImportIDConfig) error {
-	if !keyInNested(cfg.All, "ssh_import_id") {
+	if !pyval.KeyInNested(cfg.All, "ssh_import_id") {
 		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
 		return nil
 	}
@@ -78,7 +74,7 @@ func runSSHImportID(ctx context.Context, c *modules.Context, cfg sshImportIDConf
 	for _, u := range users {
 		var ids []string
 		if u.Default {
-			ids = ugutil.UniqMerge(getCfgOptionList(cfg.SSHImportID))
+			ids = cfg.SSHImportID
 		} else {
 			ids = ugutil.UniqMerge(u.SSHImportID)
 		}
@@ -93,20 +89,6 @@ func runSSHImportID(ctx context.Context, c *modules.Context, cfg sshImportIDConf
 		}
 	}
 	return first
-}
-
-// getCfgOptionList is util.get_cfg_option_list's value handling: a list as
-// is, a string as a one-element list, nothing otherwise.
-func getCfgOptionList(v any) []any {
-	switch t := v.(type) {
-	case []any:
-		return t
-	case nil:
-		return nil
-	case string:
-		return []any{t}
-	}
-	return []any{pyval.ScalarStr(v)}
 }
 
 func importSSHIDs(ctx context.Context, c *modules.Context, ids []string, user string) error {

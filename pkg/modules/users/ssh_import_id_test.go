@@ -70,3 +70,27 @@ func TestSSHImportIDUpstream(t *testing.T) {
 		t.Errorf("%d cases, %d in upstream's record: run scripts/goldens/vendor.py", len(dirs), n)
 	}
 }
+
+// TestImportIDs: the top-level ssh_import_id as get_cfg_option_list and
+// uniq_merge read it.
+func TestImportIDs(t *testing.T) {
+	tests := []struct {
+		v    any
+		want []string
+	}{
+		{nil, nil},
+		{"gh:a, lp:b", []string{"gh:a, lp:b"}}, // a string is one id, not split
+		{[]any{" gh:a ", "lp:b", "gh:a", "", nil, 3}, []string{"gh:a", "lp:b", "3"}},
+		{true, []string{"true"}},
+		{map[string]any{"x": 1}, nil},
+	}
+	for _, tt := range tests {
+		var got importIDs
+		if err := got.UnmarshalPy(nil, tt.v); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, []string(got), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%#v (-want +got):\n%s", tt.v, diff)
+		}
+	}
+}
