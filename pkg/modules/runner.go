@@ -18,8 +18,8 @@ import (
 // comes from the cloud_*_modules lists.
 func Core() []Module {
 	return append([]Module{
-		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
+		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, SSH,
+		Timezone, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,

@@ -108,58 +108,6 @@ func TestPublicKeys(t *testing.T) {
 	}
 }
 
-func TestSSHPwauth(t *testing.T) {
-	tests := []struct {
-		name      string
-		sshd      string // "" = no sshd_config
-		value     any
-		wantFile  string
-		wantValue string // content of wantFile, "" = unchanged
-	}{
-		{"dropin", "Include /etc/ssh/sshd_config.d/*.conf\nUsePAM yes\n", false, SSHDCloudInitConf, "PasswordAuthentication no\n"},
-		{"update line", "UsePAM yes\npasswordauthentication no\n", true, SSHDConfig, "UsePAM yes\npasswordauthentication yes\n"},
-		{"equals form", "PasswordAuthentication=yes\n", "false", SSHDConfig, "PasswordAuthentication no\n"},
-		{"append before Match", "UsePAM yes\nMatch User x\n\tX11Forwarding no\n", "yes", SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\nMatch User x\n\tX11Forwarding no\n"},
-		{"append at end", "UsePAM yes", true, SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\n"},
-		{"unchanged", "UsePAM yes\n", "unchanged", SSHDConfig, "UsePAM yes\n"},
-		{"already set", "PasswordAuthentication yes\n", true, SSHDConfig, "PasswordAuthentication yes\n"},
-		{"trailing text rewritten", "PasswordAuthentication yes # c\n", true, SSHDConfig, "PasswordAuthentication yes\n"},
-		{"no sshd_config", "", true, SSHDConfig, ""},
-		{"only sshd_config.d", "-", true, SSHDCloudInitConf, "PasswordAuthentication yes\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := accountsRoot(t, "")
-			os.Remove(filepath.Join(r.Dir(), "etc/ssh/sshd_config"))
-			if tt.sshd == "-" {
-				os.MkdirAll(filepath.Join(r.Dir(), SSHDConfigDir), 0o755)
-			} else if tt.sshd != "" {
-				os.WriteFile(filepath.Join(r.Dir(), "etc/ssh/sshd_config"), []byte(tt.sshd), 0o600)
-			}
-			c, _ := accountsContext(t, r, Config{"ssh_pwauth": tt.value}, nil)
-			pc, _ := decodeSetPasswords(c, typedConfig[setPasswordsKeys](c.Config))
-			if err := applyPwAuth(t.Context(), c, pc.PwAuth); err != nil {
-				t.Fatal(err)
-			}
-			b, err := r.ReadFile(tt.wantFile)
-			if tt.wantValue == "" {
-				if tt.sshd == "" && err == nil {
-					t.Errorf("%s created", tt.wantFile)
-				}
-				return
-			}
-			if diff := cmp.Diff(tt.wantValue, string(b)); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", tt.wantFile, diff)
-			}
-			if tt.wantFile == SSHDConfig {
-				if fi, _ := r.Stat(SSHDConfig); fi.Mode().Perm() != 0o600 {
-					t.Errorf("sshd_config mode changed to %v", fi.Mode())
-				}
-			}
-		})
-	}
-}
-
 func TestGenerateHostKeyTypes(t *testing.T) {
 	for kind, check := range map[string]func(any) bool{
 		"rsa":     func(k any) bool { r, ok := k.(*rsa.PrivateKey); return ok && r.N.BitLen() == 3072 },

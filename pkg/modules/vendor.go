@@ -14,7 +14,7 @@ import (
 // Registry.
 func vendorModules() []Module {
 	return []Module{
-		DisableEC2Metadata, Byobu, UbuntuAutoinstall, Fan, GrubDpkg, Spacewalk, SSHImportID, Snap, Landscape,
+		DisableEC2Metadata, Byobu, UbuntuAutoinstall, Fan, GrubDpkg, Spacewalk, Snap, Landscape,
 		LXD, Wireguard, ResetRMC, UbuntuDrivers, InstallHotplug, RaspberryPi, UbuntuPro, RHSubscription,
 	}
 }

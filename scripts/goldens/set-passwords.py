@@ -1,9 +1,9 @@
 """Run upstream cloud-init's cc_set_passwords.handle on each case of
-pkg/modules/testdata/modgolden/set_passwords and record what it decided,
-for pkg/modules' TestSetPasswordsUpstream.
+pkg/modules/users/testdata/modgolden/set_passwords and record what it
+decided, for pkg/modules/users' TestSetPasswordsUpstream.
 
-  scripts/goldens/set-passwords.py pkg/modules/testdata/modgolden/set_passwords \
-      pkg/modules/testdata/modgolden/os > pkg/modules/testdata/set-passwords-upstream.json
+  scripts/goldens/set-passwords.py pkg/modules/users/testdata/modgolden/set_passwords \
+      pkg/modules/testdata/modgolden/os > pkg/modules/users/testdata/set-passwords-upstream.json
 
 Nothing is run or changed on this machine: the distro's chpasswd,
 expire_passwd and manage_service are recorders, subp answers `systemctl
@@ -28,10 +28,11 @@ from cloudinit.config import cc_set_passwords
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/modgolden/set_passwords", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/testdata/set-passwords-upstream.json")
+goldenlib.args_or_defaults(["pkg/modules/users/testdata/modgolden/set_passwords", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/users/testdata/set-passwords-upstream.json")
 
 CASES, OSDIR = sys.argv[1:3]
-BASE = os.path.join(os.path.dirname(CASES.rstrip("/")), "..", "base-debian")
+# The shared base-debian beside the os-release directory (pkg/modules/testdata).
+BASE = os.path.join(os.path.dirname(OSDIR.rstrip("/")), "..", "base-debian")
 
 
 def os_release(name):

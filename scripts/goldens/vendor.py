@@ -2,8 +2,10 @@
 ssh_import_id, grub_dpkg, spacewalk, disable_ec2_metadata, byobu, snap,
 ubuntu_autoinstall, fan, landscape, install_hotplug, lxd, ubuntu_drivers,
 reset_rmc, rh_subscription...) on every case of
-pkg/modules/testdata/modgolden/<module>/ and record what it did, for
-pkg/modules' TestVendorUpstream.
+pkg/modules/testdata/modgolden/<module>/ (a module that moved to a family
+package: pkg/modules/<family>/testdata/modgolden/<module>/, FAMILY) and
+record what it did, for pkg/modules' TestVendorUpstream (and the family's
+own test: pkg/modules/users' TestSSHImportIDUpstream).
 
   scripts/goldens/vendor.py pkg/modules/testdata/modgolden pkg/modules/testdata/modgolden/os MODULE... \
       > pkg/modules/testdata/vendor-upstream.json
@@ -38,6 +40,8 @@ VENDOR_MODULES = ("disable_ec2_metadata byobu ubuntu_autoinstall fan grub_dpkg s
 goldenlib.args_or_defaults(["pkg/modules/testdata/modgolden", "pkg/modules/testdata/modgolden/os"] + VENDOR_MODULES, out="pkg/modules/testdata/vendor-upstream.json")
 
 MODGOLDEN, OSDIR = sys.argv[1:3]
+# The vendor modules whose cases live in a family package.
+FAMILY = {"ssh_import_id": "users"}
 MODULES = sys.argv[3:]
 IID_DIR = "/var/lib/cloud/instances/iid-test"
 # PATH as cloudroot runs commands in a target; a module that changes it
@@ -310,6 +314,8 @@ def install_fake_uaclient(run):
 result = {}
 for modname in MODULES:
     cases_dir = os.path.join(MODGOLDEN, modname)
+    if modname in FAMILY:
+        cases_dir = os.path.join(MODGOLDEN, "..", "..", FAMILY[modname], "testdata", "modgolden", modname)
     for case, cdir, osr, dname, cfg, systemd in goldenlib.cases(cases_dir, OSDIR):
         result[modname + "/" + case] = run_case(modname, case, cdir, osr, dname, cfg, systemd)
 json.dump(result, sys.stdout, indent=1, sort_keys=True)

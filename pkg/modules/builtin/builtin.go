@@ -14,6 +14,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/modules/disks"
 	"github.com/cloudroot/cloudroot/pkg/modules/ntp"
 	"github.com/cloudroot/cloudroot/pkg/modules/pkgmgr"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 )
 
 // Modules returns every module cloudroot implements, in no particular
@@ -26,5 +27,6 @@ func Modules() []modules.Module {
 		disks.Modules(),
 		ntp.Modules(),
 		pkgmgr.Modules(),
+		users.Modules(),
 	)
 }

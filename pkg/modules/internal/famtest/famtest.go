@@ -12,6 +12,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // Case is a golden case's target and recorders with the Context built on
@@ -54,4 +55,21 @@ func ReadFile(t *testing.T, c *modules.Context, p string) string {
 		t.Fatalf("read %s: %v", p, err)
 	}
 	return string(b)
+}
+
+// Accounts is a Context on r (modtest.AccountsRoot) with cfg and meta, its
+// warnings recorded.
+func Accounts(t *testing.T, r *target.Root, cfg modules.Config, meta map[string]any) (*modules.Context, *[]string) {
+	t.Helper()
+	warnings := &[]string{}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	c := &modules.Context{
+		Root: r, Config: cfg, Meta: meta, InstanceID: "iid-test",
+		Distro: distro.Detect(r.ReadFile), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Out: io.Discard, Modules: modules.Core(), Now: modtest.Now, Uptime: func() float64 { return 1 },
+		Version: modtest.Version, Warn: func(m string) { *warnings = append(*warnings, m) },
+	}
+	return c, warnings
 }

@@ -397,3 +397,82 @@ func Golden(t *testing.T, name string, report func(t *testing.T, dir string) str
 		})
 	}
 }
+
+// AccountsRoot builds a target from the shared base-debian plus an
+// overlay directory (skipped when absent), with Debian's modes and owners
+// on the sensitive files and the harness's clock.
+func AccountsRoot(t *testing.T, overlay string) *target.Root {
+	t.Helper()
+	dir := t.TempDir()
+	for _, src := range []string{filepath.Join(Shared(), "base-debian"), overlay} {
+		if src == "" {
+			continue
+		}
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			out := filepath.Join(dir, rel)
+			if d.IsDir() {
+				return os.MkdirAll(out, 0o755)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			os.Remove(out)
+			return os.WriteFile(out, b, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fix := func(p string, mode fs.FileMode, gid int) {
+		hp := filepath.Join(dir, p)
+		if _, err := os.Stat(hp); err != nil {
+			return
+		}
+		os.Chmod(hp, mode)
+		if os.Geteuid() == 0 {
+			os.Chown(hp, 0, gid)
+		}
+	}
+	fix("etc/shadow", 0o640, 42)
+	fix("etc/gshadow", 0o640, 42)
+	fix("etc/sudoers", 0o440, 0)
+	fix("etc/sudoers.d", 0o750, 0)
+	fix("root", 0o700, 0)
+	keys, _ := filepath.Glob(filepath.Join(dir, "etc/ssh/ssh_host_*"))
+	for _, k := range keys {
+		fix(strings.TrimPrefix(k, dir+"/"), 0o600, 0)
+	}
+	r, err := target.New(dir, target.WithClock(Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// DeepCopy copies mappings and lists (a fuzz target compares the config
+// before and after a run).
+func DeepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = DeepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			l[i] = DeepCopy(e)
+		}
+		return l
+	}
+	return v
+}

@@ -1,4 +1,4 @@
-package modules
+package users
 
 // set_passwords (cloud-init cc_set_passwords, init stage, per-instance, all
 // distros):
@@ -37,16 +37,19 @@ import (
 	"sync"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // SetPasswords is cc_set_passwords.
-var SetPasswords = Module{
+var SetPasswords = modules.Module{
 	Name:      "set_passwords",
 	Frequency: state.PerInstance,
 	Keys:      []string{"chpasswd", "password", "ssh_pwauth"},
-	Run:       Typed(runSetPasswords),
+	Run:       modules.Typed(runSetPasswords),
 }
 
 // Password types of chpasswd.users.
@@ -59,7 +62,7 @@ const (
 // pwEntry is one password to set.
 type pwEntry struct {
 	User     string
-	Password Secret
+	Password ugutil.Secret
 	Type     string // pwText, pwHash or pwRandom
 }
 
@@ -68,7 +71,7 @@ type passwordsConfig struct {
 	// Entries are chpasswd.users followed by the deprecated chpasswd.list.
 	Entries []pwEntry
 	// Password is the default user's password (`password`), if set.
-	Password Secret
+	Password ugutil.Secret
 	Expire   bool
 	// PwAuth is "yes", "no" or "" (leave unchanged).
 	PwAuth string
@@ -83,37 +86,48 @@ type setPasswordsKeys struct {
 	// Chpasswd is nil when chpasswd is not a mapping.
 	Chpasswd *struct {
 		Expire bool `cfg:"expire,default=true"`
-		// Users are the entries as given (each checked for a name).
-		Users []any `cfg:"users,loose"`
+		// Users are the entries as given (each checked for a name); nil
+		// when users is not a list.
+		Users []chpasswdUser `cfg:"users,loose"`
 		// List is the deprecated list: a list or a multiline string.
 		List any `cfg:"list"`
 	} `cfg:"chpasswd,loose"`
 	// PwAuth is ssh_pwauth as given: a bool, or a deprecated string.
-	PwAuth any      `cfg:"ssh_pwauth"`
-	Users  userKeys `cfg:",inline"`
+	PwAuth any         `cfg:"ssh_pwauth"`
+	Users  ugutil.Keys `cfg:",inline"`
+}
+
+// chpasswdUser is one chpasswd.users entry; OK is false when it is not a
+// mapping.
+type chpasswdUser struct {
+	OK     bool
+	Fields struct {
+		Name     string `cfg:"name,scalar"`
+		Type     string `cfg:"type,scalar,default=hash"`
+		Password string `cfg:"password,scalar,default=RANDOM"`
+	}
+}
+
+// UnmarshalPy implements pyval.Unmarshaler.
+func (u *chpasswdUser) UnmarshalPy(d *pyval.Decoder, v any) error {
+	u.OK = v != nil && d.DecodeValue("", v, &u.Fields) == nil
+	return nil
 }
 
 // decodeSetPasswords reads chpasswd, password and ssh_pwauth, translating
 // the deprecated forms with cloud-init's deprecation messages.
-func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, error) {
+func decodeSetPasswords(c *modules.Context, cfg setPasswordsKeys) (passwordsConfig, error) {
 	pc := passwordsConfig{Expire: true}
 	var errs []error
-	pc.Password = Secret(cfg.Password)
+	pc.Password = ugutil.Secret(cfg.Password)
 	if ch := cfg.Chpasswd; ch != nil {
 		pc.Expire = ch.Expire
 		for i, u := range ch.Users {
-			m, ok := u.(map[string]any)
-			if !ok || scalarString(m["name"]) == "" {
+			if !u.OK || u.Fields.Name == "" {
 				errs = append(errs, fmt.Errorf("chpasswd.users.%d: an entry needs a name", i))
 				continue
 			}
-			e := pwEntry{User: scalarString(m["name"]), Type: pwHash, Password: pwRandom}
-			if t, ok := m["type"]; ok {
-				e.Type = scalarString(t)
-			}
-			if p, ok := m["password"]; ok {
-				e.Password = Secret(scalarString(p))
-			}
+			e := pwEntry{User: u.Fields.Name, Type: u.Fields.Type, Password: ugutil.Secret(u.Fields.Password)}
 			switch e.Type {
 			case pwText, pwHash, pwRandom:
 			default:
@@ -129,7 +143,7 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 			if len(l) > 0 {
 				c.Deprecate("Config key 'lists'", "22.3", "Use 'users' instead.")
 			}
-			lines = StringList(l)
+			lines = pyval.ScalarList(l)
 		case string:
 			if l != "" {
 				c.Deprecate("Config key 'lists'", "22.3", "Use 'users' instead.")
@@ -143,7 +157,7 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 				errs = append(errs, fmt.Errorf("chpasswd.list.%d: not user:password", i))
 				continue
 			}
-			e := pwEntry{User: u, Password: Secret(p), Type: pwText}
+			e := pwEntry{User: u, Password: ugutil.Secret(p), Type: pwText}
 			switch {
 			case cryptRE().MatchString(p) && !strings.Contains(p, ":"):
 				e.Type = pwHash
@@ -174,12 +188,12 @@ func decodeSetPasswords(c *Context, cfg setPasswordsKeys) (passwordsConfig, erro
 	return pc, errors.Join(errs...)
 }
 
-func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) error {
+func runSetPasswords(ctx context.Context, c *modules.Context, cfg setPasswordsKeys) error {
 	pc, err := decodeSetPasswords(c, cfg)
 	errs := []error{err}
 	entries := pc.Entries
 	if len(entries) == 0 && pc.Password != "" {
-		_, def, _, err := normalizeUsers(c, cfg.Users, c.Warnf)
+		_, def, _, err := ugutil.Normalize(cfg.Users, c.Distro.DefaultUser(), c.Warnf)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -246,9 +260,9 @@ func runSetPasswords(ctx context.Context, c *Context, cfg setPasswordsKeys) erro
 // expirePassword is distro.expire_passwd: `passwd --expire`, except with
 // busybox's passwd (Alpine's /usr/bin/passwd → bbsuid), which cannot, so
 // the shadow entry is edited as cloud-init's Alpine class does.
-func expirePassword(ctx context.Context, c *Context, user string) error {
+func expirePassword(ctx context.Context, c *modules.Context, user string) error {
 	if c.Distro.Family == "alpine" {
-		if t, err := c.readlink("/usr/bin/passwd"); err == nil && strings.Contains(t, "bbsuid") {
+		if t, err := c.Readlink("/usr/bin/passwd"); err == nil && strings.Contains(t, "bbsuid") {
 			return c.Root.ExpirePassword(user)
 		}
 	}
@@ -256,11 +270,11 @@ func expirePassword(ctx context.Context, c *Context, user string) error {
 }
 
 // applyPwAuth is handle_ssh_pwauth: value "" leaves sshd's config alone.
-func applyPwAuth(ctx context.Context, c *Context, value string) error {
+func applyPwAuth(ctx context.Context, c *modules.Context, value string) error {
 	if value == "" {
 		return nil
 	}
-	updated, err := updateSSHDConfig(c, "PasswordAuthentication", value)
+	updated, err := c.UpdateSSHDConfig("PasswordAuthentication", value)
 	if err != nil {
 		return fmt.Errorf("ssh_pwauth: %w", err)
 	}

@@ -1,4 +1,4 @@
-package modules
+package users
 
 // users_groups (cloud-init cc_users_groups): groups first, then users, all
 // edited in the target's account files through pkg/target (no useradd in
@@ -24,13 +24,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -44,15 +44,15 @@ const (
 )
 
 // UsersGroups is cloud-init's users_groups module.
-var UsersGroups = Module{
+var UsersGroups = modules.Module{
 	Name:      "users_groups",
 	Frequency: state.PerInstance,
 	Keys:      []string{"groups", "user", "users"},
-	Run:       Typed(runUsersGroups),
+	Run:       modules.Typed(runUsersGroups),
 }
 
-func runUsersGroups(ctx context.Context, c *Context, cfg userKeys) error {
-	users, def, groups, err := normalizeUsers(c, cfg, c.Warnf)
+func runUsersGroups(ctx context.Context, c *modules.Context, cfg ugutil.Keys) error {
+	users, def, groups, err := ugutil.Normalize(cfg, c.Distro.DefaultUser(), c.Warnf)
 	var errs []error
 	errs = append(errs, eachWrapped(err, "users_groups: %w")...)
 	for _, g := range groups {
@@ -91,7 +91,7 @@ func eachWrapped(err error, format string) []error {
 	return out
 }
 
-func logInfo(c *Context, msg string, args ...any) {
+func logInfo(c *modules.Context, msg string, args ...any) {
 	if c.Log != nil {
 		c.Log.Info(msg, args...)
 	}
@@ -99,7 +99,7 @@ func logInfo(c *Context, msg string, args ...any) {
 
 // createGroup is distro.create_group: create unless present, then add the
 // members that exist.
-func createGroup(c *Context, g GroupConfig) error {
+func createGroup(c *modules.Context, g ugutil.Group) error {
 	_, created, err := c.Root.AddGroup(g.Name, target.GroupOpts{})
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func createGroup(c *Context, g GroupConfig) error {
 	return nil
 }
 
-func createUser(c *Context, u UserConfig, defaultUser string) error {
+func createUser(c *modules.Context, u ugutil.User, defaultUser string) error {
 	var noHome, needHome []string
 	if u.NoCreateHome {
 		noHome = append(noHome, "no_create_home")
@@ -203,20 +203,20 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 		}
 	}
 	if u.SSHAuthorizedKeysSet {
-		if err := setupUserKeys(c, user, u.SSHAuthorizedKeys, nil); err != nil {
+		if err := c.SetupUserKeys(user, u.SSHAuthorizedKeys, nil); err != nil {
 			errs = append(errs, fmt.Errorf("authorized keys: %w", err))
 		}
 	}
 	if u.SSHRedirectUser {
-		keys := publicKeys(c)
+		keys := c.PublicKeys()
 		switch {
 		case defaultUser == "":
 			c.Warnf("users_groups: ssh_redirect_user for %s: no default user is configured", u.Name)
 		case len(keys) == 0:
 			c.Warnf("Unable to disable SSH logins for %s given ssh_redirect_user: %s. No cloud public-keys present.", u.Name, defaultUser)
 		default:
-			opts := disableUserOpts(DefaultDisableRootOpts, defaultUser, u.Name)
-			if err := setupUserKeys(c, user, keys, &opts); err != nil {
+			opts := modules.DisableUserOpts(modules.DefaultDisableRootOpts, defaultUser, u.Name)
+			if err := c.SetupUserKeys(user, keys, &opts); err != nil {
 				errs = append(errs, fmt.Errorf("redirect keys: %w", err))
 			}
 		}
@@ -224,19 +224,10 @@ func createUser(c *Context, u UserConfig, defaultUser string) error {
 	return errors.Join(errs...)
 }
 
-// MakeHeader is cloud-init's util.make_header.
-func (c *Context) MakeHeader(base string) string {
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	return fmt.Sprintf("# %s by cloud-init v. %s on %s", base, c.Version, now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700"))
-}
-
 var includedirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[#|@]includedir\s+(.*)$`) })
 
 // ensureSudoDir is distro.ensure_sudo_dir for an existing /etc/sudoers.
-func ensureSudoDir(c *Context) error {
+func ensureSudoDir(c *modules.Context) error {
 	b, err := c.Root.ReadFile(SudoersFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -258,7 +249,7 @@ func ensureSudoDir(c *Context) error {
 				return err
 			}
 			add := "\n" + c.MakeHeader("Added") + "\n#includedir " + SudoersDir + "\n"
-			if err := c.Root.WriteFileOpts(SudoersFile, []byte(add), sameOwner(fi, true)); err != nil {
+			if err := c.Root.WriteFileOpts(SudoersFile, []byte(add), modules.SameOwner(fi, true)); err != nil {
 				return fmt.Errorf("update %s: %w", SudoersFile, err)
 			}
 		}
@@ -271,23 +262,8 @@ func ensureSudoDir(c *Context) error {
 	return c.Root.Chmod(SudoersDir, 0o750)
 }
 
-// sameOwner keeps fi's mode and owner for a rewrite of the same file.
-func sameOwner(fi fs.FileInfo, appendData bool) target.WriteOpts {
-	uid, gid := target.FileOwner(fi)
-	return target.WriteOpts{Perm: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: uid, GID: gid, Append: appendData}
-}
-
-// rootOwned are WriteOpts for a root:root file (owner left alone when not
-// running as root, as in unit tests).
-func rootOwned(perm fs.FileMode) target.WriteOpts {
-	if os.Geteuid() == 0 {
-		return target.WriteOpts{Perm: perm, UID: 0, GID: 0}
-	}
-	return target.WriteOpts{Perm: perm, UID: -1, GID: -1}
-}
-
 // writeSudoRules is distro.write_sudo_rules.
-func writeSudoRules(c *Context, user string, rules []string) error {
+func writeSudoRules(c *modules.Context, user string, rules []string) error {
 	lines := []string{"", "# User rules for " + user}
 	for _, r := range rules {
 		lines = append(lines, user+" "+r)
@@ -300,7 +276,7 @@ func writeSudoRules(c *Context, user string, rules []string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		data := c.MakeHeader("Created") + "\n" + content
-		if err := c.Root.WriteFileOpts(CloudSudoersFile, []byte(data), rootOwned(0o440)); err != nil {
+		if err := c.Root.WriteFileOpts(CloudSudoersFile, []byte(data), modules.RootOwned(0o440)); err != nil {
 			return fmt.Errorf("write sudoers: %w", err)
 		}
 	case err != nil:
@@ -310,7 +286,7 @@ func writeSudoRules(c *Context, user string, rules []string) error {
 		if err != nil {
 			return err
 		}
-		if err := c.Root.WriteFileOpts(CloudSudoersFile, []byte(content), sameOwner(fi, true)); err != nil {
+		if err := c.Root.WriteFileOpts(CloudSudoersFile, []byte(content), modules.SameOwner(fi, true)); err != nil {
 			return fmt.Errorf("append sudoers: %w", err)
 		}
 	}
@@ -323,7 +299,7 @@ var doasRuleRE = sync.OnceValue(func() *regexp.Regexp {
 
 // writeDoasRules is distro.write_doas_rules: every rule must name the user,
 // else none is written.
-func writeDoasRules(c *Context, user string, rules []string) error {
+func writeDoasRules(c *modules.Context, user string, rules []string) error {
 	for _, r := range rules {
 		m := doasRuleRE().FindStringSubmatch(r)
 		if m == nil || m[1] != user {
@@ -335,7 +311,7 @@ func writeDoasRules(c *Context, user string, rules []string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		data := c.MakeHeader("Created") + "\n" + content
-		return c.Root.WriteFileOpts(DoasFile, []byte(data), rootOwned(0o440))
+		return c.Root.WriteFileOpts(DoasFile, []byte(data), modules.RootOwned(0o440))
 	case err != nil:
 		return fmt.Errorf("read %s: %w", DoasFile, err)
 	case !strings.Contains(string(old), content):
@@ -343,7 +319,7 @@ func writeDoasRules(c *Context, user string, rules []string) error {
 		if err != nil {
 			return err
 		}
-		return c.Root.WriteFileOpts(DoasFile, []byte(content), sameOwner(fi, true))
+		return c.Root.WriteFileOpts(DoasFile, []byte(content), modules.SameOwner(fi, true))
 	}
 	return nil
 }

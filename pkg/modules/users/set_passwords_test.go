@@ -1,7 +1,8 @@
-package modules
+package users
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -14,6 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -22,16 +26,16 @@ import (
 // is the one set and has every character class, and no password reaches
 // the log, the command output or a warning.
 func TestSetPasswordsSecrets(t *testing.T) {
-	r := accountsRoot(t, "")
+	r := modtest.AccountsRoot(t, "")
 	for _, u := range []string{"user1", "user2"} {
-		appendFile(t, r.Dir()+"/etc/passwd", u+":x:1001:1001::/home/"+u+":/bin/sh\n")
-		appendFile(t, r.Dir()+"/etc/shadow", u+":!:19800:0:99999:7:::\n")
+		modtest.AppendFile(t, r.Dir()+"/etc/passwd", u+":x:1001:1001::/home/"+u+":/bin/sh\n")
+		modtest.AppendFile(t, r.Dir()+"/etc/shadow", u+":!:19800:0:99999:7:::\n")
 	}
-	cfg := Config{"chpasswd": map[string]any{"expire": false, "users": []any{
+	cfg := modules.Config{"chpasswd": map[string]any{"expire": false, "users": []any{
 		map[string]any{"name": "user1", "password": "s3cret-text", "type": "text"},
 		map[string]any{"name": "user2", "type": "RANDOM"},
 	}}}
-	c, warnings := accountsContext(t, r, cfg, nil)
+	c, warnings := famtest.Accounts(t, r, cfg, nil)
 	var logs, console, out bytes.Buffer
 	c.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c.Console, c.Out = &console, &out
@@ -92,16 +96,17 @@ func TestRandomPasswordLength(t *testing.T) {
 // `[set-passwords, always]` in cloud_init_modules, a new password in the
 // (re-rendered) config applies on the next boot of the same instance.
 func TestSetPasswordsAlwaysRotates(t *testing.T) {
-	r := accountsRoot(t, "")
-	appendFile(t, r.Dir()+"/etc/passwd", "admin:x:1001:1001::/home/admin:/bin/sh\n")
-	appendFile(t, r.Dir()+"/etc/shadow", "admin:!:19800:0:99999:7:::\n")
+	r := modtest.AccountsRoot(t, "")
+	modtest.AppendFile(t, r.Dir()+"/etc/passwd", "admin:x:1001:1001::/home/admin:/bin/sh\n")
+	modtest.AppendFile(t, r.Dir()+"/etc/shadow", "admin:!:19800:0:99999:7:::\n")
 	for _, pw := range []string{"first-pass", "second-pass"} {
-		cfg := Config{
+		cfg := modules.Config{
 			"cloud_init_modules": []any{[]any{"set-passwords", "always"}},
 			"chpasswd":           map[string]any{"expire": false, "users": []any{map[string]any{"name": "admin", "password": pw, "type": "text"}}},
 		}
-		c, _ := accountsContext(t, r, cfg, nil)
-		rep := RunStage(t.Context(), c, StageInit)
+		c, _ := famtest.Accounts(t, r, cfg, nil)
+		c.Modules = Modules()
+		rep := modules.RunStage(t.Context(), c, modules.StageInit)
 		if len(rep.Errors) > 0 || len(rep.Ran) != 1 {
 			t.Fatalf("%s: ran %v, errors %v", pw, rep.Ran, rep.Errors)
 		}
@@ -143,8 +148,8 @@ func TestSetPasswordsUpstream(t *testing.T) {
 	}
 	for name, want := range up {
 		t.Run(name, func(t *testing.T) {
-			g := goldenSetup(t, filepath.Join("testdata/modgolden/set_passwords", name))
-			runErr := SetPasswords.Run(t.Context(), g.c)
+			g := famtest.Setup(t, filepath.Join("testdata/modgolden/set_passwords", name))
+			runErr := SetPasswords.Run(t.Context(), g.C)
 			if (runErr != nil) != want.Failed && !slices.ContainsFunc(want.Passwords, func(p [3]string) bool { return p[0] == "nosuchuser" }) {
 				t.Errorf("error %v, upstream failed=%v", runErr, want.Failed)
 			}
@@ -156,7 +161,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 			}
 			for _, p := range want.Passwords {
 				user, kind, val := p[0], p[1], p[2]
-				sh, err := g.c.Root.LookupShadow(user)
+				sh, err := g.C.Root.LookupShadow(user)
 				if err != nil {
 					continue // upstream's chpasswd fails for a missing user too
 				}
@@ -182,7 +187,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 			}
 			if len(expired) == 0 { // busybox: the shadow entries themselves
 				for _, u := range want.Expired {
-					if sh, err := g.c.Root.LookupShadow(u); err == nil && sh.LastChange == 0 {
+					if sh, err := g.C.Root.LookupShadow(u); err == nil && sh.LastChange == 0 {
 						expired = append(expired, u)
 					}
 				}
@@ -197,7 +202,7 @@ func TestSetPasswordsUpstream(t *testing.T) {
 				}
 				// cloud-init rewrites every line without its indentation;
 				// cloudroot keeps the lines it does not change as they were.
-				if got := readFile(t, g.c, "/etc/ssh/"+rel); trimLines(got) != trimLines(content) {
+				if got := famtest.ReadFile(t, g.C, "/etc/ssh/"+rel); trimLines(got) != trimLines(content) {
 					t.Errorf("/etc/ssh/%s (-upstream +cloudroot):\n%s", rel, cmp.Diff(content, got))
 				}
 			}
@@ -208,9 +213,9 @@ func TestSetPasswordsUpstream(t *testing.T) {
 				}
 			}
 			var wantRestarts []string
-			if g.c.Booted {
+			if g.C.Booted {
 				for _, s := range want.Services {
-					cmd, err := g.c.Facts().Services().Command(s[0], s[1], s[2:]...)
+					cmd, err := g.C.Facts().Services().Command(s[0], s[1], s[2:]...)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -238,22 +243,93 @@ func trimLines(s string) string {
 	return strings.Join(out, "\n")
 }
 
-// TestActivateBy: a module with activation keys neither runs nor takes its
-// semaphore when the config has none of them (cloud-init's _is_active), so
-// adding the key on a later boot of the same instance still applies it.
-func TestActivateBy(t *testing.T) {
-	c, _, _ := testContext(t, Config{"cloud_config_modules": []any{"timezone"}},
-		map[string]string{"/usr/share/zoneinfo/UTC": "TZif2\n"})
-	rep := RunStage(t.Context(), c, StageConfig)
-	if len(rep.Ran) != 0 || !slices.Contains(rep.Skipped, "timezone") {
-		t.Fatalf("without the key: ran %v, skipped %v", rep.Ran, rep.Skipped)
+func TestSSHPwauth(t *testing.T) {
+	tests := []struct {
+		name      string
+		sshd      string // "" = no sshd_config
+		value     any
+		wantFile  string
+		wantValue string // content of wantFile, "" = unchanged
+	}{
+		{"dropin", "Include /etc/ssh/sshd_config.d/*.conf\nUsePAM yes\n", false, modules.SSHDCloudInitConf, "PasswordAuthentication no\n"},
+		{"update line", "UsePAM yes\npasswordauthentication no\n", true, modules.SSHDConfig, "UsePAM yes\npasswordauthentication yes\n"},
+		{"equals form", "PasswordAuthentication=yes\n", "false", modules.SSHDConfig, "PasswordAuthentication no\n"},
+		{"append before Match", "UsePAM yes\nMatch User x\n\tX11Forwarding no\n", "yes", modules.SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\nMatch User x\n\tX11Forwarding no\n"},
+		{"append at end", "UsePAM yes", true, modules.SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\n"},
+		{"unchanged", "UsePAM yes\n", "unchanged", modules.SSHDConfig, "UsePAM yes\n"},
+		{"already set", "PasswordAuthentication yes\n", true, modules.SSHDConfig, "PasswordAuthentication yes\n"},
+		{"trailing text rewritten", "PasswordAuthentication yes # c\n", true, modules.SSHDConfig, "PasswordAuthentication yes\n"},
+		{"no sshd_config", "", true, modules.SSHDConfig, ""},
+		{"only sshd_config.d", "-", true, modules.SSHDCloudInitConf, "PasswordAuthentication yes\n"},
 	}
-	c.Config["timezone"] = "UTC"
-	rep = RunStage(t.Context(), c, StageConfig)
-	if !slices.Equal(rep.Ran, []string{"timezone"}) || len(rep.Errors) > 0 {
-		t.Fatalf("with the key: ran %v, errors %v", rep.Ran, rep.Errors)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := modtest.AccountsRoot(t, "")
+			os.Remove(filepath.Join(r.Dir(), "etc/ssh/sshd_config"))
+			if tt.sshd == "-" {
+				os.MkdirAll(filepath.Join(r.Dir(), modules.SSHDConfigDir), 0o755)
+			} else if tt.sshd != "" {
+				os.WriteFile(filepath.Join(r.Dir(), "etc/ssh/sshd_config"), []byte(tt.sshd), 0o600)
+			}
+			c, _ := famtest.Accounts(t, r, modules.Config{"ssh_pwauth": tt.value}, nil)
+			pc, _ := decodeSetPasswords(c, decoded[setPasswordsKeys](t, c))
+			if err := applyPwAuth(t.Context(), c, pc.PwAuth); err != nil {
+				t.Fatal(err)
+			}
+			b, err := r.ReadFile(tt.wantFile)
+			if tt.wantValue == "" {
+				if tt.sshd == "" && err == nil {
+					t.Errorf("%s created", tt.wantFile)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.wantValue, string(b)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tt.wantFile, diff)
+			}
+			if tt.wantFile == modules.SSHDConfig {
+				if fi, _ := r.Stat(modules.SSHDConfig); fi.Mode().Perm() != 0o600 {
+					t.Errorf("sshd_config mode changed to %v", fi.Mode())
+				}
+			}
+		})
 	}
-	if got := readFile(t, c, "/etc/timezone"); got != "UTC\n" {
-		t.Errorf("/etc/timezone = %q", got)
+}
+
+// decoded is c's config as modules.Typed hands it to a module.
+func decoded[T any](t *testing.T, c *modules.Context) T {
+	t.Helper()
+	var out T
+	if err := modules.Typed(func(_ context.Context, _ *modules.Context, cfg T) error { out = cfg; return nil })(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestChpasswdUsersDecode: chpasswd.users entries as the decoder reads
+// them: type defaults to hash, password to RANDOM; an entry that is not
+// a mapping or has no name is an error; an unknown type (null included)
+// is warned about and skipped.
+func TestChpasswdUsersDecode(t *testing.T) {
+	r := modtest.AccountsRoot(t, "")
+	cfg := modules.Config{"chpasswd": map[string]any{"users": []any{
+		map[string]any{"name": "a"},
+		map[string]any{"name": "b", "type": "text", "password": 5},
+		"c",
+		map[string]any{"password": "x"},
+		map[string]any{"name": "d", "type": nil},
+		nil,
+	}}}
+	c, warnings := famtest.Accounts(t, r, cfg, nil)
+	pc, err := decodeSetPasswords(c, decoded[setPasswordsKeys](t, c))
+	want := []pwEntry{{User: "a", Password: pwRandom, Type: pwHash}, {User: "b", Password: "5", Type: pwText}}
+	if diff := cmp.Diff(want, pc.Entries); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	wantErr := "chpasswd.users.2: an entry needs a name\nchpasswd.users.3: an entry needs a name\nchpasswd.users.5: an entry needs a name"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("err = %v", err)
+	}
+	if !slices.Equal(*warnings, []string{`chpasswd.users.4: unknown type "" for d; password not changed`}) {
+		t.Errorf("warnings = %q", *warnings)
 	}
 }

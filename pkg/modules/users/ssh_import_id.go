@@ -1,4 +1,4 @@
-package modules
+package users
 
 // ssh_import_id, as cloud-init 26.x's cc_ssh_import_id: when any
 // `ssh_import_id` key is in the config (top level, or in a users: entry),
@@ -12,58 +12,56 @@ package modules
 import (
 	"context"
 	"fmt"
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 // SSHImportID is cc_ssh_import_id.
-var SSHImportID = Module{
+var SSHImportID = modules.Module{
 	Name:      "ssh_import_id",
 	Frequency: state.PerInstance,
 	Keys:      []string{"ssh_import_id"},
 	Distros:   []string{"alpine", "cos", "debian", "raspberry-pi-os", "ubuntu"},
-	Run:       Typed(runSSHImportID),
+	Run:       modules.Typed(runSSHImportID),
 }
 
 // sshImportRetryDelay is how long a failed import waits before its retry.
 const sshImportRetryDelay = 500 * time.Millisecond
 
-// keyInNested is is_key_in_nested_dict: key at any depth of dicts, or in a
-// dict directly inside a list.
-func keyInNested(m map[string]any, key string) bool {
-	for k, v := range m {
-		if k == key {
-			return true
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			if keyInNested(t, key) {
-				return true
-			}
-		case []any:
-			for _, e := range t {
-				if d, ok := e.(map[string]any); ok && keyInNested(d, key) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // sshImportIDConfig is the module's configuration.
 type sshImportIDConfig struct {
 	// All is the whole cloud-config: cloud-init runs the module when
 	// ssh_import_id is a key anywhere in it (is_key_in_nested_dict).
-	All         map[string]any `cfg:",all"`
-	SSHImportID any            `cfg:"ssh_import_id"`
-	Users       userKeys       `cfg:",inline"`
+	All map[string]any `cfg:",all"`
+	// SSHImportID is the default user's ids.
+	SSHImportID importIDs   `cfg:"ssh_import_id"`
+	Users       ugutil.Keys `cfg:",inline"`
 }
 
-func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) error {
-	if !keyInNested(cfg.All, "ssh_import_id") {
+// importIDs is the top-level ssh_import_id as util.get_cfg_option_list
+// and util.uniq_merge read it: a list's items as text (a string is one
+// item, not split on commas), trimmed, empties and repeats dropped.
+type importIDs []string
+
+// UnmarshalPy implements pyval.Unmarshaler.
+func (ids *importIDs) UnmarshalPy(_ *pyval.Decoder, v any) error {
+	switch t := v.(type) {
+	case nil:
+		*ids = nil
+	case []any:
+		*ids = ugutil.UniqMerge(t)
+	default:
+		*ids = ugutil.UniqMerge([]any{pyval.ScalarStr(v)})
+	}
+	return nil
+}
+
+func runSSHImportID(ctx context.Context, c *modules.Context, cfg sshImportIDConfig) error {
+	if !pyval.KeyInNested(cfg.All, "ssh_import_id") {
 		c.Log.Debug("Skipping module named ssh_import_id, no 'ssh_import_id' directives found.")
 		return nil
 	}
@@ -71,14 +69,14 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 		c.Warnf("ssh-import-id is not installed, but module ssh_import_id is configured. Skipping module.")
 		return nil
 	}
-	users, _, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
+	users, _, _, _ := ugutil.Normalize(cfg.Users, c.Distro.DefaultUser(), func(string, ...any) {})
 	var first error
 	for _, u := range users {
 		var ids []string
 		if u.Default {
-			ids = uniqMerge(getCfgOptionList(cfg.SSHImportID))
+			ids = cfg.SSHImportID
 		} else {
-			ids = uniqMerge(u.SSHImportID)
+			ids = ugutil.UniqMerge(u.SSHImportID)
 		}
 		if len(ids) == 0 {
 			continue
@@ -93,21 +91,7 @@ func runSSHImportID(ctx context.Context, c *Context, cfg sshImportIDConfig) erro
 	return first
 }
 
-// getCfgOptionList is util.get_cfg_option_list's value handling: a list as
-// is, a string as a one-element list, nothing otherwise.
-func getCfgOptionList(v any) []any {
-	switch t := v.(type) {
-	case []any:
-		return t
-	case nil:
-		return nil
-	case string:
-		return []any{t}
-	}
-	return []any{scalarString(v)}
-}
-
-func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) error {
+func importSSHIDs(ctx context.Context, c *modules.Context, ids []string, user string) error {
 	if _, err := c.Root.LookupUser(user); err != nil {
 		return fmt.Errorf("getpwnam(): name not found: '%s': %w", user, err)
 	}
@@ -122,7 +106,7 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return nil
 	}
 	argv = append(argv, ids...)
-	if c.RunCmd(ctx, DistroCmd(argv...)) == nil {
+	if c.RunCmd(ctx, modules.DistroCmd(argv...)) == nil {
 		return nil
 	}
 	select {
@@ -130,5 +114,5 @@ func importSSHIDs(ctx context.Context, c *Context, ids []string, user string) er
 		return ctx.Err()
 	case <-time.After(sshImportRetryDelay):
 	}
-	return c.RunCmd(ctx, DistroCmd(argv...))
+	return c.RunCmd(ctx, modules.DistroCmd(argv...))
 }

@@ -1,12 +1,15 @@
 package modules
 
+// The accounts harness: a Debian target with its account files, a Context
+// on it, and the accounts golden cases (testdata/accounts) that run the
+// users family's modules with ssh (TestAccountsGolden, an external test:
+// this package cannot import the family).
+
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"errors"
 	"fmt"
-	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -22,66 +25,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
-// accountsRoot builds a target from testdata/base-debian plus an overlay,
-// with Debian's modes and owners on the sensitive files.
+// accountsRoot is modtest.AccountsRoot.
 func accountsRoot(t *testing.T, overlay string) *target.Root {
 	t.Helper()
-	dir := t.TempDir()
-	for _, src := range []string{"testdata/base-debian", overlay} {
-		if src == "" {
-			continue
-		}
-		if _, err := os.Stat(src); err != nil {
-			continue
-		}
-		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			out := filepath.Join(dir, rel)
-			if d.IsDir() {
-				return os.MkdirAll(out, 0o755)
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			os.Remove(out)
-			return os.WriteFile(out, b, 0o644)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	fix := func(p string, mode fs.FileMode, gid int) {
-		hp := filepath.Join(dir, p)
-		if _, err := os.Stat(hp); err != nil {
-			return
-		}
-		os.Chmod(hp, mode)
-		if os.Geteuid() == 0 {
-			os.Chown(hp, 0, gid)
-		}
-	}
-	fix("etc/shadow", 0o640, 42)
-	fix("etc/gshadow", 0o640, 42)
-	fix("etc/sudoers", 0o440, 0)
-	fix("etc/sudoers.d", 0o750, 0)
-	fix("root", 0o700, 0)
-	keys, _ := filepath.Glob(filepath.Join(dir, "etc/ssh/ssh_host_*"))
-	for _, k := range keys {
-		fix(strings.TrimPrefix(k, dir+"/"), 0o600, 0)
-	}
-	r, err := target.New(dir, target.WithClock(func() time.Time { return accountsNow }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return modtest.AccountsRoot(t, overlay)
 }
 
 // accountsContext is a module context on root with cfg and meta.
@@ -246,12 +199,13 @@ func acctManifest(before, after map[string]acctEntry, errs error, warnings []str
 	return b.String()
 }
 
-// TestAccountsGolden runs users_groups, ssh and set_passwords (their
+// accountsGolden runs mods (users_groups, ssh and set_passwords: see
+// TestAccountsGolden in accounts_ext_test.go) (their
 // init-stage order; set_passwords applies ssh_pwauth) on
 // each testdata/accounts/<case>: cloud-config.yaml, optional meta-data.yaml
 // and root/ overlay; want.txt lists every changed path with type, mode,
 // owner and content. Owners are compared only when running as root.
-func TestAccountsGolden(t *testing.T) {
+func accountsGolden(t *testing.T, mods []Module) {
 	useCachedHostKeys(t)
 	cases, _ := filepath.Glob("testdata/accounts/*")
 	if len(cases) == 0 {
@@ -263,7 +217,7 @@ func TestAccountsGolden(t *testing.T) {
 			c, warnings := accountsContext(t, r, acctLoadYAML(t, filepath.Join(dir, "cloud-config.yaml")), acctLoadYAML(t, filepath.Join(dir, "meta-data.yaml")))
 			before := acctSnapshot(t, r.Dir())
 			var errs []error
-			for _, m := range []Module{UsersGroups, SSH, SetPasswords} {
+			for _, m := range mods {
 				if err := m.Run(context.Background(), c); err != nil {
 					errs = append(errs, err)
 				}
@@ -292,114 +246,5 @@ func TestAccountsGolden(t *testing.T) {
 				t.Errorf("%s (-want +got):\n%s", wantFile, diff)
 			}
 		})
-	}
-}
-
-func TestUsersGroupsSudoersFresh(t *testing.T) {
-	r := accountsRoot(t, "")
-	os.Remove(filepath.Join(r.Dir(), "etc/sudoers"))
-	c, _ := accountsContext(t, r, Config{"users": []any{
-		map[string]any{"name": "a", "sudo": "ALL=(ALL) NOPASSWD:ALL"},
-		map[string]any{"name": "b", "sudo": []any{"ALL=(ALL) ALL"}},
-	}}, nil)
-	for range 2 { // the second run must not duplicate the blocks
-		if err := UsersGroups.Run(context.Background(), c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := "# Created by cloud-init v. 26.2-cloudroot on Sun, 22 Nov 2026 08:36:48 +0000\n\n" +
-		"# User rules for a\na ALL=(ALL) NOPASSWD:ALL\n\n# User rules for b\nb ALL=(ALL) ALL\n"
-	b, err := r.ReadFile(CloudSudoersFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, string(b)); diff != "" {
-		t.Errorf("sudoers (-want +got):\n%s", diff)
-	}
-	if fi, _ := r.Stat(CloudSudoersFile); fi.Mode().Perm() != 0o440 {
-		t.Errorf("mode = %v", fi.Mode())
-	}
-	if r.Exists(SudoersFile) {
-		t.Error("/etc/sudoers created")
-	}
-	if fi, _ := r.Stat(SudoersDir); fi.Mode().Perm() != 0o750 {
-		t.Errorf("sudoers.d mode = %v", fi.Mode())
-	}
-}
-
-func TestEnsureSudoDir(t *testing.T) {
-	tests := []struct {
-		name, sudoers string
-		appended      bool
-	}{
-		{"hash includedir", "#includedir /etc/sudoers.d\n", false},
-		{"at includedir", "@includedir /etc/sudoers.d/\n", false},
-		{"other dir", "#includedir /etc/other\n", true},
-		{"commented", "# includedir /etc/sudoers.d\n", true},
-		{"none, no final newline", "root ALL=(ALL) ALL", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := accountsRoot(t, "")
-			sp := filepath.Join(r.Dir(), "etc/sudoers")
-			os.Remove(sp)
-			if err := os.WriteFile(sp, []byte(tt.sudoers), 0o440); err != nil {
-				t.Fatal(err)
-			}
-			os.Chmod(sp, 0o440)
-			c, _ := accountsContext(t, r, nil, nil)
-			if err := ensureSudoDir(c); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := r.ReadFile(SudoersFile)
-			want := tt.sudoers
-			if tt.appended {
-				want += "\n# Added by cloud-init v. 26.2-cloudroot on Sun, 22 Nov 2026 08:36:48 +0000\n#includedir /etc/sudoers.d\n"
-			}
-			if diff := cmp.Diff(want, string(b)); diff != "" {
-				t.Errorf("sudoers (-want +got):\n%s", diff)
-			}
-			if fi, _ := r.Stat(SudoersFile); fi.Mode().Perm() != 0o440 {
-				t.Errorf("mode = %v", fi.Mode())
-			}
-		})
-	}
-}
-
-func TestDoasRules(t *testing.T) {
-	r := accountsRoot(t, "")
-	c, _ := accountsContext(t, r, nil, nil)
-	if err := writeDoasRules(c, "alpine", []string{"permit nopass alpine"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeDoasRules(c, "alpine", []string{"permit nopass bob"}); err == nil {
-		t.Error("rule for another user accepted")
-	}
-	b, _ := r.ReadFile(DoasFile)
-	want := "# Created by cloud-init v. 26.2-cloudroot on Sun, 22 Nov 2026 08:36:48 +0000\n\n# cloud-init User rules for alpine\npermit nopass alpine\n"
-	if diff := cmp.Diff(want, string(b)); diff != "" {
-		t.Errorf("doas.conf (-want +got):\n%s", diff)
-	}
-}
-
-func TestUsersGroupsPlainTextPassword(t *testing.T) {
-	r := accountsRoot(t, "")
-	c, _ := accountsContext(t, r, Config{"users": []any{
-		map[string]any{"name": "p", "plain_text_passwd": "s3cret", "lock_passwd": false},
-	}}, nil)
-	var logs bytes.Buffer
-	c.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if err := UsersGroups.Run(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.LookupShadow("p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := target.SHA512Crypt("s3cret", s.Hash); got != s.Hash {
-		t.Errorf("hash %q does not verify", s.Hash)
-	}
-	if strings.Contains(logs.String(), "s3cret") || strings.Contains(logs.String(), s.Hash) {
-		t.Error("password or hash logged")
 	}
 }
