@@ -19,7 +19,7 @@ import (
 func Core() []Module {
 	return append([]Module{
 		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, UsersGroups, SSH,
-		SetPasswords, Timezone, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
+		SetPasswords, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		AptPipelining, AptConfigure, YumAddRepo, ZypperAddRepo, ApkConfigure, Runcmd,
 		PackageUpdateUpgradeInstall,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,

@@ -237,23 +237,3 @@ func trimLines(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
-// TestActivateBy: a module with activation keys neither runs nor takes its
-// semaphore when the config has none of them (cloud-init's _is_active), so
-// adding the key on a later boot of the same instance still applies it.
-func TestActivateBy(t *testing.T) {
-	c, _, _ := testContext(t, Config{"cloud_config_modules": []any{"timezone"}},
-		map[string]string{"/usr/share/zoneinfo/UTC": "TZif2\n"})
-	rep := RunStage(t.Context(), c, StageConfig)
-	if len(rep.Ran) != 0 || !slices.Contains(rep.Skipped, "timezone") {
-		t.Fatalf("without the key: ran %v, skipped %v", rep.Ran, rep.Skipped)
-	}
-	c.Config["timezone"] = "UTC"
-	rep = RunStage(t.Context(), c, StageConfig)
-	if !slices.Equal(rep.Ran, []string{"timezone"}) || len(rep.Errors) > 0 {
-		t.Fatalf("with the key: ran %v, errors %v", rep.Ran, rep.Errors)
-	}
-	if got := readFile(t, c, "/etc/timezone"); got != "UTC\n" {
-		t.Errorf("/etc/timezone = %q", got)
-	}
-}
