@@ -127,6 +127,16 @@ func cfgBool(m map[string]any, key string, def bool) bool {
 	return pyval.TranslateBool(v, false)
 }
 
+// optBool is util.get_cfg_option_bool of a key decoded as a pyval.Opt: an
+// absent key is def, a given one goes through translate_bool (None and
+// unknown values are false).
+func optBool(o pyval.Opt, def bool) bool {
+	if !o.Given {
+		return def
+	}
+	return pyval.TranslateBool(o.Value, false)
+}
+
 // cfgStr is util.get_cfg_option_str: a missing key is def, a value str().
 func cfgStr(m map[string]any, key, def string) string {
 	v, ok := m[key]
