@@ -117,16 +117,6 @@ func fqdn(c *modules.Context) string {
 	return host
 }
 
-// cfgBool is util.get_cfg_option_bool: a missing key is def, a present
-// one goes through translate_bool (None and unknown values are false).
-func cfgBool(m map[string]any, key string, def bool) bool {
-	v, ok := m[key]
-	if !ok {
-		return def
-	}
-	return pyval.TranslateBool(v, false)
-}
-
 // optBool is util.get_cfg_option_bool of a key decoded as a pyval.Opt: an
 // absent key is def, a given one goes through translate_bool (None and
 // unknown values are false).
@@ -135,15 +125,6 @@ func optBool(o pyval.Opt, def bool) bool {
 		return def
 	}
 	return pyval.TranslateBool(o.Value, false)
-}
-
-// cfgStr is util.get_cfg_option_str: a missing key is def, a value str().
-func cfgStr(m map[string]any, key, def string) string {
-	v, ok := m[key]
-	if !ok {
-		return def
-	}
-	return pyval.Str(v)
 }
 
 // cfgInt is int(value) for a YAML integer or numeric string.
