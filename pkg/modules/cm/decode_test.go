@@ -75,3 +75,54 @@ func TestSaltKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestAnsibleShapes: validate_config's messages for ansible's odd shapes,
+// in cloud-init's order (required keys first, then pull, then the
+// controller, then the install method).
+func TestAnsibleShapes(t *testing.T) {
+	base := func(kv ...any) map[string]any {
+		m := map[string]any{"install_method": "distro", "package_name": "ansible"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		in      any
+		wantErr string
+		pulls   int
+	}{
+		{"not a mapping", []any{1}, "", 0},
+		{"missing package_name before a bad pull", map[string]any{"install_method": "pip", "pull": 3},
+			"Missing required key 'package_name' from {'install_method': 'pip', 'pull': 3}", 0},
+		{"pull item not a dict", base("pull", []any{map[string]any{"url": "u", "playbook_name": "p"}, "x"}),
+			"Invalid value of ansible.pull. Expected dict but found 'x'", 0},
+		{"pull scalar", base("pull", 3), "Invalid value ansible.pull. Expected either dict of list of dicts but found 3", 0},
+		{"pull falsy scalar", base("pull", 0), "", 0},
+		{"pull both playbook keys", base("pull", map[string]any{"url": "u", "playbook_name": "a", "playbook_names": []any{"b"}}),
+			"Key 'ansible.pull.playbook_name' and 'ansible.pull.playbook_names' are mutually exclusive. Please use 'playbook_names' in {'playbook_name': 'a', 'playbook_names': ['b'], 'url': 'u'}", 0},
+		{"pull one dict", base("pull", map[string]any{"url": "u", "playbook_names": []any{"b"}}), "", 1},
+		{"controller without work", base("setup_controller", map[string]any{"repositories": []any{}}),
+			"Missing required key from {'repositories': []}", 0},
+		{"bad method after pull", map[string]any{"install_method": "snap", "package_name": "a"}, "Invalid install method {install}", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var k ansibleKeys
+			if err := (&pyval.Decoder{}).Decode(map[string]any{"ansible": tc.in}, &k); err != nil {
+				t.Fatal(err)
+			}
+			a, err := decodeAnsible(k.Ansible)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.wantErr {
+				t.Fatalf("error %q, want %q", got, tc.wantErr)
+			}
+			if err == nil && len(a.Pulls) != tc.pulls {
+				t.Errorf("pulls %d, want %d", len(a.Pulls), tc.pulls)
+			}
+		})
+	}
+}
