@@ -103,15 +103,6 @@ type lxdConfig struct {
 	Section lxdSection `cfg:"lxd,loose"`
 }
 
-// isMapping reports whether v decoded from a YAML mapping.
-func isMapping(v any) bool {
-	switch v.(type) {
-	case map[string]any:
-		return true
-	}
-	return false
-}
-
 func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
 	if !cfg.LXD.Truthy() {
 		c.Log.Debug("Skipping module named lxd, not present or disabled by cfg")
