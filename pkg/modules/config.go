@@ -69,6 +69,20 @@ func Typed[T any](run func(ctx context.Context, c *Context, cfg T) error) func(c
 	}
 }
 
+// isMapping reports whether v decoded from a YAML mapping.
+func isMapping(v any) bool {
+	switch v.(type) {
+	case map[string]any:
+		return true
+	}
+	return false
+}
+
+// NoKeys is the configuration of a module that reads no keys of its own
+// (reset_rmc; ubuntu_autoinstall, whose autoinstall key is the live
+// installer's): Typed(run) with it decodes nothing.
+type NoKeys struct{}
+
 // decoder is the lenient decoder reporting to c.
 func (c *Context) decoder() *pyval.Decoder {
 	return &pyval.Decoder{

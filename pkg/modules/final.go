@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -90,7 +91,7 @@ var PowerStateChange = Module{
 			c.Log.Debug("no power_state provided, doing nothing", "module", "power_state_change")
 			return nil
 		}
-		a, err := ParsePowerState(ps)
+		a, err := ps.action()
 		if err != nil {
 			return fmt.Errorf("power_state_change: %w", err)
 		}
@@ -99,22 +100,42 @@ var PowerStateChange = Module{
 	}),
 }
 
-// powerStateConfig is power_state_change's configuration: power_state
-// as given (ParsePowerState checks it), nil when not a mapping.
+// powerStateConfig is power_state_change's configuration: power_state,
+// nil when absent, null or not a mapping.
 type powerStateConfig struct {
-	PowerState map[string]any `cfg:"power_state,loose"`
+	PowerState *powerState `cfg:"power_state,loose"`
+}
+
+// powerState is the power_state mapping: the scalars as text ("" when
+// absent, null, a list or a mapping), timeout as given, condition as
+// decoded (its shapes checked by action).
+type powerState struct {
+	Mode      string    `cfg:"mode,scalar"`
+	Delay     string    `cfg:"delay,scalar"`
+	Message   string    `cfg:"message,scalar"`
+	Timeout   pyval.Opt `cfg:"timeout"`
+	Condition any       `cfg:"condition"`
 }
 
 // ParsePowerState validates cloud-init's power_state dict.
-func ParsePowerState(ps map[string]any) (*PowerAction, error) {
+func ParsePowerState(m map[string]any) (*PowerAction, error) {
+	var ps powerState
+	if err := (&pyval.Decoder{}).Decode(m, &ps); err != nil {
+		return nil, err
+	}
+	return ps.action()
+}
+
+// action validates power_state as cloud-init's handler does.
+func (ps *powerState) action() (*PowerAction, error) {
 	a := &PowerAction{Timeout: 30 * time.Second}
-	a.Mode = scalarString(ps["mode"])
+	a.Mode = ps.Mode
 	switch a.Mode {
 	case "poweroff", "reboot", "halt":
 	default:
 		return nil, fmt.Errorf("power_state[mode] required, must be one of poweroff, halt, reboot. found: %q", a.Mode)
 	}
-	delay := strings.TrimSpace(scalarString(ps["delay"]))
+	delay := strings.TrimSpace(ps.Delay)
 	switch {
 	case delay == "" || delay == "now":
 	default:
@@ -125,15 +146,15 @@ func ParsePowerState(ps map[string]any) (*PowerAction, error) {
 		}
 		a.Delay = time.Duration(m) * time.Minute
 	}
-	a.Message = scalarString(ps["message"])
-	if t, ok := ps["timeout"]; ok && t != nil {
+	a.Message = ps.Message
+	if t := ps.Timeout.Value; t != nil {
 		f, err := strconv.ParseFloat(scalarString(t), 64)
 		if err != nil {
 			return nil, fmt.Errorf("power_state[timeout] must be a number. found %q", scalarString(t))
 		}
 		a.Timeout = time.Duration(f * float64(time.Second))
 	}
-	switch cond := ps["condition"].(type) {
+	switch cond := ps.Condition.(type) {
 	case nil:
 	case bool:
 		if !cond {

@@ -77,6 +77,13 @@ func parseConfigObjSection(b []byte, section string) map[string]string {
 type landscapeConfig struct {
 	HasLandscape bool `cfg:"landscape,present"`
 	Landscape    any  `cfg:"landscape"`
+	Section      struct {
+		// All is the whole mapping: only its size is read.
+		All map[string]any `cfg:",all"`
+		// Client is landscape.client (a non-mapping is none), passed
+		// through: each key becomes a landscape-config flag.
+		Client map[string]any `cfg:"client,loose"`
+	} `cfg:"landscape,loose"`
 }
 
 func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
@@ -84,11 +91,11 @@ func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
 	if !ok {
 		return nil
 	}
-	ls, isMap := raw.(map[string]any)
-	if !isMap && raw != nil {
+	if !isMapping(raw) && raw != nil {
 		return fmt.Errorf("'landscape' key existed in config, but not a dictionary type, is a %s instead", pyval.TypeName(raw))
 	}
-	if len(ls) == 0 {
+	ls := cfg.Section
+	if len(ls.All) == 0 {
 		return nil
 	}
 	if err := c.InstallPackages(ctx, c.Facts(), []string{"landscape-client"}); err != nil {
@@ -103,10 +110,8 @@ func runLandscape(ctx context.Context, c *Context, cfg landscapeConfig) error {
 			client[k] = v
 		}
 	}
-	if m, ok := ls["client"].(map[string]any); ok {
-		for k, v := range m {
-			client[k] = scalarString(v)
-		}
+	for k, v := range ls.Client {
+		client[k] = scalarString(v)
 	}
 	keys := make([]string, 0, len(client))
 	for k := range client {

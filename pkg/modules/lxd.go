@@ -36,55 +36,107 @@ var LXD = Module{
 	Run:        Typed(runLXD),
 }
 
-// lxdInitKeys are the lxd.init options, in the order given to lxd init.
-var lxdInitKeys = []string{"network_address", "network_port", "storage_backend", "storage_create_device",
-	"storage_create_loop", "storage_pool", "trust_password"}
+// lxdInitOpts are the lxd.init options, in the order given to lxd init.
+type lxdInitOpts struct {
+	NetworkAddress      pyval.Opt `cfg:"network_address"`
+	NetworkPort         pyval.Opt `cfg:"network_port"`
+	StorageBackend      pyval.Opt `cfg:"storage_backend"`
+	StorageCreateDevice pyval.Opt `cfg:"storage_create_device"`
+	StorageCreateLoop   pyval.Opt `cfg:"storage_create_loop"`
+	StoragePool         pyval.Opt `cfg:"storage_pool"`
+	TrustPassword       pyval.Opt `cfg:"trust_password"`
+	// All is the whole mapping: only its size is read (any key, known
+	// or not, makes `lxd init --auto` run).
+	All map[string]any `cfg:",all"`
+}
 
-// lxdConfig is the module's configuration: lxd as given, its shape
-// checked by the module with the module's own message.
+// flags are the options with their lxd init flag names, in order.
+func (o lxdInitOpts) flags() []struct {
+	name string
+	v    pyval.Opt
+} {
+	return []struct {
+		name string
+		v    pyval.Opt
+	}{{"network-address", o.NetworkAddress}, {"network-port", o.NetworkPort}, {"storage-backend", o.StorageBackend},
+		{"storage-create-device", o.StorageCreateDevice}, {"storage-create-loop", o.StorageCreateLoop},
+		{"storage-pool", o.StoragePool}, {"trust-password", o.TrustPassword}}
+}
+
+// lxdBridgeOpts is lxd.bridge: each key with whether it is given, as
+// bridge_to_debconf and bridge_to_cmd test for it.
+type lxdBridgeOpts struct {
+	Name           pyval.Opt `cfg:"name"`
+	Mode           pyval.Opt `cfg:"mode"`
+	IPv4Address    pyval.Opt `cfg:"ipv4_address"`
+	IPv4Netmask    pyval.Opt `cfg:"ipv4_netmask"`
+	IPv4DHCPFirst  pyval.Opt `cfg:"ipv4_dhcp_first"`
+	IPv4DHCPLast   pyval.Opt `cfg:"ipv4_dhcp_last"`
+	IPv4DHCPLeases pyval.Opt `cfg:"ipv4_dhcp_leases"`
+	IPv4NAT        pyval.Opt `cfg:"ipv4_nat"`
+	IPv6Address    pyval.Opt `cfg:"ipv6_address"`
+	IPv6Netmask    pyval.Opt `cfg:"ipv6_netmask"`
+	IPv6NAT        pyval.Opt `cfg:"ipv6_nat"`
+	Domain         pyval.Opt `cfg:"domain"`
+	MTU            pyval.Opt `cfg:"mtu"`
+	// All is the whole mapping: only its size is read.
+	All map[string]any `cfg:",all"`
+}
+
+// lxdSection is the lxd mapping. Init, Bridge and Preseed are the keys as
+// given, their shapes checked by the module with its own messages (after
+// snap seeding, as cloud-init does); InitOpts and BridgeOpts their
+// contents when they are mappings.
+type lxdSection struct {
+	Init       pyval.Opt     `cfg:"init"`
+	InitOpts   lxdInitOpts   `cfg:"init,loose"`
+	Bridge     pyval.Opt     `cfg:"bridge"`
+	BridgeOpts lxdBridgeOpts `cfg:"bridge,loose"`
+	Preseed    pyval.Opt     `cfg:"preseed"`
+}
+
+// lxdConfig is the module's configuration: lxd as given (its truth and
+// shape checked by the module with the module's own message) and, when
+// it is a mapping, its contents.
 type lxdConfig struct {
-	LXD any `cfg:"lxd"`
+	LXD     pyval.Opt  `cfg:"lxd"`
+	Section lxdSection `cfg:"lxd,loose"`
 }
 
 func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
-	raw := cfg.LXD
-	if !pyval.Truthy(raw) {
+	if !cfg.LXD.Truthy() {
 		c.Log.Debug("Skipping module named lxd, not present or disabled by cfg")
 		return nil
 	}
-	lxd, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("lxd config must be a dictionary. found a '%s'", pyval.TypeName(raw))
+	if !isMapping(cfg.LXD.Value) {
+		return fmt.Errorf("lxd config must be a dictionary. found a '%s'", pyval.TypeName(cfg.LXD.Value))
 	}
 	if err := waitSnapSeeded(ctx, c); err != nil {
 		return err
 	}
-	get := func(k string, def any) any {
-		if v, ok := lxd[k]; ok {
-			return v
-		}
-		return def
-	}
-	initRaw, bridgeRaw, preseedRaw := get("init", map[string]any{}), get("bridge", map[string]any{}), get("preseed", "")
+	lxd := cfg.Section
 	var errs []string
-	initCfg, ok := initRaw.(map[string]any)
-	if !ok {
-		errs = append(errs, fmt.Sprintf("lxd.init config must be a dictionary. found a '%s'", pyval.TypeName(initRaw)))
+	if lxd.Init.Given && !isMapping(lxd.Init.Value) {
+		errs = append(errs, fmt.Sprintf("lxd.init config must be a dictionary. found a '%s'", pyval.TypeName(lxd.Init.Value)))
 	}
-	bridge, ok := bridgeRaw.(map[string]any)
-	if !ok {
-		errs = append(errs, fmt.Sprintf("lxd.bridge config must be a dictionary. found a '%s'", pyval.TypeName(bridgeRaw)))
+	if lxd.Bridge.Given && !isMapping(lxd.Bridge.Value) {
+		errs = append(errs, fmt.Sprintf("lxd.bridge config must be a dictionary. found a '%s'", pyval.TypeName(lxd.Bridge.Value)))
 	}
-	preseed, ok := preseedRaw.(string)
-	if !ok {
-		errs = append(errs, fmt.Sprintf("lxd.preseed config must be a string. found a '%s'", pyval.TypeName(preseedRaw)))
+	preseed := ""
+	if lxd.Preseed.Given {
+		s, ok := lxd.Preseed.Value.(string)
+		if !ok {
+			errs = append(errs, fmt.Sprintf("lxd.preseed config must be a string. found a '%s'", pyval.TypeName(lxd.Preseed.Value)))
+		}
+		preseed = s
 	}
-	if preseed != "" && (len(initCfg) > 0 || len(bridge) > 0) {
+	initCfg, bridge := lxd.InitOpts, lxd.BridgeOpts
+	if preseed != "" && (len(initCfg.All) > 0 || len(bridge.All) > 0) {
 		var inc []string
-		if len(initCfg) > 0 {
+		if len(initCfg.All) > 0 {
 			inc = append(inc, "lxd.init")
 		}
-		if len(bridge) > 0 {
+		if len(bridge.All) > 0 {
 			inc = append(inc, "lxd.bridge")
 		}
 		errs = append(errs, "Unable to configure LXD. lxd.preseed config can not be provided with key(s): "+strings.Join(inc, ", "))
@@ -109,29 +161,29 @@ func runLXD(ctx context.Context, c *Context, cfg lxdConfig) error {
 	if preseed != "" {
 		return c.RunCmdInput(ctx, []string{"lxd", "init", "--preseed"}, []byte(preseed))
 	}
-	if len(initCfg) > 0 {
+	if len(initCfg.All) > 0 {
 		if err := lxdInit(ctx, c, initCfg); err != nil {
 			return err
 		}
 	}
-	if len(bridge) == 0 {
+	if len(bridge.All) == 0 {
 		return nil
 	}
-	return lxdBridge(ctx, c, bridge, len(initCfg) > 0)
+	return lxdBridge(ctx, c, bridge, len(initCfg.All) > 0)
 }
 
-func lxdInit(ctx context.Context, c *Context, initCfg map[string]any) error {
+func lxdInit(ctx context.Context, c *Context, initCfg lxdInitOpts) error {
 	argv := []string{"lxd", "init", "--auto"}
-	for _, k := range lxdInitKeys {
-		if v := initCfg[k]; pyval.Truthy(v) {
-			argv = append(argv, fmt.Sprintf("--%s=%s", strings.ReplaceAll(k, "_", "-"), pyval.Str(v)))
+	for _, f := range initCfg.flags() {
+		if f.v.Truthy() {
+			argv = append(argv, fmt.Sprintf("--%s=%s", f.name, pyval.Str(f.v.Value)))
 		}
 	}
 	_, err := c.RunCapture(ctx, argv...)
 	if err == nil {
 		return nil
 	}
-	if scalarString(initCfg["storage_backend"]) != "lvm" {
+	if scalarString(initCfg.StorageBackend.Value) != "lvm" {
 		return err
 	}
 	c.Log.Info("Cloud-init doesn't use thinpool by default on Ubuntu due to LP #1982780. This behavior will change in the future.")
@@ -148,21 +200,47 @@ func lxdInit(ctx context.Context, c *Context, initCfg map[string]any) error {
 	return err
 }
 
+// lxdPreseedPools is the part of an lxd.preseed document the module reads
+// (storage_pools; a value of another shape is ignored).
+type lxdPreseedPools struct {
+	Pools []lxdPreseedPool `cfg:"storage_pools,loose"`
+}
+
+// lxdPreseedPool is one storage_pools item: a mapping's driver; an item
+// of another shape names none.
+type lxdPreseedPool struct{ Driver pyval.Opt }
+
+// UnmarshalPy reads a mapping's driver.
+func (p *lxdPreseedPool) UnmarshalPy(d *pyval.Decoder, v any) error {
+	switch m := v.(type) {
+	case map[string]any:
+		var f struct {
+			Driver pyval.Opt `cfg:"driver"`
+		}
+		if err := d.Decode(m, &f); err != nil {
+			return err
+		}
+		p.Driver = f.Driver
+	}
+	return nil
+}
+
 // lxdPackages are the storage tools the backends need and the target lacks.
-func lxdPackages(c *Context, initCfg map[string]any, preseed string) []string {
+func lxdPackages(c *Context, initCfg lxdInitOpts, preseed string) []string {
 	var drivers []string
-	if v, ok := initCfg["storage_backend"]; ok {
-		drivers = append(drivers, scalarString(v))
+	if initCfg.StorageBackend.Given {
+		drivers = append(drivers, scalarString(initCfg.StorageBackend.Value))
 	}
 	if preseed != "" && strings.Contains(preseed, "storage_pools") {
 		var pre map[string]any
 		if _, err := yaml11.Unmarshal("lxd.preseed", []byte(preseed), &pre); err != nil {
 			c.Warnf("lxd.preseed string value is not YAML.  Unable to determine required storage driver packages to support storage_pools config.")
 		}
-		pools, _ := pre["storage_pools"].([]any)
-		for _, p := range pools {
-			if m, ok := p.(map[string]any); ok && pyval.Truthy(m["driver"]) {
-				drivers = append(drivers, scalarString(m["driver"]))
+		var pools lxdPreseedPools
+		_ = (&pyval.Decoder{}).Decode(pre, &pools)
+		for _, p := range pools.Pools {
+			if p.Driver.Truthy() {
+				drivers = append(drivers, scalarString(p.Driver.Value))
 			}
 		}
 	}
@@ -187,20 +265,10 @@ func lxdPackages(c *Context, initCfg map[string]any, preseed string) []string {
 	return pkgs
 }
 
-func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit bool) error {
-	bget := func(k string) string {
-		v, ok := bridge[k]
-		if !ok {
-			return ""
-		}
-		return pyval.Str(v)
-	}
-	name := DefaultLXDBridge
-	if _, ok := bridge["name"]; ok {
-		name = bget("name")
-	}
+func lxdBridge(ctx context.Context, c *Context, bridge lxdBridgeOpts, didInit bool) error {
+	name := bridge.Name.Or(DefaultLXDBridge)
 	if c.Root.Exists("/etc/default/lxd-bridge") && c.Which("debconf-communicate") {
-		keys, vals, err := lxdBridgeDebconf(bridge, bget)
+		keys, vals, err := lxdBridgeDebconf(bridge)
 		if err != nil {
 			return err
 		}
@@ -217,7 +285,7 @@ func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit b
 		_, err = c.RunCapture(ctx, "dpkg-reconfigure", "lxd", "--frontend=noninteractive")
 		return err
 	}
-	create, attach, err := lxdBridgeCmds(bridge, bget, name)
+	create, attach, err := lxdBridgeCmds(bridge, name)
 	if err != nil {
 		return err
 	}
@@ -236,56 +304,50 @@ func lxdBridge(ctx context.Context, c *Context, bridge map[string]any, didInit b
 }
 
 // lxdBridgeDebconf is bridge_to_debconf, as ordered keys and values.
-func lxdBridgeDebconf(bridge map[string]any, bget func(string) string) ([]string, []string, error) {
+func lxdBridgeDebconf(bridge lxdBridgeOpts) ([]string, []string, error) {
 	var keys, vals []string
 	set := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
-	or := func(k, def string) string {
-		if _, ok := bridge[k]; ok {
-			return bget(k)
-		}
-		return def
-	}
-	switch bget("mode") {
+	switch bridge.Mode.Str() {
 	case "none":
 		set("lxd/setup-bridge", "false")
 		set("lxd/bridge-name", "")
 	case "existing":
 		set("lxd/setup-bridge", "false")
 		set("lxd/use-existing-bridge", "true")
-		set("lxd/bridge-name", or("name", "None"))
+		set("lxd/bridge-name", bridge.Name.Or("None"))
 	case "new":
 		set("lxd/setup-bridge", "true")
-		if pyval.Truthy(bridge["name"]) {
-			set("lxd/bridge-name", bget("name"))
+		if bridge.Name.Truthy() {
+			set("lxd/bridge-name", bridge.Name.Str())
 		}
-		if pyval.Truthy(bridge["ipv4_address"]) {
+		if bridge.IPv4Address.Truthy() {
 			set("lxd/bridge-ipv4", "true")
-			set("lxd/bridge-ipv4-address", bget("ipv4_address"))
-			set("lxd/bridge-ipv4-netmask", or("ipv4_netmask", "None"))
-			set("lxd/bridge-ipv4-dhcp-first", or("ipv4_dhcp_first", "None"))
-			set("lxd/bridge-ipv4-dhcp-last", or("ipv4_dhcp_last", "None"))
-			set("lxd/bridge-ipv4-dhcp-leases", or("ipv4_dhcp_leases", "None"))
-			set("lxd/bridge-ipv4-nat", or("ipv4_nat", "true"))
+			set("lxd/bridge-ipv4-address", bridge.IPv4Address.Str())
+			set("lxd/bridge-ipv4-netmask", bridge.IPv4Netmask.Or("None"))
+			set("lxd/bridge-ipv4-dhcp-first", bridge.IPv4DHCPFirst.Or("None"))
+			set("lxd/bridge-ipv4-dhcp-last", bridge.IPv4DHCPLast.Or("None"))
+			set("lxd/bridge-ipv4-dhcp-leases", bridge.IPv4DHCPLeases.Or("None"))
+			set("lxd/bridge-ipv4-nat", bridge.IPv4NAT.Or("true"))
 		}
-		if pyval.Truthy(bridge["ipv6_address"]) {
+		if bridge.IPv6Address.Truthy() {
 			set("lxd/bridge-ipv6", "true")
-			set("lxd/bridge-ipv6-address", bget("ipv6_address"))
-			set("lxd/bridge-ipv6-netmask", or("ipv6_netmask", "None"))
-			set("lxd/bridge-ipv6-nat", or("ipv6_nat", "false"))
+			set("lxd/bridge-ipv6-address", bridge.IPv6Address.Str())
+			set("lxd/bridge-ipv6-netmask", bridge.IPv6Netmask.Or("None"))
+			set("lxd/bridge-ipv6-nat", bridge.IPv6NAT.Or("false"))
 		}
-		if pyval.Truthy(bridge["domain"]) {
-			set("lxd/bridge-domain", bget("domain"))
+		if bridge.Domain.Truthy() {
+			set("lxd/bridge-domain", bridge.Domain.Str())
 		}
 	default:
-		return nil, nil, fmt.Errorf("invalid bridge mode \"%s\"", or("mode", "None"))
+		return nil, nil, fmt.Errorf("invalid bridge mode \"%s\"", bridge.Mode.Or("None"))
 	}
 	return keys, vals, nil
 }
 
 // lxdBridgeCmds is bridge_to_cmd: the lxc arguments creating the bridge
 // and attaching it to the default profile (nil: none).
-func lxdBridgeCmds(bridge map[string]any, bget func(string) string, name string) (create, attach []string, err error) {
-	mode := bget("mode")
+func lxdBridgeCmds(bridge lxdBridgeOpts, name string) (create, attach []string, err error) {
+	mode := bridge.Mode.Str()
 	if mode == "none" {
 		return nil, nil, nil
 	}
@@ -294,37 +356,36 @@ func lxdBridgeCmds(bridge map[string]any, bget func(string) string, name string)
 		return nil, attach, nil
 	}
 	if mode != "new" {
-		if _, ok := bridge["mode"]; !ok {
+		if !bridge.Mode.Given {
 			mode = "None"
 		}
 		return nil, nil, fmt.Errorf("invalid bridge mode \"%s\"", mode)
 	}
-	truthy := func(k string) bool { return pyval.Truthy(bridge[k]) }
 	create = []string{"network", "create", name}
-	if truthy("ipv4_address") && truthy("ipv4_netmask") {
-		create = append(create, fmt.Sprintf("ipv4.address=%s/%s", bget("ipv4_address"), bget("ipv4_netmask")))
-		if v, ok := bridge["ipv4_nat"]; !ok || v == "true" {
+	if bridge.IPv4Address.Truthy() && bridge.IPv4Netmask.Truthy() {
+		create = append(create, fmt.Sprintf("ipv4.address=%s/%s", bridge.IPv4Address.Str(), bridge.IPv4Netmask.Str()))
+		if !bridge.IPv4NAT.Given || bridge.IPv4NAT.Value == "true" {
 			create = append(create, "ipv4.nat=true")
 		}
-		if truthy("ipv4_dhcp_first") && truthy("ipv4_dhcp_last") {
-			create = append(create, fmt.Sprintf("ipv4.dhcp.ranges=%s-%s", bget("ipv4_dhcp_first"), bget("ipv4_dhcp_last")))
+		if bridge.IPv4DHCPFirst.Truthy() && bridge.IPv4DHCPLast.Truthy() {
+			create = append(create, fmt.Sprintf("ipv4.dhcp.ranges=%s-%s", bridge.IPv4DHCPFirst.Str(), bridge.IPv4DHCPLast.Str()))
 		}
 	} else {
 		create = append(create, "ipv4.address=none")
 	}
-	if truthy("ipv6_address") && truthy("ipv6_netmask") {
-		create = append(create, fmt.Sprintf("ipv6.address=%s/%s", bget("ipv6_address"), bget("ipv6_netmask")))
-		if bridge["ipv6_nat"] == "true" {
+	if bridge.IPv6Address.Truthy() && bridge.IPv6Netmask.Truthy() {
+		create = append(create, fmt.Sprintf("ipv6.address=%s/%s", bridge.IPv6Address.Str(), bridge.IPv6Netmask.Str()))
+		if bridge.IPv6NAT.Value == "true" {
 			create = append(create, "ipv6.nat=true")
 		}
 	} else {
 		create = append(create, "ipv6.address=none")
 	}
-	if truthy("domain") {
-		create = append(create, "dns.domain="+bget("domain"))
+	if bridge.Domain.Truthy() {
+		create = append(create, "dns.domain="+bridge.Domain.Str())
 	}
-	if v, ok := bridge["mtu"]; ok && v != -1 {
-		create = append(create, "bridge.mtu="+pyval.Str(v))
+	if bridge.MTU.Given && bridge.MTU.Value != -1 {
+		create = append(create, "bridge.mtu="+pyval.Str(bridge.MTU.Value))
 	}
 	return create, attach, nil
 }

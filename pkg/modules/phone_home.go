@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/imds"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
@@ -71,11 +72,20 @@ type phoneHomeConfig struct {
 	Notes []string
 }
 
-// phoneHomeKeys is the module's configuration: phone_home as given,
-// checked by decodePhoneHome.
+// phoneHomeKeys is the module's configuration: phone_home as given (its
+// shape checked by decodePhoneHome) and, when it is a mapping, its keys.
 type phoneHomeKeys struct {
-	Present   bool `cfg:"phone_home,present"`
-	PhoneHome any  `cfg:"phone_home"`
+	Present   bool             `cfg:"phone_home,present"`
+	PhoneHome any              `cfg:"phone_home"`
+	Section   phoneHomeSection `cfg:"phone_home,loose"`
+}
+
+// phoneHomeSection is the phone_home mapping, each key as given (post and
+// tries are read with cloud-init's loose typing by decodePhoneHome).
+type phoneHomeSection struct {
+	URL   pyval.Opt `cfg:"url"`
+	Post  any       `cfg:"post"`
+	Tries pyval.Opt `cfg:"tries"`
 }
 
 // decodePhoneHome reads phone_home; ok is false when there is nothing to
@@ -85,16 +95,16 @@ func decodePhoneHome(cfg phoneHomeKeys) (p phoneHomeConfig, ok bool, err error) 
 	if !present {
 		return p, false, nil
 	}
-	m, isMap := raw.(map[string]any)
-	if !isMap {
+	if !isMapping(raw) {
 		return p, false, fmt.Errorf("phone_home: expected a mapping, got %T", raw)
 	}
-	if _, has := m["url"]; !has {
+	m := cfg.Section
+	if !m.URL.Given {
 		p.Notes = append(p.Notes, "Skipping module named phone_home, no 'url' found in 'phone_home' configuration")
 		return p, false, nil
 	}
-	p.URL = scalarString(m["url"])
-	switch t := m["post"].(type) {
+	p.URL = scalarString(m.URL.Value)
+	switch t := m.Post.(type) {
 	case nil:
 		p.Post = PhoneHomePostAll
 	case string:
@@ -114,8 +124,8 @@ func decodePhoneHome(cfg phoneHomeKeys) (p phoneHomeConfig, ok bool, err error) 
 		return p, false, fmt.Errorf("phone_home.post: expected \"all\" or a list, got %T", t)
 	}
 	p.Tries = DefaultPhoneHomeTries
-	if v, has := m["tries"]; has {
-		n, convErr := pyInt(v)
+	if m.Tries.Given {
+		n, convErr := pyInt(m.Tries.Value)
 		if convErr != nil {
 			p.Notes = append(p.Notes, fmt.Sprintf("Configuration entry 'tries' is not an integer, using %d instead", DefaultPhoneHomeTries))
 		} else {

@@ -51,8 +51,30 @@ func sortedKeys(m map[string]any) []string {
 // raspberryPiConfig is the module's configuration: rpi as given, its shape
 // checked by the module with the module's own message.
 type raspberryPiConfig struct {
-	HasRPi bool `cfg:"rpi,present"`
-	RPi    any  `cfg:"rpi"`
+	HasRPi bool      `cfg:"rpi,present"`
+	RPi    any       `cfg:"rpi"`
+	Keys   rpiConfig `cfg:"rpi,loose"`
+}
+
+// rpiConfig is the rpi mapping. All is walked in key order as the
+// handler's loop over its items (unknown keys are warned about in turn);
+// the keys it knows are read from their fields.
+type rpiConfig struct {
+	All             map[string]any `cfg:",all"`
+	EnableUSBGadget any            `cfg:"enable_usb_gadget"`
+	Interfaces      any            `cfg:"interfaces"`
+	// Ifaces is interfaces when it is a mapping, walked in key order
+	// (unknown interfaces are warned about).
+	Ifaces struct {
+		All    map[string]any `cfg:",all"`
+		Serial rpiSerialCfg   `cfg:"serial,loose"`
+	} `cfg:"interfaces,loose"`
+}
+
+// rpiSerialCfg is interfaces.serial when it is a mapping.
+type rpiSerialCfg struct {
+	Console  pyval.Opt `cfg:"console"`
+	Hardware pyval.Opt `cfg:"hardware"`
 }
 
 func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) error {
@@ -60,12 +82,12 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 	if !ok {
 		return nil
 	}
-	rpi, ok := raw.(map[string]any)
-	if !ok {
+	if !isMapping(raw) {
 		c.Warnf("Invalid value for rpi: %s", pyval.Str(raw))
 		return nil
 	}
-	if len(rpi) == 0 {
+	rpi := cfg.Keys
+	if len(rpi.All) == 0 {
 		c.Log.Debug("Empty value for rpi. Skipping...")
 		return nil
 	}
@@ -78,10 +100,10 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 		_, err := c.RunCapture(ctx, RaspiConfig, "nonint", fn, v)
 		return err
 	}
-	for _, key := range sortedKeys(rpi) {
+	for _, key := range sortedKeys(rpi.All) {
 		switch key {
 		case "enable_usb_gadget":
-			on, ok := rpi[key].(bool)
+			on, ok := rpi.EnableUSBGadget.(bool)
 			if !ok {
 				return fmt.Errorf("Invalid value for enable_usb_gadget")
 			}
@@ -99,11 +121,11 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 			}
 			reboot = true
 		case "interfaces":
-			ifaces, ok := rpi[key].(map[string]any)
-			if !ok {
-				c.Warnf("Invalid value for rpi: %s", pyval.Str(rpi[key]))
+			if !isMapping(rpi.Interfaces) {
+				c.Warnf("Invalid value for rpi: %s", pyval.Str(rpi.Interfaces))
 				return nil
 			}
+			ifaces := rpi.Ifaces.All
 			if len(ifaces) == 0 {
 				c.Log.Debug("Empty value for interfaces. Skipping...")
 				return nil
@@ -115,7 +137,7 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 				case sub == "serial":
 					switch v.(type) {
 					case bool, map[string]any:
-						if rpiSerial(ctx, c, v, raspi) {
+						if rpiSerial(ctx, c, v, rpi.Ifaces.Serial, raspi) {
 							reboot = true
 						}
 					default:
@@ -147,23 +169,23 @@ func runRaspberryPi(ctx context.Context, c *Context, cfg raspberryPiConfig) erro
 }
 
 // rpiSerial is configure_serial_interface; true when both steps took.
-func rpiSerial(ctx context.Context, c *Context, v any, raspi func(string, bool) error) bool {
+// v is interfaces.serial as given, m its keys when it is a mapping.
+func rpiSerial(ctx context.Context, c *Context, v any, m rpiSerialCfg, raspi func(string, bool) error) bool {
 	console, hw := false, false
-	field := func(m map[string]any, name string) bool {
-		x, ok := m[name]
-		if !ok {
+	field := func(o pyval.Opt, name string) bool {
+		if !o.Given {
 			return false
 		}
-		b, ok := x.(bool)
+		b, ok := o.Value.(bool)
 		if !ok {
-			c.Warnf("Invalid value for interfaces.serial.%s: %s", name, pyval.Str(x))
+			c.Warnf("Invalid value for interfaces.serial.%s: %s", name, pyval.Str(o.Value))
 			return false
 		}
 		return b
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		console, hw = field(t, "console"), field(t, "hardware")
+		console, hw = field(m.Console, "console"), field(m.Hardware, "hardware")
 	case bool:
 		console = t
 	}

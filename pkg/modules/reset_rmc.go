@@ -28,10 +28,10 @@ const (
 var ResetRMC = Module{
 	Name:      "reset_rmc",
 	Frequency: state.PerInstance,
-	Run:       runResetRMC,
+	Run:       Typed(runResetRMC),
 }
 
-func runResetRMC(ctx context.Context, c *Context) error {
+func runResetRMC(ctx context.Context, c *Context, _ NoKeys) error {
 	if strings.HasPrefix(c.Datasource, "DataSourceNone") {
 		c.Log.Debug("Skipping creation of new ct_node_id node")
 		return nil

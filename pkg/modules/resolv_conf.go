@@ -39,7 +39,8 @@ var resolvTemplates = map[string]string{
 }
 
 // resolvParams is resolv_conf turned into the template's parameters
-// (generate_resolv_conf): true boolean options become flags, false ones
+// (generate_resolv_conf; the context is the mapping as given, an opaque
+// pass-through apart from options): true boolean options become flags, false ones
 // are dropped, the others stay options. Flags are sorted (cloud-init keeps
 // their YAML order, which the decoded config no longer has).
 func resolvParams(m map[string]any) map[string]any {
@@ -79,9 +80,10 @@ func resolvParams(m map[string]any) map[string]any {
 type resolvConfConfig struct {
 	HasManage bool `cfg:"manage_resolv_conf,present"`
 	Manage    bool `cfg:"manage_resolv_conf"`
-	// Params is resolv_conf as given: anything but a mapping is "no
-	// parameters", as cloud-init treats it.
-	Params any `cfg:"resolv_conf"`
+	// Params is resolv_conf when it is a mapping (anything else is "no
+	// parameters", as cloud-init treats it), passed through: it becomes
+	// the template's context (resolvParams).
+	Params map[string]any `cfg:"resolv_conf,loose"`
 	// SystemInfo is the system_info keys the module reads (ignored when
 	// system_info or its paths are not mappings).
 	SystemInfo struct {
@@ -99,8 +101,8 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 		c.Log.Debug("Skipping module named resolv_conf, 'manage_resolv_conf' present but set to False", "module", "resolv_conf")
 		return nil
 	}
-	params, ok := cfg.Params.(map[string]any)
-	if !ok {
+	params := cfg.Params
+	if params == nil {
 		c.Warnf("manage_resolv_conf True but no parameters provided!")
 		return nil
 	}

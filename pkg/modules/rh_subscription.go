@@ -37,18 +37,45 @@ type rhsm struct {
 	pools, autoAttach, enableRepo, disableRepo, serviceLevel     any
 }
 
-func decodeRHSM(m map[string]any) rhsm {
-	get := func(k string) any {
-		if v, ok := m[k]; ok {
-			return v
+// rhsmKeys is the rh_subscription mapping as given: the keys cloud-init
+// reads with underscores or, when that spelling is absent, with hyphens
+// (both spellings given: the underscore one, null included).
+type rhsmKeys struct {
+	Org            any       `cfg:"org"`
+	User           any       `cfg:"username"`
+	Password       any       `cfg:"password"`
+	Release        any       `cfg:"release_version"`
+	BaseURL        pyval.Opt `cfg:"rhsm_baseurl"`
+	BaseURLH       any       `cfg:"rhsm-baseurl"`
+	Server         pyval.Opt `cfg:"server_hostname"`
+	ServerH        any       `cfg:"server-hostname"`
+	Pools          pyval.Opt `cfg:"add_pool"`
+	PoolsH         any       `cfg:"add-pool"`
+	ActivationKey  pyval.Opt `cfg:"activation_key"`
+	ActivationKeyH any       `cfg:"activation-key"`
+	AutoAttach     pyval.Opt `cfg:"auto_attach"`
+	AutoAttachH    any       `cfg:"auto-attach"`
+	EnableRepo     pyval.Opt `cfg:"enable_repo"`
+	EnableRepoH    any       `cfg:"enable-repo"`
+	DisableRepo    pyval.Opt `cfg:"disable_repo"`
+	DisableRepoH   any       `cfg:"disable-repo"`
+	ServiceLevel   pyval.Opt `cfg:"service_level"`
+	ServiceLevelH  any       `cfg:"service-level"`
+}
+
+func decodeRHSM(k rhsmKeys) rhsm {
+	get := func(o pyval.Opt, hyphen any) any {
+		if o.Given {
+			return o.Value
 		}
-		return m[strings.ReplaceAll(k, "_", "-")]
+		return hyphen
 	}
 	return rhsm{
-		org: m["org"], user: m["username"], password: m["password"], release: m["release_version"],
-		baseURL: get("rhsm_baseurl"), server: get("server_hostname"), pools: get("add_pool"),
-		activationKey: get("activation_key"), autoAttach: get("auto_attach"), enableRepo: get("enable_repo"),
-		disableRepo: get("disable_repo"), serviceLevel: get("service_level"),
+		org: k.Org, user: k.User, password: k.Password, release: k.Release,
+		baseURL: get(k.BaseURL, k.BaseURLH), server: get(k.Server, k.ServerH), pools: get(k.Pools, k.PoolsH),
+		activationKey: get(k.ActivationKey, k.ActivationKeyH), autoAttach: get(k.AutoAttach, k.AutoAttachH),
+		enableRepo: get(k.EnableRepo, k.EnableRepoH), disableRepo: get(k.DisableRepo, k.DisableRepoH),
+		serviceLevel: get(k.ServiceLevel, k.ServiceLevelH),
 	}
 }
 
@@ -62,20 +89,16 @@ func subErr(format string, args ...any) error { return errSubscription{fmt.Sprin
 // rhSubscriptionConfig is the module's configuration: rh_subscription as given, its shape
 // checked by the module with the module's own message.
 type rhSubscriptionConfig struct {
-	HasRHSubscription bool `cfg:"rh_subscription,present"`
-	RHSubscription    any  `cfg:"rh_subscription"`
+	HasRHSubscription bool     `cfg:"rh_subscription,present"`
+	RHSubscription    any      `cfg:"rh_subscription"`
+	Keys              rhsmKeys `cfg:"rh_subscription,loose"`
 }
 
 func runRHSubscription(ctx context.Context, c *Context, cfg rhSubscriptionConfig) error {
-	raw, ok := cfg.RHSubscription, cfg.HasRHSubscription
-	if !ok {
-		raw = map[string]any{}
-	}
-	m, ok := raw.(map[string]any)
-	if !ok {
+	if raw := cfg.RHSubscription; cfg.HasRHSubscription && !isMapping(raw) {
 		return fmt.Errorf("rh_subscription: expected a mapping, got %s", pyval.TypeName(raw))
 	}
-	s := decodeRHSM(m)
+	s := decodeRHSM(cfg.Keys)
 	if !((pyval.Truthy(s.user) && pyval.Truthy(s.password)) || pyval.Truthy(s.activationKey)) {
 		return nil
 	}

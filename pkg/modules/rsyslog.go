@@ -72,18 +72,63 @@ func pyType(v any) string { return "<class '" + pyval.TypeName(v) + "'>" }
 
 // rsyslogKeys is the module's configuration as given: rsyslog (a
 // mapping, or the list deprecated in 22.2 with rsyslog_filename and
-// rsyslog_dir beside it), walked by decodeRsyslog with cloud-init's type
-// errors; and system_info.rsyslog_svcname.
+// rsyslog_dir beside it), its keys checked by decodeRsyslog with
+// cloud-init's type errors; and system_info.rsyslog_svcname.
 type rsyslogKeys struct {
-	HasRsyslog  bool `cfg:"rsyslog,present"`
-	Rsyslog     any  `cfg:"rsyslog"`
-	HasFilename bool `cfg:"rsyslog_filename,present"`
-	Filename    any  `cfg:"rsyslog_filename"`
-	HasDir      bool `cfg:"rsyslog_dir,present"`
-	Dir         any  `cfg:"rsyslog_dir"`
-	SystemInfo  struct {
+	HasRsyslog bool           `cfg:"rsyslog,present"`
+	Rsyslog    any            `cfg:"rsyslog"`
+	Section    rsyslogSection `cfg:"rsyslog,loose"`
+	// ListItems is rsyslog when it is a list (the deprecated form).
+	ListItems  []rsyslogItem `cfg:"rsyslog,loose"`
+	Filename   pyval.Opt     `cfg:"rsyslog_filename"`
+	Dir        pyval.Opt     `cfg:"rsyslog_dir"`
+	SystemInfo struct {
 		SvcName string `cfg:"rsyslog_svcname,scalar"`
 	} `cfg:"system_info,loose"`
+}
+
+// rsyslogSection is the rsyslog mapping, each key as given (its type
+// checked by decodeRsyslog), configs' items and remotes decoded when they
+// have the right shape.
+type rsyslogSection struct {
+	Configs        pyval.Opt `cfg:"configs"`
+	ConfigDir      pyval.Opt `cfg:"config_dir"`
+	ConfigFilename pyval.Opt `cfg:"config_filename"`
+	Remotes        pyval.Opt `cfg:"remotes"`
+	ReloadCommand  pyval.Opt `cfg:"service_reload_command"`
+	CheckExe       pyval.Opt `cfg:"check_exe"`
+	Packages       pyval.Opt `cfg:"packages"`
+	Install        pyval.Opt `cfg:"install_rsyslog"`
+	// Items is configs when it is a list.
+	Items []rsyslogItem `cfg:"configs,loose"`
+	// RemoteMap is remotes when it is a mapping: every name is a remote.
+	RemoteMap map[string]any `cfg:"remotes,loose"`
+}
+
+// rsyslogItem is one configs item: a mapping's filename and content, or
+// a scalar (the content).
+type rsyslogItem struct {
+	IsMap             bool
+	Filename, Content pyval.Opt
+	Scalar            any
+}
+
+// UnmarshalPy reads one item.
+func (r *rsyslogItem) UnmarshalPy(d *pyval.Decoder, v any) error {
+	switch m := v.(type) {
+	case map[string]any:
+		var f struct {
+			Filename pyval.Opt `cfg:"filename"`
+			Content  pyval.Opt `cfg:"content"`
+		}
+		if err := d.Decode(m, &f); err != nil {
+			return err
+		}
+		*r = rsyslogItem{IsMap: true, Filename: f.Filename, Content: f.Content}
+	default:
+		*r = rsyslogItem{Scalar: v}
+	}
+	return nil
 }
 
 func decodeRsyslog(c *Context, cfg rsyslogKeys) (rsyslogConfig, error) {
@@ -94,47 +139,41 @@ func decodeRsyslog(c *Context, cfg rsyslogKeys) (rsyslogConfig, error) {
 		return rc, nil
 	}
 	rc.Present = true
-	m, _ := v.(map[string]any)
+	m := cfg.Section
 	if l, ok := v.([]any); ok {
 		c.Deprecate("The rsyslog key with value of type 'list'", "22.2", "")
-		m = map[string]any{"configs": l}
-		if cfg.HasFilename {
-			m["config_filename"] = cfg.Filename
-		}
-		if cfg.HasDir {
-			m["config_dir"] = cfg.Dir
-		}
+		m = rsyslogSection{Configs: pyval.Opt{Given: true, Value: l}, Items: cfg.ListItems,
+			ConfigFilename: cfg.Filename, ConfigDir: cfg.Dir}
 	}
 	typeErr := func(key, want string, v any) error {
 		return fmt.Errorf("Invalid type for key `%s`. Expected type(s): %s. Current type: %s", key, want, pyType(v))
 	}
 	var errs []error
-	for _, key := range []string{"configs", "config_dir", "config_filename", "remotes", "service_reload_command", "check_exe", "packages", "install_rsyslog"} {
-		x, ok := m[key]
-		if !ok {
+	for _, f := range []struct {
+		key string
+		o   pyval.Opt
+	}{{"configs", m.Configs}, {"config_dir", m.ConfigDir}, {"config_filename", m.ConfigFilename}, {"remotes", m.Remotes},
+		{"service_reload_command", m.ReloadCommand}, {"check_exe", m.CheckExe}, {"packages", m.Packages}, {"install_rsyslog", m.Install}} {
+		key, x := f.key, f.o.Value
+		if !f.o.Given {
 			continue
 		}
 		switch key {
 		case "configs":
-			l, ok := x.([]any)
-			if !ok {
+			if _, ok := x.([]any); !ok {
 				errs = append(errs, typeErr(key, "<class 'list'>", x))
 				continue
 			}
-			for _, e := range l {
-				switch t := e.(type) {
-				case map[string]any:
-					ent := rsyslogEntry{Filename: scalarString(t["filename"])}
-					if ct, ok := t["content"]; ok {
-						ent.Content, ent.HasBody = scalarString(ct), true
-					}
-					if _, ok := t["filename"]; !ok {
-						ent.Filename = ""
-					}
-					rc.Configs = append(rc.Configs, ent)
-				default:
-					rc.Configs = append(rc.Configs, rsyslogEntry{Content: scalarString(t), HasBody: true})
+			for _, e := range m.Items {
+				if !e.IsMap {
+					rc.Configs = append(rc.Configs, rsyslogEntry{Content: scalarString(e.Scalar), HasBody: true})
+					continue
 				}
+				ent := rsyslogEntry{Filename: scalarString(e.Filename.Value)}
+				if e.Content.Given {
+					ent.Content, ent.HasBody = scalarString(e.Content.Value), true
+				}
+				rc.Configs = append(rc.Configs, ent)
 			}
 		case "config_dir", "config_filename", "check_exe":
 			s, ok := x.(string)
@@ -151,13 +190,12 @@ func decodeRsyslog(c *Context, cfg rsyslogKeys) (rsyslogConfig, error) {
 				rc.CheckExe = s
 			}
 		case "remotes":
-			r, ok := x.(map[string]any)
-			if !ok {
+			if !isMapping(x) {
 				errs = append(errs, typeErr(key, "<class 'dict'>", x))
 				continue
 			}
 			rc.Remotes = map[string]string{}
-			for k, v := range r {
+			for k, v := range m.RemoteMap {
 				rc.Remotes[k] = scalarString(v)
 			}
 		case "service_reload_command":

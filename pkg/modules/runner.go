@@ -19,7 +19,7 @@ import (
 func Core() []Module {
 	return append([]Module{
 		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, SSH,
-		Timezone, Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
+		Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
 		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,

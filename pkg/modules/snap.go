@@ -37,22 +37,27 @@ var Snap = Module{
 // commands as given (a list or a mapping each, checked where they are
 // used); a snap that is not a mapping is no configuration.
 type snapConfig struct {
-	Snap map[string]any `cfg:"snap,loose"`
+	Snap struct {
+		// All is the whole mapping: only its size is read.
+		All        map[string]any `cfg:",all"`
+		Assertions any            `cfg:"assertions"`
+		Commands   any            `cfg:"commands"`
+	} `cfg:"snap,loose"`
 }
 
 func runSnap(ctx context.Context, c *Context, sc snapConfig) error {
 	cfg := sc.Snap
-	if len(cfg) == 0 {
+	if len(cfg.All) == 0 {
 		c.Log.Debug("Skipping module named snap, no 'snap' key in configuration")
 		return nil
 	}
 	if err := waitSnapSeeded(ctx, c); err != nil {
 		return err
 	}
-	if err := snapAssertions(ctx, c, cfg["assertions"]); err != nil {
+	if err := snapAssertions(ctx, c, cfg.Assertions); err != nil {
 		return err
 	}
-	return snapCommands(ctx, c, cfg["commands"])
+	return snapCommands(ctx, c, cfg.Commands)
 }
 
 // sortedValues are a dict's values in key order.

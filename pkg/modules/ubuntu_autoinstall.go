@@ -24,10 +24,10 @@ var UbuntuAutoinstall = Module{
 	Keys:       []string{"autoinstall"},
 	Distros:    []string{"ubuntu"},
 	ActivateBy: []string{"autoinstall"},
-	Run:        runUbuntuAutoinstall,
+	Run:        Typed(runUbuntuAutoinstall),
 }
 
-func runUbuntuAutoinstall(ctx context.Context, c *Context) error {
+func runUbuntuAutoinstall(ctx context.Context, c *Context, _ NoKeys) error {
 	if err := waitSnapSeeded(ctx, c); err != nil {
 		return err
 	}

@@ -45,6 +45,15 @@ var UbuntuDrivers = Module{
 type ubuntuDriversConfig struct {
 	HasDrivers bool `cfg:"drivers,present"`
 	Drivers    any  `cfg:"drivers"`
+	// Section is drivers' contents when it is a mapping: nvidia's
+	// license-accepted (translate_bool, false when absent) and version
+	// (used when truthy); an nvidia that is not a mapping is neither.
+	Section struct {
+		NVIDIA struct {
+			LicenseAccepted bool `cfg:"license-accepted"`
+			Version         any  `cfg:"version"`
+		} `cfg:"nvidia,loose"`
+	} `cfg:"drivers,loose"`
 }
 
 func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) error {
@@ -52,12 +61,11 @@ func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) e
 	if !ok {
 		return nil
 	}
-	cfg, ok := raw.(map[string]any)
-	if !ok {
+	if !isMapping(raw) {
 		return fmt.Errorf("'drivers' config expected dict, found '%s': %s", pyval.TypeName(raw), pyval.Str(raw))
 	}
-	nv, _ := cfg["nvidia"].(map[string]any)
-	if !pyval.TranslateBool(nv["license-accepted"], false) {
+	nv := dc.Section.NVIDIA
+	if !nv.LicenseAccepted {
 		c.Log.Debug("Not installing NVIDIA drivers. nvidia/license-accepted=False")
 		return nil
 	}
@@ -67,7 +75,7 @@ func runUbuntuDrivers(ctx context.Context, c *Context, dc ubuntuDriversConfig) e
 		}
 	}
 	arg := "nvidia"
-	if v := nv["version"]; pyval.Truthy(v) {
+	if v := nv.Version; pyval.Truthy(v) {
 		arg += ":" + pyval.Str(v)
 	}
 	tmpl := path.Join(nvidiaDebconfDir, "nvidia.template")

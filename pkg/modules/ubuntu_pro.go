@@ -59,45 +59,71 @@ type ubuntuProConfig struct {
 	UA1    any  `cfg:"ubuntu-advantage"`
 	HasUA2 bool `cfg:"ubuntu_advantage,present"`
 	UA2    any  `cfg:"ubuntu_advantage"`
+	// The sections when they are mappings, one per spelling.
+	ProSec proSection `cfg:"ubuntu_pro,loose"`
+	UA1Sec proSection `cfg:"ubuntu-advantage,loose"`
+	UA2Sec proSection `cfg:"ubuntu_advantage,loose"`
+}
+
+// proSection is the ubuntu_pro mapping, its keys as given (checked by the
+// module with cloud-init's messages).
+type proSection struct {
+	// All is the whole mapping: attach runs when it has any key but
+	// features.
+	All         map[string]any `cfg:",all"`
+	HasCommands bool           `cfg:"commands,present"`
+	Config      any            `cfg:"config"`
+	// ConfigMap is config when it is a mapping: each property is set or
+	// unset in turn (unknown ones warned about).
+	ConfigMap   map[string]any `cfg:"config,loose"`
+	Features    pyval.Opt      `cfg:"features"`
+	FeatureKeys struct {
+		DisableAutoAttach pyval.Opt `cfg:"disable_auto_attach"`
+	} `cfg:"features,loose"`
+	Token      any       `cfg:"token"`
+	Enable     pyval.Opt `cfg:"enable"`
+	EnableBeta pyval.Opt `cfg:"enable_beta"`
 }
 
 func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 	var section any
 	found := false
 	var deprecated []string
-	old := map[string]any{}
+	var oldV []any
+	var oldSec []proSection
 	for _, k := range []struct {
 		has  bool
 		name string
 		v    any
-	}{{cfg.HasUA1, "ubuntu-advantage", cfg.UA1}, {cfg.HasUA2, "ubuntu_advantage", cfg.UA2}} {
+		sec  proSection
+	}{{cfg.HasUA1, "ubuntu-advantage", cfg.UA1, cfg.UA1Sec}, {cfg.HasUA2, "ubuntu_advantage", cfg.UA2, cfg.UA2Sec}} {
 		if k.has {
 			deprecated = append(deprecated, k.name)
-			old[k.name] = k.v
+			oldV, oldSec = append(oldV, k.v), append(oldSec, k.sec)
 		}
 	}
+	var pro proSection
 	if len(deprecated) > 1 {
 		return fmt.Errorf("Unable to configure Ubuntu Pro. Multiple deprecated config keys provided: %s", strings.Join(deprecated, ", "))
 	}
 	if len(deprecated) == 1 {
 		c.Warnf("Deprecated configuration key(s) provided: %s. Expected \"ubuntu_pro\"; will attempt to continue.", deprecated[0])
-		section, found = old[deprecated[0]], true
+		section, pro, found = oldV[0], oldSec[0], true
 	}
 	if cfg.HasPro {
 		if len(deprecated) == 1 {
 			c.Warnf("Ignoring deprecated key %s and preferring ubuntu_pro config", deprecated[0])
 		}
-		section, found = cfg.Pro, true
+		section, pro, found = cfg.Pro, cfg.ProSec, true
 	}
 	if !found || section == nil {
 		c.Log.Debug("Skipping module named ubuntu_pro, no 'ubuntu_pro' configuration found")
 		return nil
 	}
-	pro, ok := section.(map[string]any)
-	if !ok {
+	if !isMapping(section) {
 		return failf(c, "'ubuntu_pro' should be a dict, not a %s", pyval.TypeName(section))
 	}
-	if _, ok := pro["commands"]; ok {
+	if pro.HasCommands {
 		return failf(c, `Deprecated configuration "ubuntu-advantage: commands" provided. Expected "token"`)
 	}
 	if !c.Which("pro") {
@@ -106,16 +132,16 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 			return err
 		}
 	}
-	if err := proConfig(ctx, c, pro["config"]); err != nil {
+	if err := proConfig(ctx, c, pro.Config, pro.ConfigMap); err != nil {
 		return err
 	}
 	disable := false
-	if f, ok := pro["features"]; ok {
-		fm, ok := f.(map[string]any)
-		if !ok {
-			return failf(c, "'ubuntu_pro.features' should be a dict, not a %s", pyval.TypeName(f))
+	if f := pro.Features; f.Given {
+		if !isMapping(f.Value) {
+			return failf(c, "'ubuntu_pro.features' should be a dict, not a %s", pyval.TypeName(f.Value))
 		}
-		if d, ok := fm["disable_auto_attach"]; ok {
+		if d := pro.FeatureKeys.DisableAutoAttach; d.Given {
+			d := d.Value
 			b, ok := d.(bool)
 			if !ok {
 				return failf(c, "'ubuntu_pro.features.disable_auto_attach' should be a bool, not a %s", pyval.TypeName(d))
@@ -126,7 +152,7 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 	if !disable && proShouldAutoAttach(ctx, c) {
 		return proAutoAttach(ctx, c, pro)
 	}
-	for k := range pro {
+	for k := range pro.All {
 		if k != "features" {
 			return proAttach(ctx, c, pro)
 		}
@@ -180,11 +206,14 @@ func proShouldAutoAttach(ctx context.Context, c *Context) bool {
 	return b
 }
 
-func proAutoAttach(ctx context.Context, c *Context, pro map[string]any) error {
+func proAutoAttach(ctx context.Context, c *Context, pro proSection) error {
 	opts := map[string]any{}
-	for _, k := range []string{"enable", "enable_beta"} {
-		if v, ok := pro[k]; ok && v != nil {
-			opts[k] = v
+	for _, k := range []struct {
+		name string
+		o    pyval.Opt
+	}{{"enable", pro.Enable}, {"enable_beta", pro.EnableBeta}} {
+		if k.o.Value != nil {
+			opts[k.name] = k.o.Value
 		}
 	}
 	data, err := json.Marshal(opts)
@@ -230,12 +259,12 @@ func urlScheme(s string) string {
 	return ""
 }
 
-func proConfig(ctx context.Context, c *Context, v any) error {
+// v is config as given, cfg its contents when it is a mapping.
+func proConfig(ctx context.Context, c *Context, v any, cfg map[string]any) error {
 	if v == nil {
 		return nil
 	}
-	cfg, ok := v.(map[string]any)
-	if !ok {
+	if !isMapping(v) {
 		return fmt.Errorf("ubuntu_pro: config should be a dict, not a %s; skipping enabling config parameters", pyval.TypeName(v))
 	}
 	keys := sortedKeys(cfg)
@@ -287,13 +316,13 @@ func proConfig(ctx context.Context, c *Context, v any) error {
 	return nil
 }
 
-func proAttach(ctx context.Context, c *Context, pro map[string]any) error {
-	token := pyval.Str(pro["token"])
-	if !pyval.Truthy(pro["token"]) {
+func proAttach(ctx context.Context, c *Context, pro proSection) error {
+	token := pyval.Str(pro.Token)
+	if !pyval.Truthy(pro.Token) {
 		return failf(c, "`ubuntu_pro.token` required in non-Pro Ubuntu instances.")
 	}
 	var enable []string
-	switch t := pro["enable"].(type) {
+	switch t := pro.Enable.Value.(type) {
 	case nil:
 	case string:
 		c.Warnf("ubuntu_pro: enable should be a list, not a string; treating as a single enable")

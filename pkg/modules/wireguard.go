@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -46,20 +45,52 @@ func kernelVersion(c *Context) (int, int) {
 	return ma, mi
 }
 
-// wireguardConfig is the module's configuration: wireguard as given, its shape
-// checked by the module with the module's own message.
+// wireguardConfig is the module's configuration: whether wireguard is
+// given and, when it is a mapping, its contents (another shape configures
+// nothing).
 type wireguardConfig struct {
-	HasWireguard bool `cfg:"wireguard,present"`
-	Wireguard    any  `cfg:"wireguard"`
+	HasWireguard bool             `cfg:"wireguard,present"`
+	Wireguard    wireguardSection `cfg:"wireguard,loose"`
+}
+
+// wireguardSection is the wireguard mapping: interfaces (a list; another
+// shape is none) and readinessprobe (given or not; its items checked by
+// the module with cloud-init's messages).
+type wireguardSection struct {
+	Interfaces []wgInterface `cfg:"interfaces,loose"`
+	Probes     pyval.Opt     `cfg:"readinessprobe"`
+	ProbeList  []any         `cfg:"readinessprobe,loose"`
+}
+
+// wgInterface is one interfaces item: its three keys as given (an item
+// that is not a mapping has none), checked by wgValidate.
+type wgInterface struct {
+	Name, ConfigPath, Content pyval.Opt
+}
+
+// UnmarshalPy reads a mapping's name, config_path and content.
+func (w *wgInterface) UnmarshalPy(d *pyval.Decoder, v any) error {
+	switch m := v.(type) {
+	case map[string]any:
+		var f struct {
+			Name       pyval.Opt `cfg:"name"`
+			ConfigPath pyval.Opt `cfg:"config_path"`
+			Content    pyval.Opt `cfg:"content"`
+		}
+		if err := d.Decode(m, &f); err != nil {
+			return err
+		}
+		*w = wgInterface{Name: f.Name, ConfigPath: f.ConfigPath, Content: f.Content}
+	}
+	return nil
 }
 
 func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
-	raw, ok := cfg.Wireguard, cfg.HasWireguard
-	if !ok {
+	if !cfg.HasWireguard {
 		c.Log.Debug("Skipping module named wireguard, no 'wireguard' configuration found")
 		return nil
 	}
-	wg, _ := raw.(map[string]any)
+	wg := cfg.Wireguard
 	if !c.Which("wg") {
 		pkgs := []string{"wireguard-tools"}
 		// Unknown (0.0) counts as new: WireGuard is in every kernel since 5.6.
@@ -80,13 +111,11 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 		c.Logexc("Could not load wireguard module:\n%v", err)
 		return err
 	}
-	ifaces, _ := wg["interfaces"].([]any)
-	for _, it := range ifaces {
-		iface, _ := it.(map[string]any)
+	for _, iface := range wg.Interfaces {
 		if err := wgValidate(iface); err != nil {
 			return err
 		}
-		name, p, content := iface["name"].(string), iface["config_path"].(string), iface["content"].(string)
+		name, p, content := iface.Name.Value.(string), iface.ConfigPath.Value.(string), iface.Content.Value.(string)
 		if err := c.Root.WriteFile(p, []byte(content), 0o600); err != nil {
 			return fmt.Errorf("Failure writing Wireguard configuration file %s:\n%w", p, err)
 		}
@@ -97,12 +126,11 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 			}
 		}
 	}
-	probes, ok := wg["readinessprobe"]
-	if !ok || probes == nil {
+	if !wg.Probes.Given || wg.Probes.Value == nil {
 		c.Log.Debug("Skipping readinessprobe - no checks defined")
 		return nil
 	}
-	list, _ := probes.([]any)
+	list := wg.ProbeList
 	var bad []string
 	for i, p := range list {
 		if _, ok := p.(string); !ok {
@@ -124,28 +152,28 @@ func runWireguard(ctx context.Context, c *Context, cfg wireguardConfig) error {
 	return nil
 }
 
-// wgValidate is supplemental_schema_validation of one interface.
-func wgValidate(iface map[string]any) error {
+// wgValidate is supplemental_schema_validation of one interface: the
+// missing keys, then (in key order) the ones that are not strings.
+func wgValidate(iface wgInterface) error {
 	var errs, missing []string
-	for _, k := range []string{"config_path", "content", "name"} {
-		if _, ok := iface[k]; !ok {
-			missing = append(missing, k)
+	keys := []struct {
+		name string
+		v    pyval.Opt
+	}{{"config_path", iface.ConfigPath}, {"content", iface.Content}, {"name", iface.Name}}
+	for _, k := range keys {
+		if !k.v.Given {
+			missing = append(missing, k.name)
 		}
 	}
 	if len(missing) > 0 {
 		errs = append(errs, "Missing required wg:interfaces keys: "+strings.Join(missing, ", "))
 	}
-	keys := make([]string, 0, len(iface))
-	for k := range iface {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	for _, k := range keys {
-		if k != "name" && k != "config_path" && k != "content" {
+		if !k.v.Given {
 			continue
 		}
-		if _, ok := iface[k].(string); !ok {
-			errs = append(errs, fmt.Sprintf("Expected a string for wg:interfaces:%s. Found %s", k, pyval.Str(iface[k])))
+		if _, ok := k.v.Value.(string); !ok {
+			errs = append(errs, fmt.Sprintf("Expected a string for wg:interfaces:%s. Found %s", k.name, pyval.Str(k.v.Value)))
 		}
 	}
 	if len(errs) > 0 {

@@ -97,12 +97,12 @@ func (l *writeFilesList) UnmarshalPy(d *pyval.Decoder, v any) error {
 	var errs []error
 	l.Entries = make([]writeFilesEntry, len(list))
 	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
+		switch m := e.(type) {
+		case map[string]any:
+			errs = append(errs, d.Decode(m, &l.Entries[i]))
+		default:
 			l.Entries[i].NotMapping = fmt.Sprintf("%T", e)
-			continue
 		}
-		errs = append(errs, d.Decode(m, &l.Entries[i]))
 	}
 	return errors.Join(errs...)
 }

@@ -1,9 +1,9 @@
 """Run upstream cloud-init's cc_timezone.handle, with the distro class of
-each case, on every case of pkg/modules/testdata/modgolden/timezone and
+each case, on every case of pkg/modules/ntp/testdata/modgolden/timezone and
 record what it did, for pkg/modules' TestTimezoneUpstream.
 
-  scripts/goldens/timezone.py pkg/modules/testdata/modgolden/timezone pkg/modules/testdata/modgolden/os \
-      > pkg/modules/testdata/timezone-upstream.json
+  scripts/goldens/timezone.py pkg/modules/ntp/testdata/modgolden/timezone pkg/modules/testdata/modgolden/os \
+      > pkg/modules/ntp/testdata/timezone-upstream.json
 
 Nothing is changed on this machine: the zoneinfo files and /etc/localtime
 are looked up in the case's root/ tree, writes, links, copies and deletes
@@ -19,7 +19,7 @@ from cloudinit.config import cc_timezone
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/modgolden/timezone", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/testdata/timezone-upstream.json")
+goldenlib.args_or_defaults(["pkg/modules/ntp/testdata/modgolden/timezone", "pkg/modules/testdata/modgolden/os"], out="pkg/modules/ntp/testdata/timezone-upstream.json")
 
 CASES, OSDIR = sys.argv[1:3]
 real = (util.write_file, util.del_file, util.sym_link, util.copy, os.symlink, os.path.islink, os.path.exists,

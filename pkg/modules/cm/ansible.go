@@ -55,46 +55,99 @@ var Ansible = modules.Module{
 // which its pip install method uses.
 const PythonExecutable = "/usr/bin/python3"
 
-// ansibleConfig is the `ansible` key.
+// ansibleConfig is the `ansible` key, checked.
 type ansibleConfig struct {
 	raw                    map[string]any
 	InstallMethod, Package string
 	RunUser, Config        string
 	GalaxyActions          [][]string
 	galaxy                 map[string]any
-	Pulls                  []map[string]any
+	Pulls                  []ansibleItem
 	Repositories           []ansibleRepo
-	RunAnsible             []map[string]any
+	RunAnsible             []ansibleItem
 }
 
 type ansibleRepo struct{ Source, Path string }
 
-// decodeAnsible reads the key and applies validate_config's checks.
-func decodeAnsible(v any) (ansibleConfig, error) {
+// ansibleSection is the ansible mapping, each key as given.
+type ansibleSection struct {
+	// All is the whole mapping, for its size and cloud-init's messages.
+	All           map[string]any `cfg:",all"`
+	InstallMethod pyval.Opt      `cfg:"install_method"`
+	PackageName   pyval.Opt      `cfg:"package_name"`
+	RunUser       string         `cfg:"run_user,scalar"`
+	Config        string         `cfg:"ansible_config,scalar"`
+	Pull          any            `cfg:"pull"`
+	// PullItems is pull when it is a list; PullOne when a mapping.
+	PullItems       []ansibleItem `cfg:"pull,loose"`
+	PullOne         ansibleItem   `cfg:"pull"`
+	SetupController struct {
+		All          map[string]any `cfg:",all"`
+		Repositories any            `cfg:"repositories"`
+		RunAnsible   any            `cfg:"run_ansible"`
+		RepoItems    []ansibleItem  `cfg:"repositories,loose"`
+		RunItems     []ansibleItem  `cfg:"run_ansible,loose"`
+	} `cfg:"setup_controller,loose"`
+	Galaxy struct {
+		All     map[string]any `cfg:",all"`
+		Actions []any          `cfg:"actions,loose"`
+	} `cfg:"galaxy,loose"`
+}
+
+// ansibleItem is one item of pull, repositories or run_ansible: a
+// mapping (All, passed through: its other keys become command-line
+// flags) with the keys the module reads, or another value (Raw).
+type ansibleItem struct {
+	IsMap         bool
+	Raw           any
+	All           map[string]any
+	URL           pyval.Opt `cfg:"url"`
+	PlaybookName  pyval.Opt `cfg:"playbook_name"`
+	PlaybookNames pyval.Opt `cfg:"playbook_names"`
+	PlaybookDir   pyval.Opt `cfg:"playbook_dir"`
+	Diff          pyval.Opt `cfg:"diff"`
+	Source        pyval.Opt `cfg:"source"`
+	Path          pyval.Opt `cfg:"path"`
+}
+
+// UnmarshalPy reads one item.
+func (it *ansibleItem) UnmarshalPy(d *pyval.Decoder, v any) error {
+	*it = ansibleItem{Raw: v}
+	switch m := v.(type) {
+	case map[string]any:
+		it.IsMap, it.All = true, m
+		return d.Decode(m, it)
+	}
+	return nil
+}
+
+// decodeAnsible applies validate_config's checks to the key as decoded.
+func decodeAnsible(m ansibleSection) (ansibleConfig, error) {
 	var a ansibleConfig
-	m, _ := v.(map[string]any)
-	a.raw = m
-	if len(m) == 0 {
+	a.raw = m.All
+	if len(m.All) == 0 {
 		return a, nil
 	}
-	for _, k := range []string{"install_method", "package_name"} {
-		if !pyval.Truthy(m[k]) {
-			return a, fmt.Errorf("Missing required key '%s' from %s", k, pyval.Repr(m))
+	for _, k := range []struct {
+		name string
+		o    pyval.Opt
+	}{{"install_method", m.InstallMethod}, {"package_name", m.PackageName}} {
+		if !k.o.Truthy() {
+			return a, fmt.Errorf("Missing required key '%s' from %s", k.name, pyval.Repr(m.All))
 		}
 	}
-	a.InstallMethod, a.Package = pyval.Str(m["install_method"]), pyval.Str(m["package_name"])
-	a.RunUser, a.Config = pyval.ScalarStr(m["run_user"]), pyval.ScalarStr(m["ansible_config"])
-	switch p := m["pull"].(type) {
+	a.InstallMethod, a.Package = pyval.Str(m.InstallMethod.Value), pyval.Str(m.PackageName.Value)
+	a.RunUser, a.Config = m.RunUser, m.Config
+	switch p := m.Pull.(type) {
 	case nil:
 	case map[string]any:
-		a.Pulls = []map[string]any{p}
+		a.Pulls = []ansibleItem{m.PullOne}
 	case []any:
-		for _, e := range p {
-			pm, ok := e.(map[string]any)
-			if !ok {
-				return a, fmt.Errorf("Invalid value of ansible.pull. Expected dict but found %s", pyval.Repr(e))
+		for _, e := range m.PullItems {
+			if !e.IsMap {
+				return a, fmt.Errorf("Invalid value of ansible.pull. Expected dict but found %s", pyval.Repr(e.Raw))
 			}
-			a.Pulls = append(a.Pulls, pm)
+			a.Pulls = append(a.Pulls, e)
 		}
 	default:
 		if pyval.Truthy(p) {
@@ -102,36 +155,32 @@ func decodeAnsible(v any) (ansibleConfig, error) {
 		}
 	}
 	for _, p := range a.Pulls {
-		if !pyval.Truthy(p["url"]) {
-			return a, fmt.Errorf("Missing required key 'url' from %s", pyval.Repr(p))
+		if !p.URL.Truthy() {
+			return a, fmt.Errorf("Missing required key 'url' from %s", pyval.Repr(p.All))
 		}
-		one, many := pyval.Truthy(p["playbook_name"]), pyval.Truthy(p["playbook_names"])
+		one, many := p.PlaybookName.Truthy(), p.PlaybookNames.Truthy()
 		switch {
 		case !one && !many:
-			return a, fmt.Errorf("Missing required key 'playbook_names' from %s", pyval.Repr(p))
+			return a, fmt.Errorf("Missing required key 'playbook_names' from %s", pyval.Repr(p.All))
 		case one && many:
-			return a, fmt.Errorf("Key 'ansible.pull.playbook_name' and 'ansible.pull.playbook_names' are mutually exclusive. Please use 'playbook_names' in %s", pyval.Repr(p))
+			return a, fmt.Errorf("Key 'ansible.pull.playbook_name' and 'ansible.pull.playbook_names' are mutually exclusive. Please use 'playbook_names' in %s", pyval.Repr(p.All))
 		}
 	}
-	if sc, ok := m["setup_controller"].(map[string]any); ok && len(sc) > 0 {
-		if !pyval.Truthy(sc["repositories"]) && !pyval.Truthy(sc["run_ansible"]) {
-			return a, fmt.Errorf("Missing required key from %s", pyval.Repr(sc))
+	if sc := m.SetupController; len(sc.All) > 0 {
+		if !pyval.Truthy(sc.Repositories) && !pyval.Truthy(sc.RunAnsible) {
+			return a, fmt.Errorf("Missing required key from %s", pyval.Repr(sc.All))
 		}
-		for _, r := range anyList(sc["repositories"]) {
-			rm, _ := r.(map[string]any)
-			a.Repositories = append(a.Repositories, ansibleRepo{Source: pyval.Str(rm["source"]), Path: pyval.Str(rm["path"])})
+		for _, r := range sc.RepoItems {
+			a.Repositories = append(a.Repositories, ansibleRepo{Source: pyval.Str(r.Source.Value), Path: pyval.Str(r.Path.Value)})
 		}
-		for _, r := range anyList(sc["run_ansible"]) {
-			rm, _ := r.(map[string]any)
-			a.RunAnsible = append(a.RunAnsible, rm)
-		}
+		a.RunAnsible = sc.RunItems
 	}
 	if a.InstallMethod != "pip" && a.InstallMethod != "distro" {
 		return a, fmt.Errorf("Invalid install method {install}")
 	}
-	if g, ok := m["galaxy"].(map[string]any); ok && len(g) > 0 {
-		a.galaxy = g
-		for _, act := range anyList(g["actions"]) {
+	if g := m.Galaxy; len(g.All) > 0 {
+		a.galaxy = g.All
+		for _, act := range g.Actions {
 			a.GalaxyActions = append(a.GalaxyActions, pyStrList(act))
 		}
 	}
@@ -164,10 +213,10 @@ func (r *ansibleRun) cmd(ctx context.Context, argv []string, dir string, capture
 	return cmCmd{Argv: argv, Env: r.env, Dir: dir, Capture: capture}.run(ctx, r.c)
 }
 
-// ansibleKeys is the module's key as given (decodeAnsible checks it as
-// cloud-init does).
+// ansibleKeys is the module's key, decoded when it is a mapping
+// (decodeAnsible checks it as cloud-init does; another shape is none).
 type ansibleKeys struct {
-	Ansible any `cfg:"ansible"`
+	Ansible ansibleSection `cfg:"ansible,loose"`
 }
 
 func runAnsible(ctx context.Context, c *modules.Context, cfg ansibleKeys) error {
@@ -221,18 +270,21 @@ func runAnsible(ctx context.Context, c *modules.Context, cfg ansibleKeys) error 
 	}
 	for _, ra := range a.RunAnsible {
 		rest := map[string]any{}
-		for k, v := range ra {
+		for k, v := range ra.All {
 			if k != "playbook_dir" && k != "playbook_name" {
 				rest[k] = v
 			}
 		}
-		for _, k := range []string{"playbook_dir", "playbook_name"} {
-			if _, ok := ra[k]; !ok {
-				return fmt.Errorf("run_ansible: %s", pyval.StrRepr(k))
+		for _, k := range []struct {
+			name string
+			o    pyval.Opt
+		}{{"playbook_dir", ra.PlaybookDir}, {"playbook_name", ra.PlaybookName}} {
+			if !k.o.Given {
+				return fmt.Errorf("run_ansible: %s", pyval.StrRepr(k.name))
 			}
 		}
-		argv := append([]string{"ansible-playbook", pyval.Str(ra["playbook_name"])}, ansibleFlags(rest, false)...)
-		if _, err := r.cmd(ctx, argv, pyval.Str(ra["playbook_dir"]), false); err != nil {
+		argv := append([]string{"ansible-playbook", pyval.Str(ra.PlaybookName.Value)}, ansibleFlags(rest, false)...)
+		if _, err := r.cmd(ctx, argv, pyval.Str(ra.PlaybookDir.Value), false); err != nil {
 			return err
 		}
 	}
@@ -403,24 +455,25 @@ func versionLess(a, b [4]int) bool {
 }
 
 // pull is run_ansible_pull.
-func (r *ansibleRun) pull(ctx context.Context, p map[string]any) error {
+func (r *ansibleRun) pull(ctx context.Context, p ansibleItem) error {
+	// Every key but the playbooks is passed through as a flag.
 	cfg := map[string]any{}
-	for k, v := range p {
-		cfg[k] = v
+	for k, v := range p.All {
+		if k != "playbook_name" && k != "playbook_names" {
+			cfg[k] = v
+		}
 	}
-	playbooks := pyStrList(cfg["playbook_names"])
-	if pyval.Truthy(cfg["playbook_name"]) {
-		playbooks = []string{pyval.Str(cfg["playbook_name"])}
+	playbooks := pyStrList(p.PlaybookNames.Value)
+	if p.PlaybookName.Truthy() {
+		playbooks = []string{pyval.Str(p.PlaybookName.Value)}
 	}
-	delete(cfg, "playbook_name")
-	delete(cfg, "playbook_names")
 	v, ok, err := r.version(ctx)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		r.c.Warnf("Cannot parse ansible version")
-	} else if versionLess(v, [4]int{2, 7, 0, -1}) && pyval.Truthy(cfg["diff"]) {
+	} else if versionLess(v, [4]int{2, 7, 0, -1}) && p.Diff.Truthy() {
 		return fmt.Errorf("Ansible version %d.%d.%ddoesn't support --diff flag, exiting.", v[0], v[1], v[2])
 	}
 	args := ansibleFlags(cfg, true)

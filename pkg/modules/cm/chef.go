@@ -85,11 +85,43 @@ var (
 	chefTemplateKeys = []string{"server_url", "node_name", "environment", "validation_name", "chef_license"}
 )
 
-// chefKeys is the module's key: the chef mapping (nil when it is not one).
+// chefKeys is the module's key: whether chef is given and, when it is a
+// mapping, its keys.
 type chefKeys struct {
 	Present    bool                  `cfg:"chef,present"`
-	Chef       map[string]any        `cfg:"chef,loose"`
+	Chef       chefSection           `cfg:"chef,loose"`
 	SystemInfo modules.TemplatePaths `cfg:"system_info,loose"`
+}
+
+// chefSection is the chef mapping, each key as given (read as
+// util.get_cfg_option_bool/_str read them: absent is the default).
+type chefSection struct {
+	// All is the whole mapping, passed through: its template keys
+	// become client.rb's parameters (chefClientRB).
+	All            map[string]any `cfg:",all"`
+	Directories    pyval.Opt      `cfg:"directories"`
+	ValidationKey  pyval.Opt      `cfg:"validation_key"`
+	ValidationCert pyval.Opt      `cfg:"validation_cert"`
+	FirstbootPath  pyval.Opt      `cfg:"firstboot_path"`
+	RunList        pyval.Opt      `cfg:"run_list"`
+	// InitialAttributes is initial_attributes when it is a mapping,
+	// passed through into the first-boot JSON.
+	InitialAttributes map[string]any `cfg:"initial_attributes,loose"`
+	ForceInstall      pyval.Opt      `cfg:"force_install"`
+	Exec              pyval.Opt      `cfg:"exec"`
+	ExecArguments     pyval.Opt      `cfg:"exec_arguments"`
+	DeleteValidation  pyval.Opt      `cfg:"delete_validation_post_exec"`
+	ConfigPath        pyval.Opt      `cfg:"config_path"`
+	NodeName          pyval.Opt      `cfg:"node_name"`
+	Environment       pyval.Opt      `cfg:"environment"`
+	ServerURL         pyval.Opt      `cfg:"server_url"`
+	ValidationName    pyval.Opt      `cfg:"validation_name"`
+	InstallType       pyval.Opt      `cfg:"install_type"`
+	RubyVersion       pyval.Opt      `cfg:"ruby_version"`
+	Version           pyval.Opt      `cfg:"version"`
+	OmnibusURL        pyval.Opt      `cfg:"omnibus_url"`
+	OmnibusRetries    pyval.Opt      `cfg:"omnibus_url_retries"`
+	OmnibusVersion    pyval.Opt      `cfg:"omnibus_version"`
 }
 
 func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg chefKeys) error {
@@ -97,8 +129,8 @@ func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg che
 		return nil
 	}
 	m := cfg.Chef
-	dirs := pyStrList(m["directories"])
-	if s, ok := m["directories"].(string); ok {
+	dirs := pyStrList(m.Directories.Value)
+	if s, ok := m.Directories.Value.(string); ok {
 		dirs = []string{s}
 	}
 	if len(dirs) == 0 {
@@ -113,10 +145,10 @@ func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg che
 		return err
 	}
 	vkey := ChefValidationPEM
-	if v, ok := m["validation_key"]; ok {
-		vkey = pyval.Str(v)
+	if m.ValidationKey.Given {
+		vkey = m.ValidationKey.Str()
 	}
-	if vcert := m["validation_cert"]; pyval.Truthy(vcert) {
+	if vcert := m.ValidationCert.Value; pyval.Truthy(vcert) {
 		if vcert != "system" {
 			if err := c.Root.WriteFile(vkey, []byte(pyval.Str(vcert)), 0o600); err != nil {
 				return fmt.Errorf("chef: %w", err)
@@ -128,14 +160,14 @@ func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg che
 	if err := chefClientRB(c, m, cfg.SystemInfo.Dir()); err != nil {
 		return err
 	}
-	if fb := cfgStr(m, "firstboot_path", ChefFirstBoot); fb == "" {
+	if fb := m.FirstbootPath.Or(ChefFirstBoot); fb == "" {
 		c.Log.Info("First boot path empty, not writing first boot json file")
 	} else {
 		doc := &chefFirstBoot{vals: map[string]any{}}
-		if v, ok := m["run_list"]; ok {
-			doc.set("run_list", v)
+		if m.RunList.Given {
+			doc.set("run_list", m.RunList.Value)
 		}
-		if attrs, ok := m["initial_attributes"].(map[string]any); ok {
+		if attrs := m.InitialAttributes; attrs != nil {
 			keys := make([]string, 0, len(attrs))
 			for k := range attrs {
 				keys = append(keys, k)
@@ -154,25 +186,25 @@ func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg che
 		}
 	}
 	run := false
-	if !c.Which(ChefExec) || cfgBool(m, "force_install", false) {
+	if !c.Which(ChefExec) || optBool(m.ForceInstall, false) {
 		var err error
 		if run, err = chefInstall(ctx, c, m, opts); err != nil {
 			return err
 		}
 	} else {
-		run = cfgBool(m, "exec", false)
+		run = optBool(m.Exec, false)
 	}
 	if !run {
 		return nil
 	}
 	argv := []string{ChefExec}
-	switch a := m["exec_arguments"].(type) {
+	switch a := m.ExecArguments.Value.(type) {
 	case []any:
 		argv = append(argv, pyStrList(a)...)
 	case string:
 		argv = append(argv, a)
 	default:
-		if _, ok := m["exec_arguments"]; ok {
+		if m.ExecArguments.Given {
 			c.Warnf("Unknown type %s provided for chef 'exec_arguments' expected list, tuple, or string", pyTypeRepr(a))
 		}
 		argv = append(argv, chefExecDefaults...)
@@ -180,7 +212,7 @@ func runChef(ctx context.Context, c *modules.Context, opts FetchOptions, cfg che
 	if _, err := (cmCmd{Argv: argv}).run(ctx, c); err != nil {
 		return err
 	}
-	if cfgBool(m, "delete_validation_post_exec", false) {
+	if optBool(m.DeleteValidation, false) {
 		if fi, err := c.Root.Stat(ChefValidationPEM); err == nil && fi.Mode().IsRegular() {
 			if err := c.Root.Remove(ChefValidationPEM); err != nil {
 				return fmt.Errorf("chef: %w", err)
@@ -217,8 +249,8 @@ func chefMigrateDirs(c *modules.Context) error {
 }
 
 // chefClientRB renders client.rb.
-func chefClientRB(c *modules.Context, m map[string]any, templatesDir string) error {
-	out := cfgStr(m, "config_path", ChefClientRB)
+func chefClientRB(c *modules.Context, m chefSection, templatesDir string) error {
+	out := m.ConfigPath.Or(ChefClientRB)
 	tmpl, err := c.Root.ReadFile(path.Join(templatesDir, "chef_client.rb.tmpl"))
 	if err != nil {
 		tmpl = templates.ChefClient
@@ -227,7 +259,7 @@ func chefClientRB(c *modules.Context, m map[string]any, templatesDir string) err
 	for k, v := range chefTemplateDefaults {
 		params[k] = v
 	}
-	for k, v := range m {
+	for k, v := range m.All {
 		_, isDefault := chefTemplateDefaults[k]
 		if !isDefault && !slices.Contains(chefTemplateKeys, k) {
 			continue
@@ -236,21 +268,24 @@ func chefClientRB(c *modules.Context, m map[string]any, templatesDir string) err
 		case v == nil:
 			params[k] = nil
 		case k == "show_time":
-			params[k] = cfgBool(m, k, false)
+			params[k] = pyval.TranslateBool(v, false)
 		default:
 			params[k] = pyval.Str(v)
 		}
 	}
-	for _, k := range []string{"server_url", "validation_name"} {
-		if _, ok := m[k]; !ok {
-			return fmt.Errorf("'%s'", k)
+	for _, k := range []struct {
+		name string
+		o    pyval.Opt
+	}{{"server_url", m.ServerURL}, {"validation_name", m.ValidationName}} {
+		if !k.o.Given {
+			return fmt.Errorf("'%s'", k.name)
 		}
 	}
 	params["generated_by"] = c.MakeHeader("Created")
-	params["node_name"] = cfgStr(m, "node_name", c.InstanceID)
-	params["environment"] = cfgStr(m, "environment", "_default")
-	params["server_url"] = jinjaValue(m["server_url"])
-	params["validation_name"] = jinjaValue(m["validation_name"])
+	params["node_name"] = m.NodeName.Or(c.InstanceID)
+	params["environment"] = m.Environment.Or("_default")
+	params["server_url"] = jinjaValue(m.ServerURL.Value)
+	params["validation_name"] = jinjaValue(m.ValidationName.Value)
 	for _, k := range chefPathKeys {
 		if s, ok := params[k].(string); ok && s != "" {
 			if err := c.Root.MkdirAll(path.Dir(s), 0o755); err != nil {
@@ -279,12 +314,12 @@ func jinjaValue(v any) any {
 }
 
 // chefInstall installs chef by install_type and says whether to run it.
-func chefInstall(ctx context.Context, c *modules.Context, m map[string]any, opts FetchOptions) (bool, error) {
-	run := cfgBool(m, "exec", false)
+func chefInstall(ctx context.Context, c *modules.Context, m chefSection, opts FetchOptions) (bool, error) {
+	run := optBool(m.Exec, false)
 	f := c.Facts()
-	switch t := cfgStr(m, "install_type", "packages"); t {
+	switch t := m.InstallType.Or("packages"); t {
 	case "gems":
-		ruby := cfgStr(m, "ruby_version", ChefRubyVersion)
+		ruby := m.RubyVersion.Or(ChefRubyVersion)
 		pkgs := []string{"ruby" + ruby, "ruby" + ruby + "-dev"}
 		if ruby == "1.8" {
 			pkgs = append(pkgs, "libopenssl-ruby1.8", "rubygems1.8")
@@ -300,25 +335,25 @@ func chefInstall(ctx context.Context, c *modules.Context, m map[string]any, opts
 			}
 		}
 		argv := []string{"/usr/bin/gem", "install", "chef"}
-		if v := cfgStr(m, "version", ""); v != "" {
+		if v := m.Version.Or(""); v != "" {
 			argv = append(argv, "-v "+v)
 		}
 		argv = append(argv, "--no-ri", "--no-rdoc", "--bindir", "/usr/bin", "-q")
 		if _, err := (cmCmd{Argv: argv}).run(ctx, c); err != nil {
 			return false, err
 		}
-		return cfgBool(m, "exec", true), nil
+		return optBool(m.Exec, true), nil
 	case "packages":
 		return run, installPackageSpecs(ctx, c, f, []string{"chef"})
 	case "omnibus":
 		url := ChefOmnibusURL
-		if v, ok := m["omnibus_url"]; ok && v != nil {
+		if v := m.OmnibusURL.Value; v != nil {
 			url = pyval.Str(v)
 		}
-		retries, _ := cfgInt(m["omnibus_url_retries"])
+		retries, _ := cfgInt(m.OmnibusRetries.Value)
 		var args []string
-		if v, ok := m["omnibus_version"]; ok {
-			args = []string{"-v", pyval.Str(v)}
+		if m.OmnibusVersion.Given {
+			args = []string{"-v", m.OmnibusVersion.Str()}
 		}
 		blob, err := opts.fetch(ctx, c, url, retries)
 		if err != nil {

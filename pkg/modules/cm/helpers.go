@@ -117,23 +117,14 @@ func fqdn(c *modules.Context) string {
 	return host
 }
 
-// cfgBool is util.get_cfg_option_bool: a missing key is def, a present
-// one goes through translate_bool (None and unknown values are false).
-func cfgBool(m map[string]any, key string, def bool) bool {
-	v, ok := m[key]
-	if !ok {
+// optBool is util.get_cfg_option_bool of a key decoded as a pyval.Opt: an
+// absent key is def, a given one goes through translate_bool (None and
+// unknown values are false).
+func optBool(o pyval.Opt, def bool) bool {
+	if !o.Given {
 		return def
 	}
-	return pyval.TranslateBool(v, false)
-}
-
-// cfgStr is util.get_cfg_option_str: a missing key is def, a value str().
-func cfgStr(m map[string]any, key, def string) string {
-	v, ok := m[key]
-	if !ok {
-		return def
-	}
-	return pyval.Str(v)
+	return pyval.TranslateBool(o.Value, false)
 }
 
 // cfgInt is int(value) for a YAML integer or numeric string.

@@ -49,11 +49,15 @@ const (
 	McollectivePriCert   = "/etc/mcollective/ssl/server-private.pem"
 )
 
-// mcollectiveKeys is the module's key: the mcollective mapping (nil when
-// it is not one).
+// mcollectiveKeys is the module's key: whether mcollective is given and,
+// when it is a mapping, whether it has conf and conf's contents (nil when
+// not a mapping), passed through: every key is written to server.cfg.
 type mcollectiveKeys struct {
-	Present     bool           `cfg:"mcollective,present"`
-	Mcollective map[string]any `cfg:"mcollective,loose"`
+	Present     bool `cfg:"mcollective,present"`
+	Mcollective struct {
+		HasConf bool           `cfg:"conf,present"`
+		Conf    map[string]any `cfg:"conf,loose"`
+	} `cfg:"mcollective,loose"`
 }
 
 func runMcollective(ctx context.Context, c *modules.Context, cfg mcollectiveKeys) error {
@@ -64,9 +68,8 @@ func runMcollective(ctx context.Context, c *modules.Context, cfg mcollectiveKeys
 	if err := c.InstallPackages(ctx, c.Facts(), []string{"mcollective"}); err != nil {
 		return err
 	}
-	if conf, ok := m["conf"]; ok {
-		cm, _ := conf.(map[string]any)
-		if err := configureMcollective(c, cm); err != nil {
+	if m.HasConf {
+		if err := configureMcollective(c, m.Conf); err != nil {
 			return err
 		}
 	}
@@ -101,7 +104,8 @@ func configureMcollective(c *modules.Context, conf map[string]any) error {
 			cfg.main.set("plugin.ssl_server_private", McollectivePriCert)
 			cfg.main.set("securityprovider", "ssl")
 		default:
-			if sm, ok := v.(map[string]any); ok {
+			switch sm := v.(type) {
+			case map[string]any:
 				sec := cfg.section(k)
 				sk := make([]string, 0, len(sm))
 				for o := range sm {

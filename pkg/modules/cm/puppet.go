@@ -86,45 +86,66 @@ type puppetConfig struct {
 	HasExecArgs                          bool
 }
 
-func decodePuppet(m map[string]any) puppetConfig {
+// puppetSection is the puppet mapping, each key as given: flags and
+// strings are read as util.get_cfg_option_bool/_str read them (absent:
+// the default; given, null included: translate_bool / str()).
+type puppetSection struct {
+	Install      pyval.Opt `cfg:"install"`
+	Cleanup      pyval.Opt `cfg:"cleanup"`
+	Exec         pyval.Opt `cfg:"exec"`
+	StartService pyval.Opt `cfg:"start_service"`
+	InstallType  pyval.Opt `cfg:"install_type"`
+	AIOURL       pyval.Opt `cfg:"aio_install_url"`
+	Version      pyval.Opt `cfg:"version"`
+	Collection   pyval.Opt `cfg:"collection"`
+	Package      pyval.Opt `cfg:"package_name"`
+	ConfFile     pyval.Opt `cfg:"conf_file"`
+	SSLDir       pyval.Opt `cfg:"ssl_dir"`
+	CSRPath      pyval.Opt `cfg:"csr_attributes_path"`
+	HasConf      bool      `cfg:"conf,present"`
+	// Conf is puppet.conf's sections (nil when not a mapping), passed
+	// through: each section's options are written to puppet.conf.
+	Conf     map[string]any `cfg:"conf,loose"`
+	CSR      pyval.Opt      `cfg:"csr_attributes"`
+	ExecArgs pyval.Opt      `cfg:"exec_args"`
+}
+
+func decodePuppet(m puppetSection) puppetConfig {
 	p := puppetConfig{
-		Install: cfgBool(m, "install", true), Cleanup: cfgBool(m, "cleanup", true),
-		Exec: cfgBool(m, "exec", false), StartService: cfgBool(m, "start_service", true),
-		InstallType: cfgStr(m, "install_type", "packages"), AIOURL: cfgStr(m, "aio_install_url", PuppetAIOInstallURL),
+		Install: optBool(m.Install, true), Cleanup: optBool(m.Cleanup, true),
+		Exec: optBool(m.Exec, false), StartService: optBool(m.StartService, true),
+		InstallType: m.InstallType.Or("packages"), AIOURL: m.AIOURL.Or(PuppetAIOInstallURL),
 	}
-	_, p.HasVersion = m["version"]
-	p.Version = cfgStr(m, "version", "")
-	_, p.HasCollection = m["collection"]
-	p.Collection = cfgStr(m, "collection", "")
-	_, p.HasPackage = m["package_name"]
-	p.Package = cfgStr(m, "package_name", "")
-	for k, dst := range map[string]**string{"conf_file": &p.ConfFile, "ssl_dir": &p.SSLDir, "csr_attributes_path": &p.CSRPath} {
-		if v, ok := m[k]; ok {
-			s := pyval.Str(v)
-			*dst = &s
+	p.HasVersion, p.Version = m.Version.Given, m.Version.Or("")
+	p.HasCollection, p.Collection = m.Collection.Given, m.Collection.Or("")
+	p.HasPackage, p.Package = m.Package.Given, m.Package.Or("")
+	for _, f := range []struct {
+		o   pyval.Opt
+		dst **string
+	}{{m.ConfFile, &p.ConfFile}, {m.SSLDir, &p.SSLDir}, {m.CSRPath, &p.CSRPath}} {
+		if f.o.Given {
+			s := pyval.Str(f.o.Value)
+			*f.dst = &s
 		}
 	}
-	var conf any
-	conf, p.HasConf = m["conf"]
-	p.Conf, _ = conf.(map[string]any)
-	p.CSR, p.HasCSR = m["csr_attributes"]
-	p.ExecArgs, p.HasExecArgs = m["exec_args"]
+	p.HasConf, p.Conf = m.HasConf, m.Conf
+	p.CSR, p.HasCSR = m.CSR.Value, m.CSR.Given
+	p.ExecArgs, p.HasExecArgs = m.ExecArgs.Value, m.ExecArgs.Given
 	return p
 }
 
-// puppetKeys is the module's key: the puppet mapping (nil when it is not
-// one).
+// puppetKeys is the module's key: whether puppet is given and, when it
+// is a mapping, its keys.
 type puppetKeys struct {
-	Present bool           `cfg:"puppet,present"`
-	Puppet  map[string]any `cfg:"puppet,loose"`
+	Present bool          `cfg:"puppet,present"`
+	Puppet  puppetSection `cfg:"puppet,loose"`
 }
 
 func runPuppet(ctx context.Context, c *modules.Context, opts FetchOptions, cfg puppetKeys) error {
 	if !cfg.Present {
 		return nil
 	}
-	m := cfg.Puppet
-	p := decodePuppet(m)
+	p := decodePuppet(cfg.Puppet)
 	user, bin := "puppet", "puppet"
 	if p.InstallType == "aio" {
 		user, bin = "root", PuppetAIOBin
@@ -307,7 +328,11 @@ func puppetConf(c *modules.Context, conf map[string]any, confPath, sslDir, user 
 				return err
 			}
 		} else {
-			opts, _ := v.(map[string]any)
+			var opts map[string]any
+			switch t := v.(type) {
+			case map[string]any:
+				opts = t
+			}
 			keys := make([]string, 0, len(opts))
 			for k := range opts {
 				keys = append(keys, k)

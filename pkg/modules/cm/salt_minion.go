@@ -52,40 +52,54 @@ type saltConfig struct {
 	Local bool
 }
 
-func decodeSalt(c *modules.Context, m map[string]any) saltConfig {
+// saltSection is the salt_minion mapping, each key as given.
+type saltSection struct {
+	PkgName     pyval.Opt `cfg:"pkg_name"`
+	ConfigDir   pyval.Opt `cfg:"config_dir"`
+	ServiceName pyval.Opt `cfg:"service_name"`
+	// Conf and Grains are passed through: written to the minion's
+	// configuration and grains files as YAML.
+	Conf       pyval.Opt `cfg:"conf"`
+	Grains     pyval.Opt `cfg:"grains"`
+	PublicKey  pyval.Opt `cfg:"public_key"`
+	PrivateKey pyval.Opt `cfg:"private_key"`
+	PKIDir     pyval.Opt `cfg:"pki_dir"`
+	// FileClient is conf.file_client (nil when conf is not a mapping).
+	ConfKeys struct {
+		FileClient any `cfg:"file_client"`
+	} `cfg:"conf,loose"`
+}
+
+func decodeSalt(c *modules.Context, m saltSection) saltConfig {
 	s := saltConfig{Package: "salt-minion", Service: "salt-minion", ConfDir: "/etc/salt"}
 	if c.Distro.Variant() == "freebsd" {
 		s = saltConfig{Package: "py-salt", Service: "salt_minion", ConfDir: "/usr/local/etc/salt"}
 	}
-	s.Package = cfgStr(m, "pkg_name", s.Package)
-	s.ConfDir = cfgStr(m, "config_dir", s.ConfDir)
-	s.Service = cfgStr(m, "service_name", s.Service)
-	s.Conf, s.HasConf = m["conf"]
-	s.Grains, s.HasGrains = m["grains"]
-	_, pub := m["public_key"]
-	_, priv := m["private_key"]
-	if pub && priv {
+	s.Package = m.PkgName.Or(s.Package)
+	s.ConfDir = m.ConfigDir.Or(s.ConfDir)
+	s.Service = m.ServiceName.Or(s.Service)
+	s.Conf, s.HasConf = m.Conf.Value, m.Conf.Given
+	s.Grains, s.HasGrains = m.Grains.Value, m.Grains.Given
+	if m.PublicKey.Given && m.PrivateKey.Given {
 		s.HasKeys = true
-		s.PublicKey, s.PrivateKey = pyval.Str(m["public_key"]), pyval.Str(m["private_key"])
+		s.PublicKey, s.PrivateKey = m.PublicKey.Str(), m.PrivateKey.Str()
 		s.PKIDir = path.Join(s.ConfDir, "pki/minion")
 		if fi, err := c.Root.Stat(s.PKIDir); err != nil || !fi.IsDir() {
 			s.PKIDir = path.Join(s.ConfDir, "pki")
 		}
-		if v, ok := m["pki_dir"]; ok {
-			s.PKIDir = pyval.Str(v)
+		if m.PKIDir.Given {
+			s.PKIDir = m.PKIDir.Str()
 		}
 	}
-	if conf, ok := s.Conf.(map[string]any); ok && len(conf) > 0 {
-		s.Local = conf["file_client"] == "local"
-	}
+	s.Local = m.ConfKeys.FileClient == "local"
 	return s
 }
 
 // saltKeys is the module's key: the salt_minion mapping (null is an
 // empty one).
 type saltKeys struct {
-	Present bool           `cfg:"salt_minion,present"`
-	Salt    map[string]any `cfg:"salt_minion"`
+	Present bool        `cfg:"salt_minion,present"`
+	Salt    saltSection `cfg:"salt_minion"`
 }
 
 // TypeErrors words a salt_minion value that is not a mapping.
@@ -97,8 +111,7 @@ func runSaltMinion(ctx context.Context, c *modules.Context, cfg saltKeys) error 
 	if !cfg.Present {
 		return nil
 	}
-	m := cfg.Salt
-	s := decodeSalt(c, m)
+	s := decodeSalt(c, cfg.Salt)
 	f := c.Facts()
 	if err := c.InstallPackages(ctx, f, []string{s.Package}); err != nil {
 		return err

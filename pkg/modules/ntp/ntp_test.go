@@ -149,5 +149,7 @@ func TestNTPUpstream(t *testing.T) {
 }
 
 func TestModuleGolden(t *testing.T) {
-	famtest.Golden(t, NTP)
+	for _, m := range Modules() {
+		t.Run(m.Name, func(t *testing.T) { famtest.Golden(t, m) })
+	}
 }

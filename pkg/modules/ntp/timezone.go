@@ -1,4 +1,4 @@
-package modules
+package ntp
 
 // timezone (cloud-init cc_timezone, config stage, per-instance, all
 // distros) sets the zone the way the distro class's set_timezone does,
@@ -15,23 +15,26 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // Timezone is cc_timezone.
-var Timezone = Module{
+var Timezone = modules.Module{
 	Name:       "timezone",
 	Frequency:  state.PerInstance,
 	Keys:       []string{"timezone"},
 	ActivateBy: []string{"timezone"},
-	Run:        Typed(runTimezone),
+	Run:        modules.Typed(runTimezone),
 }
 
 // timezoneConfig is the module's configuration: str() of timezone, ""
@@ -40,7 +43,7 @@ type timezoneConfig struct {
 	Timezone string `cfg:"timezone"`
 }
 
-func runTimezone(_ context.Context, c *Context, cfg timezoneConfig) error {
+func runTimezone(_ context.Context, c *modules.Context, cfg timezoneConfig) error {
 	tz := cfg.Timezone
 	if tz == "" {
 		c.Log.Debug("Skipping module named timezone, no 'timezone' specified", "module", "timezone")
@@ -50,7 +53,7 @@ func runTimezone(_ context.Context, c *Context, cfg timezoneConfig) error {
 }
 
 // setTimezone is distro.set_timezone.
-func setTimezone(c *Context, tz string) error {
+func setTimezone(c *modules.Context, tz string) error {
 	f := c.Facts().Timezone
 	if slices.Contains(strings.Split(tz, "/"), "..") {
 		return fmt.Errorf("invalid timezone %s: it leaves %s", tz, f.ZoneinfoDir)
@@ -80,7 +83,7 @@ func setTimezone(c *Context, tz string) error {
 }
 
 // copyInTarget copies src to dst with src's permission bits (shutil.copy).
-func copyInTarget(c *Context, src, dst string) error {
+func copyInTarget(c *modules.Context, src, dst string) error {
 	b, err := c.Root.ReadFile(src)
 	if err != nil {
 		return err
@@ -95,4 +98,18 @@ func copyInTarget(c *Context, src, dst string) error {
 		}
 	}
 	return c.Root.WriteFileOpts(dst, b, target.WriteOpts{Perm: fi.Mode().Perm(), UID: -1, GID: -1})
+}
+
+// updateSysconfig is rhel_util.update_sysconfig_file for one key: KEY=value
+// set in a shell-variable file (distro.SetShellVar), other lines kept; a
+// new file starts with cloud-init's "Created by" header.
+func updateSysconfig(c *modules.Context, fn, key, value string) error {
+	b, err := c.Root.ReadFile(fn)
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = []byte(c.MakeHeader("Created")+"\n"), nil
+	}
+	if err != nil {
+		return err
+	}
+	return c.Root.WriteFile(fn, []byte(distro.SetShellVar(b, key, value)), 0o644)
 }
