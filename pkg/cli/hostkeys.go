@@ -21,7 +21,7 @@ import (
 // runs it before sshd). With --background, the slow ones (RSA) the
 // initramfs left so that sshd need not wait for them
 // (modules.HostKeysBackgroundMarker; cloudroot-hostkeys-background.service
-// runs it beside sshd, before the final stage), made with the target's
+// runs it after sshd started, before the final stage), made with the target's
 // ssh-keygen when it has one, then sshd is reloaded to serve them.
 func hostkeysCommand() Command {
 	return Command{

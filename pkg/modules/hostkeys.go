@@ -422,7 +422,7 @@ func keyBits(pub ssh.PublicKey) int {
 // milliseconds. When the configuration asks for a fast type, the
 // initramfs's ssh module makes the fast ones and leaves the slow ones to
 // BackgroundHostKeysUnit in the booted root (HostKeysBackgroundMarker): it
-// is ordered after nothing sshd needs and before the final stage, makes
+// is ordered after sshd (never before it) and before the final stage, makes
 // the keys with the target's ssh-keygen (Go's generator when it has none)
 // and reloads sshd, so sshd starts with ed25519/ECDSA and serves RSA
 // seconds later, and final's keys_to_console lists every key as
