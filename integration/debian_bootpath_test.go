@@ -23,6 +23,7 @@ for t in rsa ecdsa ed25519; do
 	for try in 1 2 3; do
 		ssh-keyscan -T 30 -t $t 127.0.0.1 2>/dev/null | ssh-keygen -lf - | cut -d' ' -f2 >"$out/hostkey-$t.sshd" 2>&1
 		[ -s "$out/hostkey-$t.sshd" ] && break
+		sleep 2 # sshd re-executing on the reload for the RSA key made after it started
 	done
 	ssh-keygen -lf /etc/ssh/ssh_host_${t}_key.pub | cut -d' ' -f2 >"$out/hostkey-$t.file" 2>&1
 done

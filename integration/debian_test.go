@@ -51,7 +51,7 @@ fi
 systemctl is-system-running >"$out/is-system-running.txt" 2>&1
 systemctl show -p Id -p ActiveState -p InactiveExitTimestampMonotonic -p ActiveEnterTimestampMonotonic \
 	network-online.target networking.service multi-user.target ssh.service \
-	systemd-networkd.service systemd-networkd-wait-online.service \
+	systemd-networkd.service systemd-networkd-wait-online.service cloudroot-hostkeys-background.service \
 	cloudroot-config.service cloudroot-final.service cloud-config.service cloud-final.service >"$out/units.txt" 2>&1
 for a in cloud-config cloud-final; do
 	systemctl show -p Id --value $a.service >"$out/alias-$a.txt" 2>&1
@@ -64,6 +64,7 @@ for t in rsa ecdsa ed25519; do
 	for try in 1 2 3; do
 		ssh-keyscan -T 30 -t $t 127.0.0.1 2>/dev/null | ssh-keygen -lf - | cut -d' ' -f2 >"$out/hostkey-$t.sshd" 2>&1
 		[ -s "$out/hostkey-$t.sshd" ] && break
+		sleep 2
 	done
 done
 id alice >"$out/id-alice.txt" 2>&1
@@ -382,6 +383,27 @@ func testDebianRelease(t *testing.T, a harness.Artifacts, rel debianRelease) {
 		if got := facts("ip-addr.txt"); !strings.Contains(got, "lan0") || !strings.Contains(got, "inet 10.0.2.15/") {
 			t.Errorf("ip -4 addr in the guest:\n%s\nwant lan0 with 10.0.2.15 (DHCP from QEMU)", got)
 		}
+	})
+
+	// RSA is made after sshd started (cloudroot-hostkeys-background),
+	// before the final stage, which lists it on the console; sshd serves it.
+	t.Run("rsa_background", func(t *testing.T) {
+		units := parseSystemctlShow(facts("units.txt"))
+		bg, ssh := units["cloudroot-hostkeys-background.service"], units["ssh.service"]
+		if bg["ActiveState"] != "active" {
+			t.Errorf("cloudroot-hostkeys-background.service is %q, want active (ran)", bg["ActiveState"])
+		}
+		wantConsole(t, r, "SSH host key generation left to the booted system")
+		rsa := facts("hostkey-rsa.file")
+		if sshd := facts("hostkey-rsa.sshd"); !strings.HasPrefix(rsa, "SHA256:") || sshd != rsa {
+			t.Errorf("rsa host key: the file's fingerprint is %q, sshd serves %q", rsa, sshd)
+		}
+		fps := between(r.Console, "-----BEGIN SSH HOST KEY FINGERPRINTS-----", "-----END SSH HOST KEY FINGERPRINTS-----")
+		if !strings.Contains(fps, rsa) || !strings.Contains(fps, "(RSA)") || strings.Count(fps, "SHA256:") != 3 {
+			t.Errorf("the console's fingerprint block lacks RSA %s or a key:\n%s", rsa, fps)
+		}
+		t.Logf("ssh.service active at %s µs; cloudroot-hostkeys-background ran %s..%s µs (monotonic)",
+			ssh["ActiveEnterTimestampMonotonic"], bg["InactiveExitTimestampMonotonic"], bg["ActiveEnterTimestampMonotonic"])
 	})
 
 	t.Run("systemd", func(t *testing.T) {

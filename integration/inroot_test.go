@@ -141,6 +141,14 @@ func TestDebianInRoot(t *testing.T) {
 		d.wantContains("/etc/passwd", "carol:")
 		d.wantContains("/home/carol/.ssh/authorized_keys", "carol@test")
 		d.wantContent("/etc/hostname", "inrooted\n")
+		// In-root, as cloud-init: every host key before sshd, none left
+		// to cloudroot-hostkeys-background.
+		for _, kt := range []string{"rsa", "ecdsa", "ed25519"} {
+			d.wantMode("/etc/ssh/ssh_host_"+kt+"_key", 0o600, 0, 0)
+		}
+		if strings.Contains(r.Console, "left to the booted system") {
+			t.Error("the in-root boot left host keys to the booted system")
+		}
 	})
 	t.Run("second boot initramfs", func(t *testing.T) {
 		st := fact("boot2", "status.txt")

@@ -312,7 +312,8 @@ func (b *boot) startEntropy() {
 	}
 }
 
-// startHostKeys begins generating the default host-key types,
+// startHostKeys begins generating the default host-key types (without
+// RSA when the target's systemd makes it after sshd started),
 // concurrently with the datasource search and the init stage, when this
 // is likely a first boot: the target has none of them, or was never
 // provisioned (no /var/lib/cloud/instance; ssh_deletekeys, true by
@@ -329,7 +330,12 @@ func (b *boot) startHostKeys(t *target.Root) {
 		}
 	}
 	if _, err := t.Lstat(state.InstanceLink); none || err != nil {
-		b.hostKeys.Start(modules.DefaultGenKeyTypes...)
+		types := modules.DefaultGenKeyTypes
+		if modules.BackgroundHostKeysEnabled(t) {
+			// RSA goes to the booted root (stages.InitOptions.BackgroundHostKeys).
+			types, _ = modules.SplitHostKeyTypes(types)
+		}
+		b.hostKeys.Start(types...)
 	}
 }
 
@@ -513,6 +519,7 @@ func (b *boot) stageContext(t, run *target.Root, net *ephemeralNet) *stages.Boot
 	}
 	sb.SetLiveHostname = func(name string) error { return unix.Sethostname([]byte(name)) }
 	sb.HostKeys = b.hostKeys
+	sb.BackgroundHostKeys = true
 	sb.NetLinks = func() []bootenv.NetLink {
 		links := bootenv.NetLinks("")
 		net.ipv6(links)

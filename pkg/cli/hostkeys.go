@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"time"
@@ -13,10 +14,15 @@ import (
 )
 
 // hostkeys is cloudroot's own subcommand (cloud-init has none): it
-// generates the SSH host keys the initramfs deferred because the kernel
-// random number generator was not ready (modules.HostKeysDeferredMarker),
-// as the ssh module would have: same types, files, modes and console
-// output. cloudroot-hostkeys.service runs it before sshd.
+// generates the SSH host keys the initramfs left to the booted root, as the
+// ssh module would have: same types, files, modes and console output.
+// Plain, the ones deferred because the kernel random number generator was
+// not ready (modules.HostKeysDeferredMarker; cloudroot-hostkeys.service
+// runs it before sshd). With --background, the slow ones (RSA) the
+// initramfs left so that sshd need not wait for them
+// (modules.HostKeysBackgroundMarker; cloudroot-hostkeys-background.service
+// runs it after sshd started, before the final stage), made with the target's
+// ssh-keygen when it has one, then sshd is reloaded to serve them.
 func hostkeysCommand() Command {
 	return Command{
 		Name:  "hostkeys",
@@ -26,11 +32,15 @@ func hostkeysCommand() Command {
 }
 
 func runHostkeys(ctx context.Context, env *Env, args []string) int {
+	marker, background := modules.HostKeysDeferredMarker, false
 	for _, a := range args {
 		switch a {
 		case "-h", "--help":
-			fmt.Fprintln(env.Stdout, "usage: cloudroot hostkeys\n\nGenerates the SSH host keys listed in "+modules.HostKeysDeferredMarker+", then removes it.")
+			fmt.Fprintln(env.Stdout, "usage: cloudroot hostkeys [--background]\n\nGenerates the SSH host keys listed in "+modules.HostKeysDeferredMarker+
+				" (with --background: "+modules.HostKeysBackgroundMarker+", then reloads sshd), then removes it.")
 			return 0
+		case "--background":
+			marker, background = modules.HostKeysBackgroundMarker, true
 		default:
 			fmt.Fprintf(env.Stderr, "error: unrecognized arguments: %s\n", a)
 			return 2
@@ -41,7 +51,13 @@ func runHostkeys(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, err)
 		return 1
 	}
-	b, err := root.ReadFile(modules.HostKeysDeferredMarker)
+	return generateLeftHostKeys(ctx, env, root, marker, background)
+}
+
+// generateLeftHostKeys generates the keys marker lists (background: the
+// slow ones, then reloads sshd) and removes it.
+func generateLeftHostKeys(ctx context.Context, env *Env, root *target.Root, marker string, background bool) int {
+	b, err := root.ReadFile(marker)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(env.Stdout, "no deferred SSH host keys")
 		return 0
@@ -69,16 +85,56 @@ func runHostkeys(ctx context.Context, env *Env, args []string) int {
 		Now:     env.Now,
 		Uptime:  env.Uptime,
 		Version: Version,
+		Booted:  env.Root == "/",
 	})
-	if err := modules.GenerateDeferredHostKeys(ctx, c, d); err != nil {
+	generate := modules.GenerateDeferredHostKeys
+	if background {
+		generate = modules.GenerateBackgroundHostKeys
+	}
+	if err := generate(ctx, c, d); err != nil {
 		log.Error("deferred SSH host keys", "err", err)
 		fmt.Fprintf(env.Stderr, "cloudroot: %v\n", err)
 		return 1
 	}
-	if err := root.Remove(modules.HostKeysDeferredMarker); err != nil {
+	if err := root.Remove(marker); err != nil {
 		fmt.Fprintf(env.Stderr, "cloudroot: %v\n", err)
 		return 1
 	}
 	log.Info("deferred SSH host keys generated", "duration", time.Since(start).Seconds())
+	if background {
+		// The keys are there whatever sshd does: a failed reload is a
+		// warning, and sshd serves them from its next start.
+		if err := modules.ReloadSSHD(ctx, c); err != nil {
+			log.Warn("sshd not reloaded for the new host keys", "err", err)
+		}
+	}
 	return 0
+}
+
+// finishBackgroundHostKeys makes, before the final stage's modules
+// (keys_to_console lists every host key, as cloud-init's does), the slow
+// keys cloudroot-hostkeys-background.service should have made before it
+// and did not (it failed, or was not run): nothing when the marker is gone.
+func finishBackgroundHostKeys(ctx context.Context, env *Env, root *target.Root, log *slog.Logger, out io.Writer) {
+	b, err := root.ReadFile(modules.HostKeysBackgroundMarker)
+	if err != nil {
+		return
+	}
+	d, err := modules.ParseHostKeyDeferral(b)
+	if err != nil {
+		log.Warn("background SSH host keys", "err", err)
+		return
+	}
+	log.Warn("SSH host keys left to "+modules.BackgroundHostKeysUnit+" are missing, generating them now", "types", fmt.Sprint(d.Types))
+	c := modules.NewContext(root, modules.Options{Log: log, Out: out, Now: env.Now, Uptime: env.Uptime, Version: Version, Booted: env.Root == "/"})
+	if err := modules.GenerateBackgroundHostKeys(ctx, c, d); err != nil {
+		log.Warn("background SSH host keys", "err", err)
+		return
+	}
+	if err := root.Remove(modules.HostKeysBackgroundMarker); err != nil {
+		log.Warn("background SSH host keys", "err", err)
+	}
+	if err := modules.ReloadSSHD(ctx, c); err != nil {
+		log.Warn("sshd not reloaded for the new host keys", "err", err)
+	}
 }

@@ -8,17 +8,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/cloudroot/cloudroot/pkg/modules"
 )
 
-func TestHostkeys(t *testing.T) {
+// backgroundMarker is modules.HostKeysBackgroundMarker as the unit's
+// ConditionPathExists names it.
+const backgroundMarker = "/run/cloud-init/cloudroot/hostkeys-background"
+
+// TestHostkeysBackground: `cloudroot hostkeys --background` (what
+// cloudroot-hostkeys-background.service runs) makes the slow keys the
+// initramfs left in the marker and removes it; the
+// plain command leaves that marker to the unit.
+func TestHostkeysBackground(t *testing.T) {
 	root := t.TempDir()
 	for p, s := range map[string]string{
-		"etc/hostname":                     "web1\n",
-		"etc/passwd":                       "root:x:0:0:root:/root:/bin/sh\n",
-		"etc/group":                        "root:x:0:\n",
-		modules.HostKeysDeferredMarker[1:]: `{"types":["ed25519","ecdsa"],"reason":"test"}`,
+		"etc/hostname":   "debtest\n",
+		backgroundMarker: `{"types":["rsa"],"quiet":true,"reason":"test"}` + "\n",
 	} {
 		hp := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
@@ -30,36 +34,25 @@ func TestHostkeys(t *testing.T) {
 	}
 	env, out, errb := newTestEnv(root)
 	env.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if rc := runHostkeys(context.Background(), env, nil); rc != 0 {
-		t.Fatalf("rc %d: %s", rc, errb)
-	}
-	for _, kind := range []string{"ed25519", "ecdsa"} {
-		p := filepath.Join(root, "etc/ssh/ssh_host_"+kind+"_key")
-		fi, err := os.Stat(p)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %v %v", p, fi, err)
-		}
-		pub, err := os.ReadFile(p + ".pub")
-		if err != nil || !strings.HasSuffix(string(pub), " root@web1\n") {
-			t.Errorf("%s.pub = %q %v", p, pub, err)
-		}
+	if rc := Run(context.Background(), env, []string{"hostkeys"}); rc != 0 {
+		t.Fatalf("hostkeys: rc %d: %s", rc, errb)
 	}
 	if _, err := os.Stat(filepath.Join(root, "etc/ssh/ssh_host_rsa_key")); err == nil {
-		t.Error("rsa generated although not deferred")
+		t.Fatal("plain hostkeys made the background keys")
 	}
-	if !strings.Contains(out.String(), "The key fingerprint is:") {
-		t.Errorf("no keygen output on stdout: %q", out)
-	}
-	log, _ := os.ReadFile(filepath.Join(root, "var/log/cloud-init-output.log"))
-	if !strings.Contains(string(log), "Generating public/private ed25519 key pair.") {
-		t.Errorf("cloud-init-output.log = %q", log)
-	}
-	if _, err := os.Stat(filepath.Join(root, modules.HostKeysDeferredMarker)); err == nil {
-		t.Error("marker left behind")
-	}
-	// A second run has nothing to do.
 	out.Reset()
-	if rc := runHostkeys(context.Background(), env, nil); rc != 0 || !strings.Contains(out.String(), "no deferred") {
-		t.Errorf("second run: rc %d out %q", rc, out)
+	if rc := Run(context.Background(), env, []string{"hostkeys", "--background"}); rc != 0 {
+		t.Fatalf("hostkeys --background: rc %d: %s", rc, errb)
+	}
+	fi, err := os.Stat(filepath.Join(root, "etc/ssh/ssh_host_rsa_key"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("rsa key: %v %v", fi, err)
+	}
+	pub, err := os.ReadFile(filepath.Join(root, "etc/ssh/ssh_host_rsa_key.pub"))
+	if err != nil || !strings.HasPrefix(string(pub), "ssh-rsa ") || !strings.HasSuffix(string(pub), " root@debtest\n") {
+		t.Fatalf("rsa .pub %q: %v", pub, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, backgroundMarker)); err == nil {
+		t.Error("marker left behind")
 	}
 }

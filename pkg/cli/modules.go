@@ -140,6 +140,9 @@ func runStage(ctx context.Context, env *Env, mode string, files []string, asInit
 	start := time.Now()
 	_, _ = io.WriteString(outw, stages.Welcome(Version, action, env.Now(), env.Uptime()))
 	log.Info("cloudroot agent starting", "version", Version, "mode", mode)
+	if stage == modules.StageFinal {
+		finishBackgroundHostKeys(ctx, env, root, log, outw)
+	}
 	if stage == modules.StageInit && !asInit {
 		log.Warn("`--mode init` is deprecated in 24.1 and scheduled to be removed in 29.1. Use `cloud-init init` instead.")
 	}

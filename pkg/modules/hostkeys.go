@@ -26,7 +26,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +36,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cloudroot/cloudroot/pkg/state"
+	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // HostKeysDeferredMarker is written under /run/cloud-init when host-key
@@ -411,4 +414,154 @@ func keyBits(pub ssh.PublicKey) int {
 		}
 	}
 	return 0
+}
+
+// Slow host keys in the background.
+//
+// RSA 3072 costs seconds of CPU (more under emulation), ed25519 and ECDSA
+// milliseconds. When the configuration asks for a fast type, the
+// initramfs's ssh module makes the fast ones and leaves the slow ones to
+// BackgroundHostKeysUnit in the booted root (HostKeysBackgroundMarker): it
+// is ordered after sshd (never before it) and before the final stage, makes
+// the keys with the target's ssh-keygen (Go's generator when it has none)
+// and reloads sshd, so sshd starts with ed25519/ECDSA and serves RSA
+// seconds later, and final's keys_to_console lists every key as
+// cloud-init's does. Only a target whose systemd enables the unit
+// (BackgroundHostKeysEnabled) gets this; elsewhere every key is made in
+// the initramfs as before.
+
+// HostKeysBackgroundMarker lists (HostKeyDeferral as JSON) the slow key
+// types the booted root is to generate after sshd started.
+const HostKeysBackgroundMarker = state.RunDir + "/cloudroot/hostkeys-background"
+
+// BackgroundHostKeysUnit is the systemd unit that runs `cloudroot hostkeys
+// --background`.
+const BackgroundHostKeysUnit = "cloudroot-hostkeys-background.service"
+
+// slowHostKey reports whether kind takes seconds to generate.
+func slowHostKey(kind string) bool { return kind == "rsa" }
+
+// SplitHostKeyTypes splits ssh_genkeytypes into those to generate now and
+// the slow ones to leave to the booted root: nothing is left when no fast
+// type is asked for (sshd would have no key to start with).
+func SplitHostKeyTypes(types []string) (now, later []string) {
+	if !slices.ContainsFunc(types, func(k string) bool { return !slowHostKey(k) }) {
+		return types, nil
+	}
+	for _, k := range types {
+		if slowHostKey(k) {
+			later = append(later, k)
+		} else {
+			now = append(now, k)
+		}
+	}
+	return now, later
+}
+
+// BackgroundHostKeysEnabled reports whether root's systemd runs
+// BackgroundHostKeysUnit at boot (`cloudroot install` enables it).
+func BackgroundHostKeysEnabled(root *target.Root) bool {
+	for _, dir := range []string{"multi-user.target.wants", "ssh.service.wants", "sshd.service.wants"} {
+		if _, err := root.Lstat(path.Join("/etc/systemd/system", dir, BackgroundHostKeysUnit)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// GenerateBackgroundHostKeys makes the keys d lists that are still
+// missing, with the target's ssh-keygen when it has one (what cloud-init
+// runs; faster than Go's RSA) and Go's generator otherwise, writing the
+// files and output the ssh module would have.
+func GenerateBackgroundHostKeys(ctx context.Context, c *Context, d HostKeyDeferral) error {
+	cc := *c
+	cc.DeferHostKeys, cc.BackgroundHostKeys = nil, nil
+	return writeHostKeys(ctx, &cc, keygenKeys{c: &cc, fallback: directKeys{}}, d.Types, d.Quiet)
+}
+
+// keygenScratch is where keygenKeys has ssh-keygen write a key before it is
+// read back and written to /etc/ssh atomically, with the ssh module's
+// owner and mode; tmpfs, 0700.
+const keygenScratch = state.RunDir + "/cloudroot/hostkeys-tmp"
+
+// keygenKeys generates slow keys with the target's ssh-keygen, others (and
+// any ssh-keygen cannot make) with fallback.
+type keygenKeys struct {
+	c        *Context
+	fallback HostKeySource
+}
+
+// HostKey implements HostKeySource.
+func (k keygenKeys) HostKey(ctx context.Context, kind string) (crypto.Signer, error) {
+	if !slowHostKey(kind) || !k.c.Which("ssh-keygen") {
+		return k.fallback.HostKey(ctx, kind)
+	}
+	key, err := k.sshKeygen(ctx, kind)
+	if err != nil {
+		if k.c.Log != nil {
+			k.c.Log.Warn("ssh-keygen failed, generating the host key in Go", "type", kind, "err", err)
+		}
+		return k.fallback.HostKey(ctx, kind)
+	}
+	return key, nil
+}
+
+func (k keygenKeys) sshKeygen(ctx context.Context, kind string) (crypto.Signer, error) {
+	dir := path.Join(keygenScratch, kind)
+	if err := k.c.Root.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := k.c.Root.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer func() { _ = k.c.Root.RemoveAll(dir) }()
+	file := path.Join(dir, "key")
+	argv := []string{"ssh-keygen", "-q", "-t", kind, "-N", "", "-C", "root@" + hostname(k.c), "-f", file}
+	if kind == "rsa" {
+		argv = slices.Insert(argv, 4, "-b", fmt.Sprint(DefaultRSAKeyBits))
+	}
+	r, err := k.c.RunCapture(ctx, argv...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(r.Stderr))
+	}
+	b, err := k.c.Root.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading the key ssh-keygen wrote: %w", err)
+	}
+	raw, err := ssh.ParseRawPrivateKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the key ssh-keygen wrote: %w", err)
+	}
+	key, ok := raw.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("ssh-keygen wrote a %T, not a signer", raw)
+	}
+	return key, nil
+}
+
+// sshdUnits are the names sshd's systemd unit goes by (Debian's ssh,
+// everyone else's sshd).
+var sshdUnits = []string{"ssh.service", "sshd.service"}
+
+// ReloadSSHD has a running sshd re-read its host keys (systemd's
+// try-reload-or-restart: nothing when sshd is not started yet, which then
+// reads them when it starts). Only on the booted system under systemd.
+func ReloadSSHD(ctx context.Context, c *Context) error {
+	if !c.Booted || !c.Root.Exists("/run/systemd/system") {
+		return nil
+	}
+	for _, u := range sshdUnits {
+		for _, dir := range []string{"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"} {
+			if _, err := c.Root.Lstat(path.Join(dir, u)); err != nil {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			if r, err := c.RunCapture(ctx, "systemctl", "try-reload-or-restart", u); err != nil {
+				return fmt.Errorf("reloading %s: %w: %s", u, err, strings.TrimSpace(r.Stderr))
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -93,6 +93,10 @@ type Context struct {
 	// DeferHostKeys takes over host-key types the ssh module could not
 	// generate because the kernel RNG was not ready (nil: that is an error).
 	DeferHostKeys func(HostKeyDeferral) error
+	// BackgroundHostKeys takes over the slow host-key types (RSA) when a
+	// fast one (ed25519, ecdsa) is generated now, so sshd need not wait
+	// for them (nil: every type is generated now, as cloud-init does).
+	BackgroundHostKeys func(HostKeyDeferral) error
 	// Power is set by power_state_change for the caller to carry out after
 	// the stage has finished and its status is written.
 	Power *PowerAction

@@ -171,15 +171,42 @@ func hostname(c *Context) string {
 }
 
 func generateHostKeys(ctx context.Context, c *Context, types []string, quiet bool) error {
-	comment := "root@" + hostname(c)
-	priv := hostKeyOwner(c)
 	if err := c.Root.MkdirAll("/etc/ssh", 0o755); err != nil {
 		return fmt.Errorf("ssh: %w", err)
+	}
+	var later []string
+	if c.BackgroundHostKeys != nil {
+		types, later = SplitHostKeyTypes(types)
+		later = slices.DeleteFunc(later, func(kind string) bool { return c.Root.Exists(fmt.Sprintf(hostKeyTemplate, kind)) })
 	}
 	src := c.HostKeys
 	if src == nil {
 		src = directKeys{}
 	}
+	err := writeHostKeys(ctx, c, src, types, quiet)
+	if len(later) == 0 {
+		return err
+	}
+	d := HostKeyDeferral{Types: later, Quiet: quiet, Reason: "ed25519/ecdsa are ready for sshd; " + strings.Join(later, ", ") + " follows in the booted system"}
+	if berr := c.BackgroundHostKeys(d); berr != nil {
+		// Nothing will take them over: made now, as cloud-init does.
+		if c.Log != nil {
+			c.Log.Warn("SSH host keys not left to the booted system, generating them now", "types", strings.Join(later, ","), "err", berr)
+		}
+		return errors.Join(err, writeHostKeys(ctx, c, src, later, quiet))
+	}
+	if c.Log != nil {
+		c.Log.Info("SSH host key generation left to the booted system ("+BackgroundHostKeysUnit+"), sshd starts with the others", "types", strings.Join(later, ","))
+	}
+	return err
+}
+
+// writeHostKeys writes a key of each type in types that is missing, from
+// src, concurrently, deferring through c.DeferHostKeys the types the
+// kernel RNG was not ready for.
+func writeHostKeys(ctx context.Context, c *Context, src HostKeySource, types []string, quiet bool) error {
+	comment := "root@" + hostname(c)
+	priv := hostKeyOwner(c)
 	type result struct {
 		kind, keyfile string
 		pub           ssh.PublicKey

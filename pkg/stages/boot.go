@@ -126,6 +126,10 @@ type Boot struct {
 	NetLinks        func() []bootenv.NetLink
 	Secrets         func([]string)
 	OnNetwork       func(*NetworkResult)
+
+	// BackgroundHostKeys: InitOptions.BackgroundHostKeys.
+	BackgroundHostKeys bool
+
 	// NoIdentify: the datasource list is the configuration's (cloud.cfg,
 	// cloud.cfg.d and what a generator's ds-identify wrote under /run), as
 	// cloud-init's init and single read it; ds-identify is not run.
@@ -379,6 +383,7 @@ func (b *Boot) provision(ctx context.Context, d *datasource.Data) error {
 		Network:   b.OnNetwork,
 		NoModules: b.FetchOnly,
 	}
+	opts.BackgroundHostKeys = b.BackgroundHostKeys
 	return Init(ctx, opts, b.Status.Get(state.StageInit), b.State)
 }
 

@@ -63,6 +63,13 @@ type InitOptions struct {
 	// When it reports modules.ErrNoEntropy, generation is deferred to the
 	// booted root (modules.HostKeysDeferredMarker under Run).
 	HostKeys *modules.HostKeyPool
+	// BackgroundHostKeys leaves the slow host-key types (RSA) to the
+	// booted root's modules.BackgroundHostKeysUnit when a fast one is
+	// generated and the target enables that unit, so sshd need not wait
+	// for them (modules.HostKeysBackgroundMarker under Run). The
+	// initramfs sets it; in the booted root every key is made before sshd,
+	// as cloud-init does.
+	BackgroundHostKeys bool
 	// SystemFiles are the target's configuration files already read (nil:
 	// Init reads them once from Target and Run).
 	SystemFiles *cloudcfg.SystemFiles
@@ -228,8 +235,13 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if o.Secrets != nil {
 		o.Secrets(SecretValues(s))
 	}
+	background := o.BackgroundHostKeys && modules.BackgroundHostKeysEnabled(o.Target)
 	if o.HostKeys != nil && s.NewInstance {
-		o.HostKeys.Start(HostKeyTypes(merged)...)
+		types := HostKeyTypes(merged)
+		if background {
+			types, _ = modules.SplitHostKeyTypes(types)
+		}
+		o.HostKeys.Start(types...)
 	}
 
 	// Lay out /var/lib/cloud for this instance.
@@ -369,6 +381,11 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if o.HostKeys != nil {
 		mc.HostKeys = o.HostKeys
 	}
+	if background {
+		mc.BackgroundHostKeys = func(hd modules.HostKeyDeferral) error {
+			return writeHostKeyMarker(o.Run, modules.HostKeysBackgroundMarker, hd)
+		}
+	}
 	rep := modules.RunStage(ctx, mc, modules.StageInit)
 	for _, e := range rep.Errors {
 		fail(e)
@@ -395,14 +412,22 @@ func HostKeyTypes(cfg map[string]any) []string {
 // deferHostKeys leaves host-key generation to the booted root: the marker
 // cloudroot-hostkeys.service starts on, and the types in the state.
 func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) error {
+	if err := writeHostKeyMarker(run, modules.HostKeysDeferredMarker, d); err != nil {
+		return err
+	}
+	s.HostKeysDeferred = d.Types
+	return nil
+}
+
+// writeHostKeyMarker writes d to marker for the booted root's unit.
+func writeHostKeyMarker(run *target.Root, marker string, d modules.HostKeyDeferral) error {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encoding the host-key deferral: %w", err)
 	}
-	if err := run.WriteFile(modules.HostKeysDeferredMarker, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", modules.HostKeysDeferredMarker, err)
+	if err := run.WriteFile(marker, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", marker, err)
 	}
-	s.HostKeysDeferred = d.Types
 	return nil
 }
 
