@@ -3,6 +3,7 @@ package main
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/udevdb"
 )
 
@@ -11,7 +12,15 @@ import (
 // the boot goes on: the booted system's udevd makes it all again.
 func (b *boot) handOverUdev() {
 	if len(b.devs) == 0 {
-		return
+		return // a live root: no disk was looked at
+	}
+	// Probed again: the init stage may have made filesystems (fs_setup)
+	// or partitions (disk_setup) since the root was found, and a stale
+	// UUID would name a link udev removes only at its coldplug.
+	devs, err := bootenv.Env{}.List()
+	if err != nil {
+		b.log.Warn("udev hand-off: listing block devices again; using the earlier list", "err", err)
+		devs = b.devs
 	}
 	// udevd stamps I: with now(CLOCK_MONOTONIC) in microseconds.
 	var usec uint64
@@ -19,7 +28,7 @@ func (b *boot) handOverUdev() {
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err == nil {
 		usec = uint64(ts.Sec)*1e6 + uint64(ts.Nsec)/1e3
 	}
-	entries := udevdb.Entries(b.devs, usec)
+	entries := udevdb.Entries(devs, usec)
 	n, err := writeUdev("/dev", "/run", entries)
 	if err != nil {
 		b.log.Warn("udev hand-off incomplete; the booted system's udev will finish it", "err", err)
