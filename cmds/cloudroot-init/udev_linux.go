@@ -11,6 +11,12 @@ import (
 // (writeUdev) into the initramfs's /dev and /run. A failure is logged and
 // the boot goes on: the booted system's udevd makes it all again.
 func (b *boot) handOverUdev() {
+	// Nothing here may end PID 1: a panic is a failed hand-off.
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Warn("udev hand-off failed; the booted system's udev will make it", "panic", r)
+		}
+	}()
 	if len(b.devs) == 0 {
 		return // a live root: no disk was looked at
 	}
