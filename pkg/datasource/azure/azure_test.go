@@ -527,3 +527,14 @@ func TestConform(t *testing.T) {
 		Root: "testdata/ovf-media", Doc: "ovf-env.xml",
 		WhyUnreadableNotFound: "Azure's provisioning media is optional: one that cannot be read is logged and IMDS decides, as cloud-init's crawl_metadata goes on past a device it cannot mount; with no IMDS here that is not found"})
 }
+
+// TestPyStr: the IMDS profile's values are formatted as Python's str() of
+// what json.load made of them (the minimal OVF cloud-init writes from them).
+func TestPyStr(t *testing.T) {
+	m := map[string]any{"s": "azureuser", "b": true, "f": 1.0, "n": nil, "l": []any{"a", false}}
+	for k, want := range map[string]string{"s": "azureuser", "b": "True", "f": "1.0", "n": "None", "absent": "None", "l": "['a', False]"} {
+		if got := pyStr(m, k); got != want {
+			t.Errorf("pyStr(%s) = %q, want %q", k, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -286,12 +287,9 @@ func ovfConfig(env *OVFEnv, hash func(string) (string, error)) (cfg, defuser map
 	return cfg, defuser, nil
 }
 
-// pyStr is m[k] as Python formats it: "None" when absent.
+// pyStr is str(m.get(k)) as Python formats it: "None" when absent.
 func pyStr(m map[string]any, k string) string {
-	if v, ok := m[k]; ok && v != nil {
-		return fmt.Sprint(v)
-	}
-	return "None"
+	return pyval.Str(m[k])
 }
 
 // none is a string, or nil (cloud-init's None) when empty.
