@@ -84,7 +84,7 @@ systemd-escape -p --suffix=device "$esp" >"$out/esp-unit.txt" 2>&1
 systemctl show -p Id -p ActiveEnterTimestampMonotonic -p InactiveExitTimestampMonotonic \
 	"$(cat "$out/esp-unit.txt")" boot-efi.mount local-fs-pre.target local-fs.target \
 	systemd-udev-trigger.service systemd-udevd.service >"$out/udev-units.txt" 2>&1
-udevadm settle --timeout=180 >/dev/null 2>&1
+udevadm settle --timeout=120 >/dev/null 2>&1
 udevadm info "$esp" >"$out/udev-esp.txt" 2>&1
 udevadm info "$(findmnt -n -o SOURCE /)" >"$out/udev-root.txt" 2>&1
 ls -l /dev/disk/by-uuid /dev/disk/by-label >"$out/dev-disk.txt" 2>&1
