@@ -77,6 +77,20 @@ networkctl --no-pager status lan0 >"$out/networkctl.txt" 2>&1
 ssh -V >"$out/ssh-version.txt" 2>&1
 uname -r >"$out/uname-r.txt" 2>&1
 cat /proc/cmdline >"$out/cmdline.txt" 2>&1
+# The udev hand-off (docs/distributions.md): when /boot/efi's device unit
+# was plugged against udevd's coldplug, and what udev made of the devices
+# once its queue had drained.
+esp=$(awk '$2 == "/boot/efi" { sub(/^UUID=/, "/dev/disk/by-uuid/", $1); print $1 }' /etc/fstab)
+systemd-escape -p --suffix=device "$esp" >"$out/esp-unit.txt" 2>&1
+systemctl show -p Id -p ActiveEnterTimestampMonotonic -p InactiveExitTimestampMonotonic \
+	"$(cat "$out/esp-unit.txt")" boot-efi.mount local-fs-pre.target local-fs.target \
+	systemd-udev-trigger.service systemd-udevd.service >"$out/udev-units.txt" 2>&1
+udevadm settle --timeout=120 >/dev/null 2>&1
+udevadm info "$esp" >"$out/udev-esp.txt" 2>&1
+udevadm info "$(findmnt -n -o SOURCE /)" >"$out/udev-root.txt" 2>&1
+ls -l /dev/disk/by-uuid /dev/disk/by-label >"$out/dev-disk.txt" 2>&1
+lsblk -f >"$out/lsblk.txt" 2>&1
+journalctl -b -o short-monotonic --no-pager | grep -E 'local-fs|boot-efi|udev|Expecting|Found device' >"$out/journal-udev.txt" 2>&1
 echo runcmd done >"$out/runcmd.txt"
 sync
 `
@@ -475,6 +489,54 @@ func testDebianRelease(t *testing.T, a harness.Artifacts, rel debianRelease) {
 		d.wantAbsent("/etc/kernel/postinst.d/initramfs-tools")
 		d.wantExists("/etc/kernel/postinst.d/cloudroot")
 		d.wantContains("/etc/cloudroot/initramfs.conf.d/50-image.conf", "PROFILE=")
+	})
+
+	// The initramfs's udev hand-off (cmds/cloudroot-init/udev.go): systemd
+	// found /boot/efi's device plugged when it enumerated the udev
+	// database at start, before its own udevd's coldplug began (without
+	// the hand-off the unit is plugged only once udevd has processed the
+	// coldplug's event), and udev's coldplug then replaced the entries
+	// with its own: the properties and links agree, our marker is gone.
+	t.Run("udev", func(t *testing.T) {
+		wantConsole(t, r, "udev database handed over")
+		espUnit := facts("esp-unit.txt")
+		units := parseSystemctlShow(facts("udev-units.txt"))
+		plugged, _ := strconv.ParseInt(units[espUnit]["ActiveEnterTimestampMonotonic"], 10, 64)
+		coldplug, _ := strconv.ParseInt(units["systemd-udev-trigger.service"]["InactiveExitTimestampMonotonic"], 10, 64)
+		if plugged == 0 || coldplug == 0 || plugged >= coldplug {
+			t.Errorf("%s plugged at %d µs, udev's coldplug began at %d µs: want the device plugged before the coldplug (the udev hand-off)", espUnit, plugged, coldplug)
+		}
+		var uuid string // the ESP's, as fstab names it (UUID=XXXX-XXXX)
+		for l := range strings.SplitSeq(d.read("/etc/fstab"), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[1] == "/boot/efi" {
+				uuid = strings.TrimPrefix(f[0], "UUID=")
+			}
+		}
+		if uuid == "" {
+			t.Fatalf("the image's fstab mounts no /boot/efi:\n%s", d.read("/etc/fstab"))
+		}
+		esp, root := facts("udev-esp.txt"), facts("udev-root.txt")
+		for _, c := range []struct {
+			name, info string
+			want       []string
+		}{
+			{"/boot/efi's device", esp, []string{"E: ID_FS_UUID=" + uuid, "E: ID_FS_TYPE=vfat", "S: disk/by-uuid/" + uuid, "E: CURRENT_TAGS=:systemd:"}},
+			{"the root's device", root, []string{"E: ID_FS_LABEL=cloudimg-rootfs", "E: ID_FS_TYPE=ext4", "S: disk/by-label/cloudimg-rootfs", "E: CURRENT_TAGS=:systemd:"}},
+		} {
+			for _, w := range c.want {
+				if !strings.Contains(c.info, w) {
+					t.Errorf("udevadm info of %s lacks %q", c.name, w)
+				}
+			}
+			if strings.Contains(c.info, "CLOUDROOT_INITRD_DB") {
+				t.Errorf("udevadm info of %s still shows the initramfs's entry (CLOUDROOT_INITRD_DB): udev's coldplug did not replace it", c.name)
+			}
+		}
+		if !strings.Contains(facts("dev-disk.txt"), uuid+" -> ../../") {
+			t.Errorf("no /dev/disk/by-uuid/%s link to a device node", uuid)
+		}
+		facts("lsblk.txt")
+		facts("journal-udev.txt")
 	})
 
 	t.Run("status", func(t *testing.T) {

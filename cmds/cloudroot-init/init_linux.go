@@ -160,6 +160,7 @@ func run() error {
 	b.renameNICs(run)
 	b.recordEntropy()
 	b.recordHostKeys()
+	b.handOverUdev()
 	b.step("handoff", func() error { return b.handoff(t, run) })
 	b.switchRoot(t, spec)
 	return nil
