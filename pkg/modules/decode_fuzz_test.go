@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 )
 
 // FuzzDecodeModuleKeys feeds any cloud-config to the decoders of
@@ -26,7 +28,7 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		if yaml.Unmarshal(b, &cfg) != nil || cfg == nil {
 			return
 		}
-		orig := deepCopy(cfg)
+		orig := pyval.DeepCopy(cfg)
 		c := Config(cfg)
 		decodePhoneHome(typedConfig[phoneHomeKeys](c))
 		decodeKeysToConsole(typedConfig[keysToConsoleKeys](c))

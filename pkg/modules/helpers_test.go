@@ -109,23 +109,3 @@ func typedConfig[T any](cfg Config) T {
 	_ = (&pyval.Decoder{}).Decode(cfg, &out)
 	return out
 }
-
-// deepCopy copies mappings and lists (the fuzz targets compare the config
-// before and after).
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
-}

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -36,7 +37,7 @@ func FuzzVendorModules(f *testing.F) {
 		if yaml.Unmarshal(b, &cfg) != nil || cfg == nil {
 			return
 		}
-		orig := deepCopy(cfg)
+		orig := pyval.DeepCopy(cfg)
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "etc"), 0o755)
 		os.WriteFile(filepath.Join(dir, "etc/os-release"), []byte("ID=ubuntu\nVERSION_ID=24.04\n"), 0o644)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -36,7 +37,7 @@ func FuzzUsersModules(f *testing.F) {
 		if err != nil || cfg == nil {
 			return
 		}
-		orig := modtest.DeepCopy(cfg)
+		orig := pyval.DeepCopy(cfg)
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "etc/ssh"), 0o755)
 		for p, s := range map[string]string{

@@ -456,23 +456,3 @@ func AccountsRoot(t *testing.T, overlay string) *target.Root {
 	}
 	return r
 }
-
-// DeepCopy copies mappings and lists (a fuzz target compares the config
-// before and after a run).
-func DeepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = DeepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = DeepCopy(e)
-		}
-		return l
-	}
-	return v
-}

@@ -37,7 +37,7 @@ func normCtx(t testing.TB, cfgYAML string, defUser map[string]any) *normCase {
 		cfg = map[string]any{}
 	}
 	if defUser != nil {
-		cfg["system_info"] = map[string]any{"default_user": deepCopy(defUser)}
+		cfg["system_info"] = map[string]any{"default_user": pyval.DeepCopy(defUser)}
 	}
 	return &normCase{cfg: cfg, distro: distro.Info{ID: "ubuntu", Family: "debian"}.DefaultUser(), warnings: &[]string{}}
 }
@@ -171,7 +171,7 @@ func TestNormalizeUsers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := normCtx(t, tt.cfg, tt.defUser)
 			warnings := c.warnings
-			orig := deepCopy(c.cfg)
+			orig := pyval.DeepCopy(c.cfg)
 			us, def, _, err := c.normalize(t)
 			if err != nil {
 				t.Fatalf("err = %v", err)
@@ -281,7 +281,7 @@ func FuzzNormalizeUsers(f *testing.F) {
 		if err != nil || cfg == nil {
 			return
 		}
-		orig := deepCopy(cfg)
+		orig := pyval.DeepCopy(cfg)
 		c := &normCase{cfg: cfg, distro: distro.Info{ID: "debian", Family: "debian"}.DefaultUser(), warnings: &[]string{}}
 		us, def, _, _ := c.normalize(t)
 		for _, u := range us {
@@ -296,26 +296,6 @@ func FuzzNormalizeUsers(f *testing.F) {
 			t.Fatal("config modified")
 		}
 	})
-}
-
-// deepCopy copies mappings and lists (the tests compare the config before
-// and after).
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
 }
 
 // TestDecodeShapes: the shapes users, user and groups accept, decoded by
