@@ -60,7 +60,7 @@ func dsHostname(c *Context, fqdn bool) (string, bool) {
 	const defDomain, defHost = "localdomain", "localhost"
 	var toks []string
 	isDefault := false
-	lh := scalarString(c.Meta["local-hostname"])
+	lh := c.Metadata().LocalHostname
 	if lh != "" && !validHostname(lh) {
 		c.Warnf("local-hostname %q from the datasource is not a valid host name; ignored", lh)
 		lh = ""

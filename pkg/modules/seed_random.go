@@ -82,8 +82,8 @@ func decodeSeedRandom(c *Context, cfg randomSeedConfig) (seedConfig, error) {
 			return sc, err
 		}
 	}
-	if rs, ok := c.Meta["random_seed"]; ok && rs != nil {
-		sc.Data = append(sc.Data, []byte(scalarString(rs))...)
+	if rs := c.Metadata().RandomSeed; rs != "" {
+		sc.Data = append(sc.Data, rs...)
 	}
 	sc.Command = m.Command
 	sc.CommandRequired = pyval.IsTrue(m.CommandRequired)

@@ -338,34 +338,7 @@ func writeGivenHostKeys(c *Context, keys map[string]any) error {
 // publicKeys is the datasource's get_public_ssh_keys: meta-data public-keys
 // as a string (one key a line), a list, or a dict of name → key, list of
 // keys, or {"openssh-key": key}.
-func publicKeys(c *Context) []string {
-	var out []string
-	var add func(v any)
-	add = func(v any) {
-		switch t := v.(type) {
-		case string:
-			for l := range strings.SplitSeq(t, "\n") {
-				if l = strings.TrimSpace(l); l != "" {
-					out = append(out, l)
-				}
-			}
-		case []any:
-			for _, e := range t {
-				add(e)
-			}
-		case map[string]any:
-			if k, ok := t["openssh-key"]; ok {
-				add(k)
-				return
-			}
-			for _, k := range slices.Sorted(maps.Keys(t)) {
-				add(t[k])
-			}
-		}
-	}
-	add(c.Meta["public-keys"])
-	return out
-}
+func publicKeys(c *Context) []string { return c.Metadata().PublicKeys }
 
 func disableUserOpts(opts, user, disableUser string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(opts, "$USER", user), "$DISABLE_USER", disableUser)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/disk"
-	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -57,10 +56,7 @@ func (e DiskEnv) deviceEnv(c *modules.Context, aliases map[string]string) (disk.
 			r, err := filepath.EvalSymlinks(p)
 			return err == nil && paths[r]
 		},
-		Meta: func(name string) string {
-			bdm, _ := c.Meta["block-device-mapping"].(map[string]any)
-			return pyval.ScalarStr(bdm[name])
-		},
+		Meta: c.Metadata().Device,
 	}
 	de.Aliases = aliases
 	return de, devs, nil
