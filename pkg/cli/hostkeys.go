@@ -21,8 +21,8 @@ import (
 // runs it before sshd). With --background, the slow ones (RSA) the
 // initramfs left so that sshd need not wait for them
 // (modules.HostKeysBackgroundMarker; cloudroot-hostkeys-background.service
-// runs it after sshd started, before the final stage), made with the target's
-// ssh-keygen when it has one, then sshd is reloaded to serve them.
+// runs it after sshd started, before the final stage), made in Go (faster
+// than ssh-keygen), then sshd is reloaded to serve them.
 func hostkeysCommand() Command {
 	return Command{
 		Name:  "hostkeys",
