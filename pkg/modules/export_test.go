@@ -38,7 +38,3 @@ func PlanStage(c *Context, entries []Entry) [][]string {
 	}
 	return out
 }
-
-// AccountsGolden runs mods on every testdata/accounts case (the users
-// family's modules with ssh: TestAccountsGolden).
-func AccountsGolden(t *testing.T, mods []Module) { accountsGolden(t, mods) }

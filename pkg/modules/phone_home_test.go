@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // phoneServer records POSTs; the first failFirst answer 500.
@@ -183,7 +185,7 @@ func TestPhoneHomeUpstream(t *testing.T) {
 	if err := json.Unmarshal(b, &cases); err != nil {
 		t.Fatal(err)
 	}
-	files := hostKeyRoot()
+	files := modtest.HostKeyRoot()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cfg, _ := json.Marshal(map[string]any{"phone_home": tc.Config})
