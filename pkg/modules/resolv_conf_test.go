@@ -52,7 +52,7 @@ func TestResolvConfUpstream(t *testing.T) {
 					t.Fatal(err)
 				}
 				src, _ := templates.Resolv(tmpl)
-				got, err := render.Jinja(src, resolvParams(cfg["resolv_conf"].(map[string]any)))
+				got, err := render.Jinja(src, resolvParams(typedConfig[resolvConfConfig](Config(cfg)).Params, typedConfig[resolvConfConfig](Config(cfg)).Section.Options))
 				if err != nil {
 					t.Fatal(err)
 				}

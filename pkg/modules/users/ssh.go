@@ -51,7 +51,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"slices"
@@ -95,13 +94,14 @@ var SSH = modules.Module{
 // sshConfig is the ssh module's configuration.
 type sshConfig struct {
 	DeleteKeys bool `cfg:"ssh_deletekeys,default=true"`
-	// Keys is ssh_keys, nil when not a mapping (writeGivenHostKeys reads
-	// its TYPE_private, TYPE_public and TYPE_certSigned entries).
-	Keys        map[string]any `cfg:"ssh_keys,loose"`
-	HasGenTypes bool           `cfg:"ssh_genkeytypes,present"`
-	GenTypes    []string       `cfg:"ssh_genkeytypes,scalar"`
-	QuietKeygen bool           `cfg:"ssh_quiet_keygen"`
-	AllowPublic bool           `cfg:"allow_public_ssh_keys,default=true"`
+	// Keys is ssh_keys (Mapping false when absent or not a mapping;
+	// writeGivenHostKeys reads its TYPE_private, TYPE_public and
+	// TYPE_certificate entries).
+	Keys        pyval.Dict `cfg:"ssh_keys"`
+	HasGenTypes bool       `cfg:"ssh_genkeytypes,present"`
+	GenTypes    []string   `cfg:"ssh_genkeytypes,scalar"`
+	QuietKeygen bool       `cfg:"ssh_quiet_keygen"`
+	AllowPublic bool       `cfg:"allow_public_ssh_keys,default=true"`
 	// AuthorizedKeys is ssh_authorized_keys as given (keyList reads it).
 	AuthorizedKeys  any         `cfg:"ssh_authorized_keys"`
 	DisableRoot     bool        `cfg:"disable_root,default=true"`
@@ -137,8 +137,8 @@ func runSSH(ctx context.Context, c *modules.Context, cfg sshConfig) error {
 			}
 		}
 	}
-	if m := cfg.Keys; m != nil {
-		errs = append(errs, writeGivenHostKeys(c, m))
+	if cfg.Keys.Mapping {
+		errs = append(errs, writeGivenHostKeys(c, cfg.Keys))
 	} else {
 		types := DefaultGenKeyTypes
 		if cfg.HasGenTypes {
@@ -287,10 +287,11 @@ func writeGeneratedKey(ctx context.Context, c *modules.Context, src modules.Host
 }
 
 // writeGivenHostKeys writes ssh_keys entries.
-func writeGivenHostKeys(c *modules.Context, keys map[string]any) error {
+func writeGivenHostKeys(c *modules.Context, keys pyval.Dict) error {
 	var errs []error
 	var certs []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, e := range keys.Entries {
+		k := e.Key
 		kind, suffix, _ := strings.Cut(k, "_")
 		if !slices.Contains(DefaultGenKeyTypes, kind) || (suffix != "private" && suffix != "public" && suffix != "certificate") {
 			reason := "unrecognized"
@@ -311,13 +312,13 @@ func writeGivenHostKeys(c *modules.Context, keys map[string]any) error {
 			fn += "-cert.pub"
 			certs = append(certs, fn)
 		}
-		if err := c.Root.WriteFileOpts(fn, []byte(pyval.ScalarStr(keys[k])), o); err != nil {
+		if err := c.Root.WriteFileOpts(fn, []byte(pyval.ScalarStr(e.Value)), o); err != nil {
 			errs = append(errs, fmt.Errorf("ssh: write %s: %w", fn, err))
 		}
 	}
 	for _, kind := range DefaultGenKeyTypes {
-		priv, ok := keys[kind+"_private"]
-		if _, hasPub := keys[kind+"_public"]; !ok || hasPub {
+		priv, ok := keys.Get(kind + "_private")
+		if _, hasPub := keys.Get(kind + "_public"); !ok || hasPub {
 			continue
 		}
 		signer, err := ssh.ParsePrivateKey([]byte(pyval.ScalarStr(priv)))
