@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // FuzzDecodeModuleKeys feeds any cloud-config to phone_home's decoder: it
@@ -29,7 +30,7 @@ func FuzzDecodeModuleKeys(f *testing.F) {
 		}
 		orig := pyval.DeepCopy(cfg)
 		c := Config(cfg)
-		decodePhoneHome(typedConfig[phoneHomeKeys](c))
+		decodePhoneHome(modtest.Typed[phoneHomeKeys](c))
 		if !cmp.Equal(orig, map[string]any(cfg)) {
 			t.Fatal("config modified")
 		}

@@ -144,7 +144,7 @@ func TestPhoneHomeDecode(t *testing.T) {
 		{"phone_home: {post: all}", false, 0, nil, 1},
 		{"other: 1", false, 0, nil, 0},
 	} {
-		p, ok, err := decodePhoneHome(typedConfig[phoneHomeKeys](yamlCfg(t, tc.cfg)))
+		p, ok, err := decodePhoneHome(modtest.Typed[phoneHomeKeys](yamlCfg(t, tc.cfg)))
 		if err != nil || ok != tc.ok || p.Tries != tc.tries || !cmp.Equal(p.Post, tc.post) || len(p.Notes) != tc.notes {
 			t.Errorf("%s: %+v ok=%v err=%v", tc.cfg, p, ok, err)
 		}
@@ -158,7 +158,7 @@ func TestPhoneHomeDocsExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, ok, err := decodePhoneHome(typedConfig[phoneHomeKeys](yamlCfg(t, string(b))))
+		p, ok, err := decodePhoneHome(modtest.Typed[phoneHomeKeys](yamlCfg(t, string(b))))
 		if err != nil || !ok || p.URL == "" || len(p.Post) == 0 {
 			t.Errorf("%s: %+v ok=%v err=%v", f, p, ok, err)
 		}

@@ -27,7 +27,7 @@ func TestProAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, rr, _ := testContext(t, nil, baseFiles)
-			rr.answers = map[string]string{should: tc.answer}
+			rr.Answers = map[string]string{should: tc.answer}
 			var warnings []string
 			c.Warn = func(m string) { warnings = append(warnings, m) }
 			if got := proShouldAutoAttach(t.Context(), c); got != tc.want || (len(warnings) > 0) != tc.warned {

@@ -12,7 +12,6 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/modules"
-	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
@@ -87,8 +86,8 @@ func FuzzDecodeConsoleKeys(f *testing.F) {
 			return
 		}
 		orig := pyval.DeepCopy(cfg)
-		decodeKeysToConsole(famtest.Typed[keysToConsoleKeys](modules.Config(cfg)))
-		decodeAuthkey(famtest.Typed[authkeyKeys](modules.Config(cfg)))
+		decodeKeysToConsole(modtest.Typed[keysToConsoleKeys](modules.Config(cfg)))
+		decodeAuthkey(modtest.Typed[authkeyKeys](modules.Config(cfg)))
 		if !cmp.Equal(orig, map[string]any(cfg)) {
 			t.Fatal("config modified")
 		}

@@ -150,7 +150,7 @@ func TestHostKeysDeferral(t *testing.T) {
 			case tt.wantDefer != nil && got == nil:
 				t.Errorf("nothing deferred, want %v", tt.wantDefer)
 			case tt.wantDefer != nil:
-				if strings.Join(got.Types, ",") != strings.Join(tt.wantDefer, ",") || got.Quiet != famtest.Typed[sshConfig](cfg).QuietKeygen || !strings.Contains(got.Reason, tt.reason) {
+				if strings.Join(got.Types, ",") != strings.Join(tt.wantDefer, ",") || got.Quiet != modtest.Typed[sshConfig](cfg).QuietKeygen || !strings.Contains(got.Reason, tt.reason) {
 					t.Errorf("deferred %+v, want types %v", *got, tt.wantDefer)
 				}
 				if len(keys) != 0 {

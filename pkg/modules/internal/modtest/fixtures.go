@@ -4,10 +4,14 @@ package modtest
 // SSH host keys, and a user home for the confinement tests.
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -72,4 +76,67 @@ func ShadowUnchanged(t *testing.T, root string) {
 	if uid, gid := target.FileOwner(fi); os.Geteuid() == 0 && (uid != 0 || gid != 0) {
 		t.Errorf("/etc/shadow chowned to %d:%d", uid, gid)
 	}
+}
+
+// Recorder is a target.Runner that records the commands run in a target
+// (argv and environment) and, for scripts, their content at the time they
+// ran: the runner of pkg/modules' testContext and famtest.NewContext.
+type Recorder struct {
+	Calls   [][]string
+	Scripts []string
+	Envs    [][]string
+	// Fail makes a command fail with the error given for its last
+	// argument.
+	Fail map[string]error
+	// Answers are the stdout of commands, by their space-joined argv.
+	Answers map[string]string
+}
+
+// Run implements target.Runner.
+func (r *Recorder) Run(ctx context.Context, root string, cmd target.Cmd) error {
+	r.Calls = append(r.Calls, cmd.Argv)
+	r.Envs = append(r.Envs, cmd.Env)
+	for _, a := range cmd.Argv {
+		if b, err := os.ReadFile(filepath.Join(root, a)); err == nil {
+			r.Scripts = append(r.Scripts, string(b))
+		}
+	}
+	if a, ok := r.Answers[strings.Join(cmd.Argv, " ")]; ok && cmd.Stdout != nil {
+		io.WriteString(cmd.Stdout, a)
+	}
+	if r.Fail != nil {
+		if err, ok := r.Fail[cmd.Argv[len(cmd.Argv)-1]]; ok {
+			return err
+		}
+	}
+	return nil
+}
+
+// TempRoot is a target on a fresh temp directory holding files (paths
+// relative to the root), its commands run by run.
+func TempRoot(t *testing.T, files map[string]string, run target.Runner) *target.Root {
+	t.Helper()
+	dir := t.TempDir()
+	for p, s := range files {
+		hp := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(hp, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := target.New(dir, target.WithRunner(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// Typed is cfg decoded into a module's typed configuration, as
+// modules.Typed decodes it (problems dropped).
+func Typed[T any](cfg map[string]any) T {
+	var out T
+	_ = (&pyval.Decoder{}).Decode(cfg, &out)
+	return out
 }
