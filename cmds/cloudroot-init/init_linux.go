@@ -25,7 +25,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/bootenv"
 	"github.com/cloudroot/cloudroot/pkg/cilog"
 	"github.com/cloudroot/cloudroot/pkg/identify"
-	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 	"github.com/cloudroot/cloudroot/pkg/netup"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/stages"
@@ -56,9 +56,9 @@ type boot struct {
 	devs    []bootenv.Device
 	// entropy is the blocking kernel RNG read started after the drivers;
 	// hostKeys generates SSH host keys once it returns.
-	entropy      *modules.EntropyWaiter
+	entropy      *users.EntropyWaiter
 	entropyStart float64
-	hostKeys     *modules.HostKeyPool
+	hostKeys     *users.HostKeyPool
 	// imageWritten: cloudroot.image= was written to the disk this boot;
 	// imageErr: why it was not (said again if the root is then missing).
 	imageWritten bool
@@ -298,7 +298,7 @@ func (b *boot) startEntropy() {
 		}
 	}
 	b.entropyStart = uptime()
-	b.entropy = modules.NewEntropyWaiter(func() error {
+	b.entropy = users.NewEntropyWaiter(func() error {
 		buf := make([]byte, 1)
 		for {
 			_, err := unix.Getrandom(buf, 0)
@@ -307,9 +307,9 @@ func (b *boot) startEntropy() {
 			}
 		}
 	}, timeout, b.log)
-	b.hostKeys = modules.NewHostKeyPool(b.entropy, nil)
+	b.hostKeys = users.NewHostKeyPool(b.entropy, nil)
 	if v, _ := b.cmdline.Get("cloudroot.hostkeys"); v == "defer" {
-		b.hostKeys = modules.NewHostKeyPool(modules.DeferAll{Reason: "cloudroot.hostkeys=defer on the kernel command line"}, nil)
+		b.hostKeys = users.NewHostKeyPool(users.DeferAll{Reason: "cloudroot.hostkeys=defer on the kernel command line"}, nil)
 	}
 }
 
@@ -325,16 +325,16 @@ func (b *boot) startHostKeys(t *target.Root) {
 		return
 	}
 	none := true
-	for _, k := range modules.DefaultGenKeyTypes {
+	for _, k := range users.DefaultGenKeyTypes {
 		if t.Exists("/etc/ssh/ssh_host_" + k + "_key") {
 			none = false
 		}
 	}
 	if _, err := t.Lstat(state.InstanceLink); none || err != nil {
-		types := modules.DefaultGenKeyTypes
-		if modules.BackgroundHostKeysEnabled(t) {
+		types := users.DefaultGenKeyTypes
+		if users.BackgroundHostKeysEnabled(t) {
 			// RSA goes to the booted root (stages.InitOptions.BackgroundHostKeys).
-			types, _ = modules.SplitHostKeyTypes(types)
+			types, _ = users.SplitHostKeyTypes(types)
 		}
 		b.hostKeys.Start(types...)
 	}

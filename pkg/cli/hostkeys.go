@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -17,10 +18,10 @@ import (
 // generates the SSH host keys the initramfs left to the booted root, as the
 // ssh module would have: same types, files, modes and console output.
 // Plain, the ones deferred because the kernel random number generator was
-// not ready (modules.HostKeysDeferredMarker; cloudroot-hostkeys.service
+// not ready (users.HostKeysDeferredMarker; cloudroot-hostkeys.service
 // runs it before sshd). With --background, the slow ones (RSA) the
 // initramfs left so that sshd need not wait for them
-// (modules.HostKeysBackgroundMarker; cloudroot-hostkeys-background.service
+// (users.HostKeysBackgroundMarker; cloudroot-hostkeys-background.service
 // runs it after sshd started, before the final stage), made in Go (faster
 // than ssh-keygen), then sshd is reloaded to serve them.
 func hostkeysCommand() Command {
@@ -32,15 +33,15 @@ func hostkeysCommand() Command {
 }
 
 func runHostkeys(ctx context.Context, env *Env, args []string) int {
-	marker, background := modules.HostKeysDeferredMarker, false
+	marker, background := users.HostKeysDeferredMarker, false
 	for _, a := range args {
 		switch a {
 		case "-h", "--help":
-			fmt.Fprintln(env.Stdout, "usage: cloudroot hostkeys [--background]\n\nGenerates the SSH host keys listed in "+modules.HostKeysDeferredMarker+
-				" (with --background: "+modules.HostKeysBackgroundMarker+", then reloads sshd), then removes it.")
+			fmt.Fprintln(env.Stdout, "usage: cloudroot hostkeys [--background]\n\nGenerates the SSH host keys listed in "+users.HostKeysDeferredMarker+
+				" (with --background: "+users.HostKeysBackgroundMarker+", then reloads sshd), then removes it.")
 			return 0
 		case "--background":
-			marker, background = modules.HostKeysBackgroundMarker, true
+			marker, background = users.HostKeysBackgroundMarker, true
 		default:
 			fmt.Fprintf(env.Stderr, "error: unrecognized arguments: %s\n", a)
 			return 2
@@ -66,7 +67,7 @@ func generateLeftHostKeys(ctx context.Context, env *Env, root *target.Root, mark
 		fmt.Fprintf(env.Stderr, "cloudroot: %v\n", err)
 		return 1
 	}
-	d, err := modules.ParseHostKeyDeferral(b)
+	d, err := users.ParseHostKeyDeferral(b)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "cloudroot: %v\n", err)
 		return 1
@@ -87,9 +88,9 @@ func generateLeftHostKeys(ctx context.Context, env *Env, root *target.Root, mark
 		Version: Version,
 		Booted:  env.Root == "/",
 	})
-	generate := modules.GenerateDeferredHostKeys
+	generate := users.GenerateDeferredHostKeys
 	if background {
-		generate = modules.GenerateBackgroundHostKeys
+		generate = users.GenerateBackgroundHostKeys
 	}
 	if err := generate(ctx, c, d); err != nil {
 		log.Error("deferred SSH host keys", "err", err)
@@ -104,7 +105,7 @@ func generateLeftHostKeys(ctx context.Context, env *Env, root *target.Root, mark
 	if background {
 		// The keys are there whatever sshd does: a failed reload is a
 		// warning, and sshd serves them from its next start.
-		if err := modules.ReloadSSHD(ctx, c); err != nil {
+		if err := users.ReloadSSHD(ctx, c); err != nil {
 			log.Warn("sshd not reloaded for the new host keys", "err", err)
 		}
 	}
@@ -116,25 +117,25 @@ func generateLeftHostKeys(ctx context.Context, env *Env, root *target.Root, mark
 // keys cloudroot-hostkeys-background.service should have made before it
 // and did not (it failed, or was not run): nothing when the marker is gone.
 func finishBackgroundHostKeys(ctx context.Context, env *Env, root *target.Root, log *slog.Logger, out io.Writer) {
-	b, err := root.ReadFile(modules.HostKeysBackgroundMarker)
+	b, err := root.ReadFile(users.HostKeysBackgroundMarker)
 	if err != nil {
 		return
 	}
-	d, err := modules.ParseHostKeyDeferral(b)
+	d, err := users.ParseHostKeyDeferral(b)
 	if err != nil {
 		log.Warn("background SSH host keys", "err", err)
 		return
 	}
-	log.Warn("SSH host keys left to "+modules.BackgroundHostKeysUnit+" are missing, generating them now", "types", fmt.Sprint(d.Types))
+	log.Warn("SSH host keys left to "+users.BackgroundHostKeysUnit+" are missing, generating them now", "types", fmt.Sprint(d.Types))
 	c := modules.NewContext(root, modules.Options{Log: log, Out: out, Now: env.Now, Uptime: env.Uptime, Version: Version, Booted: env.Root == "/"})
-	if err := modules.GenerateBackgroundHostKeys(ctx, c, d); err != nil {
+	if err := users.GenerateBackgroundHostKeys(ctx, c, d); err != nil {
 		log.Warn("background SSH host keys", "err", err)
 		return
 	}
-	if err := root.Remove(modules.HostKeysBackgroundMarker); err != nil {
+	if err := root.Remove(users.HostKeysBackgroundMarker); err != nil {
 		log.Warn("background SSH host keys", "err", err)
 	}
-	if err := modules.ReloadSSHD(ctx, c); err != nil {
+	if err := users.ReloadSSHD(ctx, c); err != nil {
 		log.Warn("sshd not reloaded for the new host keys", "err", err)
 	}
 }

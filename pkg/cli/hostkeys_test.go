@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// backgroundMarker is modules.HostKeysBackgroundMarker as the unit's
+// backgroundMarker is users.HostKeysBackgroundMarker as the unit's
 // ConditionPathExists names it.
 const backgroundMarker = "/run/cloud-init/cloudroot/hostkeys-background"
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
@@ -27,8 +28,8 @@ var Byobu = Module{
 
 // byobuConfig is the module's configuration.
 type byobuConfig struct {
-	Value string   `cfg:"byobu_by_default,str"`
-	Users userKeys `cfg:",inline"`
+	Value string      `cfg:"byobu_by_default,str"`
+	Users ugutil.Keys `cfg:",inline"`
 }
 
 func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
@@ -59,7 +60,7 @@ func runByobu(ctx context.Context, c *Context, cfg byobuConfig) error {
 	}
 	var sh strings.Builder
 	if modUser {
-		_, def, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
+		_, def, _, _ := ugutil.Normalize(cfg.Users, c.Distro.DefaultUser(), func(string, ...any) {})
 		if def == nil {
 			c.Warnf("No default byobu user provided, can not launch %s for the default user", blInst)
 		} else {

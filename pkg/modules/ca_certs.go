@@ -148,7 +148,7 @@ func deselectCACerts(c *Context, fn string) error {
 	if err != nil {
 		return err
 	}
-	return c.Root.WriteFileOpts(fn, []byte(strings.Join(out, "\n")+"\n"), sameOwner(fi, false))
+	return c.Root.WriteFileOpts(fn, []byte(strings.Join(out, "\n")+"\n"), SameOwner(fi, false))
 }
 
 // emptyDir is util.delete_dir_contents: everything under dir goes, dir

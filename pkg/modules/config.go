@@ -3,10 +3,7 @@ package modules
 import (
 	"context"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
-	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
 // Config is the merged cloud-config, as decoded from YAML.
@@ -14,19 +11,6 @@ type Config map[string]any
 
 // Has reports whether key is present (even if null).
 func (c Config) Has(key string) bool { _, ok := c[key]; return ok }
-
-// DecodeValue converts any decoded YAML value into out (marshalled by
-// yaml.v3, read back by pkg/yaml11 as every YAML cloudroot reads).
-func DecodeValue(v any, out any) error {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if _, err := yaml11.Unmarshal("", b, out); err != nil {
-		return err
-	}
-	return nil
-}
 
 // scalarString is pyval.ScalarStr.
 func scalarString(v any) string { return pyval.ScalarStr(v) }

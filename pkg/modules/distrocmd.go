@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/cilog"
@@ -27,7 +26,7 @@ import (
 // /etc/inittab) counts as sysvinit where DetectInit would assume the
 // distro's default.
 func (c *Context) Facts() distro.Facts {
-	init := c.Distro.DetectInit(c.Root.Exists, c.readlink)
+	init := c.Distro.DetectInit(c.Root.Exists, c.Readlink)
 	if init == distro.InitSystemd && c.Root.Exists("/etc/inittab") &&
 		!c.Root.Exists("/lib/systemd/systemd") && !c.Root.Exists("/usr/lib/systemd/systemd") {
 		init = distro.InitSysVinit
@@ -155,16 +154,6 @@ func (c *Context) deprecated(msg string) {
 // lifecyclePy is the file cloud-init logs deprecations under
 // (cloudinit/lifecycle.py).
 const lifecyclePy = "lifecycle.py"
-
-// readlink reads the symlink at p in the target (its directory resolved
-// inside the root, the link itself not followed).
-func (c *Context) readlink(p string) (string, error) {
-	dir, err := c.Root.Resolve(path.Dir(p))
-	if err != nil {
-		return "", err
-	}
-	return os.Readlink(filepath.Join(dir, path.Base(p)))
-}
 
 // Logexc is util.logexc: the message is logged at WARNING (recorded as a
 // recoverable error) and the module goes on.

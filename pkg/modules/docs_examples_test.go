@@ -1,7 +1,6 @@
 package modules
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,30 +49,6 @@ func TestSchemaRejects(t *testing.T) {
 		}
 		if errs == 0 {
 			t.Errorf("%q passed the schema", doc)
-		}
-	}
-}
-
-// TestDocsExamplesApply: the examples of modules that need no network
-// run on a Debian target without error (pkg/modules/pkgmgr runs its
-// own).
-func TestDocsExamplesApply(t *testing.T) {
-	mods := map[string]Module{
-		"keys_to_console":          KeysToConsole,
-		"ssh_authkey_fingerprints": SSHAuthkeyFingerprints,
-	}
-	for name, m := range mods {
-		files, _ := filepath.Glob("testdata/docs/" + name + "/example*.yaml")
-		if len(files) == 0 {
-			t.Errorf("%s: no examples", name)
-		}
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			c, _, _ := testContext(t, yamlCfg(t, string(b)), hostKeyRoot())
-			c.Root.WriteFile("/usr/bin/apt-get", nil, 0o755)
-			if err := m.Run(context.Background(), c); err != nil {
-				t.Errorf("%s: %v", f, err)
-			}
 		}
 	}
 }

@@ -1,13 +1,17 @@
 package modules
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
+)
 
 // Hooks for the external tests (package modules_test): they run the
 // runner over pkg/modules/builtin's registry, which this package cannot
 // import (builtin imports the families, and they import this package).
 
 // NewTestContext is testContext (no files) resolving names in mods.
-func NewTestContext(t *testing.T, cfg Config, mods []Module) (*Context, *recRunner) {
+func NewTestContext(t *testing.T, cfg Config, mods []Module) (*Context, *modtest.Recorder) {
 	t.Helper()
 	c, rr, _ := testContext(t, cfg, nil)
 	c.Modules = mods
@@ -23,10 +27,6 @@ func NewTestContextFiles(t *testing.T, cfg Config, files map[string]string, mods
 	return c
 }
 
-// Calls are the commands the runner recorded; ResetCalls forgets them.
-func (r *recRunner) Calls() [][]string { return r.calls }
-func (r *recRunner) ResetCalls()       { r.calls = nil }
-
 // ResetDeprecations forgets the deprecations c has logged (a new process).
 func ResetDeprecations(c *Context) { c.deprecations = nil }
 
@@ -38,7 +38,3 @@ func PlanStage(c *Context, entries []Entry) [][]string {
 	}
 	return out
 }
-
-// AccountsGolden runs mods on every testdata/accounts case (the users
-// family's modules with ssh: TestAccountsGolden).
-func AccountsGolden(t *testing.T, mods []Module) { accountsGolden(t, mods) }

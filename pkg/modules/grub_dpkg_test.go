@@ -25,9 +25,9 @@ func TestGrubDpkgEnabled(t *testing.T) {
 			if err := GrubDpkg.Run(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
-			ran := slices.ContainsFunc(rec.calls, func(argv []string) bool { return argv[0] == "debconf-set-selections" })
+			ran := slices.ContainsFunc(rec.Calls, func(argv []string) bool { return argv[0] == "debconf-set-selections" })
 			if ran != tt.runs {
-				t.Errorf("debconf-set-selections run: %v, want %v (calls %v)", ran, tt.runs, rec.calls)
+				t.Errorf("debconf-set-selections run: %v, want %v (calls %v)", ran, tt.runs, rec.Calls)
 			}
 		})
 	}

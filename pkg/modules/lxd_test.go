@@ -40,7 +40,7 @@ func TestLXDShapes(t *testing.T) {
 				t.Fatalf("error %q, want %q", got, tc.wantErr)
 			}
 			var cmds []string
-			for _, a := range rr.calls {
+			for _, a := range rr.Calls {
 				cmds = append(cmds, strings.Join(a, " "))
 			}
 			if tc.want != "" && !strings.Contains(strings.Join(cmds, "\n"), tc.want) {

@@ -150,17 +150,17 @@ runcmd:
 	if err := Bootcmd.Run(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	if len(rr.calls) != 1 || rr.calls[0][0] != "/bin/sh" {
-		t.Fatalf("calls = %v", rr.calls)
+	if len(rr.Calls) != 1 || rr.Calls[0][0] != "/bin/sh" {
+		t.Fatalf("calls = %v", rr.Calls)
 	}
 	wantScript := "#!/bin/sh\necho boot > /tmp/x\n'cloud-init-per' 'once' 'mymkfs' 'mkfs' '/dev/vdb'\n"
-	if len(rr.scripts) != 1 || rr.scripts[0] != wantScript {
-		t.Errorf("bootcmd script = %q, want %q", rr.scripts, wantScript)
+	if len(rr.Scripts) != 1 || rr.Scripts[0] != wantScript {
+		t.Errorf("bootcmd script = %q, want %q", rr.Scripts, wantScript)
 	}
-	if !contains(rr.envs[0], "INSTANCE_ID=iid-test") {
-		t.Errorf("env lacks INSTANCE_ID: %v", rr.envs[0])
+	if !contains(rr.Envs[0], "INSTANCE_ID=iid-test") {
+		t.Errorf("env lacks INSTANCE_ID: %v", rr.Envs[0])
 	}
-	if c.Root.Exists(rr.calls[0][1]) {
+	if c.Root.Exists(rr.Calls[0][1]) {
 		t.Error("bootcmd script left behind")
 	}
 	if err := Runcmd.Run(context.Background(), c); err != nil {
@@ -173,8 +173,8 @@ runcmd:
 	if m := mode(t, c, "/var/lib/cloud/instances/iid-test/scripts/runcmd").Perm(); m != 0o700 {
 		t.Errorf("runcmd mode = %o", m)
 	}
-	if len(rr.calls) != 1 {
-		t.Errorf("runcmd ran something: %v", rr.calls)
+	if len(rr.Calls) != 1 {
+		t.Errorf("runcmd ran something: %v", rr.Calls)
 	}
 }
 
@@ -195,13 +195,13 @@ func TestScriptsUser(t *testing.T) {
 		}
 	}
 	c.Root.WriteFile(c.InstanceDir()+"/scripts/notexec", []byte("x"), 0o644)
-	rr.fail = map[string]error{c.InstanceDir() + "/scripts/part-002": os.ErrPermission}
+	rr.Fail = map[string]error{c.InstanceDir() + "/scripts/part-002": os.ErrPermission}
 	err := ScriptsUser.Run(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "1 failures (part-002)") {
 		t.Errorf("err = %v", err)
 	}
 	var ran []string
-	for _, call := range rr.calls {
+	for _, call := range rr.Calls {
 		ran = append(ran, call[0])
 	}
 	want := []string{c.InstanceDir() + "/scripts/part-001", c.InstanceDir() + "/scripts/part-002", c.InstanceDir() + "/scripts/runcmd"}
@@ -449,7 +449,7 @@ func TestScriptsVendorPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{{"/usr/bin/ltrace", "-f", c.InstanceDir() + "/scripts/vendor/part-001"}}
-	if diff := cmp.Diff(want, rr.calls); diff != "" {
+	if diff := cmp.Diff(want, rr.Calls); diff != "" {
 		t.Errorf("vendor script argv (-want +got):\n%s", diff)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // phoneServer records POSTs; the first failFirst answer 500.
@@ -142,7 +144,7 @@ func TestPhoneHomeDecode(t *testing.T) {
 		{"phone_home: {post: all}", false, 0, nil, 1},
 		{"other: 1", false, 0, nil, 0},
 	} {
-		p, ok, err := decodePhoneHome(typedConfig[phoneHomeKeys](yamlCfg(t, tc.cfg)))
+		p, ok, err := decodePhoneHome(modtest.Typed[phoneHomeKeys](yamlCfg(t, tc.cfg)))
 		if err != nil || ok != tc.ok || p.Tries != tc.tries || !cmp.Equal(p.Post, tc.post) || len(p.Notes) != tc.notes {
 			t.Errorf("%s: %+v ok=%v err=%v", tc.cfg, p, ok, err)
 		}
@@ -156,7 +158,7 @@ func TestPhoneHomeDocsExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, ok, err := decodePhoneHome(typedConfig[phoneHomeKeys](yamlCfg(t, string(b))))
+		p, ok, err := decodePhoneHome(modtest.Typed[phoneHomeKeys](yamlCfg(t, string(b))))
 		if err != nil || !ok || p.URL == "" || len(p.Post) == 0 {
 			t.Errorf("%s: %+v ok=%v err=%v", f, p, ok, err)
 		}
@@ -183,7 +185,7 @@ func TestPhoneHomeUpstream(t *testing.T) {
 	if err := json.Unmarshal(b, &cases); err != nil {
 		t.Fatal(err)
 	}
-	files := hostKeyRoot()
+	files := modtest.HostKeyRoot()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cfg, _ := json.Marshal(map[string]any{"phone_home": tc.Config})

@@ -11,8 +11,9 @@ package modules
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -40,39 +41,29 @@ var resolvTemplates = map[string]string{
 
 // resolvParams is resolv_conf turned into the template's parameters
 // (generate_resolv_conf; the context is the mapping as given, an opaque
-// pass-through apart from options): true boolean options become flags, false ones
-// are dropped, the others stay options. Flags are sorted (cloud-init keeps
-// their YAML order, which the decoded config no longer has).
-func resolvParams(m map[string]any) map[string]any {
-	p := map[string]any{}
-	for k, v := range m {
-		p[k] = v
+// pass-through): its options (decoded apart, nil when not a mapping) are
+// split into flags, the true boolean options, and the other options;
+// false ones are dropped. Flags are sorted (cloud-init keeps their YAML
+// order, which the decoded config no longer has).
+func resolvParams(m, options map[string]any) map[string]any {
+	p := maps.Clone(m)
+	if p == nil {
+		p = map[string]any{}
 	}
 	opts := map[string]any{}
-	var on []string
-	if o, ok := m["options"].(map[string]any); ok {
-		keys := make([]string, 0, len(o))
-		for k := range o {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			switch b := o[k].(type) {
-			case bool:
-				if b {
-					on = append(on, k)
-				}
-			default:
-				opts[k] = o[k]
+	on := []any{}
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		switch b := options[k].(type) {
+		case bool:
+			// false flags are dropped, as cloud-init drops them
+			if b {
+				on = append(on, k)
 			}
+		default:
+			opts[k] = options[k]
 		}
 	}
-	// false flags are dropped, as cloud-init drops them
-	flags := []any{}
-	for _, f := range on {
-		flags = append(flags, f)
-	}
-	p["options"], p["flags"] = opts, flags
+	p["options"], p["flags"] = opts, on
 	return p
 }
 
@@ -84,6 +75,11 @@ type resolvConfConfig struct {
 	// parameters", as cloud-init treats it), passed through: it becomes
 	// the template's context (resolvParams).
 	Params map[string]any `cfg:"resolv_conf,loose"`
+	// Section is what resolvParams reads of it: options, passed through
+	// (nil when not a mapping).
+	Section struct {
+		Options map[string]any `cfg:"options,loose"`
+	} `cfg:"resolv_conf,loose"`
 	// SystemInfo is the system_info keys the module reads (ignored when
 	// system_info or its paths are not mappings).
 	SystemInfo struct {
@@ -125,7 +121,11 @@ func runResolvConf(_ context.Context, c *Context, cfg resolvConfConfig) error {
 		}
 		tmpl = b
 	}
-	out, err := render.Jinja(tmpl, resolvParams(withoutControl(c, "resolv_conf", params)))
+	// The options are cleaned apart (each warning once), then replaced.
+	rest := maps.Clone(params)
+	delete(rest, "options")
+	opts := withoutControl(c, "resolv_conf.options", cfg.Section.Options)
+	out, err := render.Jinja(tmpl, resolvParams(withoutControl(c, "resolv_conf", rest), opts))
 	if err != nil {
 		return fmt.Errorf("resolv_conf: rendering %s: %w", fn, err)
 	}

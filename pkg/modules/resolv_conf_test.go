@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cloudroot/cloudroot/pkg/datasource"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/render"
 	"github.com/cloudroot/cloudroot/templates"
 )
@@ -52,7 +53,7 @@ func TestResolvConfUpstream(t *testing.T) {
 					t.Fatal(err)
 				}
 				src, _ := templates.Resolv(tmpl)
-				got, err := render.Jinja(src, resolvParams(cfg["resolv_conf"].(map[string]any)))
+				got, err := render.Jinja(src, resolvParams(modtest.Typed[resolvConfConfig](Config(cfg)).Params, modtest.Typed[resolvConfConfig](Config(cfg)).Section.Options))
 				if err != nil {
 					t.Fatal(err)
 				}

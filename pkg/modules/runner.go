@@ -18,11 +18,11 @@ import (
 // comes from the cloud_*_modules lists.
 func Core() []Module {
 	return append([]Module{
-		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts, SSH,
+		Bootcmd, WriteFiles, SetHostname, UpdateHostname, UpdateEtcHosts,
 		Locale, CACerts, Keyboard, SeedRandom, ResolvConf, Rsyslog,
 		Runcmd,
 		WriteFilesDeferred, ScriptsVendor, ScriptsPerOnce, ScriptsPerBoot, ScriptsPerInstance, ScriptsUser,
-		SSHAuthkeyFingerprints, KeysToConsole, PhoneHome, FinalMessage, PowerStateChange,
+		PhoneHome, FinalMessage, PowerStateChange,
 	}, vendorModules()...)
 }
 

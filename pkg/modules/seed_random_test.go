@@ -23,8 +23,8 @@ func TestSeedRandomMetadata(t *testing.T) {
 	if got := readFile(t, c, "/var/seed"); got != "old|cfg|from-metadata" {
 		t.Errorf("seed file = %q", got)
 	}
-	if len(rr.calls) != 0 {
-		t.Errorf("commands ran: %v", rr.calls)
+	if len(rr.Calls) != 0 {
+		t.Errorf("commands ran: %v", rr.Calls)
 	}
 }
 

@@ -52,7 +52,7 @@ func runSingleCase(t *testing.T, cfg Config, name string, freq state.Frequency, 
 	var cmds [][][]string
 	for range runs {
 		ResetDeprecations(c)
-		rr.ResetCalls()
+		rr.Calls = nil
 		logs, rec := captureLog(c)
 		res, err := RunSingle(context.Background(), c, name, freq)
 		got := upstreamSingle{Called: res.Ran, WhichRan: []string{}}
@@ -73,7 +73,7 @@ func runSingleCase(t *testing.T, cfg Config, name string, freq state.Frequency, 
 		got.Recoverable, got.Exit = rec, exit
 		got.Sems = semaphores(t, c.Root.Dir())
 		out = append(out, got)
-		cmds = append(cmds, rr.Calls())
+		cmds = append(cmds, rr.Calls)
 	}
 	return out, cmds
 }

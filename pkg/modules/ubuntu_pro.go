@@ -162,7 +162,7 @@ func runUbuntuPro(ctx context.Context, c *Context, cfg ubuntuProConfig) error {
 
 // proAPI runs `pro api ENDPOINT [--data JSON]` and returns its answer's
 // data attributes, or the first error's code and message.
-func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (map[string]any, string, error) {
+func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (json.RawMessage, string, error) {
 	argv := []string{"pro", "api", endpoint}
 	if data != nil {
 		argv = append(argv, "--data", string(data))
@@ -171,7 +171,9 @@ func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (map[
 	var resp struct {
 		Result string `json:"result"`
 		Data   struct {
-			Attributes map[string]any `json:"attributes"`
+			// Attributes is the endpoint's answer, decoded by the
+			// caller (an object or null, else the answer is refused).
+			Attributes json.RawMessage `json:"attributes"`
 		} `json:"data"`
 		Errors []struct {
 			Code    string `json:"code"`
@@ -181,6 +183,11 @@ func proAPI(ctx context.Context, c *Context, endpoint string, data []byte) (map[
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &resp); err != nil {
 		return nil, "", errors.Join(runErr, fmt.Errorf("pro api %s: answer is not JSON: %w", endpoint, err))
+	}
+	if a := resp.Data.Attributes; len(a) > 0 {
+		if err := json.Unmarshal(a, &struct{}{}); err != nil {
+			return nil, "", errors.Join(runErr, fmt.Errorf("pro api %s: answer is not JSON: %w", endpoint, err))
+		}
 	}
 	if resp.Result != "success" || len(resp.Errors) > 0 {
 		code, msg := "", "failure"
@@ -202,8 +209,12 @@ func proShouldAutoAttach(ctx context.Context, c *Context) bool {
 		c.Warnf("Unable to determine if this is an Ubuntu Pro instance. Fallback to normal Pro attach.")
 		return false
 	}
-	b, _ := attrs["should_auto_attach"].(bool)
-	return b
+	// Anything but a JSON true is false.
+	var a struct {
+		ShouldAutoAttach bool `json:"should_auto_attach"`
+	}
+	_ = json.Unmarshal(attrs, &a)
+	return a.ShouldAutoAttach
 }
 
 func proAutoAttach(ctx context.Context, c *Context, pro proSection) error {
@@ -356,8 +367,15 @@ func proAttach(ctx context.Context, c *Context, pro proSection) error {
 			return fmt.Errorf("Error while enabling service(s): %s: %w", strings.Join(enable, ", "), err)
 		}
 	}
+	// Each error's fields are any JSON value (pyval.Str prints them as
+	// Python does); Service is nil when absent or null.
 	var resp struct {
-		Errors []map[string]any `json:"errors"`
+		Errors []struct {
+			MessageCode any `json:"message_code"`
+			Service     any `json:"service"`
+			Message     any `json:"message"`
+			Type        any `json:"type"`
+		} `json:"errors"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &resp); err != nil {
 		return fmt.Errorf("Pro response was not json: %s", r.Stdout)
@@ -365,15 +383,15 @@ func proAttach(ctx context.Context, c *Context, pro proSection) error {
 	var services []string
 	failed := false
 	for _, e := range resp.Errors {
-		if e["message_code"] == "service-already-enabled" {
+		if e.MessageCode == "service-already-enabled" {
 			continue
 		}
 		failed = true
-		if svc, ok := e["service"]; ok && svc != nil {
-			services = append(services, pyval.Str(svc))
-			c.Logexc("Failure enabling `%s`: %s", pyval.Str(svc), pyval.Str(e["message"]))
+		if e.Service != nil {
+			services = append(services, pyval.Str(e.Service))
+			c.Logexc("Failure enabling `%s`: %s", pyval.Str(e.Service), pyval.Str(e.Message))
 		} else {
-			c.Logexc("Failure of type `%s`: %s", pyval.Str(e["type"]), pyval.Str(e["message"]))
+			c.Logexc("Failure of type `%s`: %s", pyval.Str(e.Type), pyval.Str(e.Message))
 		}
 	}
 	if failed {

@@ -41,7 +41,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/datasource"
 	"github.com/cloudroot/cloudroot/pkg/datasource/builtin"
 	"github.com/cloudroot/cloudroot/pkg/identify"
-	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
@@ -122,7 +122,7 @@ type Boot struct {
 	Bind            func() (unbind func() error, err error)
 	SysInfo         SysInfo
 	SetLiveHostname func(string) error
-	HostKeys        *modules.HostKeyPool
+	HostKeys        *users.HostKeyPool
 	NetLinks        func() []bootenv.NetLink
 	Secrets         func([]string)
 	OnNetwork       func(*NetworkResult)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 	"github.com/cloudroot/cloudroot/pkg/state"
 )
 
 type noEntropy struct{}
 
-func (noEntropy) Wait(context.Context) error { return modules.ErrNoEntropy }
+func (noEntropy) Wait(context.Context) error { return users.ErrNoEntropy }
 
 // TestInitDefersHostKeys: without entropy the init stage generates no host
 // key, writes the marker the booted root's unit starts on and records the
@@ -21,7 +21,7 @@ func TestInitDefersHostKeys(t *testing.T) {
 	run := newRoot(t, fr)
 	d := seed(t, "instance-id: i-1\n", "#cloud-config\nssh_genkeytypes: [ed25519, rsa]\n")
 	o := initOpts(tr, run, d)
-	o.HostKeys = modules.NewHostKeyPool(noEntropy{}, nil)
+	o.HostKeys = users.NewHostKeyPool(noEntropy{}, nil)
 	var s state.State
 	st := state.NewStatus()
 	if err := Init(context.Background(), o, st.Get(state.StageInit), &s); err != nil {
@@ -33,11 +33,11 @@ func TestInitDefersHostKeys(t *testing.T) {
 	if keys, _ := tr.Glob("/etc/ssh/ssh_host_*"); len(keys) > 0 {
 		t.Errorf("keys written without entropy: %v", keys)
 	}
-	b, err := run.ReadFile(modules.HostKeysDeferredMarker)
+	b, err := run.ReadFile(users.HostKeysDeferredMarker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hd, err := modules.ParseHostKeyDeferral(b)
+	hd, err := users.ParseHostKeyDeferral(b)
 	if err != nil || len(hd.Types) != 2 || hd.Types[0] != "ed25519" || hd.Types[1] != "rsa" {
 		t.Errorf("marker = %s (%v)", b, err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	modbuiltin "github.com/cloudroot/cloudroot/pkg/modules/builtin"
+	"github.com/cloudroot/cloudroot/pkg/modules/users"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -60,13 +61,13 @@ type InitOptions struct {
 	// HostKeys supplies SSH host keys (nil: generated when the ssh module
 	// asks). Init starts the configured types in it as soon as the merged
 	// configuration is known, so generation overlaps the rest of the stage.
-	// When it reports modules.ErrNoEntropy, generation is deferred to the
-	// booted root (modules.HostKeysDeferredMarker under Run).
-	HostKeys *modules.HostKeyPool
+	// When it reports users.ErrNoEntropy, generation is deferred to the
+	// booted root (users.HostKeysDeferredMarker under Run).
+	HostKeys *users.HostKeyPool
 	// BackgroundHostKeys leaves the slow host-key types (RSA) to the
-	// booted root's modules.BackgroundHostKeysUnit when a fast one is
+	// booted root's users.BackgroundHostKeysUnit when a fast one is
 	// generated and the target enables that unit, so sshd need not wait
-	// for them (modules.HostKeysBackgroundMarker under Run). The
+	// for them (users.HostKeysBackgroundMarker under Run). The
 	// initramfs sets it; in the booted root every key is made before sshd,
 	// as cloud-init does.
 	BackgroundHostKeys bool
@@ -235,11 +236,11 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	if o.Secrets != nil {
 		o.Secrets(SecretValues(s))
 	}
-	background := o.BackgroundHostKeys && modules.BackgroundHostKeysEnabled(o.Target)
+	background := o.BackgroundHostKeys && users.BackgroundHostKeysEnabled(o.Target)
 	if o.HostKeys != nil && s.NewInstance {
 		types := HostKeyTypes(merged)
 		if background {
-			types, _ = modules.SplitHostKeyTypes(types)
+			types, _ = users.SplitHostKeyTypes(types)
 		}
 		o.HostKeys.Start(types...)
 	}
@@ -383,7 +384,7 @@ func Init(ctx context.Context, o InitOptions, stage *state.StageStatus, s *state
 	}
 	if background {
 		mc.BackgroundHostKeys = func(hd modules.HostKeyDeferral) error {
-			return writeHostKeyMarker(o.Run, modules.HostKeysBackgroundMarker, hd)
+			return writeHostKeyMarker(o.Run, users.HostKeysBackgroundMarker, hd)
 		}
 	}
 	rep := modules.RunStage(ctx, mc, modules.StageInit)
@@ -406,13 +407,13 @@ func HostKeyTypes(cfg map[string]any) []string {
 	if c.Has("ssh_genkeytypes") {
 		return modules.StringList(c["ssh_genkeytypes"])
 	}
-	return modules.DefaultGenKeyTypes
+	return users.DefaultGenKeyTypes
 }
 
 // deferHostKeys leaves host-key generation to the booted root: the marker
 // cloudroot-hostkeys.service starts on, and the types in the state.
 func deferHostKeys(run *target.Root, s *state.State, d modules.HostKeyDeferral) error {
-	if err := writeHostKeyMarker(run, modules.HostKeysDeferredMarker, d); err != nil {
+	if err := writeHostKeyMarker(run, users.HostKeysDeferredMarker, d); err != nil {
 		return err
 	}
 	s.HostKeysDeferred = d.Types

@@ -3,7 +3,7 @@
 Run through scripts/upstream-cloudinit.sh --python (see
 docs/compatibility.md): for the authorized_keys file given, and each hash
 name, upstream's _pprint_key_entries output for user alice, separated by
-"=== <hash>" lines. pkg/modules/testdata/ssh_console/want-authkey.txt is
+"=== <hash>" lines. pkg/modules/users/testdata/ssh_console/want-authkey.txt is
 this script's output.
 """
 
@@ -26,7 +26,7 @@ log_util.multi_log = multi_log
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import goldenlib  # noqa: E402
 
-goldenlib.args_or_defaults(["pkg/modules/testdata/ssh_console/authorized_keys"], out="pkg/modules/testdata/ssh_console/want-authkey.txt")
+goldenlib.args_or_defaults(["pkg/modules/users/testdata/ssh_console/authorized_keys"], out="pkg/modules/users/testdata/ssh_console/want-authkey.txt")
 
 keys_file = sys.argv[1]
 shown_as = "/home/alice/.ssh/authorized_keys"

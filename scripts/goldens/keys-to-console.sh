@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/goldens/keys-to-console.sh — what upstream's keys_to_console prints, for
-# pkg/modules tests.
+# pkg/modules/users tests.
 #
 #   CLOUDINIT_SRC=/path/to/cloud-init scripts/goldens/keys-to-console.sh
 #
@@ -18,7 +18,7 @@ set -euo pipefail
 need_src keys-to-console
 src=$CLOUDINIT_SRC
 keys=$repo/pkg/modules/testdata/ssh_console
-out=$keys/upstream-keys-to-console.txt
+out=$repo/pkg/modules/users/testdata/ssh_console/upstream-keys-to-console.txt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed -e "s#/etc/ssh/ssh_host_#$keys/ssh_host_#g" \

@@ -104,28 +104,41 @@ const UbuntuDefaultSourcesList = `# Ubuntu sources have moved to the /etc/apt/so
 # See the sources.list(5) manual page for details.
 `
 
-// aptMirror is one primary/security entry.
+// aptMirror is one primary/security entry, decoded by pyval: strings are
+// Python's str() of a scalar (uri: 1.0 is "1.0", as upstream writes it
+// into sources.list), lists a string or a list of them.
 type aptMirror struct {
-	Arches    []string `yaml:"arches"`
-	URI       string   `yaml:"uri"`
-	Search    []string `yaml:"search"`
-	SearchDNS bool     `yaml:"search_dns"`
-	Keyid     string   `yaml:"keyid"`
-	Key       string   `yaml:"key"`
-	Keyserver string   `yaml:"keyserver"`
+	Arches []string `cfg:"arches"`
+	URI    string   `cfg:"uri"`
+	// URIRaw is uri as given: upstream's rename_apt_lists fails on a
+	// true value that is not a string, and skips a false one.
+	URIRaw any      `cfg:"uri"`
+	Search []string `cfg:"search"`
+	// SearchDNS is search_dns, true as Python's truth (`if configured`).
+	SearchDNS any    `cfg:"search_dns"`
+	Keyid     string `cfg:"keyid"`
+	Key       string `cfg:"key"`
+	Keyserver string `cfg:"keyserver"`
 }
 
-// aptSource is one `sources` entry.
+// aptSource is one `sources` entry, decoded by pyval (str() of scalars).
 type aptSource struct {
-	Name      string
-	Source    string `yaml:"source"`
-	HasSource bool   `yaml:"-"`
-	Keyid     string `yaml:"keyid"`
-	Key       string `yaml:"key"`
-	Keyserver string `yaml:"keyserver"`
-	Filename  string `yaml:"filename"`
-	Append    *bool  `yaml:"append"`
+	Name   string
+	Source string `cfg:"source"`
+	// SourceRaw is source as given (Given: HasSource): upstream's
+	// add_apt_repo_match fails on one that is not a string.
+	SourceRaw pyval.Opt `cfg:"source"`
+	Keyid     string    `cfg:"keyid"`
+	Key       string    `cfg:"key"`
+	Keyserver string    `cfg:"keyserver"`
+	Filename  string    `cfg:"filename"`
+	// Append is append: the file is rewritten only when it is given and
+	// false in Python's sense (null included), as upstream reads it.
+	Append pyval.Opt `cfg:"append"`
 }
+
+// HasSource is whether the entry has a source key (null included).
+func (s aptSource) HasSource() bool { return s.SourceRaw.Given }
 
 // aptConfig is the `apt` key in its current (v3) form.
 type aptConfig struct {
@@ -242,18 +255,18 @@ func (g aptGiven) get(name string) any {
 	return nil
 }
 
-// aptMirrors is a primary/security list, decoded as YAML decodes it into
-// []aptMirror; a value of the wrong shape keeps its error for decodeApt
-// (the module fails with it after the rest is read, as it always has).
+// aptMirrors is a primary/security list decoded into []aptMirror; a value
+// of the wrong shape keeps its error for decodeApt (the module fails with
+// it after the rest is read, as it always has).
 type aptMirrors struct {
 	List []aptMirror
 	Err  error
 }
 
 // UnmarshalPy implements pyval.Unmarshaler.
-func (m *aptMirrors) UnmarshalPy(_ *pyval.Decoder, v any) error {
+func (m *aptMirrors) UnmarshalPy(d *pyval.Decoder, v any) error {
 	if v != nil {
-		m.Err = modules.DecodeValue(v, &m.List)
+		m.Err = d.DecodeValue("", v, &m.List)
 	}
 	return nil
 }
@@ -455,11 +468,10 @@ func decodeApt(cfg aptKeys) (aptConfig, error) {
 		}
 		for _, e := range sec.Sources.Entries {
 			var s aptSource
-			if err := modules.DecodeValue(e.Value, &s); err != nil {
+			if err := (&pyval.Decoder{}).DecodeValue("", e.Value, &s); err != nil {
 				errs = append(errs, fmt.Errorf("apt.sources.%s: %w", e.Key, err))
 				continue
 			}
-			_, s.HasSource = pyval.DictOf(e.Value).Get("source")
 			s.Name = e.Key
 			if s.Filename == "" {
 				s.Filename = e.Key
@@ -483,6 +495,9 @@ type aptRun struct {
 	// could not be installed: addKey then dearmors them itself.
 	nativeDearmor bool
 	lookup        func(ctx context.Context, host string) ([]string, error)
+	// mirrorURIs are the uri values (as given) PRIMARY and SECURITY came
+	// from, when they came from a uri.
+	mirrorURIs map[string]any
 	// badIPs are what the resolver answers for names that cannot exist
 	// (a DNS-redirecting resolver); nil until needed.
 	badIPs map[string]bool
@@ -525,7 +540,9 @@ func runAptConfigure(ctx context.Context, c *modules.Context, opts AptOptions, k
 		if err := r.generateSourcesList(release, mirrors, keys); err != nil {
 			return err
 		}
-		r.renameAptLists(mirrors, arch)
+		if err := r.renameAptLists(mirrors, arch); err != nil {
+			return err
+		}
 	}
 	if err := r.applyAptConfig(); err != nil {
 		c.Warnf("Failed to apply proxy or apt config info: %v", err)
@@ -701,7 +718,17 @@ func (r *aptRun) ensureDependencies(ctx context.Context, matcher *regexp.Regexp)
 			need["gpg"] = true
 			keyidOnly = keyidOnly || s.Key == ""
 		}
-		if matcher != nil && matcher.MatchString(s.Source) {
+		if matcher == nil {
+			continue
+		}
+		if v := s.SourceRaw.Value; s.SourceRaw.Given {
+			if _, ok := v.(string); !ok {
+				// re.search on it: upstream's TypeError, before anything
+				// is written.
+				return fmt.Errorf("expected string or bytes-like object, got '%s'", pyval.TypeName(v))
+			}
+		}
+		if matcher.MatchString(s.Source) {
 			need["add-apt-repository"] = true
 		}
 	}
@@ -762,12 +789,24 @@ func (r *aptRun) applyAptConfig() error {
 
 // renameAptLists moves apt's cached lists of the default mirrors to the
 // names of the new ones, so the cache stays valid.
-func (r *aptRun) renameAptLists(mirrors map[string]string, arch string) {
+//
+// A mirror given as a uri that is not a string is what upstream's
+// mirrorurl_to_apt_fileprefix meets as is: a false one is skipped, any
+// other fails the module (its AttributeError) once sources.list is written.
+func (r *aptRun) renameAptLists(mirrors map[string]string, arch string) error {
 	defaults := defaultUbuntuMirrors(arch)
 	for _, name := range []string{"PRIMARY", "SECURITY"} {
 		omirror, nmirror := defaults[name], mirrors[name]
 		if omirror == "" || nmirror == "" {
 			continue
+		}
+		if raw, ok := r.mirrorURIs[name]; ok {
+			if !pyval.Truthy(raw) {
+				continue
+			}
+			if _, str := raw.(string); !str {
+				return fmt.Errorf("'%s' object has no attribute 'endswith'", pyval.TypeName(raw))
+			}
 		}
 		opre := path.Join(AptLists, mirrorFilePrefix(omirror))
 		npre := path.Join(AptLists, mirrorFilePrefix(nmirror))
@@ -781,6 +820,7 @@ func (r *aptRun) renameAptLists(mirrors map[string]string, arch string) {
 			}
 		}
 	}
+	return nil
 }
 
 // mirrorFilePrefix is how apt names a mirror's list files.

@@ -21,6 +21,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -169,7 +170,7 @@ func TestAptConfigureGolden(t *testing.T) {
 }
 
 func TestAptDecodeDeprecated(t *testing.T) {
-	a, err := decodeApt(typedConfig[aptKeys](yamlCfg(t, "apt_mirror: http://m/\napt_proxy: http://p/\napt_ftp_proxy: ftp://f/\n")))
+	a, err := decodeApt(modtest.Typed[aptKeys](yamlCfg(t, "apt_mirror: http://m/\napt_proxy: http://p/\napt_ftp_proxy: ftp://f/\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,10 +185,10 @@ func TestAptDecodeDeprecated(t *testing.T) {
 	if !cmp.Equal(a.Deprecated, []string{want}) {
 		t.Errorf("notes %q", a.Deprecated)
 	}
-	if _, err := decodeApt(typedConfig[aptKeys](yamlCfg(t, "apt_proxy: http://p/\napt: {proxy: http://other/}\n"))); err == nil {
+	if _, err := decodeApt(modtest.Typed[aptKeys](yamlCfg(t, "apt_proxy: http://p/\napt: {proxy: http://other/}\n"))); err == nil {
 		t.Error("old and new with unequal values: no error")
 	}
-	if _, err := decodeApt(typedConfig[aptKeys](yamlCfg(t, "apt: [x]\n"))); err == nil {
+	if _, err := decodeApt(modtest.Typed[aptKeys](yamlCfg(t, "apt: [x]\n"))); err == nil {
 		t.Error("apt as a list: no error")
 	}
 }

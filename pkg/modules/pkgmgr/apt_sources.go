@@ -24,15 +24,21 @@ import (
 // mirrors is find_apt_mirror_info: PRIMARY, SECURITY and MIRROR (plus the
 // lower-case names of the distro's mirror info when it supplied them).
 func (r *aptRun) mirrors(ctx context.Context, arch string) map[string]string {
-	p := r.mirror(ctx, r.cfg.Primary, "primary", arch)
-	s := r.mirror(ctx, r.cfg.Security, "security", arch)
+	p, praw := r.mirror(ctx, r.cfg.Primary, "primary", arch)
+	s, sraw := r.mirror(ctx, r.cfg.Security, "security", arch)
 	var out map[string]string
 	switch {
 	case p != "":
 		if s == "" {
-			s = p
+			s, sraw = p, praw
 		}
 		out = map[string]string{"PRIMARY": p, "SECURITY": s}
+		r.mirrorURIs = map[string]any{}
+		for name, raw := range map[string]any{"PRIMARY": praw, "SECURITY": sraw} {
+			if raw != nil {
+				r.mirrorURIs[name] = raw
+			}
+		}
 	default:
 		out = r.distroMirrors(arch)
 		if out == nil {
@@ -47,8 +53,9 @@ func (r *aptRun) mirrors(ctx context.Context, arch string) map[string]string {
 }
 
 // mirror is get_mirror for one mirror type: uri, else the first
-// resolvable search entry, else search_dns's names.
-func (r *aptRun) mirror(ctx context.Context, list []aptMirror, kind, arch string) string {
+// resolvable search entry, else search_dns's names; with the uri as given
+// when the mirror is one.
+func (r *aptRun) mirror(ctx context.Context, list []aptMirror, kind, arch string) (string, any) {
 	var m *aptMirror
 	for i := range list {
 		if slices.Contains(list[i].Arches, arch) {
@@ -60,16 +67,16 @@ func (r *aptRun) mirror(ctx context.Context, list []aptMirror, kind, arch string
 		}
 	}
 	if m == nil {
-		return ""
+		return "", nil
 	}
 	if m.URI != "" {
-		return m.URI
+		return m.URI, m.URIRaw
 	}
 	if found := r.searchMirror(ctx, m.Search); found != "" {
-		return found
+		return found, nil
 	}
-	if !m.SearchDNS {
-		return ""
+	if !pyval.Truthy(m.SearchDNS) {
+		return "", nil
 	}
 	dns := map[string]string{"primary": "mirror", "security": "security-mirror"}[kind]
 	var doms []string
@@ -85,7 +92,7 @@ func (r *aptRun) mirror(ctx context.Context, list []aptMirror, kind, arch string
 	for _, d := range doms {
 		cands = append(cands, fmt.Sprintf("http://%s-%s%s/%s", name, dns, d, name))
 	}
-	return r.searchMirror(ctx, cands)
+	return r.searchMirror(ctx, cands), nil
 }
 
 // searchMirror is util.search_for_mirror: the first candidate whose host
@@ -550,7 +557,7 @@ func (r *aptRun) addSources(ctx context.Context, params map[string]string, match
 		return fmt.Errorf("did not get a valid repo matcher")
 	}
 	for _, s := range r.cfg.Sources {
-		hardened := s.HasSource && strings.Contains(s.Source, "$KEY_FILE")
+		hardened := s.HasSource() && strings.Contains(s.Source, "$KEY_FILE")
 		fn, err := r.addKey(ctx, s.Key, s.Keyid, s.Keyserver, s.Filename, hardened)
 		if err != nil {
 			return fmt.Errorf("apt source %s: %w", s.Name, err)
@@ -558,7 +565,7 @@ func (r *aptRun) addSources(ctx context.Context, params map[string]string, match
 		if hardened {
 			params["KEY_FILE"] = fn
 		}
-		if !s.HasSource {
+		if !s.HasSource() {
 			continue
 		}
 		source, err := renderAptTemplate(s.Source, params)
@@ -579,7 +586,7 @@ func (r *aptRun) addSources(ctx context.Context, params map[string]string, match
 			continue
 		}
 		content := []byte(source + "\n")
-		if s.Append == nil || *s.Append {
+		if !s.Append.Given || pyval.Truthy(s.Append.Value) {
 			if old, err := r.c.Root.ReadFile(file); err == nil {
 				content = append(old, content...)
 			}

@@ -37,12 +37,12 @@ func FuzzDecodeKeys(f *testing.F) {
 		}
 		_ = yaml.Unmarshal(b, &orig)
 		c := modules.Config(cfg)
-		decodePackages(typedConfig[packagesKeys](c))
-		decodeAptPipelining(typedConfig[aptPipeliningConfig](c))
-		decodeApt(typedConfig[aptKeys](c))
-		decodeYumRepos(typedConfig[yumKeys](c))
-		decodeApk(typedConfig[apkKeys](c))
-		for _, r := range decodeZypper(typedConfig[zypperKeys](c)).Repos {
+		decodePackages(modtest.Typed[packagesKeys](c))
+		decodeAptPipelining(modtest.Typed[aptPipeliningConfig](c))
+		decodeApt(modtest.Typed[aptKeys](c))
+		decodeYumRepos(modtest.Typed[yumKeys](c))
+		decodeApk(modtest.Typed[apkKeys](c))
+		for _, r := range decodeZypper(modtest.Typed[zypperKeys](c)).Repos {
 			if id, ok := r.Get("id"); ok {
 				zypperRepoFile(pyval.Str(id), r)
 			}

@@ -7,20 +7,19 @@ import (
 
 	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // The family's tests run on famtest's recorded targets.
 
 // testContext is a module context on a fresh temp root holding files,
 // resolving names in pkg/modules' own modules and this family's.
-func testContext(t *testing.T, cfg modules.Config, files map[string]string) (*modules.Context, *famtest.Recorder, *bytes.Buffer) {
+func testContext(t *testing.T, cfg modules.Config, files map[string]string) (*modules.Context, *modtest.Recorder, *bytes.Buffer) {
 	t.Helper()
 	return famtest.NewContext(t, cfg, files, slices.Concat(modules.Core(), Modules()))
 }
 
 func yamlCfg(t *testing.T, s string) modules.Config { t.Helper(); return famtest.YAML(t, s) }
-
-func typedConfig[T any](cfg modules.Config) T { return famtest.Typed[T](cfg) }
 
 func readFile(t *testing.T, c *modules.Context, p string) string {
 	t.Helper()

@@ -19,7 +19,7 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/golden"
 	"github.com/cloudroot/cloudroot/pkg/modules"
-	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -98,7 +98,7 @@ func TestPackagesGolden(t *testing.T) {
 }
 
 func TestPackagesDecode(t *testing.T) {
-	p, err := decodePackages(typedConfig[packagesKeys](yamlCfg(t, `
+	p, err := decodePackages(modtest.Typed[packagesKeys](yamlCfg(t, `
 apt_update: true
 package_upgrade: false
 apt_upgrade: on
@@ -126,7 +126,7 @@ packages:
 	if d := cmp.Diff(want, p); d != "" {
 		t.Errorf("-want +got:\n%s", d)
 	}
-	if _, err := decodePackages(typedConfig[packagesKeys](yamlCfg(t, "packages: [[a, b, c]]\n"))); !errors.Is(err, distro.ErrBadPackage) {
+	if _, err := decodePackages(modtest.Typed[packagesKeys](yamlCfg(t, "packages: [[a, b, c]]\n"))); !errors.Is(err, distro.ErrBadPackage) {
 		t.Errorf("three-item entry: err = %v, want ErrBadPackage", err)
 	}
 }
@@ -210,7 +210,7 @@ func TestPackagesFailureGoesOn(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "etc"), 0o755)
 	os.WriteFile(filepath.Join(dir, "etc/os-release"), []byte("ID=alpine\n"), 0o644)
-	rr := &famtest.Recorder{Fail: map[string]error{"--available": errors.New("exit status 1")}}
+	rr := &modtest.Recorder{Fail: map[string]error{"--available": errors.New("exit status 1")}}
 	root, _ := target.New(dir, target.WithRunner(rr))
 	c := &modules.Context{Root: root, Config: yamlCfg(t, "package_upgrade: true\npackages: [a]\n"), InstanceID: "i",
 		Distro: distro.Detect(root.ReadFile), Log: slog.New(slog.DiscardHandler), Out: io.Discard,

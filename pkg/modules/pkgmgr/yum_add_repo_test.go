@@ -66,7 +66,7 @@ func TestYumAddRepoDocsExamples(t *testing.T) {
 		if err := YumAddRepo.Run(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
-		dir, repos := decodeYumRepos(typedConfig[yumKeys](c.Config))
+		dir, repos := decodeYumRepos(modtest.Typed[yumKeys](c.Config))
 		if len(repos) != 1 || !c.Root.Exists(filepath.Join(dir, repos[0].ID+".repo")) {
 			t.Errorf("%s: %v not written", f, repos)
 		}

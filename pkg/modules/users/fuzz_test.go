@@ -17,12 +17,13 @@ import (
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
 
-// FuzzUsersModules runs the family's modules on any cloud-config (seeds:
+// FuzzUsersModules runs users_groups, set_passwords and ssh_import_id on
+// any cloud-config (seeds:
 // the golden cases, the accounts cases and the docs examples) against a
 // small temp-dir Debian target whose commands all succeed: none may panic or
 // modify the config.
 func FuzzUsersModules(f *testing.F) {
-	for _, g := range []string{"testdata/modgolden/*/*/config.yaml", "../testdata/accounts/*/cloud-config.yaml",
+	for _, g := range []string{"testdata/modgolden/*/*/config.yaml", "testdata/accounts/*/cloud-config.yaml",
 		"../testdata/docs/users_groups/example*.yaml", "../testdata/docs/set_passwords/example*.yaml", "../testdata/docs/ssh_import_id/example*.yaml"} {
 		files, _ := filepath.Glob(g)
 		for _, p := range files {
@@ -58,9 +59,35 @@ func FuzzUsersModules(f *testing.F) {
 		c := &modules.Context{Root: root, Config: modules.Config(cfg), Meta: map[string]any{}, InstanceID: "iid-fuzz",
 			Distro: distro.Detect(root.ReadFile), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
 			Console: io.Discard, Now: modtest.Now, Uptime: func() float64 { return 1 }, Warn: func(string) {}}
-		for _, m := range Modules() {
+		for _, m := range []modules.Module{UsersGroups, SetPasswords, SSHImportID} {
 			_ = m.Run(t.Context(), c)
 		}
+		if !cmp.Equal(orig, map[string]any(cfg)) {
+			t.Fatal("config modified")
+		}
+	})
+}
+
+// FuzzDecodeConsoleKeys feeds any cloud-config to the decoders of
+// keys_to_console and ssh_authkey_fingerprints: none may panic or modify
+// the config.
+func FuzzDecodeConsoleKeys(f *testing.F) {
+	for _, g := range []string{"../testdata/docs/keys_to_console/example*.yaml", "../testdata/docs/ssh_authkey_fingerprints/example*.yaml"} {
+		files, _ := filepath.Glob(g)
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("ssh: {emit_keys_to_console: [1]}\nssh_fp_console_blacklist: [1, null, '']\nssh_key_console_blacklist: x\nauthkey_hash: 3"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg, _, err := yaml11.LoadMap("fuzz", b)
+		if err != nil || cfg == nil {
+			return
+		}
+		orig := pyval.DeepCopy(cfg)
+		decodeKeysToConsole(modtest.Typed[keysToConsoleKeys](modules.Config(cfg)))
+		decodeAuthkey(modtest.Typed[authkeyKeys](modules.Config(cfg)))
 		if !cmp.Equal(orig, map[string]any(cfg)) {
 			t.Fatal("config modified")
 		}

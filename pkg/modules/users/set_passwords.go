@@ -274,7 +274,7 @@ func applyPwAuth(ctx context.Context, c *modules.Context, value string) error {
 	if value == "" {
 		return nil
 	}
-	updated, err := c.UpdateSSHDConfig("PasswordAuthentication", value)
+	updated, err := updateSSHDConfig(c, "PasswordAuthentication", value)
 	if err != nil {
 		return fmt.Errorf("ssh_pwauth: %w", err)
 	}

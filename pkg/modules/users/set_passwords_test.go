@@ -251,23 +251,23 @@ func TestSSHPwauth(t *testing.T) {
 		wantFile  string
 		wantValue string // content of wantFile, "" = unchanged
 	}{
-		{"dropin", "Include /etc/ssh/sshd_config.d/*.conf\nUsePAM yes\n", false, modules.SSHDCloudInitConf, "PasswordAuthentication no\n"},
-		{"update line", "UsePAM yes\npasswordauthentication no\n", true, modules.SSHDConfig, "UsePAM yes\npasswordauthentication yes\n"},
-		{"equals form", "PasswordAuthentication=yes\n", "false", modules.SSHDConfig, "PasswordAuthentication no\n"},
-		{"append before Match", "UsePAM yes\nMatch User x\n\tX11Forwarding no\n", "yes", modules.SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\nMatch User x\n\tX11Forwarding no\n"},
-		{"append at end", "UsePAM yes", true, modules.SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\n"},
-		{"unchanged", "UsePAM yes\n", "unchanged", modules.SSHDConfig, "UsePAM yes\n"},
-		{"already set", "PasswordAuthentication yes\n", true, modules.SSHDConfig, "PasswordAuthentication yes\n"},
-		{"trailing text rewritten", "PasswordAuthentication yes # c\n", true, modules.SSHDConfig, "PasswordAuthentication yes\n"},
-		{"no sshd_config", "", true, modules.SSHDConfig, ""},
-		{"only sshd_config.d", "-", true, modules.SSHDCloudInitConf, "PasswordAuthentication yes\n"},
+		{"dropin", "Include /etc/ssh/sshd_config.d/*.conf\nUsePAM yes\n", false, SSHDCloudInitConf, "PasswordAuthentication no\n"},
+		{"update line", "UsePAM yes\npasswordauthentication no\n", true, SSHDConfig, "UsePAM yes\npasswordauthentication yes\n"},
+		{"equals form", "PasswordAuthentication=yes\n", "false", SSHDConfig, "PasswordAuthentication no\n"},
+		{"append before Match", "UsePAM yes\nMatch User x\n\tX11Forwarding no\n", "yes", SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\nMatch User x\n\tX11Forwarding no\n"},
+		{"append at end", "UsePAM yes", true, SSHDConfig, "UsePAM yes\nPasswordAuthentication yes\n"},
+		{"unchanged", "UsePAM yes\n", "unchanged", SSHDConfig, "UsePAM yes\n"},
+		{"already set", "PasswordAuthentication yes\n", true, SSHDConfig, "PasswordAuthentication yes\n"},
+		{"trailing text rewritten", "PasswordAuthentication yes # c\n", true, SSHDConfig, "PasswordAuthentication yes\n"},
+		{"no sshd_config", "", true, SSHDConfig, ""},
+		{"only sshd_config.d", "-", true, SSHDCloudInitConf, "PasswordAuthentication yes\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := modtest.AccountsRoot(t, "")
 			os.Remove(filepath.Join(r.Dir(), "etc/ssh/sshd_config"))
 			if tt.sshd == "-" {
-				os.MkdirAll(filepath.Join(r.Dir(), modules.SSHDConfigDir), 0o755)
+				os.MkdirAll(filepath.Join(r.Dir(), SSHDConfigDir), 0o755)
 			} else if tt.sshd != "" {
 				os.WriteFile(filepath.Join(r.Dir(), "etc/ssh/sshd_config"), []byte(tt.sshd), 0o600)
 			}
@@ -286,8 +286,8 @@ func TestSSHPwauth(t *testing.T) {
 			if diff := cmp.Diff(tt.wantValue, string(b)); diff != "" {
 				t.Errorf("%s (-want +got):\n%s", tt.wantFile, diff)
 			}
-			if tt.wantFile == modules.SSHDConfig {
-				if fi, _ := r.Stat(modules.SSHDConfig); fi.Mode().Perm() != 0o600 {
+			if tt.wantFile == SSHDConfig {
+				if fi, _ := r.Stat(SSHDConfig); fi.Mode().Perm() != 0o600 {
 					t.Errorf("sshd_config mode changed to %v", fi.Mode())
 				}
 			}

@@ -203,20 +203,20 @@ func createUser(c *modules.Context, u ugutil.User, defaultUser string) error {
 		}
 	}
 	if u.SSHAuthorizedKeysSet {
-		if err := c.SetupUserKeys(user, u.SSHAuthorizedKeys, nil); err != nil {
+		if err := setupUserKeys(c, user, u.SSHAuthorizedKeys, nil); err != nil {
 			errs = append(errs, fmt.Errorf("authorized keys: %w", err))
 		}
 	}
 	if u.SSHRedirectUser {
-		keys := c.PublicKeys()
+		keys := publicKeys(c)
 		switch {
 		case defaultUser == "":
 			c.Warnf("users_groups: ssh_redirect_user for %s: no default user is configured", u.Name)
 		case len(keys) == 0:
 			c.Warnf("Unable to disable SSH logins for %s given ssh_redirect_user: %s. No cloud public-keys present.", u.Name, defaultUser)
 		default:
-			opts := modules.DisableUserOpts(modules.DefaultDisableRootOpts, defaultUser, u.Name)
-			if err := c.SetupUserKeys(user, keys, &opts); err != nil {
+			opts := disableUserOpts(DefaultDisableRootOpts, defaultUser, u.Name)
+			if err := setupUserKeys(c, user, keys, &opts); err != nil {
 				errs = append(errs, fmt.Errorf("redirect keys: %w", err))
 			}
 		}

@@ -6,6 +6,7 @@ package famtest
 
 import (
 	"io"
+	"io/fs"
 	"log/slog"
 	"testing"
 
@@ -72,4 +73,14 @@ func Accounts(t *testing.T, r *target.Root, cfg modules.Config, meta map[string]
 		Version: modtest.Version, Warn: func(m string) { *warnings = append(*warnings, m) },
 	}
 	return c, warnings
+}
+
+// Mode is the mode of the file at p in c's target.
+func Mode(t *testing.T, c *modules.Context, p string) fs.FileMode {
+	t.Helper()
+	fi, err := c.Root.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode()
 }

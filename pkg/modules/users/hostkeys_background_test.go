@@ -1,4 +1,4 @@
-package modules
+package users
 
 import (
 	"bytes"
@@ -14,6 +14,9 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -46,7 +49,7 @@ func TestSSHBackgroundHostKeys(t *testing.T) {
 	useCachedHostKeys(t)
 	tests := []struct {
 		name      string
-		cfg       Config
+		cfg       modules.Config
 		noTaker   bool
 		takerErr  error
 		existing  []string // key types already on the target
@@ -54,22 +57,22 @@ func TestSSHBackgroundHostKeys(t *testing.T) {
 		wantLater []string // handed to the booted root
 	}{
 		{name: "defaults: RSA later", wantKeys: []string{"ecdsa", "ed25519"}, wantLater: []string{"rsa"}},
-		{name: "rsa and ed25519", cfg: Config{"ssh_genkeytypes": []any{"rsa", "ed25519"}}, wantKeys: []string{"ed25519"}, wantLater: []string{"rsa"}},
-		{name: "rsa only: made now", cfg: Config{"ssh_genkeytypes": []any{"rsa"}}, wantKeys: []string{"rsa"}},
-		{name: "no rsa asked", cfg: Config{"ssh_genkeytypes": []any{"ed25519"}}, wantKeys: []string{"ed25519"}},
-		{name: "rsa exists (no ssh_deletekeys)", cfg: Config{"ssh_deletekeys": false}, existing: []string{"rsa"}, wantKeys: []string{"ecdsa", "ed25519", "rsa"}},
-		{name: "given keys: nothing later", cfg: Config{"ssh_keys": map[string]any{"ed25519_private": testK1Priv}}, wantKeys: []string{"ed25519"}},
+		{name: "rsa and ed25519", cfg: modules.Config{"ssh_genkeytypes": []any{"rsa", "ed25519"}}, wantKeys: []string{"ed25519"}, wantLater: []string{"rsa"}},
+		{name: "rsa only: made now", cfg: modules.Config{"ssh_genkeytypes": []any{"rsa"}}, wantKeys: []string{"rsa"}},
+		{name: "no rsa asked", cfg: modules.Config{"ssh_genkeytypes": []any{"ed25519"}}, wantKeys: []string{"ed25519"}},
+		{name: "rsa exists (no ssh_deletekeys)", cfg: modules.Config{"ssh_deletekeys": false}, existing: []string{"rsa"}, wantKeys: []string{"ecdsa", "ed25519", "rsa"}},
+		{name: "given keys: nothing later", cfg: modules.Config{"ssh_keys": map[string]any{"ed25519_private": testK1Priv}}, wantKeys: []string{"ed25519"}},
 		{name: "no taker: all now (in-root, cloud-init)", noTaker: true, wantKeys: []string{"ecdsa", "ed25519", "rsa"}},
 		{name: "taker fails: all now", takerErr: errors.New("read-only /run"), wantKeys: []string{"ecdsa", "ed25519", "rsa"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := Config{"users": []any{}, "disable_root": false}
+			cfg := modules.Config{"users": []any{}, "disable_root": false}
 			for k, v := range tt.cfg {
 				cfg[k] = v
 			}
-			r := accountsRoot(t, "")
-			c, _ := accountsContext(t, r, cfg, nil)
+			r := modtest.AccountsRoot(t, "")
+			c, _ := famtest.Accounts(t, r, cfg, nil)
 			var out bytes.Buffer
 			c.Out = &out
 			for _, k := range tt.existing {
@@ -77,9 +80,9 @@ func TestSSHBackgroundHostKeys(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var later *HostKeyDeferral
+			var later *modules.HostKeyDeferral
 			if !tt.noTaker {
-				c.BackgroundHostKeys = func(d HostKeyDeferral) error {
+				c.BackgroundHostKeys = func(d modules.HostKeyDeferral) error {
 					if tt.takerErr != nil {
 						return tt.takerErr
 					}
@@ -137,7 +140,7 @@ func (k *keygenRunner) Run(_ context.Context, root string, cmd target.Cmd) error
 
 // backgroundRoot is a target with a hostname, sshd units and, when keygen,
 // an ssh-keygen on its PATH, commands going to run.
-func backgroundRoot(t *testing.T, run target.Runner, keygen bool) *Context {
+func backgroundRoot(t *testing.T, run target.Runner, keygen bool) *modules.Context {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -162,7 +165,7 @@ func backgroundRoot(t *testing.T, run target.Runner, keygen bool) *Context {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Context{Root: r, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: &bytes.Buffer{}, Booted: true}
+	return &modules.Context{Root: r, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: &bytes.Buffer{}, Booted: true}
 }
 
 // TestGenerateBackgroundHostKeys: the booted root's generation makes RSA
@@ -173,32 +176,32 @@ func TestGenerateBackgroundHostKeys(t *testing.T) {
 	useCachedHostKeys(t)
 	kr := &keygenRunner{fail: true}
 	c := backgroundRoot(t, kr, true)
-	if err := GenerateBackgroundHostKeys(context.Background(), c, HostKeyDeferral{Types: []string{"rsa"}}); err != nil {
+	if err := GenerateBackgroundHostKeys(context.Background(), c, modules.HostKeyDeferral{Types: []string{"rsa"}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(kr.calls) != 0 {
 		t.Errorf("ran %q, want no command", kr.calls)
 	}
 	const p = "/etc/ssh/ssh_host_rsa_key"
-	if m := mode(t, c, p).Perm(); m != 0o600 {
+	if m := famtest.Mode(t, c, p).Perm(); m != 0o600 {
 		t.Errorf("%s mode %v, want 0600", p, m)
 	}
-	if m := mode(t, c, p+".pub").Perm(); m != 0o644 {
+	if m := famtest.Mode(t, c, p+".pub").Perm(); m != 0o644 {
 		t.Errorf("%s.pub mode %v, want 0644", p, m)
 	}
-	pub, comment, _, _, err := ssh.ParseAuthorizedKey([]byte(readFile(t, c, p+".pub")))
+	pub, comment, _, _, err := ssh.ParseAuthorizedKey([]byte(famtest.ReadFile(t, c, p+".pub")))
 	if err != nil || comment != "root@debtest" || pub.Type() != ssh.KeyAlgoRSA {
 		t.Fatalf("%s.pub: type %v, comment %q, %v", p, pub, comment, err)
 	}
-	signer, err := ssh.ParsePrivateKey([]byte(readFile(t, c, p)))
+	signer, err := ssh.ParsePrivateKey([]byte(famtest.ReadFile(t, c, p)))
 	if err != nil || !bytes.Equal(signer.PublicKey().Marshal(), pub.Marshal()) {
 		t.Fatalf("private and public keys differ (%v)", err)
 	}
 	if out := c.Out.(*bytes.Buffer).String(); !strings.Contains(out, "Your identification has been saved in "+p+"\n") || !strings.Contains(out, ssh.FingerprintSHA256(pub)+" root@debtest\n") {
 		t.Errorf("output lacks the report:\n%s", out)
 	}
-	before := readFile(t, c, p)
-	if err := GenerateBackgroundHostKeys(context.Background(), c, HostKeyDeferral{Types: []string{"rsa"}}); err != nil || readFile(t, c, p) != before || len(kr.calls) != 0 {
+	before := famtest.ReadFile(t, c, p)
+	if err := GenerateBackgroundHostKeys(context.Background(), c, modules.HostKeyDeferral{Types: []string{"rsa"}}); err != nil || famtest.ReadFile(t, c, p) != before || len(kr.calls) != 0 {
 		t.Errorf("re-run: err %v, regenerated or ran %q", err, kr.calls)
 	}
 }

@@ -1,4 +1,4 @@
-package modules
+package users
 
 import (
 	"bytes"
@@ -16,6 +16,10 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // fakeEntropy is an entropy source whose answer the test decides.
@@ -95,7 +99,7 @@ func TestHostKeysDeferral(t *testing.T) {
 		name       string
 		entropy    error
 		canDefer   bool
-		cfg        Config
+		cfg        modules.Config
 		wantKeys   bool
 		wantDefer  []string
 		wantErrSub string
@@ -104,29 +108,29 @@ func TestHostKeysDeferral(t *testing.T) {
 		{name: "entropy ready: keys written", canDefer: true, wantKeys: true},
 		{name: "no entropy: deferred", entropy: ErrNoEntropy, canDefer: true, wantDefer: DefaultGenKeyTypes},
 		{name: "no entropy, configured types", entropy: ErrNoEntropy, canDefer: true,
-			cfg: Config{"ssh_genkeytypes": []any{"ed25519"}, "ssh_quiet_keygen": true}, wantDefer: []string{"ed25519"}},
+			cfg: modules.Config{"ssh_genkeytypes": []any{"ed25519"}, "ssh_quiet_keygen": true}, wantDefer: []string{"ed25519"}},
 		{name: "deferred by the boot", entropy: DeferAll{Reason: "cloudroot.hostkeys=defer"}.Wait(context.Background()), canDefer: true, wantDefer: DefaultGenKeyTypes, reason: "cloudroot.hostkeys=defer"},
 		{name: "no entropy and nobody to defer to: an error", entropy: ErrNoEntropy, wantErrSub: "not initialised"},
 		{name: "given keys need no entropy", entropy: ErrNoEntropy, canDefer: true,
-			cfg: Config{"ssh_keys": map[string]any{"ed25519_private": testK1Priv}}},
+			cfg: modules.Config{"ssh_keys": map[string]any{"ed25519_private": testK1Priv}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.reason == "" {
 				tt.reason = "not initialised"
 			}
-			cfg := Config{"users": []any{}, "disable_root": false}
+			cfg := modules.Config{"users": []any{}, "disable_root": false}
 			for k, v := range tt.cfg {
 				cfg[k] = v
 			}
-			r := accountsRoot(t, "")
-			c, _ := accountsContext(t, r, cfg, nil)
+			r := modtest.AccountsRoot(t, "")
+			c, _ := famtest.Accounts(t, r, cfg, nil)
 			var out bytes.Buffer
 			c.Out = &out
 			c.HostKeys = NewHostKeyPool(fakeEntropy{tt.entropy}, nil)
-			var got *HostKeyDeferral
+			var got *modules.HostKeyDeferral
 			if tt.canDefer {
-				c.DeferHostKeys = func(d HostKeyDeferral) error { got = &d; return nil }
+				c.DeferHostKeys = func(d modules.HostKeyDeferral) error { got = &d; return nil }
 			}
 			err := SSH.Run(context.Background(), c)
 			if tt.wantErrSub != "" {
@@ -146,7 +150,7 @@ func TestHostKeysDeferral(t *testing.T) {
 			case tt.wantDefer != nil && got == nil:
 				t.Errorf("nothing deferred, want %v", tt.wantDefer)
 			case tt.wantDefer != nil:
-				if strings.Join(got.Types, ",") != strings.Join(tt.wantDefer, ",") || got.Quiet != typedConfig[sshConfig](cfg).QuietKeygen || !strings.Contains(got.Reason, tt.reason) {
+				if strings.Join(got.Types, ",") != strings.Join(tt.wantDefer, ",") || got.Quiet != modtest.Typed[sshConfig](cfg).QuietKeygen || !strings.Contains(got.Reason, tt.reason) {
 					t.Errorf("deferred %+v, want types %v", *got, tt.wantDefer)
 				}
 				if len(keys) != 0 {
@@ -161,26 +165,26 @@ func TestHostKeysDeferral(t *testing.T) {
 // and console output the ssh module writes in the initramfs.
 func TestDeferredHostKeysFiles(t *testing.T) {
 	useCachedHostKeys(t)
-	r := accountsRoot(t, "")
-	c, _ := accountsContext(t, r, Config{}, nil)
+	r := modtest.AccountsRoot(t, "")
+	c, _ := famtest.Accounts(t, r, modules.Config{}, nil)
 	var out bytes.Buffer
 	c.Out = &out
-	if err := GenerateDeferredHostKeys(context.Background(), c, HostKeyDeferral{Types: []string{"rsa", "ecdsa", "ed25519"}}); err != nil {
+	if err := GenerateDeferredHostKeys(context.Background(), c, modules.HostKeyDeferral{Types: []string{"rsa", "ecdsa", "ed25519"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, kind := range DefaultGenKeyTypes {
 		p := "/etc/ssh/ssh_host_" + kind + "_key"
-		if m := mode(t, c, p).Perm(); m != 0o600 {
+		if m := famtest.Mode(t, c, p).Perm(); m != 0o600 {
 			t.Errorf("%s mode %v, want 0600", p, m)
 		}
-		if m := mode(t, c, p+".pub").Perm(); m != 0o644 {
+		if m := famtest.Mode(t, c, p+".pub").Perm(); m != 0o644 {
 			t.Errorf("%s.pub mode %v, want 0644", p, m)
 		}
-		signer, err := ssh.ParsePrivateKey([]byte(readFile(t, c, p)))
+		signer, err := ssh.ParsePrivateKey([]byte(famtest.ReadFile(t, c, p)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pub, comment, _, _, err := ssh.ParseAuthorizedKey([]byte(readFile(t, c, p+".pub")))
+		pub, comment, _, _, err := ssh.ParseAuthorizedKey([]byte(famtest.ReadFile(t, c, p+".pub")))
 		if err != nil || comment != "root@debian" || !bytes.Equal(pub.Marshal(), signer.PublicKey().Marshal()) {
 			t.Errorf("%s.pub: comment %q err %v", p, comment, err)
 		}
@@ -190,19 +194,19 @@ func TestDeferredHostKeysFiles(t *testing.T) {
 		}
 	}
 	// Existing keys are left alone.
-	before := readFile(t, c, "/etc/ssh/ssh_host_rsa_key")
+	before := famtest.ReadFile(t, c, "/etc/ssh/ssh_host_rsa_key")
 	out.Reset()
-	if err := GenerateDeferredHostKeys(context.Background(), c, HostKeyDeferral{Types: []string{"rsa"}}); err != nil {
+	if err := GenerateDeferredHostKeys(context.Background(), c, modules.HostKeyDeferral{Types: []string{"rsa"}}); err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, c, "/etc/ssh/ssh_host_rsa_key") != before || out.Len() != 0 {
+	if famtest.ReadFile(t, c, "/etc/ssh/ssh_host_rsa_key") != before || out.Len() != 0 {
 		t.Error("an existing key was regenerated")
 	}
 	// Quiet: no report.
 	if err := r.Remove("/etc/ssh/ssh_host_rsa_key"); err != nil {
 		t.Fatal(err)
 	}
-	if err := GenerateDeferredHostKeys(context.Background(), c, HostKeyDeferral{Types: []string{"rsa"}, Quiet: true}); err != nil || out.Len() != 0 {
+	if err := GenerateDeferredHostKeys(context.Background(), c, modules.HostKeyDeferral{Types: []string{"rsa"}, Quiet: true}); err != nil || out.Len() != 0 {
 		t.Errorf("quiet: err %v output %q", err, out.String())
 	}
 }

@@ -1,18 +1,15 @@
-package modules
+package users
 
-// The accounts harness: a Debian target with its account files, a Context
-// on it, and the accounts golden cases (testdata/accounts) that run the
-// users family's modules with ssh (TestAccountsGolden, an external test:
-// this package cannot import the family).
+// The accounts golden cases (testdata/accounts): users_groups, ssh and
+// set_passwords on a Debian target with its account files
+// (modtest.AccountsRoot, famtest.Accounts).
 
 import (
 	"context"
 	"crypto"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,46 +17,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cloudroot/cloudroot/pkg/distro"
 	"github.com/cloudroot/cloudroot/pkg/internal/golden"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
 	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/yaml11"
 )
-
-// accountsRoot is modtest.AccountsRoot.
-func accountsRoot(t *testing.T, overlay string) *target.Root {
-	t.Helper()
-	return modtest.AccountsRoot(t, overlay)
-}
-
-// accountsContext is a module context on root with cfg and meta.
-func accountsContext(t *testing.T, r *target.Root, cfg Config, meta map[string]any) (*Context, *[]string) {
-	t.Helper()
-	warnings := &[]string{}
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	c := &Context{
-		Root:       r,
-		Config:     cfg,
-		Meta:       meta,
-		InstanceID: "iid-test",
-		Distro:     distro.Detect(r.ReadFile),
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Out:        io.Discard,
-		Modules:    Core(),
-		Now:        func() time.Time { return accountsNow },
-		Uptime:     func() float64 { return 1 },
-		Version:    "26.2-cloudroot",
-		Warn:       func(m string) { *warnings = append(*warnings, m) },
-	}
-	return c, warnings
-}
 
 // cachedHostKeys makes host key generation cheap in tests: one real key per
 // type per test binary.
@@ -199,13 +166,13 @@ func acctManifest(before, after map[string]acctEntry, errs error, warnings []str
 	return b.String()
 }
 
-// accountsGolden runs mods (users_groups, ssh and set_passwords: see
-// TestAccountsGolden in accounts_ext_test.go) (their
-// init-stage order; set_passwords applies ssh_pwauth) on
-// each testdata/accounts/<case>: cloud-config.yaml, optional meta-data.yaml
+// TestAccountsGolden runs users_groups, ssh and set_passwords, in their
+// init-stage order (set_passwords applies ssh_pwauth), on each
+// testdata/accounts/<case>: cloud-config.yaml, optional meta-data.yaml
 // and root/ overlay; want.txt lists every changed path with type, mode,
 // owner and content. Owners are compared only when running as root.
-func accountsGolden(t *testing.T, mods []Module) {
+func TestAccountsGolden(t *testing.T) {
+	mods := []modules.Module{UsersGroups, SSH, SetPasswords}
 	useCachedHostKeys(t)
 	cases, _ := filepath.Glob("testdata/accounts/*")
 	if len(cases) == 0 {
@@ -213,8 +180,8 @@ func accountsGolden(t *testing.T, mods []Module) {
 	}
 	for _, dir := range cases {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			r := accountsRoot(t, filepath.Join(dir, "root"))
-			c, warnings := accountsContext(t, r, acctLoadYAML(t, filepath.Join(dir, "cloud-config.yaml")), acctLoadYAML(t, filepath.Join(dir, "meta-data.yaml")))
+			r := modtest.AccountsRoot(t, filepath.Join(dir, "root"))
+			c, warnings := famtest.Accounts(t, r, acctLoadYAML(t, filepath.Join(dir, "cloud-config.yaml")), acctLoadYAML(t, filepath.Join(dir, "meta-data.yaml")))
 			before := acctSnapshot(t, r.Dir())
 			var errs []error
 			for _, m := range mods {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package modules
+package users
 
 import "time"
 

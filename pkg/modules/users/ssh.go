@@ -1,4 +1,4 @@
-package modules
+package users
 
 // ssh (cloud-init cc_ssh, plus ssh_pwauth from cc_set_passwords), applied
 // to the target without running ssh-keygen or restarting sshd:
@@ -51,7 +51,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"slices"
@@ -60,6 +59,9 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
@@ -81,30 +83,31 @@ const (
 var DefaultGenKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
 
 // SSH is cloud-init's ssh module.
-var SSH = Module{
+var SSH = modules.Module{
 	Name:      "ssh",
 	Frequency: state.PerInstance,
 	Keys: []string{"ssh_keys", "ssh_authorized_keys", "ssh_deletekeys", "ssh_genkeytypes", "disable_root",
 		"disable_root_opts", "allow_public_ssh_keys", "ssh_quiet_keygen", "ssh_publish_hostkeys", "ssh_pwauth"},
-	Run: Typed(runSSH),
+	Run: modules.Typed(runSSH),
 }
 
 // sshConfig is the ssh module's configuration.
 type sshConfig struct {
 	DeleteKeys bool `cfg:"ssh_deletekeys,default=true"`
-	// Keys is ssh_keys, nil when not a mapping (writeGivenHostKeys reads
-	// its TYPE_private, TYPE_public and TYPE_certSigned entries).
-	Keys        map[string]any `cfg:"ssh_keys,loose"`
-	HasGenTypes bool           `cfg:"ssh_genkeytypes,present"`
-	GenTypes    []string       `cfg:"ssh_genkeytypes,scalar"`
-	QuietKeygen bool           `cfg:"ssh_quiet_keygen"`
-	AllowPublic bool           `cfg:"allow_public_ssh_keys,default=true"`
+	// Keys is ssh_keys (Mapping false when absent or not a mapping;
+	// writeGivenHostKeys reads its TYPE_private, TYPE_public and
+	// TYPE_certificate entries).
+	Keys        pyval.Dict `cfg:"ssh_keys"`
+	HasGenTypes bool       `cfg:"ssh_genkeytypes,present"`
+	GenTypes    []string   `cfg:"ssh_genkeytypes,scalar"`
+	QuietKeygen bool       `cfg:"ssh_quiet_keygen"`
+	AllowPublic bool       `cfg:"allow_public_ssh_keys,default=true"`
 	// AuthorizedKeys is ssh_authorized_keys as given (keyList reads it).
-	AuthorizedKeys  any      `cfg:"ssh_authorized_keys"`
-	DisableRoot     bool     `cfg:"disable_root,default=true"`
-	HasRootOpts     bool     `cfg:"disable_root_opts,present"`
-	DisableRootOpts string   `cfg:"disable_root_opts,scalar"`
-	Users           userKeys `cfg:",inline"`
+	AuthorizedKeys  any         `cfg:"ssh_authorized_keys"`
+	DisableRoot     bool        `cfg:"disable_root,default=true"`
+	HasRootOpts     bool        `cfg:"disable_root_opts,present"`
+	DisableRootOpts string      `cfg:"disable_root_opts,scalar"`
+	Users           ugutil.Keys `cfg:",inline"`
 }
 
 // generateHostKey makes a private key of type kind; tests may replace it.
@@ -121,7 +124,7 @@ var generateHostKey = func(kind string) (crypto.Signer, error) {
 	return nil, fmt.Errorf("unsupported host key type %q", kind)
 }
 
-func runSSH(ctx context.Context, c *Context, cfg sshConfig) error {
+func runSSH(ctx context.Context, c *modules.Context, cfg sshConfig) error {
 	var errs []error
 	if cfg.DeleteKeys {
 		keys, err := c.Root.Glob("/etc/ssh/ssh_host_*key*")
@@ -134,8 +137,8 @@ func runSSH(ctx context.Context, c *Context, cfg sshConfig) error {
 			}
 		}
 	}
-	if m := cfg.Keys; m != nil {
-		errs = append(errs, writeGivenHostKeys(c, m))
+	if cfg.Keys.Mapping {
+		errs = append(errs, writeGivenHostKeys(c, cfg.Keys))
 	} else {
 		types := DefaultGenKeyTypes
 		if cfg.HasGenTypes {
@@ -150,8 +153,8 @@ func runSSH(ctx context.Context, c *Context, cfg sshConfig) error {
 }
 
 // hostKeyOwner is root:root 0600, or root:ssh_keys 0640 when that group exists.
-func hostKeyOwner(c *Context) target.WriteOpts {
-	o := rootOwned(0o600)
+func hostKeyOwner(c *modules.Context) target.WriteOpts {
+	o := modules.RootOwned(0o600)
 	if g, err := c.Root.LookupGroup("ssh_keys"); err == nil {
 		o.Perm = 0o640
 		if os.Geteuid() == 0 {
@@ -161,7 +164,7 @@ func hostKeyOwner(c *Context) target.WriteOpts {
 	return o
 }
 
-func hostname(c *Context) string {
+func hostname(c *modules.Context) string {
 	if b, err := c.Root.ReadFile("/etc/hostname"); err == nil {
 		if h, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n"); strings.TrimSpace(h) != "" {
 			return strings.TrimSpace(h)
@@ -170,7 +173,7 @@ func hostname(c *Context) string {
 	return "localhost"
 }
 
-func generateHostKeys(ctx context.Context, c *Context, types []string, quiet bool) error {
+func generateHostKeys(ctx context.Context, c *modules.Context, types []string, quiet bool) error {
 	if err := c.Root.MkdirAll("/etc/ssh", 0o755); err != nil {
 		return fmt.Errorf("ssh: %w", err)
 	}
@@ -187,7 +190,7 @@ func generateHostKeys(ctx context.Context, c *Context, types []string, quiet boo
 	if len(later) == 0 {
 		return err
 	}
-	d := HostKeyDeferral{Types: later, Quiet: quiet, Reason: "ed25519/ecdsa are ready for sshd; " + strings.Join(later, ", ") + " follows in the booted system"}
+	d := modules.HostKeyDeferral{Types: later, Quiet: quiet, Reason: "ed25519/ecdsa are ready for sshd; " + strings.Join(later, ", ") + " follows in the booted system"}
 	if berr := c.BackgroundHostKeys(d); berr != nil {
 		// Nothing will take them over: made now, as cloud-init does.
 		if c.Log != nil {
@@ -204,7 +207,7 @@ func generateHostKeys(ctx context.Context, c *Context, types []string, quiet boo
 // writeHostKeys writes a key of each type in types that is missing, from
 // src, concurrently, deferring through c.DeferHostKeys the types the
 // kernel RNG was not ready for.
-func writeHostKeys(ctx context.Context, c *Context, src HostKeySource, types []string, quiet bool) error {
+func writeHostKeys(ctx context.Context, c *modules.Context, src modules.HostKeySource, types []string, quiet bool) error {
 	comment := "root@" + hostname(c)
 	priv := hostKeyOwner(c)
 	type result struct {
@@ -245,7 +248,7 @@ func writeHostKeys(ctx context.Context, c *Context, src HostKeySource, types []s
 		}
 	}
 	if len(deferred) > 0 {
-		d := HostKeyDeferral{Types: deferred, Quiet: quiet, Reason: noEntropy.Error()}
+		d := modules.HostKeyDeferral{Types: deferred, Quiet: quiet, Reason: noEntropy.Error()}
 		switch {
 		case c.DeferHostKeys == nil:
 			errs = append(errs, fmt.Errorf("ssh: generate %s host keys: %w", strings.Join(deferred, ", "), noEntropy))
@@ -260,7 +263,7 @@ func writeHostKeys(ctx context.Context, c *Context, src HostKeySource, types []s
 	return errors.Join(errs...)
 }
 
-func writeGeneratedKey(ctx context.Context, c *Context, src HostKeySource, kind, keyfile, comment string, priv target.WriteOpts) (ssh.PublicKey, error) {
+func writeGeneratedKey(ctx context.Context, c *modules.Context, src modules.HostKeySource, kind, keyfile, comment string, priv target.WriteOpts) (ssh.PublicKey, error) {
 	key, err := src.HostKey(ctx, kind)
 	if err != nil {
 		return nil, err
@@ -277,17 +280,18 @@ func writeGeneratedKey(ctx context.Context, c *Context, src HostKeySource, kind,
 		return nil, err
 	}
 	line := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(pub)), "\n") + " " + comment + "\n"
-	if err := c.Root.WriteFileOpts(keyfile+".pub", []byte(line), rootOwned(0o644)); err != nil {
+	if err := c.Root.WriteFileOpts(keyfile+".pub", []byte(line), modules.RootOwned(0o644)); err != nil {
 		return nil, err
 	}
 	return pub, nil
 }
 
 // writeGivenHostKeys writes ssh_keys entries.
-func writeGivenHostKeys(c *Context, keys map[string]any) error {
+func writeGivenHostKeys(c *modules.Context, keys pyval.Dict) error {
 	var errs []error
 	var certs []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, e := range keys.Entries {
+		k := e.Key
 		kind, suffix, _ := strings.Cut(k, "_")
 		if !slices.Contains(DefaultGenKeyTypes, kind) || (suffix != "private" && suffix != "public" && suffix != "certificate") {
 			reason := "unrecognized"
@@ -298,7 +302,7 @@ func writeGivenHostKeys(c *Context, keys map[string]any) error {
 			continue
 		}
 		fn := fmt.Sprintf(hostKeyTemplate, kind)
-		o := rootOwned(0o644)
+		o := modules.RootOwned(0o644)
 		switch suffix {
 		case "private":
 			o = hostKeyOwner(c)
@@ -308,22 +312,22 @@ func writeGivenHostKeys(c *Context, keys map[string]any) error {
 			fn += "-cert.pub"
 			certs = append(certs, fn)
 		}
-		if err := c.Root.WriteFileOpts(fn, []byte(scalarString(keys[k])), o); err != nil {
+		if err := c.Root.WriteFileOpts(fn, []byte(pyval.ScalarStr(e.Value)), o); err != nil {
 			errs = append(errs, fmt.Errorf("ssh: write %s: %w", fn, err))
 		}
 	}
 	for _, kind := range DefaultGenKeyTypes {
-		priv, ok := keys[kind+"_private"]
-		if _, hasPub := keys[kind+"_public"]; !ok || hasPub {
+		priv, ok := keys.Get(kind + "_private")
+		if _, hasPub := keys.Get(kind + "_public"); !ok || hasPub {
 			continue
 		}
-		signer, err := ssh.ParsePrivateKey([]byte(scalarString(priv)))
+		signer, err := ssh.ParsePrivateKey([]byte(pyval.ScalarStr(priv)))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ssh: %s_private: derive public key: %w", kind, err))
 			continue
 		}
 		line := ssh.MarshalAuthorizedKey(signer.PublicKey())
-		if err := c.Root.WriteFileOpts(fmt.Sprintf(hostKeyTemplate, kind)+".pub", line, rootOwned(0o644)); err != nil {
+		if err := c.Root.WriteFileOpts(fmt.Sprintf(hostKeyTemplate, kind)+".pub", line, modules.RootOwned(0o644)); err != nil {
 			errs = append(errs, fmt.Errorf("ssh: write public key: %w", err))
 		}
 	}
@@ -338,21 +342,21 @@ func writeGivenHostKeys(c *Context, keys map[string]any) error {
 // publicKeys is the datasource's get_public_ssh_keys: meta-data public-keys
 // as a string (one key a line), a list, or a dict of name → key, list of
 // keys, or {"openssh-key": key}.
-func publicKeys(c *Context) []string { return c.Metadata().PublicKeys }
+func publicKeys(c *modules.Context) []string { return c.Metadata().PublicKeys }
 
 func disableUserOpts(opts, user, disableUser string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(opts, "$USER", user), "$DISABLE_USER", disableUser)
 }
 
 // applyCredentials is cc_ssh.apply_credentials.
-func applyCredentials(c *Context, cfg sshConfig) error {
+func applyCredentials(c *modules.Context, cfg sshConfig) error {
 	var keys []string
 	if cfg.AllowPublic {
 		keys = publicKeys(c)
 	}
-	keys = append(keys, keyList(cfg.AuthorizedKeys)...)
+	keys = append(keys, ugutil.KeyList(cfg.AuthorizedKeys)...)
 
-	_, def, _, _ := normalizeUsers(c, cfg.Users, func(string, ...any) {})
+	_, def, _, _ := ugutil.Normalize(cfg.Users, c.Distro.DefaultUser(), func(string, ...any) {})
 	var errs []error
 	userName := ""
 	if def != nil {
@@ -514,7 +518,7 @@ func updateAuthorizedKeys(old, keys []authKeyLine) string {
 // authorizedKeysPath is the first AuthorizedKeysFile of sshd_config inside
 // u's home (%h, %u and %% expanded; relative paths are home-relative), else
 // ~/.ssh/authorized_keys, as cloud-init's extract_authorized_keys picks it.
-func authorizedKeysPath(c *Context, u target.User) string {
+func authorizedKeysPath(c *modules.Context, u target.User) string {
 	def := path.Join(u.Home, DefaultAuthKeyFile)
 	b, err := c.Root.ReadFile(SSHDConfig)
 	if err != nil {
@@ -549,7 +553,7 @@ func authorizedKeysPath(c *Context, u target.User) string {
 // through a symlinked authorized_keys; cloudroot writes nothing. The check
 // gives the clear message; pkg/target enforces it without a race (a link
 // in a directory the user controls is never followed).
-func setupUserKeys(c *Context, u target.User, keys []string, options *string) error {
+func setupUserKeys(c *modules.Context, u target.User, keys []string, options *string) error {
 	var entries []authKeyLine
 	for _, k := range keys {
 		entries = append(entries, parseAuthKeyLine(k, options))
@@ -609,7 +613,7 @@ const maxAuthorizedKeys = 16 << 20
 
 // symlinkBelow returns the first path from below home down to fn that is a
 // symlink, or "".
-func symlinkBelow(c *Context, home, fn string) string {
+func symlinkBelow(c *modules.Context, home, fn string) string {
 	home = path.Clean(home)
 	rel, ok := strings.CutPrefix(path.Clean(fn), home+"/")
 	if !ok {
@@ -653,7 +657,7 @@ func sshdKV(line string) (string, string) {
 // sshdConfigTarget is _ensure_cloud_init_ssh_config_file: the drop-in when
 // sshd_config includes sshd_config.d, else sshd_config; "" when the target
 // has no sshd_config.
-func sshdConfigTarget(c *Context) (string, error) {
+func sshdConfigTarget(c *modules.Context) (string, error) {
 	b, err := c.Root.ReadFile(SSHDConfig)
 	dconf := false
 	switch {
@@ -675,7 +679,7 @@ func sshdConfigTarget(c *Context) (string, error) {
 		return "", err
 	}
 	if !c.Root.Exists(SSHDCloudInitConf) {
-		if err := c.Root.WriteFileOpts(SSHDCloudInitConf, nil, rootOwned(0o600)); err != nil {
+		if err := c.Root.WriteFileOpts(SSHDCloudInitConf, nil, modules.RootOwned(0o600)); err != nil {
 			return "", err
 		}
 	}
@@ -685,7 +689,7 @@ func sshdConfigTarget(c *Context) (string, error) {
 // updateSSHDConfig sets key to value (ssh_util.update_ssh_config): every
 // line with the keyword is changed, or a new line is added before the first
 // Match block. It reports whether the file changed.
-func updateSSHDConfig(c *Context, key, value string) (bool, error) {
+func updateSSHDConfig(c *modules.Context, key, value string) (bool, error) {
 	fn, err := sshdConfigTarget(c)
 	if fn == "" || err != nil {
 		return false, err
@@ -728,13 +732,13 @@ func updateSSHDConfig(c *Context, key, value string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), sameOwner(fi, false))
+	return true, c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), modules.SameOwner(fi, false))
 }
 
 // appendSSHDConfig adds "key value" lines not already present
 // (ssh_util.append_ssh_config), before the first Match block: after it they
 // would only apply inside that block.
-func appendSSHDConfig(c *Context, key string, values []string) error {
+func appendSSHDConfig(c *modules.Context, key string, values []string) error {
 	fn, err := sshdConfigTarget(c)
 	if fn == "" || err != nil {
 		return err
@@ -762,5 +766,5 @@ func appendSSHDConfig(c *Context, key string, values []string) error {
 	if err != nil {
 		return err
 	}
-	return c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), sameOwner(fi, false))
+	return c.Root.WriteFileOpts(fn, []byte(strings.Join(lines, "\n")+"\n"), modules.SameOwner(fi, false))
 }

@@ -1,4 +1,4 @@
-package modules
+package users
 
 // SSH host keys: where the key material comes from and what happens when
 // the kernel's random number generator is not ready.
@@ -35,12 +35,14 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/cloudroot/cloudroot/pkg/modules"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // HostKeysDeferredMarker is written under /run/cloud-init when host-key
-// generation is left to the booted root; it holds HostKeyDeferral as JSON.
+// generation is left to the booted root; it holds a
+// modules.HostKeyDeferral as JSON.
 const HostKeysDeferredMarker = state.RunDir + "/cloudroot/hostkeys-deferred"
 
 // ErrNoEntropy means the kernel random number generator was not ready
@@ -65,19 +67,9 @@ func (d DeferAll) Wait(context.Context) error {
 	return fmt.Errorf("%s: %w", d.Reason, ErrHostKeysDeferred)
 }
 
-// HostKeyDeferral is the content of HostKeysDeferredMarker.
-type HostKeyDeferral struct {
-	// Types are the ssh_genkeytypes still to generate (rsa, ecdsa, ed25519).
-	Types []string `json:"types"`
-	// Quiet is ssh_quiet_keygen: no ssh-keygen style output.
-	Quiet bool `json:"quiet,omitempty"`
-	// Reason says why generation was deferred.
-	Reason string `json:"reason"`
-}
-
 // ParseHostKeyDeferral reads a HostKeysDeferredMarker.
-func ParseHostKeyDeferral(b []byte) (HostKeyDeferral, error) {
-	var d HostKeyDeferral
+func ParseHostKeyDeferral(b []byte) (modules.HostKeyDeferral, error) {
+	var d modules.HostKeyDeferral
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("parsing %s: %w", HostKeysDeferredMarker, err)
 	}
@@ -197,13 +189,6 @@ func (w *EntropyWaiter) result() error {
 	return nil
 }
 
-// HostKeySource supplies host private keys.
-type HostKeySource interface {
-	// HostKey returns a new private key of kind (rsa, ecdsa, ed25519). An
-	// error wrapping ErrNoEntropy means the kernel RNG was not ready.
-	HostKey(ctx context.Context, kind string) (crypto.Signer, error)
-}
-
 // HostKeyPool generates host keys in the background once entropy is
 // ready, so the ssh module finds them made. A kind asked for but never
 // started is started then. The zero value is not usable; use NewHostKeyPool.
@@ -275,8 +260,8 @@ func (p *HostKeyPool) GenerationCPU() (time.Duration, int) {
 	return p.cpu, p.made
 }
 
-// HostKey implements HostKeySource. Each key is handed out once; asking
-// again for a kind starts a new one.
+// HostKey implements modules.HostKeySource. Each key is handed out once;
+// asking again for a kind starts a new one.
 func (p *HostKeyPool) HostKey(ctx context.Context, kind string) (crypto.Signer, error) {
 	p.Start(kind)
 	p.mu.Lock()
@@ -310,7 +295,7 @@ func (directKeys) HostKey(_ context.Context, kind string) (crypto.Signer, error)
 
 // GenerateDeferredHostKeys generates the keys a deferral left to the booted
 // root, writing the files and console output the ssh module would have.
-func GenerateDeferredHostKeys(ctx context.Context, c *Context, d HostKeyDeferral) error {
+func GenerateDeferredHostKeys(ctx context.Context, c *modules.Context, d modules.HostKeyDeferral) error {
 	cc := *c
 	cc.DeferHostKeys = nil
 	return generateHostKeys(ctx, &cc, d.Types, d.Quiet)
@@ -430,8 +415,8 @@ func keyBits(pub ssh.PublicKey) int {
 // (BackgroundHostKeysEnabled) gets this; elsewhere every key is made in
 // the initramfs as before.
 
-// HostKeysBackgroundMarker lists (HostKeyDeferral as JSON) the slow key
-// types the booted root is to generate after sshd started.
+// HostKeysBackgroundMarker lists (a modules.HostKeyDeferral as JSON) the
+// slow key types the booted root is to generate after sshd started.
 const HostKeysBackgroundMarker = state.RunDir + "/cloudroot/hostkeys-background"
 
 // BackgroundHostKeysUnit is the systemd unit that runs `cloudroot hostkeys
@@ -476,7 +461,7 @@ func BackgroundHostKeysEnabled(root *target.Root) bool {
 // and under TCG (0.22 against 0.77 s a key on the host, 1.2 against 4.4 s
 // in qemu-x86_64 -cpu qemu64), and on a one-vCPU guest those seconds sit
 // between sshd and the final stage.
-func GenerateBackgroundHostKeys(ctx context.Context, c *Context, d HostKeyDeferral) error {
+func GenerateBackgroundHostKeys(ctx context.Context, c *modules.Context, d modules.HostKeyDeferral) error {
 	cc := *c
 	cc.DeferHostKeys, cc.BackgroundHostKeys = nil, nil
 	return writeHostKeys(ctx, &cc, directKeys{}, d.Types, d.Quiet)
@@ -489,7 +474,7 @@ var sshdUnits = []string{"ssh.service", "sshd.service"}
 // ReloadSSHD has a running sshd re-read its host keys (systemd's
 // try-reload-or-restart: nothing when sshd is not started yet, which then
 // reads them when it starts). Only on the booted system under systemd.
-func ReloadSSHD(ctx context.Context, c *Context) error {
+func ReloadSSHD(ctx context.Context, c *modules.Context) error {
 	if !c.Booted || !c.Root.Exists("/run/systemd/system") {
 		return nil
 	}

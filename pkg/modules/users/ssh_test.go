@@ -1,4 +1,4 @@
-package modules
+package users
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
@@ -100,7 +103,7 @@ func TestPublicKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Context{Meta: map[string]any{"public-keys": tt.meta}}
+			c := &modules.Context{Meta: map[string]any{"public-keys": tt.meta}}
 			if diff := cmp.Diff(tt.want, publicKeys(c)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -126,12 +129,12 @@ func TestGenerateHostKeyTypes(t *testing.T) {
 
 func TestSSHHostKeys(t *testing.T) {
 	useCachedHostKeys(t)
-	r := accountsRoot(t, "")
+	r := modtest.AccountsRoot(t, "")
 	if _, _, err := r.AddGroup("ssh_keys", target.GroupOpts{System: true}); err != nil {
 		t.Fatal(err)
 	}
 	g, _ := r.LookupGroup("ssh_keys")
-	c, warnings := accountsContext(t, r, Config{"users": []any{}, "ssh_genkeytypes": []any{"rsa", "ed25519", "dsa"}, "disable_root": false}, nil)
+	c, warnings := famtest.Accounts(t, r, modules.Config{"users": []any{}, "ssh_genkeytypes": []any{"rsa", "ed25519", "dsa"}, "disable_root": false}, nil)
 	err := SSH.Run(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "generate dsa host key") {
 		t.Errorf("err = %v, want the dsa failure", err)
@@ -169,7 +172,7 @@ func TestSSHHostKeys(t *testing.T) {
 	}
 	// ssh_deletekeys: false keeps existing keys; existing keys are not regenerated.
 	before, _ := r.ReadFile("/etc/ssh/ssh_host_ed25519_key")
-	c.Config = Config{"users": []any{}, "ssh_deletekeys": false, "ssh_genkeytypes": []any{"ed25519"}}
+	c.Config = modules.Config{"users": []any{}, "ssh_deletekeys": false, "ssh_genkeytypes": []any{"ed25519"}}
 	if err := SSH.Run(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +182,8 @@ func TestSSHHostKeys(t *testing.T) {
 }
 
 func TestSSHKeysDerivePublic(t *testing.T) {
-	r := accountsRoot(t, "")
-	c, _ := accountsContext(t, r, Config{"users": []any{}, "ssh_keys": map[string]any{"ed25519_private": testK1Priv}}, nil)
+	r := modtest.AccountsRoot(t, "")
+	c, _ := famtest.Accounts(t, r, modules.Config{"users": []any{}, "ssh_keys": map[string]any{"ed25519_private": testK1Priv}}, nil)
 	if err := SSH.Run(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -191,21 +194,21 @@ func TestSSHKeysDerivePublic(t *testing.T) {
 	if r.Exists("/etc/ssh/ssh_host_rsa_key") {
 		t.Error("keys generated although ssh_keys was given")
 	}
-	c.Config = Config{"users": []any{}, "ssh_keys": map[string]any{"rsa_private": "not a key"}}
+	c.Config = modules.Config{"users": []any{}, "ssh_keys": map[string]any{"rsa_private": "not a key"}}
 	if err := SSH.Run(context.Background(), c); err == nil {
 		t.Error("bad private key: no error")
 	}
 }
 
 func TestSSHAuthorizedKeysMerge(t *testing.T) {
-	r := accountsRoot(t, "")
+	r := modtest.AccountsRoot(t, "")
 	if _, _, err := r.AddUser(target.UserSpec{Name: "debian", Home: "/home/debian"}); err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(r.Dir(), "home/debian/.ssh"), 0o700)
 	os.WriteFile(filepath.Join(r.Dir(), "home/debian/.ssh/authorized_keys"), []byte(testK3+" existing\n"), 0o640)
 	os.Chmod(filepath.Join(r.Dir(), "home/debian/.ssh/authorized_keys"), 0o640)
-	c, _ := accountsContext(t, r, Config{
+	c, _ := famtest.Accounts(t, r, modules.Config{
 		"ssh_genkeytypes":       []any{},
 		"ssh_authorized_keys":   []any{testK2 + " cfg", testK3 + " again"},
 		"allow_public_ssh_keys": false,
@@ -234,8 +237,8 @@ func TestSSHAuthorizedKeysMerge(t *testing.T) {
 }
 
 func TestAuthorizedKeysFileFromSSHDConfig(t *testing.T) {
-	r := accountsRoot(t, "")
-	c, _ := accountsContext(t, r, nil, nil)
+	r := modtest.AccountsRoot(t, "")
+	c, _ := famtest.Accounts(t, r, nil, nil)
 	u := target.User{Name: "bob", Home: "/home/bob"}
 	for cfg, want := range map[string]string{
 		"":                             "/home/bob/.ssh/authorized_keys",

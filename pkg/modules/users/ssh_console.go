@@ -1,4 +1,4 @@
-package modules
+package users
 
 // keys_to_console and ssh_authkey_fingerprints: what cloud-init 26.x
 // prints about SSH keys on the console at the end of a boot.
@@ -38,24 +38,26 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cloudroot/cloudroot/pkg/internal/pyval"
+	"github.com/cloudroot/cloudroot/pkg/modules"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/ugutil"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 )
 
 // KeysToConsole is cc_keys_to_console.
-var KeysToConsole = Module{
+var KeysToConsole = modules.Module{
 	Name:      "keys_to_console",
 	Frequency: state.PerInstance,
 	Keys:      []string{"ssh", "ssh_key_console_blacklist", "ssh_fp_console_blacklist"},
-	Run:       Typed(runKeysToConsole),
+	Run:       modules.Typed(runKeysToConsole),
 }
 
 // SSHAuthkeyFingerprints is cc_ssh_authkey_fingerprints.
-var SSHAuthkeyFingerprints = Module{
+var SSHAuthkeyFingerprints = modules.Module{
 	Name:      "ssh_authkey_fingerprints",
 	Frequency: state.PerInstance,
 	Keys:      []string{"no_ssh_fingerprints", "authkey_hash"},
-	Run:       Typed(runAuthkeyFingerprints),
+	Run:       modules.Typed(runAuthkeyFingerprints),
 }
 
 // keysToConsoleConfig is the module's keys, decoded once.
@@ -73,9 +75,9 @@ type keysToConsoleKeys struct {
 		// Emit is emit_keys_to_console (util.is_false reads it).
 		Emit any `cfg:"emit_keys_to_console"`
 	} `cfg:"ssh,loose"`
-	// The blacklists are read by stringList ("" entries kept).
-	FPBlacklist  any `cfg:"ssh_fp_console_blacklist"`
-	KeyBlacklist any `cfg:"ssh_key_console_blacklist"`
+	// The blacklists: a string or a list ("" entries kept).
+	FPBlacklist  pyval.List `cfg:"ssh_fp_console_blacklist"`
+	KeyBlacklist pyval.List `cfg:"ssh_key_console_blacklist"`
 }
 
 func decodeKeysToConsole(cfg keysToConsoleKeys) keysToConsoleConfig {
@@ -83,15 +85,15 @@ func decodeKeysToConsole(cfg keysToConsoleKeys) keysToConsoleConfig {
 	if pyval.IsFalse(cfg.SSH.Emit) {
 		k.Emit = false
 	}
-	k.FPBlacklist = stringList(cfg.FPBlacklist)
-	k.KeyBlacklist = stringList(cfg.KeyBlacklist)
+	k.FPBlacklist = cfg.FPBlacklist
+	k.KeyBlacklist = cfg.KeyBlacklist
 	// The helper gets the lists comma-joined and matches ",type,".
 	k.helperArgFP = "," + strings.Join(k.FPBlacklist, ",") + ","
 	k.helperArgKeys = "," + strings.Join(k.KeyBlacklist, ",") + ","
 	return k
 }
 
-func runKeysToConsole(ctx context.Context, c *Context, cfg keysToConsoleKeys) error {
+func runKeysToConsole(ctx context.Context, c *modules.Context, cfg keysToConsoleKeys) error {
 	k := decodeKeysToConsole(cfg)
 	if !k.Emit {
 		c.Log.Debug("Skipping module named keys_to_console, logging of SSH host keys disabled")
@@ -185,9 +187,9 @@ type authkeyConfig struct {
 // authkeyKeys is ssh_authkey_fingerprints' configuration as given.
 type authkeyKeys struct {
 	// NoFingerprints is no_ssh_fingerprints (util.is_true reads it).
-	NoFingerprints any      `cfg:"no_ssh_fingerprints"`
-	Hash           string   `cfg:"authkey_hash,scalar,default=sha256"`
-	Users          userKeys `cfg:",inline"`
+	NoFingerprints any         `cfg:"no_ssh_fingerprints"`
+	Hash           string      `cfg:"authkey_hash,scalar,default=sha256"`
+	Users          ugutil.Keys `cfg:",inline"`
 }
 
 func decodeAuthkey(cfg authkeyKeys) authkeyConfig {
@@ -225,13 +227,13 @@ func authkeyFingerprint(b64, hashName string) string {
 	return strings.Join(pairs, ":")
 }
 
-func runAuthkeyFingerprints(ctx context.Context, c *Context, cfg authkeyKeys) error {
+func runAuthkeyFingerprints(ctx context.Context, c *modules.Context, cfg authkeyKeys) error {
 	a := decodeAuthkey(cfg)
 	if a.Disabled {
 		c.Log.Debug("Skipping module named ssh_authkey_fingerprints, logging of SSH fingerprints disabled")
 		return nil
 	}
-	users, _, _, err := normalizeUsers(c, cfg.Users, func(string, ...any) {})
+	users, _, _, err := ugutil.Normalize(cfg.Users, c.Distro.DefaultUser(), func(string, ...any) {})
 	if err != nil {
 		c.Log.Debug("ssh_authkey_fingerprints: some users not understood", "err", err)
 	}
@@ -353,7 +355,7 @@ func formatCenter(s string, fill rune, width int) string {
 // user's) and fn itself (empty, 0600, the user's) when missing. A symlink
 // or a non-directory on the way, a missing home, or fn outside the home
 // leave everything as it is.
-func ensureAuthorizedKeysFile(c *Context, u target.User, fn string) error {
+func ensureAuthorizedKeysFile(c *modules.Context, u target.User, fn string) error {
 	home := path.Clean(u.Home)
 	if !strings.HasPrefix(fn, home+"/") {
 		return nil

@@ -1,4 +1,4 @@
-package modules
+package users
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/famtest"
+	"github.com/cloudroot/cloudroot/pkg/modules/internal/modtest"
 )
 
 // TestAuthkeyTableUpstream compares the table with cloud-init's own
@@ -51,7 +54,7 @@ func TestAuthkeyFingerprintsModule(t *testing.T) {
 		"home/bob/.profile":               "",
 	}
 	cfg := "users:\n- name: alice\n- name: bob\n- {name: svc, system: true}\nauthkey_hash: md5\n"
-	c, _, out := testContext(t, yamlCfg(t, cfg), files)
+	c, _, out := famtest.NewContext(t, famtest.YAML(t, cfg), files, nil)
 	if err := SSHAuthkeyFingerprints.Run(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -72,27 +75,14 @@ func TestAuthkeyFingerprintsModule(t *testing.T) {
 	if d := cmp.Diff(md5Part+"ci-info: no authorized SSH keys fingerprints found for user bob.\n", out.String()); d != "" {
 		t.Errorf("-want +got:\n%s", d)
 	}
-	c, _, out = testContext(t, yamlCfg(t, cfg+"no_ssh_fingerprints: true\n"), files)
+	c, _, out = famtest.NewContext(t, famtest.YAML(t, cfg+"no_ssh_fingerprints: true\n"), files, nil)
 	if err := SSHAuthkeyFingerprints.Run(context.Background(), c); err != nil || out.Len() != 0 {
 		t.Errorf("disabled: err %v, output %q", err, out)
 	}
 }
 
-func hostKeyRoot() map[string]string {
-	files := map[string]string{
-		"etc/os-release": "ID=debian\nVERSION_ID=12\n",
-		"etc/passwd":     "root:x:0:0:root:/root:/bin/sh\ndebian:x:1000:1000::/home/debian:/bin/bash\n",
-	}
-	for _, kt := range []string{"rsa", "ecdsa", "ed25519"} {
-		b, _ := os.ReadFile("testdata/ssh_console/ssh_host_" + kt + "_key.pub")
-		files["etc/ssh/ssh_host_"+kt+"_key.pub"] = string(b)
-	}
-	files["etc/ssh/ssh_host_rsa_key"] = "private, never printed"
-	return files
-}
-
 func TestKeysToConsole(t *testing.T) {
-	files := hostKeyRoot()
+	files := modtest.HostKeyRoot()
 	pub := func(kt string) string { return files["etc/ssh/ssh_host_"+kt+"_key.pub"] }
 	stamp := time.Date(2026, 11, 22, 8, 36, 48, 0, time.UTC).Local().Format("Jan _2 15:04:05")
 	sl := func(s string) string { return "<14>" + stamp + " cloud-init: " + s + "\n" }
@@ -113,15 +103,15 @@ func TestKeysToConsole(t *testing.T) {
 		{"disabled", "ssh: {emit_keys_to_console: false}\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, rr, out := testContext(t, yamlCfg(t, tc.cfg), files)
+			c, rr, out := famtest.NewContext(t, famtest.YAML(t, tc.cfg), files, nil)
 			if err := KeysToConsole.Run(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(tc.want, out.String()); d != "" {
 				t.Errorf("-want +got:\n%s", d)
 			}
-			if len(rr.calls) != 0 {
-				t.Errorf("ran %q", rr.calls)
+			if len(rr.Calls) != 0 {
+				t.Errorf("ran %q", rr.Calls)
 			}
 		})
 	}
@@ -176,7 +166,7 @@ func TestKeysToConsoleUpstream(t *testing.T) {
 		t.Fatalf("cases %q", order)
 	}
 	for _, n := range order {
-		c, _, out := testContext(t, yamlCfg(t, cfgs[n]), hostKeyRoot())
+		c, _, out := famtest.NewContext(t, famtest.YAML(t, cfgs[n]), modtest.HostKeyRoot(), nil)
 		if err := KeysToConsole.Run(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
