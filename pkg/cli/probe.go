@@ -310,9 +310,7 @@ func probeSystemEnv(env *Env, opts probeOptions) (datasource.Env, error) {
 	for k, v := range opts.dmi {
 		*dmiField(&denv.DMI, k) = v
 	}
-	if u, ok := dist.DefaultUser()["name"].(string); ok {
-		denv.DefaultUser = u
-	}
+	denv.DefaultUser = dist.DefaultUserName()
 	if len(opts.urls) > 0 {
 		urls := make([]any, len(opts.urls))
 		for i, u := range opts.urls {

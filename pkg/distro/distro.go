@@ -92,6 +92,10 @@ func (in Info) DefaultUser() map[string]any {
 	return variantUser(in.Variant()).Map()
 }
 
+// DefaultUserName is the name of the distro's default user
+// (system_info.default_user.name).
+func (in Info) DefaultUserName() string { return variantUser(in.Variant()).Name }
+
 // HostsTemplateName is the /etc/cloud/templates/hosts.<name>.tmpl variant:
 // the distro class's osfamily attribute, which cloud-init's
 // cc_update_etc_hosts uses (its own name for Photon, Mariner, Azure Linux,

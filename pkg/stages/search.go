@@ -260,8 +260,7 @@ func defaultUserName(cfg map[string]any, d distro.Info) string {
 			}
 		}
 	}
-	n, _ := d.DefaultUser()["name"].(string)
-	return n
+	return d.DefaultUserName()
 }
 
 // CmdlineSourceConfig merges what ds=NAME;key=value… carries beyond

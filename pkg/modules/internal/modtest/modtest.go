@@ -149,7 +149,7 @@ func Setup(t *testing.T, dir string) *Env {
 	}
 	info := distro.ParseOSRelease(osr)
 	// The distro's default user and three more exist.
-	def, _ := info.DefaultUser()["name"].(string)
+	def := info.DefaultUserName()
 	var pw, sh strings.Builder
 	for i, u := range []string{def, "user1", "user2", "user3"} {
 		if u == "" {
