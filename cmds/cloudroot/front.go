@@ -120,7 +120,7 @@ func (f front) findAgent() (string, error) {
 	}
 	switch len(missing) {
 	case 0:
-		return "", fmt.Errorf("no full agent to hand this command to: this program is %s itself (install the front binary as /usr/bin/cloudroot)", AgentPath)
+		return "", fmt.Errorf("the full agent is missing: %s is this front binary, not the agent (reinstall cloudroot)", AgentPath)
 	case 1:
 		return "", fmt.Errorf("the full agent %s is missing (this command runs in it; reinstall cloudroot)", missing[0])
 	}

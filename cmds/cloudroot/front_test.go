@@ -144,6 +144,23 @@ func TestRunAgentMissing(t *testing.T) {
 	}
 }
 
+// TestRunFrontInAgentsPlace: a front installed as the agent finds no agent
+// (it never execs itself) and says so.
+func TestRunFrontInAgentsPlace(t *testing.T) {
+	var calls []execCall
+	var stderr, out bytes.Buffer
+	f := front{Self: AgentPath, Agents: agentCandidates(AgentPath), Stderr: &stderr,
+		Exec: func(path string, argv, envv []string) error {
+			calls = append(calls, execCall{path, argv, envv})
+			return nil
+		}}
+	rc := f.run(context.Background(), []string{AgentPath, "modules", "--mode", "final"}, nil, testEnv(&out))
+	want := "cloudroot-agent: the full agent is missing: " + AgentPath + " is this front binary, not the agent (reinstall cloudroot)\n"
+	if rc != 1 || stderr.String() != want || len(calls) != 0 {
+		t.Errorf("rc %d, execs %v, stderr:\n%s\nwant:\n%s", rc, calls, stderr.String(), want)
+	}
+}
+
 func TestAgentCandidates(t *testing.T) {
 	for self, want := range map[string][]string{
 		"/usr/bin/cloudroot":    {"/usr/bin/cloudroot-agent", AgentPath},
