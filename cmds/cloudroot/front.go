@@ -16,12 +16,14 @@ import (
 // The contract:
 //
 //   - served says which command lines the front answers itself:
-//     `--version`/`-v` and `status` (with any of its flags), each possibly
-//     after the global -d/--debug and --force. Anything else — other
-//     subcommands, --help, --all-stages, unknown or abbreviated options, no
-//     arguments, and the cloud-id and cloudroot-generator names — goes to
-//     the full agent, which prints exactly what it always printed (errors
-//     and help included).
+//     `--version`/`-v`, `status`, `query`, `schema` and `devel net-convert`
+//     (each with any of its flags, its --help and its argument errors),
+//     possibly after the global -d/--debug and --force. Anything else —
+//     other subcommands, devel's other tools and its own options, --help,
+//     --all-stages, unknown or abbreviated options, no arguments, and the
+//     cloud-id and cloudroot-generator names — goes to the full agent,
+//     which prints exactly what it always printed (errors and help
+//     included).
 //   - The full agent is the first of Agents that exists: cloudroot-agent
 //     beside this program (a build directory), then AgentPath. It is exec'd
 //     with this process's argv (argv[0] included: it selects cloud-init,
@@ -74,12 +76,14 @@ func served(argv []string) bool {
 	case cli.GeneratorName, "cloud-id":
 		return false
 	}
-	for _, a := range argv[1:] {
+	for i, a := range argv[1:] {
 		switch a {
 		case "-d", "--debug", "--force":
 			continue
-		case "--version", "-v", "status":
+		case "--version", "-v", "status", "query", "schema":
 			return true
+		case "devel":
+			return i+2 < len(argv) && argv[i+2] == "net-convert"
 		}
 		return false
 	}

@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // The small argparse emulation, log lines and instance-data helpers that

@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // cloud-init devel net-convert: read a network config in one format, render

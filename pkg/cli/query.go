@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // `cloud-init query [varname] [-a] [-l] [-f TMPL] [-i FILE] [-u FILE]

@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // `cloud-init schema [-c FILE] [-t {cloud-config,network-config}] [-i FILE]
