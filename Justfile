@@ -57,6 +57,7 @@ test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-im
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
     go vet ./...
     go test -count=1 $(go list ./... | grep -v '/integration$')
+    go test -count=1 -tags cloudroot_front ./cmds/cloudroot  # the front's own pkg/cli
     # QEMU suite: full output in build/integration.log, the summary here,
     # the whole log on failure. Every test is independent (its own disk copy,
     # seed, ports); `qemu_parallel` of them boot at once (one TCG vCPU each).

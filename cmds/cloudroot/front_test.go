@@ -152,6 +152,14 @@ func TestRunAnswersItself(t *testing.T) {
 	if want := "Error:\nExpected one of --config-file or --system arguments\n"; rc != 1 || out.String() != want || len(calls) != 0 {
 		t.Errorf("schema: rc %d, out %q, execs %v", rc, out.String(), calls)
 	}
+	// net-convert's unrecognized argument ends with devel's help, which the
+	// front must print itself (go test -tags cloudroot_front runs this
+	// against the front's pkg/cli).
+	out.Reset()
+	rc = f.run(context.Background(), []string{"cloud-init", "devel", "net-convert", "--bogus"}, nil, testEnv(&out))
+	if want := "error: unrecognized arguments: --bogus\n\nusage: cloud-init devel [-h] {hotplug-hook,net-convert,render,make-mime} ...\n"; rc != 2 || !strings.HasPrefix(out.String(), want) || len(calls) != 0 {
+		t.Errorf("devel net-convert --bogus: rc %d, out %q, execs %v", rc, out.String(), calls)
+	}
 }
 
 func TestRunAgentMissing(t *testing.T) {

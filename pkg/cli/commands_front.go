@@ -5,6 +5,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 )
 
 // Commands is what the front binary (cmds/cloudroot, built with the
@@ -35,10 +37,16 @@ func Commands() []Command {
 }
 
 // runDevelFront is devel.go's runDevel for `devel net-convert`, the one
-// devel tool the front serves.
+// devel tool the front serves, and for devel's --help, which net-convert's
+// argument errors print (subcommandHelp).
 func runDevelFront(ctx context.Context, env *Env, args []string) int {
-	if len(args) > 0 && args[0] == "net-convert" {
+	switch {
+	case len(args) == 0:
+	case args[0] == "net-convert":
 		return netConvertCommand().Run(ctx, env, args[1:])
+	case args[0] == "-h" || (strings.HasPrefix(args[0], "--") && len(args[0]) > 2 && strings.HasPrefix("--help", args[0])):
+		io.WriteString(env.Stdout, develUsage+develHelp)
+		return 0
 	}
 	return runInAgent(ctx, env, args)
 }
