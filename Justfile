@@ -78,7 +78,8 @@ deps:
 
 # The agent and CLI (static): build/cloudroot-agent, the full agent (installed as
 # /usr/lib/cloudroot/cloudroot-agent; the boot's units run it), and build/cloudroot, the front
-# (/usr/bin/cloudroot and cloud-init): --version and status itself, the rest exec'd in the agent.
+# (/usr/bin/cloudroot and cloud-init): --version, status, query, schema and devel net-convert
+# itself, the rest exec'd in the agent.
 agent:
     mkdir -p {{build}}
     go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-agent ./cmds/cloudroot-agent
