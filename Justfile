@@ -43,11 +43,12 @@ demo *opts: deps
 # (busybox-static and e2fsprogs from Debian's arm64 packages).
 arm64: deps
     mkdir -p {{build}}/arm64
-    GOARCH=arm64 go build -trimpath -ldflags "-s -w" -o {{build}}/arm64/cloudroot ./cmds/cloudroot
+    GOARCH=arm64 go build -tags cloudroot_front -trimpath -ldflags "-s -w" -o {{build}}/arm64/cloudroot ./cmds/cloudroot
+    GOARCH=arm64 go build -trimpath -ldflags "-s -w" -o {{build}}/arm64/cloudroot-agent ./cmds/cloudroot-agent
     GOARCH=arm64 go build -trimpath -ldflags "-s -w" -o {{build}}/arm64/cloudroot-init ./cmds/cloudroot-init
     ARCH=arm64 BUILD_DIR={{build}}/arm64 bash scripts/kernel.sh
     go run ./cmds/cloudroot-mkinitramfs -kernel-modules {{build}}/arm64/kernel/modules -kernel-version "$(cat {{build}}/arm64/kernel/version)" -profile {{profile}} -firmware-dir {{firmware}} -init {{build}}/arm64/cloudroot-init -o {{build}}/arm64/initramfs.cpio.gz
-    ARCH=arm64 AGENT={{build}}/arm64/cloudroot bash scripts/mkrootfs.sh {{build}}/arm64/rootfs.img
+    ARCH=arm64 AGENT={{build}}/arm64/cloudroot-agent FRONT={{build}}/arm64/cloudroot bash scripts/mkrootfs.sh {{build}}/arm64/rootfs.img
 
 # Run every test: vet, unit tests, fuzz seeds, and the QEMU integration suite.
 test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-image (debian-image "suite=trixie") deb-lint arm64
@@ -56,6 +57,7 @@ test: deps agent kernel initramfs (initramfs-profile "generic") rootfs debian-im
     if [ -n "$(gofmt -l .)" ]; then gofmt -l . >&2; echo "gofmt: the files above need formatting" >&2; exit 1; fi
     go vet ./...
     go test -count=1 $(go list ./... | grep -v '/integration$')
+    go test -count=1 -tags cloudroot_front ./cmds/cloudroot  # the front's own pkg/cli
     # QEMU suite: full output in build/integration.log, the summary here,
     # the whole log on failure. Every test is independent (its own disk copy,
     # seed, ports); `qemu_parallel` of them boot at once (one TCG vCPU each).
@@ -74,10 +76,14 @@ unit:
 deps:
     bash scripts/deps.sh
 
-# The agent and CLI: build/cloudroot (static).
+# The agent and CLI (static): build/cloudroot-agent, the full agent (installed as
+# /usr/lib/cloudroot/cloudroot-agent; the boot's units run it), and build/cloudroot, the front
+# (/usr/bin/cloudroot and cloud-init): --version, status, query, schema and devel net-convert
+# itself, the rest exec'd in the agent.
 agent:
     mkdir -p {{build}}
-    go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot ./cmds/cloudroot
+    go build -trimpath -ldflags "-s -w" -o {{build}}/cloudroot-agent ./cmds/cloudroot-agent
+    go build -tags cloudroot_front -trimpath -ldflags "-s -w" -o {{build}}/cloudroot ./cmds/cloudroot
 
 # The initramfs /init: build/cloudroot-init (static).
 init-bin:
@@ -100,11 +106,12 @@ deb *opts: agent init-bin mkinitramfs-bin
     if [ "$a" != amd64 ]; then
         b={{build}}/$a
         mkdir -p "$b"
-        for c in cloudroot cloudroot-init cloudroot-mkinitramfs; do
+        for c in cloudroot-agent cloudroot-init cloudroot-mkinitramfs; do
             GOARCH=$a go build -trimpath -ldflags "-s -w" -o "$b/$c" ./cmds/$c
         done
+        GOARCH=$a go build -tags cloudroot_front -trimpath -ldflags "-s -w" -o "$b/cloudroot" ./cmds/cloudroot
     fi
-    go run ./cmds/cloudroot-deb -arch "$a" -agent "$b/cloudroot" -init "$b/cloudroot-init" -mkinitramfs "$b/cloudroot-mkinitramfs" -lists initramfs -date "$(git log -1 --format=%ct 2>/dev/null || date +%s)" -o "$b"
+    go run ./cmds/cloudroot-deb -arch "$a" -front "$b/cloudroot" -agent "$b/cloudroot-agent" -init "$b/cloudroot-init" -mkinitramfs "$b/cloudroot-mkinitramfs" -lists initramfs -date "$(git log -1 --format=%ct 2>/dev/null || date +%s)" -o "$b"
 
 # The architecture named by `arch=` among opts, else the `arch` variable; amd64 or arm64.
 [private]
@@ -149,7 +156,7 @@ initramfs-profile p: init-bin kernel
 
 # build/rootfs.img: GPT disk, ext4 root labelled cloudimg-rootfs with busybox and the agent.
 rootfs: agent
-    AGENT={{build}}/cloudroot bash scripts/mkrootfs.sh
+    AGENT={{build}}/cloudroot-agent FRONT={{build}}/cloudroot bash scripts/mkrootfs.sh
 
 # build/debian-12.img: a Debian 12 + systemd image (debootstrap, cached outside the clone) with cloudroot installed.
 # `just debian-image arch=arm64`: build/arm64/debian-12.img, Debian's arm64 packages (their maintainer
@@ -352,4 +359,4 @@ bench:
 
 # Remove build outputs (downloads stay in ~/.cache/cloudroot, outside the clone).
 clean:
-    rm -rf {{build}}/kernel {{build}}/*.img {{build}}/*.iso {{build}}/*.gz {{build}}/cloudroot {{build}}/cloudroot-init
+    rm -rf {{build}}/kernel {{build}}/*.img {{build}}/*.iso {{build}}/*.gz {{build}}/cloudroot {{build}}/cloudroot-agent {{build}}/cloudroot-init

@@ -310,7 +310,7 @@ func TestGrowRoot(t *testing.T) {
 		v := &vm{t: t, a: a, dir: t.TempDir()}
 		v.disk = filepath.Join(v.dir, "disk.img")
 		cmd := exec.Command("bash", filepath.Join(root, "scripts", "mkrootfs.sh"), v.disk)
-		cmd.Env = append(os.Environ(), "AGENT="+a.Agent, "ROOTFS_SIZE_MB=384", "ROOTFS_PART_MB=128")
+		cmd.Env = append(os.Environ(), "AGENT="+a.Agent, "FRONT="+a.Front, "ROOTFS_SIZE_MB=384", "ROOTFS_PART_MB=128")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("mkrootfs.sh: %v\n%s", err, out)
 		}

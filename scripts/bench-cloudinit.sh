@@ -76,7 +76,8 @@ CI_VERSION=$(dpkg-query -W -f='${Version}' cloud-init)
 
 # --- inputs ---
 log "building cloudroot and writing the corpus into $DIR"
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$DIR/cloudroot" ./cmds/cloudroot)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$DIR/cloudroot-agent" ./cmds/cloudroot-agent)
+(cd "$ROOT" && CGO_ENABLED=0 go build -tags cloudroot_front -o "$DIR/cloudroot" ./cmds/cloudroot)
 (cd "$ROOT" && CLOUDROOT_BENCH_CORPUS="$DIR/corpus" go test -count=1 -run '^TestWriteBenchCorpus$' ./pkg/userdata/ >/dev/null)
 mapfile -t PARTS < <(sed 's#^.*/parts/##' corpus/attach.txt)
 ATTACH=()

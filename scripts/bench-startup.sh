@@ -20,7 +20,13 @@
 # RSS <= 0.25x). `schema` checks cloud-init's largest example
 # (doc/examples/cloud-config.txt) when CLOUDINIT_SRC is set.
 #
-# Rows without an upstream: `cloudroot-init --version` (PID 1 of the
+# build/cloudroot is the front binary (/usr/bin/cloudroot and cloud-init):
+# it answers --version, status, query, schema and devel net-convert itself
+# and execs build/cloudroot-agent for every other command, so those rows
+# (analyze show, single --help) are both processes, as a user pays them;
+# `agent --version` is the full agent alone.
+#
+# Rows without an upstream: `agent --version`, `cloudroot-init --version` (PID 1 of the
 # initramfs: with --version it prints and exits before mounting anything)
 # and `go-floor`, a Go program that only prints (the runtime's own start-up
 # on this machine: nothing a Go binary does can start faster).
@@ -69,10 +75,11 @@ big=$td/schema/annotate-valid/cfg.yaml
 if [[ -n ${CLOUDINIT_SRC:-} && -f $CLOUDINIT_SRC/doc/examples/cloud-config.txt ]]; then
 	big=$CLOUDINIT_SRC/doc/examples/cloud-config.txt
 fi
-# name | program (cr, init, floor) | upstream too (y/n) | arguments
+# name | program (cr, agent, init, floor) | upstream too (y/n) | arguments
 cases=(
 	"go-floor|floor|n|"
 	"--version|cr|y|--version"
+	"agent --version|agent|n|--version"
 	"init --version|init|n|--version"
 	"status|cr|y|status"
 	"status --long|cr|y|status --long"
@@ -117,6 +124,7 @@ for c in "${cases[@]}"; do
 	read -r -a args <<<"$argstr"
 	case $prog in
 	cr) bin=$cr ;;
+	agent) bin=$build/cloudroot-agent ;;
 	init) bin=$build/cloudroot-init ;;
 	floor) bin=$floor ;;
 	esac

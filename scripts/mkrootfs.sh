@@ -2,7 +2,8 @@
 # mkrootfs.sh — build build/rootfs.img: a GPT disk image whose partition 1
 # (PARTLABEL cloudimg-rootfs, type Linux filesystem) holds an ext4 filesystem
 # labelled cloudimg-rootfs with a busybox userland that looks like Debian 12
-# to cloud-init-style tools, and the cloudroot agent at /usr/bin/cloudroot
+# to cloud-init-style tools, the cloudroot agent at
+# /usr/lib/cloudroot/cloudroot-agent and its front at /usr/bin/cloudroot
 # (/usr/bin/cloud-init -> cloudroot).
 #
 # No root privileges and no loop mounts: sfdisk writes the GPT into a sparse
@@ -17,7 +18,8 @@
 #
 # Usage: scripts/mkrootfs.sh [OUT]      (default build/rootfs.img)
 # Environment:
-#   AGENT=build/cloudroot    the static agent binary (required)
+#   AGENT=build/cloudroot-agent  the static full agent (required)
+#   FRONT=build/cloudroot    the static front binary (default: cloudroot beside AGENT)
 #   ROOTFS_SIZE_MB=256       image size
 #   ROOTFS_PART_MB=          partition 1's size (default: the disk less 2 MiB);
 #                            smaller leaves free space for growpart to take
@@ -33,7 +35,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$repo/build/rootfs.img}
-agent=${AGENT:-$repo/build/cloudroot}
+agent=${AGENT:-$repo/build/cloudroot-agent}
+front=${FRONT:-$(dirname "$agent")/cloudroot}
 size_mb=${ROOTFS_SIZE_MB:-256}
 busybox=${BUSYBOX:-$(command -v busybox || echo /bin/busybox)}
 host_arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
@@ -80,7 +83,8 @@ done
 if command -v file >/dev/null && ! file -L "$busybox" | grep -q 'statically linked'; then
 	die "$busybox is not statically linked: install 'busybox-static' (not 'busybox')"
 fi
-[[ -f $agent ]] || die "no agent binary at $agent (build it: CGO_ENABLED=0 go build -o build/cloudroot ./cmds/cloudroot, or set AGENT=...)"
+[[ -f $agent ]] || die "no agent binary at $agent (build it: just agent, or set AGENT=...)"
+[[ -f $front ]] || die "no front binary at $front (build it: just agent, or set FRONT=...)"
 if [[ ! $size_mb =~ ^[0-9]+$ ]] || ((size_mb < 16)); then
 	die "ROOTFS_SIZE_MB=$size_mb: want an integer >= 16"
 fi
@@ -206,7 +210,9 @@ else
 fi
 
 # --- the agent -----------------------------------------------------------
-install -m 0755 "$agent" "$r/usr/bin/cloudroot"
+mkdir -p "$r/usr/lib/cloudroot"
+install -m 0755 "$agent" "$r/usr/lib/cloudroot/cloudroot-agent"
+install -m 0755 "$front" "$r/usr/bin/cloudroot"
 ln -sfn cloudroot "$r/usr/bin/cloud-init"
 ln -sfn cloudroot "$r/usr/bin/cloud-id"
 if [[ -d $repo/templates/systemd ]]; then
@@ -253,12 +259,12 @@ ip link set lo up 2>/dev/null
 echo "cloudroot-rootfs: sysinit ($(cut -d' ' -f1 /proc/uptime)s)"
 # What cloudroot-hostkeys.service does under systemd, before sshd.
 if [ -e /run/cloud-init/cloudroot/hostkeys-deferred ]; then
-	/usr/bin/cloudroot hostkeys
+	/usr/lib/cloudroot/cloudroot-agent hostkeys
 	echo "cloudroot-rootfs: hostkeys rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
 fi
-/usr/bin/cloud-init modules --mode config
+/usr/lib/cloudroot/cloudroot-agent modules --mode config
 echo "cloudroot-rootfs: config stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
-/usr/bin/cloud-init modules --mode final
+/usr/lib/cloudroot/cloudroot-agent modules --mode final
 echo "cloudroot-rootfs: final stage rc=$? ($(cut -d' ' -f1 /proc/uptime)s)"
 
 if grep -qw cloudroot.test.poweroff /proc/cmdline; then

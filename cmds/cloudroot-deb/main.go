@@ -1,7 +1,7 @@
 // Command cloudroot-deb builds cloudroot's Debian package from the static
 // binaries (pkg/debpkg says what goes in):
 //
-//	cloudroot-deb -agent build/cloudroot -init build/cloudroot-init -mkinitramfs build/cloudroot-mkinitramfs -o build
+//	cloudroot-deb -front build/cloudroot -agent build/cloudroot-agent -init build/cloudroot-init -mkinitramfs build/cloudroot-mkinitramfs -o build
 //
 // It prints the .deb's path. Needs dpkg-deb; no root.
 package main
@@ -28,7 +28,8 @@ func main() {
 	var cfg config
 	var epoch string
 	fl := flag.NewFlagSet("cloudroot-deb", flag.ExitOnError)
-	fl.StringVar(&cfg.Agent, "agent", "build/cloudroot", "the static agent")
+	fl.StringVar(&cfg.Front, "front", "build/cloudroot", "the static front binary (/usr/bin/cloudroot)")
+	fl.StringVar(&cfg.Agent, "agent", "build/cloudroot-agent", "the static full agent (/usr/lib/cloudroot/cloudroot-agent)")
 	fl.StringVar(&cfg.Init, "init", "build/cloudroot-init", "the static initramfs /init")
 	fl.StringVar(&cfg.Mkinitramfs, "mkinitramfs", "build/cloudroot-mkinitramfs", "the static initramfs builder")
 	fl.StringVar(&cfg.lists, "lists", "initramfs", "directory of drivers.txt and profiles/")

@@ -214,7 +214,8 @@ func sizes(a harness.Artifacts) string {
 	for _, f := range []struct{ name, path string }{
 		{"initramfs (build/initramfs.cpio.gz)", a.Initramfs},
 		{"root disk (build/rootfs.img)", a.Rootfs},
-		{"agent (build/cloudroot)", a.Agent},
+		{"agent (build/cloudroot-agent)", a.Agent},
+		{"front (build/cloudroot)", a.Front},
 		{"cloudroot-init (build/cloudroot-init)", a.Init},
 		{"kernel vmlinuz", a.Vmlinuz},
 		{"kernel vmlinux (PVH)", a.Vmlinux},

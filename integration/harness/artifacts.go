@@ -44,8 +44,13 @@ type Artifacts struct {
 	// DebianTrixie is the Debian 13 image of `just debian-image
 	// suite=trixie` (build/debian-13.img).
 	DebianTrixie string
-	// Agent is the cloudroot agent binary (build/cloudroot).
+	// Agent is the full cloudroot agent (build/cloudroot-agent, installed
+	// as /usr/lib/cloudroot/cloudroot-agent).
 	Agent string
+	// Front is the front binary (build/cloudroot, installed as
+	// /usr/bin/cloudroot and cloud-init): --version and status, the rest
+	// exec'd in Agent.
+	Front string
 	// Init is the initramfs /init binary (build/cloudroot-init).
 	Init string
 }
@@ -101,7 +106,8 @@ func ArtifactsIn(dir string) Artifacts {
 		Rootfs:       filepath.Join(dir, "rootfs.img"),
 		Debian:       filepath.Join(dir, "debian-12.img"),
 		DebianTrixie: filepath.Join(dir, "debian-13.img"),
-		Agent:        filepath.Join(dir, "cloudroot"),
+		Agent:        filepath.Join(dir, "cloudroot-agent"),
+		Front:        filepath.Join(dir, "cloudroot"),
 		Init:         filepath.Join(dir, "cloudroot-init"),
 	}
 	a.Arch = ArchAMD64

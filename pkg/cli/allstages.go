@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloud-init --all-stages`, cloud-init 26.x's single-process mode

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // analyze: cloud-init's `analyze show|blame|dump|boot` over

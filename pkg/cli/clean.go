@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // clean: remove cloud-init's artifacts so the next boot provisions afresh,
@@ -163,11 +165,6 @@ func pyList(s []string) string {
 		q[i] = "'" + v + "'"
 	}
 	return "[" + strings.Join(q, ", ") + "]"
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // cleanConfig is the system configuration clean reads (init.read_cfg):

@@ -142,3 +142,23 @@ func progFromArgs(a []string) string {
 	}
 	return a[0]
 }
+
+// GeneratorName is the generator's file name; the agent runs as the
+// generator when invoked under it (see Argv).
+const GeneratorName = "cloudroot-generator"
+
+// Argv turns a process's os.Args into the arguments Run takes: invoked as
+// cloudroot-generator (the generator link), the agent runs `generator`;
+// invoked as cloud-id, `cloud-id`.
+func Argv(osArgs []string) []string {
+	if len(osArgs) == 0 {
+		return nil
+	}
+	switch filepath.Base(osArgs[0]) {
+	case GeneratorName:
+		return append([]string{"generator"}, osArgs[1:]...)
+	case "cloud-id":
+		return append([]string{"cloud-id"}, osArgs[1:]...)
+	}
+	return osArgs[1:]
+}

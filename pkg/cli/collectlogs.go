@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // collect-logs: a tarball of everything needed to debug a boot, as cloud-init

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // Commands is every subcommand, in help order. Add new ones here.

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // growpart (cloud-utils' command line, output and exit codes) and

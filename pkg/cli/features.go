@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // features: the feature flags this build supports, one per line, sorted,

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloud-init devel hotplug-hook -s net {query,handle,enable}`: a
@@ -81,8 +83,6 @@ options:
 		{short: "-u", long: "--udevaction", dest: "udevaction", metavar: "UDEVACTION", choices: []string{"add"}, required: true},
 	},
 }
-
-var hotplugActions = []string{"query", "handle", "enable"}
 
 // splitAtAction splits args at the first positional (the action), skipping
 // the value of -s/--subsystem.

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloudroot identify [--root DIR] [--force] [--json]`

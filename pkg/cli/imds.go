@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloudroot imds serve`: the metadata-service simulator of pkg/imdsserve

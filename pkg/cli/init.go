@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloud-init init [--local] [--file F]...` in the booted root.

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // The agent's in-root mode: when no hand-off state exists for this boot

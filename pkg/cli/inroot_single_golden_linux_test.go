@@ -42,7 +42,7 @@ func TestInRootSingleUpstream(t *testing.T) {
 	script, _ := filepath.Abs("../../scripts/goldens/lib/inroot-single.py")
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "cloudroot")
-	build := exec.Command("go", "build", "-o", agent, "github.com/cloudroot/cloudroot/cmds/cloudroot")
+	build := exec.Command("go", "build", "-o", agent, "github.com/cloudroot/cloudroot/cmds/cloudroot-agent")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the agent: %v\n%s", err, out)

@@ -56,7 +56,7 @@ func TestInRootUnshareChroot(t *testing.T) {
 	for _, d := range []string{"usr/bin", "proc", "run", "dev"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "usr/bin/cloudroot"), "github.com/cloudroot/cloudroot/cmds/cloudroot")
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "usr/bin/cloudroot"), "github.com/cloudroot/cloudroot/cmds/cloudroot-agent")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Skipf("cannot build the agent: %v: %s", err, out)

@@ -1,13 +1,19 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloudroot install --root DIR [--init systemd|openrc|sysvinit] [--dry-run]
-// [--replace-cloud-init] [--agent FILE]`
+// [--replace-cloud-init] [--agent FILE] [--front FILE]`
 //
 // The contract (how an image builder puts cloudroot into a root):
 //
-//   - The agent (this binary, or --agent FILE) becomes DIR/usr/bin/cloudroot
+//   - The full agent (this binary, or --agent FILE) becomes
+//     DIR/usr/lib/cloudroot/cloudroot-agent, which the units and the
+//     generator run. The front binary (--front FILE; default: cloudroot
+//     beside the agent, else /usr/bin/cloudroot) becomes DIR/usr/bin/cloudroot
 //     and DIR/usr/bin/cloud-init a symlink to it, so tools that run
-//     `cloud-init status --wait` keep working.
+//     `cloud-init status --wait` keep working: it answers --version and
+//     status itself and execs the agent for the rest.
 //   - systemd (the default when DIR has /lib/systemd/systemd): every unit of
 //     templates/systemd into /usr/lib/systemd/system, enabled as its
 //     [Install] section says (links in /etc/systemd/system, as `systemctl
@@ -37,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cloudroot/cloudroot/pkg/distro"
@@ -51,22 +58,23 @@ func installCommand() Command {
 	}
 }
 
-const installUsage = "usage: cloudroot install [-h] --root DIR [--init systemd|openrc|sysvinit] [--dry-run] [--replace-cloud-init] [--agent FILE]\n"
+const installUsage = "usage: cloudroot install [-h] --root DIR [--init systemd|openrc|sysvinit] [--dry-run] [--replace-cloud-init] [--agent FILE] [--front FILE]\n"
 
 func runInstall(_ context.Context, env *Env, args []string) int {
-	var root, initSys, agentPath string
+	var root, initSys, agentPath, frontPath string
 	var dryRun, replace bool
 	fl := flag.NewFlagSet("install", flag.ContinueOnError)
 	fl.SetOutput(env.Stderr)
 	fl.Usage = func() {
-		fmt.Fprint(fl.Output(), installUsage+"\nInstall cloudroot into the root filesystem DIR of an image: the agent as\n/usr/bin/cloudroot and /usr/bin/cloud-init, its units or init scripts, enabled.\n\noptions:\n")
+		fmt.Fprint(fl.Output(), installUsage+"\nInstall cloudroot into the root filesystem DIR of an image: the agent as\n/usr/lib/cloudroot/cloudroot-agent, its front as /usr/bin/cloudroot and\n/usr/bin/cloud-init, its units or init scripts, enabled.\n\noptions:\n")
 		fl.PrintDefaults()
 	}
 	fl.StringVar(&root, "root", "", "the image's root `DIR` (required)")
 	fl.StringVar(&initSys, "init", "", "the root's init system: systemd, openrc or sysvinit (default: detected from DIR)")
 	fl.BoolVar(&dryRun, "dry-run", false, "print what would be written, write nothing")
 	fl.BoolVar(&replace, "replace-cloud-init", false, "take over a root where cloud-init's own package is installed (mask its units)")
-	fl.StringVar(&agentPath, "agent", "", "the agent binary to install (default: this program)")
+	fl.StringVar(&agentPath, "agent", "", "the full agent binary to install (default: this program)")
+	fl.StringVar(&frontPath, "front", "", "the front binary to install (default: cloudroot beside the agent, else /usr/bin/cloudroot)")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fl.SetOutput(env.Stdout)
@@ -84,7 +92,7 @@ func runInstall(_ context.Context, env *Env, args []string) int {
 		}
 		return 2
 	}
-	if err := install(env, root, initSys, agentPath, dryRun, replace); err != nil {
+	if err := install(env, root, initSys, agentPath, frontPath, dryRun, replace); err != nil {
 		fmt.Fprintf(env.Stderr, "error: %v\n", err)
 		return 1
 	}
@@ -92,7 +100,7 @@ func runInstall(_ context.Context, env *Env, args []string) int {
 }
 
 // install does the work of `cloudroot install`.
-func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) error {
+func install(env *Env, dir, initSys, agentPath, frontPath string, dryRun, replace bool) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("root %s: %w", dir, err)
@@ -109,6 +117,11 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 			return err
 		}
 	}
+	switch initSys {
+	case InitSystemd, InitOpenRC, InitSysvinit:
+	default:
+		return errUnknownInit(initSys)
+	}
 	present := cloudInitPresence(r)
 	if len(present) > 0 && !replace {
 		return fmt.Errorf("cloud-init's own package is installed in %s (%s): remove it from the image (apt-get purge cloud-init, dnf remove cloud-init, apk del cloud-init), or pass --replace-cloud-init to mask it",
@@ -123,6 +136,13 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 	if err != nil {
 		return fmt.Errorf("reading the agent: %w", err)
 	}
+	if frontPath == "" {
+		frontPath = findFront(agentPath)
+	}
+	front, err := os.ReadFile(frontPath)
+	if err != nil {
+		return fmt.Errorf("reading the front binary: %w (pass --front)", err)
+	}
 	// The distro's default cloud.cfg, unless the image has its own.
 	var cloudCfg []byte
 	info := distro.Detect(r.ReadFile)
@@ -131,7 +151,7 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 			return fmt.Errorf("rendering the default cloud.cfg for %s: %w", info.Variant(), err)
 		}
 	}
-	plan, err := buildPlan(initSys, agent, len(present) > 0, cloudCfg, info.Variant())
+	plan, err := buildPlan(initSys, Binaries{Front: front, Agent: agent}, len(present) > 0, cloudCfg, info.Variant())
 	if err != nil {
 		return err
 	}
@@ -164,4 +184,15 @@ func install(env *Env, dir, initSys, agentPath string, dryRun, replace bool) err
 	}
 	env.Log.Info("install", "path", dir, "init", initSys, "changed", changed, "dry_run", dryRun)
 	return nil
+}
+
+// findFront is where the front binary that goes with the agent at
+// agentPath is: cloudroot beside it (a build directory), else the installed
+// /usr/bin/cloudroot.
+func findFront(agentPath string) string {
+	beside := filepath.Join(filepath.Dir(agentPath), "cloudroot")
+	if _, err := os.Stat(beside); err == nil {
+		return beside
+	}
+	return installFrontPath
 }

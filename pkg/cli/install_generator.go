@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloudroot generator NORMAL_DIR EARLY_DIR LATE_DIR` — the systemd
@@ -62,22 +64,6 @@ func generatorCommand() Command {
 		Short: "The systemd generator: enable cloud-init.target unless cloud-init is disabled (generator NORMAL EARLY LATE).",
 		Run:   runGenerator,
 	}
-}
-
-// Argv turns a process's os.Args into the arguments Run takes: invoked as
-// cloudroot-generator (the generator link), the agent runs `generator`;
-// invoked as cloud-id, `cloud-id`.
-func Argv(osArgs []string) []string {
-	if len(osArgs) == 0 {
-		return nil
-	}
-	switch filepath.Base(osArgs[0]) {
-	case GeneratorName:
-		return append([]string{"generator"}, osArgs[1:]...)
-	case "cloud-id":
-		return append([]string{"cloud-id"}, osArgs[1:]...)
-	}
-	return osArgs[1:]
 }
 
 func runGenerator(_ context.Context, env *Env, args []string) int {

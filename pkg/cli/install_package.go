@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // What a distribution package of cloudroot ships, from the same plan as
@@ -24,11 +26,17 @@ type PackageEntry struct {
 	Why  string
 }
 
-// PackageLayout lists the systemd plan of `cloudroot install` for agent and
+// PackageLayout lists the systemd plan of `cloudroot install` for agent (one
+// binary serving every command, installed as both the front and the agent) and
 // cloudCfg (written as /etc/cloud/cloud.cfg, the default of variant) as
 // package entries, and the units the plan enables.
 func PackageLayout(agent, cloudCfg []byte, variant string) (entries []PackageEntry, enable []string, err error) {
-	p, err := buildPlan(InitSystemd, agent, false, cloudCfg, variant)
+	return PackageLayoutOf(Binaries{Front: agent, Agent: agent}, cloudCfg, variant)
+}
+
+// PackageLayoutOf is PackageLayout for the front binary and the full agent.
+func PackageLayoutOf(bins Binaries, cloudCfg []byte, variant string) (entries []PackageEntry, enable []string, err error) {
+	p, err := buildPlan(InitSystemd, bins, false, cloudCfg, variant)
 	if err != nil {
 		return nil, nil, fmt.Errorf("planning the install: %w", err)
 	}

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // The plan of `cloudroot install`: what goes where in a root, per init
@@ -29,16 +31,19 @@ const (
 
 // Paths inside the root.
 const (
-	installAgentPath     = "/usr/bin/cloudroot"
+	// installAgentPath is the full agent; the boot's units and the
+	// generator run it directly.
+	installAgentPath = "/usr/lib/cloudroot/cloudroot-agent"
+	// installFrontPath is the front binary (cmds/cloudroot): it answers
+	// --version, status, query, schema and devel net-convert itself and execs
+	// the full agent for the rest.
+	installFrontPath     = "/usr/bin/cloudroot"
 	installCloudInitPath = "/usr/bin/cloud-init"
 	installCloudIDPath   = "/usr/bin/cloud-id"
 	installCloudCfgPath  = "/etc/cloud/cloud.cfg"
 	systemdUnitDir       = "/usr/lib/systemd/system"
 	systemdEtcDir        = "/etc/systemd/system"
 	systemdGeneratorDir  = "/usr/lib/systemd/system-generators"
-	// GeneratorName is the generator's file name; the agent runs as the
-	// generator when invoked under it (see Argv).
-	GeneratorName = "cloudroot-generator"
 )
 
 // cloud-init's own systemd units and generator, masked when
@@ -157,14 +162,23 @@ func detectInit(r *target.Root) (string, error) {
 	return "", errors.New("cannot tell the root's init system (no systemd, OpenRC, /etc/inittab or /sbin/init): pass --init")
 }
 
-// buildPlan lists what installing agent (the binary's bytes) into a root
+// Binaries are the two programs an install writes: the full agent
+// (cmds/cloudroot-agent) and the front binary (cmds/cloudroot). A single
+// binary that serves every command (the full agent built as cloudroot) may
+// be both.
+type Binaries struct {
+	Front, Agent []byte
+}
+
+// buildPlan lists what installing bins (the binaries' bytes) into a root
 // with init system initSys means. replace is set when cloud-init's package
 // is present and --replace-cloud-init allowed taking over. cloudCfg, when
 // not nil, is written as /etc/cloud/cloud.cfg (the default of variant).
-func buildPlan(initSys string, agent []byte, replace bool, cloudCfg []byte, variant string) (*installPlan, error) {
+func buildPlan(initSys string, bins Binaries, replace bool, cloudCfg []byte, variant string) (*installPlan, error) {
 	p := &installPlan{Init: initSys, Replace: replace}
 	add := func(a action) { p.Actions = append(p.Actions, a) }
-	add(action{Kind: actWrite, Path: installAgentPath, Data: agent, Mode: 0o755, Why: "the agent"})
+	add(action{Kind: actWrite, Path: installAgentPath, Data: bins.Agent, Mode: 0o755, Why: "the agent"})
+	add(action{Kind: actWrite, Path: installFrontPath, Data: bins.Front, Mode: 0o755, Why: "the front: --version, status, query, schema and net-convert, the rest handed to the agent"})
 	add(action{Kind: actLink, Path: installCloudInitPath, Target: "cloudroot", Why: "the cloud-init name, for tools that run `cloud-init status --wait`"})
 	add(action{Kind: actLink, Path: installCloudIDPath, Target: "cloudroot", Why: "the cloud-id name, as cloud-init's package installs it"})
 
@@ -196,7 +210,7 @@ func buildPlan(initSys string, agent []byte, replace bool, cloudCfg []byte, vari
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown init system %q (want %s, %s or %s)", initSys, InitSystemd, InitOpenRC, InitSysvinit)
+		return nil, errUnknownInit(initSys)
 	}
 	if cloudCfg != nil {
 		add(action{Kind: actWrite, Path: installCloudCfgPath, Data: cloudCfg, Mode: 0o644, Why: "the distro's default cloud.cfg (" + variant + ")"})
@@ -386,4 +400,8 @@ func fileIs(r *target.Root, p string, data []byte, mode fs.FileMode) bool {
 	}
 	b, err := r.ReadFile(p)
 	return err == nil && bytes.Equal(b, data)
+}
+
+func errUnknownInit(initSys string) error {
+	return fmt.Errorf("unknown init system %q (want %s, %s or %s)", initSys, InitSystemd, InitOpenRC, InitSysvinit)
 }

@@ -33,7 +33,7 @@ func TestInstallTemplates(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("sh -n: %v: %s", err, out)
 			}
-			for _, want := range []string{"cloud-init=disabled", "/etc/cloud/cloud-init.disabled", "/usr/bin/cloudroot modules --mode "} {
+			for _, want := range []string{"cloud-init=disabled", "/etc/cloud/cloud-init.disabled", "/usr/lib/cloudroot/cloudroot-agent modules --mode "} {
 				if !strings.Contains(string(b), want) {
 					t.Errorf("lacks %q", want)
 				}

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloudroot probe --datasource NAME [--metadata-url URL]... [--seed PATH]

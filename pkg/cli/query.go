@@ -49,7 +49,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/cloudroot/cloudroot/pkg/stages"
+	"github.com/cloudroot/cloudroot/pkg/secret"
 	"github.com/cloudroot/cloudroot/pkg/state"
 	"github.com/cloudroot/cloudroot/pkg/target"
 	"github.com/cloudroot/cloudroot/pkg/userdata"
@@ -236,7 +236,7 @@ func readQueryData(env *Env, instanceData, userData, vendorData string) (map[str
 		}
 	}
 	if !env.IsRoot {
-		redacted := func(p string) string { return "<" + stages.Redacted + "> file:" + p }
+		redacted := func(p string) string { return "<" + secret.Redacted + "> file:" + p }
 		data["userdata"] = redacted(udShown)
 		data["vendordata"] = redacted(vdShown)
 		data["combined_cloud_config"] = redacted(state.CombinedConfig)

@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloudroot seed make [--format iso|vfat] [--user-data F] [--meta-data F]

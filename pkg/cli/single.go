@@ -1,3 +1,5 @@
+//go:build !cloudroot_front
+
 package cli
 
 // `cloud-init single --name M [--frequency F] [--report] [--file F]... [arg...]`

@@ -635,3 +635,8 @@ func truthy(v any) bool {
 	}
 	return true
 }
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

@@ -279,6 +279,10 @@ var argparseErrorRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?s)^usage: .*?\n(cloud-init(?: [a-z-]+)*): error: ([^\n]*)\n$`)
 })
 
+var develSubcommands = []string{"hotplug-hook", "net-convert", "render", "make-mime"}
+
+var hotplugActions = []string{"query", "handle", "enable"}
+
 // subChoices are the subcommands of each cloud-init parser that has any,
 // by its words after "cloud-init".
 var subChoices = sync.OnceValue(func() map[string][]string {

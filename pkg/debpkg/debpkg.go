@@ -61,14 +61,17 @@ const (
 	DefaultMaintainer = "cloudroot developers <cloudroot@cloudroot.invalid>"
 )
 
-// Config says what goes into the package. Agent, Init and Mkinitramfs are
-// the static binaries' paths; Lists holds drivers.txt and profiles/*.txt
+// Config says what goes into the package. Front (the /usr/bin/cloudroot of
+// cmds/cloudroot), Agent (the full agent, cmds/cloudroot-agent), Init and
+// Mkinitramfs are the static binaries' paths; an empty Front installs the
+// Agent in both places (it serves every command itself); Lists holds drivers.txt and profiles/*.txt
 // (the source tree's initramfs/ directory).
 type Config struct {
 	Version     string // default: pkg/cli.Version with "-" as "+"
 	Arch        string
 	Maintainer  string
 	Date        time.Time // the changelog's date (default: the Unix epoch)
+	Front       string
 	Agent       string
 	Init        string
 	Mkinitramfs string
@@ -118,6 +121,12 @@ func Tree(c Config) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
+	front := agent
+	if c.Front != "" {
+		if front, err = read("front binary", c.Front); err != nil {
+			return nil, err
+		}
+	}
 	initBin, err := read("initramfs /init (cloudroot-init)", c.Init)
 	if err != nil {
 		return nil, err
@@ -133,7 +142,7 @@ func Tree(c Config) (*Package, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering Debian's default cloud.cfg: %w", err)
 	}
-	entries, units, err := cli.PackageLayout(agent, cfg, info.Variant())
+	entries, units, err := cli.PackageLayoutOf(cli.Binaries{Front: front, Agent: agent}, cfg, info.Variant())
 	if err != nil {
 		return nil, err
 	}

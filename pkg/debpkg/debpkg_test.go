@@ -28,7 +28,8 @@ func testConfig(t *testing.T) Config {
 	return Config{
 		Version:     "1.0+test",
 		Date:        time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
-		Agent:       bin("cloudroot"),
+		Front:       bin("cloudroot"),
+		Agent:       bin("cloudroot-agent"),
 		Init:        bin("cloudroot-init"),
 		Mkinitramfs: bin("cloudroot-mkinitramfs"),
 		Lists: fstest.MapFS{
@@ -49,9 +50,10 @@ func TestTree(t *testing.T) {
 		got[e.Path] = e
 	}
 	for path, want := range map[string]string{
-		"/usr/bin/cloudroot":  "",
-		"/usr/bin/cloud-init": "->cloudroot",
-		"/usr/lib/systemd/system-generators/cloudroot-generator": "->../../../bin/cloudroot",
+		"/usr/bin/cloudroot":                                     "",
+		"/usr/bin/cloud-init":                                    "->cloudroot",
+		"/usr/lib/cloudroot/cloudroot-agent":                     "",
+		"/usr/lib/systemd/system-generators/cloudroot-generator": "->../../cloudroot/cloudroot-agent",
 		"/usr/lib/systemd/system/cloudroot-config.service":       "",
 		"/etc/cloud/cloud.cfg":                                   "",
 		MkinitramfsPath:                                          "",
@@ -73,6 +75,11 @@ func TestTree(t *testing.T) {
 		}
 		if l, _ := strings.CutPrefix(want, "->"); want != "" && e.Link != l {
 			t.Errorf("%s -> %q, want %q", path, e.Link, l)
+		}
+	}
+	for path, name := range map[string]string{"/usr/bin/cloudroot": "cloudroot", "/usr/lib/cloudroot/cloudroot-agent": "cloudroot-agent"} {
+		if want := "#!/bin/sh\necho " + name + "\n"; string(got[path].Data) != want {
+			t.Errorf("%s is %q, want the %s binary", path, got[path].Data, name)
 		}
 	}
 	for path := range got {
