@@ -194,10 +194,10 @@ func TestRunFrontInAgentsPlace(t *testing.T) {
 
 func TestAgentCandidates(t *testing.T) {
 	for self, want := range map[string][]string{
-		"/usr/bin/cloudroot":    {"/usr/bin/cloudroot-agent", AgentPath},
-		"/work/build/cloudroot": {"/work/build/cloudroot-agent", AgentPath},
-		"/usr/lib/cloudroot/x":  {AgentPath},
-		"":                      {AgentPath},
+		"/usr/bin/cloudroot":             {"/usr/bin/cloudroot-agent", AgentPath},
+		"/src/cloudroot/build/cloudroot": {"/src/cloudroot/build/cloudroot-agent", AgentPath},
+		"/usr/lib/cloudroot/x":           {AgentPath},
+		"":                               {AgentPath},
 	} {
 		if diff := cmp.Diff(want, agentCandidates(self)); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", self, diff)
