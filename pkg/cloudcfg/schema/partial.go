@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -25,12 +27,21 @@ import (
 // are compiled once per key set; once they would have compiled more
 // properties than the whole schema has, the whole one is compiled instead
 // (the boot validates a few documents; `schema` one).
+//
+// A partial schema is also pruned to the document: a `properties` member
+// whose name is no key anywhere in the document applies to nothing in it,
+// so it is dropped before compiling (prune). Keys of instance objects are
+// still in or out of every `properties` as before, so `additionalProperties`
+// and every other keyword decide as they did, and no finding changes
+// (TestPartialSchemaAgrees). cloud-init's largest example uses 27 top-level
+// keys and few of their sub-keys: pruning halves what is compiled.
 
 // schemaParts is the embedded schema split for partial compiles: the root's
 // keywords other than properties, and each property's raw JSON.
 type schemaParts struct {
 	root  map[string]json.RawMessage
 	props map[string]json.RawMessage
+	defs  map[string]json.RawMessage
 }
 
 var splitSchema = sync.OnceValues(func() (*schemaParts, error) {
@@ -42,8 +53,13 @@ var splitSchema = sync.OnceValues(func() (*schemaParts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: split embedded schema's properties: %w", err)
 	}
+	defs, err := jsonMembers(root["$defs"])
+	if err != nil {
+		return nil, fmt.Errorf("schema: split embedded schema's $defs: %w", err)
+	}
 	delete(root, "properties")
-	return &schemaParts{root: root, props: props}, nil
+	delete(root, "$defs")
+	return &schemaParts{root: root, props: props, defs: defs}, nil
 })
 
 // jsonMembers splits the JSON object b into its members' raw values,
@@ -53,51 +69,78 @@ var splitSchema = sync.OnceValues(func() (*schemaParts, error) {
 // scan only finds where values end; a malformed b is an error, never a
 // panic.
 func jsonMembers(b []byte) (map[string]json.RawMessage, error) {
-	ws := func(i int) int {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-			i++
-		}
-		return i
-	}
-	i := ws(0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
 	out := map[string]json.RawMessage{}
-	i = ws(i + 1)
-	if i < len(b) && b[i] == '}' {
-		return out, nil
+	err := jsonEach(b, '{', func(key string, _, v []byte) { out[key] = json.RawMessage(v) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func jsonSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonEach calls fn, in order, with each member of the JSON object b
+// (open '{'): its name decoded and raw (quoted, as in b), and its raw
+// value; or with each element of the array b (open '[', no name). The raw
+// bytes share b's. Like jsonMembers it finds where values end and decodes
+// only the names.
+func jsonEach(b []byte, open byte, fn func(key string, name, v []byte)) error {
+	close := byte('}')
+	if open == '[' {
+		close = ']'
+	}
+	i := jsonSpace(b, 0)
+	if i >= len(b) || b[i] != open {
+		if open == '[' {
+			return errors.New("not a JSON array")
+		}
+		return errors.New("not a JSON object")
+	}
+	i = jsonSpace(b, i+1)
+	if i < len(b) && b[i] == close {
+		return nil
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return nil, fmt.Errorf("offset %d: want a member name", i)
+		var key string
+		var name []byte
+		if open == '{' {
+			if i >= len(b) || b[i] != '"' {
+				return fmt.Errorf("offset %d: want a member name", i)
+			}
+			end := jsonValueEnd(b, i)
+			if end < 0 {
+				return fmt.Errorf("offset %d: unterminated name", i)
+			}
+			name = b[i:end:end]
+			if bytes.IndexByte(name, '\\') < 0 && utf8.Valid(name) {
+				key = string(name[1 : len(name)-1])
+			} else if err := json.Unmarshal(b[i:end], &key); err != nil {
+				return fmt.Errorf("offset %d: %w", i, err)
+			}
+			i = jsonSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return fmt.Errorf("offset %d: want ':'", i)
+			}
+			i = jsonSpace(b, i+1)
 		}
 		end := jsonValueEnd(b, i)
 		if end < 0 {
-			return nil, fmt.Errorf("offset %d: unterminated name", i)
+			return fmt.Errorf("offset %d: unterminated value", i)
 		}
-		var key string
-		if err := json.Unmarshal(b[i:end], &key); err != nil {
-			return nil, fmt.Errorf("offset %d: %w", i, err)
-		}
-		i = ws(end)
-		if i >= len(b) || b[i] != ':' {
-			return nil, fmt.Errorf("offset %d: want ':'", i)
-		}
-		i = ws(i + 1)
-		end = jsonValueEnd(b, i)
-		if end < 0 {
-			return nil, fmt.Errorf("offset %d: unterminated value", i)
-		}
-		out[key] = json.RawMessage(b[i:end:end])
-		i = ws(end)
+		fn(key, name, b[i:end:end])
+		i = jsonSpace(b, end)
 		switch {
 		case i < len(b) && b[i] == ',':
-			i = ws(i + 1)
-		case i < len(b) && b[i] == '}':
-			return out, nil
+			i = jsonSpace(b, i+1)
+		case i < len(b) && b[i] == close:
+			return nil
 		default:
-			return nil, fmt.Errorf("offset %d: want ',' or '}'", i)
+			return fmt.Errorf("offset %d: want ',' or '%c'", i, close)
 		}
 	}
 }
@@ -172,7 +215,8 @@ func schemaFor(cfg map[string]any) (*jsonschema.Schema, error) {
 		}
 	}
 	slices.Sort(keys)
-	id := strings.Join(keys, "\x00")
+	names := instanceKeys(cfg)
+	id := strings.Join(slices.Sorted(maps.Keys(names)), "\x00")
 	partials.mu.Lock()
 	defer partials.mu.Unlock()
 	if s, ok := partials.byKeys[id]; ok {
@@ -181,7 +225,7 @@ func schemaFor(cfg map[string]any) (*jsonschema.Schema, error) {
 	if partials.compiled+len(keys) > len(parts.props) {
 		return compiled()
 	}
-	s, err := compilePartial(parts, keys, true)
+	s, err := compilePartial(parts, keys, names, true)
 	if err != nil {
 		return nil, err
 	}
@@ -190,33 +234,203 @@ func schemaFor(cfg map[string]any) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// compilePartial compiles the schema with only the named properties.
-func compilePartial(parts *schemaParts, keys []string, trusted bool) (*jsonschema.Schema, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	names := make([]string, 0, len(parts.root))
-	for k := range parts.root {
-		names = append(names, k)
+// compilePartial compiles the schema with only the named top-level
+// properties, pruned to the instance keys inst, with only the $defs they
+// reference (inst nil: not pruned, every $def).
+func compilePartial(parts *schemaParts, keys []string, inst map[string]struct{}, trusted bool) (*jsonschema.Schema, error) {
+	b, err := partialDoc(parts, keys, inst)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(names)
-	for _, k := range names {
-		writeMember(&b, k, parts.root[k])
-		b.WriteByte(',')
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("schema: parse embedded schema: %w", err)
 	}
-	b.WriteString(`"properties":{`)
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeMember(&b, k, parts.props[k])
-	}
-	b.WriteString("}}")
-	return compileDoc(&b, trusted)
+	return compileValue(doc, trusted)
 }
 
-func writeMember(b *bytes.Buffer, k string, v json.RawMessage) {
+// partialDoc is the JSON text compilePartial compiles.
+func partialDoc(parts *schemaParts, keys []string, inst map[string]struct{}) ([]byte, error) {
+	var props, defs bytes.Buffer
+	p := pruner{out: &props, inst: inst}
+	props.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			props.WriteByte(',')
+		}
+		writeName(&props, k)
+		p.schema(parts.props[k])
+	}
+	props.WriteByte('}')
+	// The $defs the properties reference, and those they reference in
+	// turn; all of them when a $ref is not "#/$defs/NAME".
+	p.out = &defs
+	defs.WriteByte('{')
+	done := map[string]bool{}
+	for n := 0; n < len(p.refs) || (inst == nil || p.otherRef) && len(done) < len(parts.defs); n++ {
+		var name string
+		if n < len(p.refs) {
+			name = p.refs[n]
+		} else {
+			for k := range parts.defs {
+				if !done[k] {
+					name = k
+					p.refs = append(p.refs, k)
+					break
+				}
+			}
+		}
+		v, ok := parts.defs[name]
+		if done[name] || !ok {
+			continue // a dangling $ref: the compiler says so
+		}
+		if len(done) > 0 {
+			defs.WriteByte(',')
+		}
+		done[name] = true
+		writeName(&defs, name)
+		p.schema(v)
+	}
+	defs.WriteByte('}')
+	if p.err != nil {
+		return nil, fmt.Errorf("schema: prune embedded schema: %w", p.err)
+	}
+	var b bytes.Buffer
+	b.Grow(props.Len() + defs.Len() + 256)
+	b.WriteByte('{')
+	for _, k := range slices.Sorted(maps.Keys(parts.root)) {
+		writeName(&b, k)
+		b.Write(parts.root[k])
+		b.WriteByte(',')
+	}
+	b.WriteString(`"$defs":`)
+	b.Write(defs.Bytes())
+	b.WriteString(`,"properties":`)
+	b.Write(props.Bytes())
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// instanceKeys is the set of every mapping key in v, at any depth.
+func instanceKeys(v any) map[string]struct{} {
+	out := map[string]struct{}{}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				out[k] = struct{}{}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// pruner copies raw schema JSON to out, dropping from it and from every
+// subschema the `properties` members whose name is not in inst (nil: none
+// dropped), before anything is decoded. Only keywords whose values are
+// schemas are walked (a property named "properties" is a name, not a
+// keyword). It collects the $defs that $refs name, in refs; otherRef is
+// set by any other $ref, which could point into a `properties` member
+// that was dropped (the cloud-config schema has none: TestPruneRefs).
+// The first malformed value is kept in err.
+type pruner struct {
+	out      *bytes.Buffer
+	inst     map[string]struct{}
+	refs     []string
+	otherRef bool
+	err      error
+}
+
+// member writes the value v of the schema keyword k.
+func (p *pruner) member(k string, v []byte) {
+	switch k {
+	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies":
+		if jsonSpace(v, 0) >= len(v) || v[jsonSpace(v, 0)] != '{' {
+			p.out.Write(v) // a malformed keyword: the compiler says so
+			return
+		}
+		p.out.WriteByte('{')
+		first := true
+		p.each(v, '{', func(name string, raw, sub []byte) {
+			if k == "properties" && p.inst != nil {
+				if _, ok := p.inst[name]; !ok {
+					return
+				}
+			}
+			if !first {
+				p.out.WriteByte(',')
+			}
+			first = false
+			p.out.Write(raw)
+			p.out.WriteByte(':')
+			p.schema(sub) // a dependencies array is no object: copied as it is
+		})
+		p.out.WriteByte('}')
+	case "items", "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties",
+		"not", "if", "then", "else", "contains", "propertyNames", "allOf", "anyOf", "oneOf", "prefixItems":
+		if i := jsonSpace(v, 0); i < len(v) && v[i] == '[' {
+			p.out.WriteByte('[')
+			first := true
+			p.each(v, '[', func(_ string, _, sub []byte) {
+				if !first {
+					p.out.WriteByte(',')
+				}
+				first = false
+				p.schema(sub)
+			})
+			p.out.WriteByte(']')
+			return
+		}
+		p.schema(v)
+	case "$ref":
+		if name, ok := strings.CutPrefix(string(v), `"#/$defs/`); ok && strings.HasSuffix(name, `"`) &&
+			!strings.ContainsAny(name[:len(name)-1], `/~\"%`) {
+			p.refs = append(p.refs, name[:len(name)-1])
+		} else {
+			p.otherRef = true
+		}
+		p.out.Write(v)
+	default:
+		p.out.Write(v)
+	}
+}
+
+// schema writes the schema v: an object is walked, anything else (true,
+// false) copied.
+func (p *pruner) schema(v []byte) {
+	if i := jsonSpace(v, 0); i >= len(v) || v[i] != '{' {
+		p.out.Write(v)
+		return
+	}
+	p.out.WriteByte('{')
+	first := true
+	p.each(v, '{', func(k string, raw, sub []byte) {
+		if !first {
+			p.out.WriteByte(',')
+		}
+		first = false
+		p.out.Write(raw)
+		p.out.WriteByte(':')
+		p.member(k, sub)
+	})
+	p.out.WriteByte('}')
+}
+
+func (p *pruner) each(v []byte, open byte, fn func(string, []byte, []byte)) {
+	if err := jsonEach(v, open, fn); err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+func writeName(b *bytes.Buffer, k string) {
 	kb, _ := json.Marshal(k) // a string always marshals
 	b.Write(kb)
 	b.WriteByte(':')
-	b.Write(v)
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // TestPartialSchemaAgrees: a document checked against the partial schema of
-// its keys (what Validate uses) gets the report the whole schema gives, for
-// every golden document and every document of the upstream corpus (a
-// wrong-typed value for every key of 26.x's schema).
+// its keys, pruned to its keys or not (Validate prunes), gets the report the
+// whole schema gives, for every golden document and every document of the
+// upstream corpus (a wrong-typed value for every key of 26.x's schema).
 func TestPartialSchemaAgrees(t *testing.T) {
 	parts, err := splitSchema()
 	if err != nil {
@@ -32,10 +32,19 @@ func TestPartialSchemaAgrees(t *testing.T) {
 				ks = append(ks, k)
 			}
 		}
-		return compilePartialSorted(parts, ks)
+		return compilePartialSorted(parts, ks, nil)
+	}
+	pruned := func(cfg map[string]any) (*jsonschema.Schema, error) {
+		var ks []string
+		for k := range cfg {
+			if _, ok := parts.props[k]; ok {
+				ks = append(ks, k)
+			}
+		}
+		return compilePartialSorted(parts, ks, instanceKeys(cfg))
 	}
 	whole := func(map[string]any) (*jsonschema.Schema, error) { return compiled() }
-	allKeys, err := compilePartialSorted(parts, keys)
+	allKeys, err := compilePartialSorted(parts, keys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +84,10 @@ func TestPartialSchemaAgrees(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: partial schema (-whole +partial):\n%s", name, diff)
 		}
+		got, _ = validate(doc, name, pruned)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: pruned partial schema (-whole +pruned):\n%s", name, diff)
+		}
 		got, top := ValidateTop(doc, name)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: Validate (-whole +Validate):\n%s", name, diff)
@@ -90,10 +103,10 @@ func TestPartialSchemaAgrees(t *testing.T) {
 	t.Logf("%d documents", len(docs))
 }
 
-func compilePartialSorted(parts *schemaParts, keys []string) (*jsonschema.Schema, error) {
+func compilePartialSorted(parts *schemaParts, keys []string, inst map[string]struct{}) (*jsonschema.Schema, error) {
 	keys = append([]string(nil), keys...)
 	slices.Sort(keys)
-	return compilePartial(parts, keys, true)
+	return compilePartial(parts, keys, inst, true)
 }
 
 // checkMembers compares jsonMembers with json.Unmarshal into a map of

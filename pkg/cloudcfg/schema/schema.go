@@ -129,6 +129,11 @@ func compileDoc(r io.Reader, trusted bool) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: parse embedded schema: %w", err)
 	}
+	return compileValue(doc, trusted)
+}
+
+// compileValue is compileDoc of the decoded document doc.
+func compileValue(doc any, trusted bool) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	if trusted {
 		c.TrustSchemas()
