@@ -21,10 +21,10 @@
 # (doc/examples/cloud-config.txt) when CLOUDINIT_SRC is set.
 #
 # build/cloudroot is the front binary (/usr/bin/cloudroot and cloud-init):
-# it answers --version, status, query, schema and devel net-convert itself
-# and execs build/cloudroot-agent for every other command, so those rows
-# (analyze show, single --help) are both processes, as a user pays them;
-# `agent --version` is the full agent alone.
+# it answers --version, status, query, schema, analyze and devel net-convert
+# itself and execs build/cloudroot-agent for every other command, so that
+# row (single --help) is both processes, as a user pays it; `agent
+# --version` is the full agent alone.
 #
 # Rows without an upstream: `agent --version`, `cloudroot-init --version` (PID 1 of the
 # initramfs: with --version it prints and exits before mounting anything)

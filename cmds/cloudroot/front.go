@@ -80,7 +80,7 @@ func served(argv []string) bool {
 		switch a {
 		case "-d", "--debug", "--force":
 			continue
-		case "--version", "-v", "status", "query", "schema":
+		case "--version", "-v", "status", "query", "schema", "analyze":
 			return true
 		case "devel":
 			return i+2 < len(argv) && argv[i+2] == "net-convert"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,10 @@ func TestServed(t *testing.T) {
 		{[]string{"cloud-init", "init", "--local"}, false},
 		{[]string{"cloud-init", "modules", "--mode", "final"}, false},
 		{[]string{"cloud-init", "nosuch"}, false},
-		{[]string{"cloud-init", "analyze", "show"}, false},
+		{[]string{"cloud-init", "analyze", "show"}, true},
+		{[]string{"/usr/bin/cloudroot", "-d", "analyze", "blame", "-i", "cloud-init.log"}, true},
+		{[]string{"cloud-init", "analyze"}, true}, // analyze's own argparse error
+		{[]string{"cloud-init", "--help", "analyze"}, false},
 		{[]string{"/usr/bin/cloudroot", "install", "--root", "/x"}, false},
 		{[]string{"/usr/bin/cloud-id"}, false},
 		{[]string{"cloud-id", "--version"}, false},
@@ -151,6 +155,20 @@ func TestRunAnswersItself(t *testing.T) {
 	rc = f.run(context.Background(), []string{"cloud-init", "schema"}, nil, testEnv(&out))
 	if want := "Error:\nExpected one of --config-file or --system arguments\n"; rc != 1 || out.String() != want || len(calls) != 0 {
 		t.Errorf("schema: rc %d, out %q, execs %v", rc, out.String(), calls)
+	}
+	// analyze reads the log it is given: the upstream golden of pkg/cli's
+	// analyze tests (stdout, "exit: N", stderr).
+	out.Reset()
+	td := filepath.Join("..", "..", "pkg", "cli", "testdata", "analyze", "two-boots")
+	want, err := os.ReadFile(filepath.Join(td, "want-show.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	env := func() *cli.Env { e := testEnv(&out)(); e.Stderr = &errOut; return e }
+	rc = f.run(context.Background(), []string{"cloud-init", "analyze", "show", "-i", filepath.Join(td, "cloud-init.log")}, nil, env)
+	if got := fmt.Sprintf("%sexit: %d\n%s", out.String(), rc, errOut.String()); got != string(want) || len(calls) != 0 {
+		t.Errorf("analyze show: execs %v, got:\n%s\nwant:\n%s", calls, got, want)
 	}
 	// net-convert's unrecognized argument ends with devel's help, which the
 	// front must print itself (go test -tags cloudroot_front runs this

@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // analyze: cloud-init's `analyze show|blame|dump|boot` over

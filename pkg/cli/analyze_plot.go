@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // analyze plot: the most recent boot as a timeline picture (SVG, or HTML

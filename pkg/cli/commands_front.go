@@ -10,7 +10,7 @@ import (
 )
 
 // Commands is what the front binary (cmds/cloudroot, built with the
-// cloudroot_front tag) knows: status, query, schema and devel's
+// cloudroot_front tag) knows: status, query, schema, analyze and devel's
 // net-convert run here (besides the top level's --version); every other
 // subcommand is only its name and help line (commandIndex), for the help
 // and argument errors these print, since the front hands those command
@@ -27,6 +27,8 @@ func Commands() []Command {
 			cmds[i] = queryCommand()
 		case "schema":
 			cmds[i] = schemaCommand()
+		case "analyze":
+			cmds[i] = analyzeCommand()
 		case "devel":
 			cmds[i].Run = runDevelFront
 		default:
