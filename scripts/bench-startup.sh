@@ -21,8 +21,8 @@
 # (doc/examples/cloud-config.txt) when CLOUDINIT_SRC is set.
 #
 # build/cloudroot is the front binary (/usr/bin/cloudroot and cloud-init):
-# it answers --version, status, query, schema, analyze and devel net-convert
-# itself and execs build/cloudroot-agent for every other command, so that
+# it answers --version, status, query, schema, analyze, cloud-id, features
+# and devel (but hotplug-hook) itself and execs build/cloudroot-agent for every other command, so that
 # row (single --help) is both processes, as a user pays it; `agent
 # --version` is the full agent alone.
 #

@@ -73,17 +73,23 @@ func served(argv []string) bool {
 		return false
 	}
 	switch filepath.Base(argv[0]) {
-	case cli.GeneratorName, "cloud-id":
+	case cli.GeneratorName:
 		return false
+	case "cloud-id":
+		return true
 	}
 	for i, a := range argv[1:] {
 		switch a {
 		case "-d", "--debug", "--force":
 			continue
-		case "--version", "-v", "status", "query", "schema", "analyze":
+		case "--version", "-v", "status", "query", "schema", "analyze", "cloud-id", "features":
 			return true
 		case "devel":
-			return i+2 < len(argv) && argv[i+2] == "net-convert"
+			// Every devel tool, devel's help and its argument errors, but
+			// not hotplug-hook, which links the stages (a command line
+			// naming it anywhere goes to the agent, which answers every
+			// one the same).
+			return !slices.Contains(argv[i+2:], "hotplug-hook")
 		}
 		return false
 	}

@@ -48,15 +48,21 @@ func TestServed(t *testing.T) {
 		{[]string{"cloud-init", "devel", "net-convert", "-p", "x", "-k", "yaml", "-d", "o", "-D", "ubuntu", "-O", "netplan"}, true},
 		{[]string{"cloud-init", "--force", "devel", "net-convert", "--help"}, true},
 		{[]string{"/usr/bin/cloudroot", "devel", "net-convert"}, true},
-		{[]string{"cloud-init", "devel"}, false},
-		{[]string{"cloud-init", "devel", "--help"}, false},
-		{[]string{"cloud-init", "devel", "-h", "net-convert"}, false},
-		{[]string{"cloud-init", "devel", "render", "ud"}, false},
-		{[]string{"cloud-init", "devel", "make-mime", "-a", "x:cloud-config"}, false},
+		{[]string{"cloud-init", "devel"}, true},
+		{[]string{"cloud-init", "devel", "--help"}, true},
+		{[]string{"cloud-init", "devel", "-h", "net-convert"}, true},
+		{[]string{"cloud-init", "devel", "bogus"}, true},
+		{[]string{"cloud-init", "devel", "--", "hotplug-hook", "-h"}, false},
+		{[]string{"cloud-init", "devel", "render", "ud"}, true},
+		{[]string{"cloud-init", "devel", "make-mime", "-a", "x:cloud-config"}, true},
+		{[]string{"cloud-init", "-d", "devel", "make-mime", "--list-types"}, true},
+		{[]string{"cloud-init", "features"}, true},
+		{[]string{"cloud-init", "features", "--bogus"}, true}, // features's own argparse error
+		{[]string{"/usr/bin/cloudroot", "cloud-id", "-j"}, true},
 		{[]string{"cloud-init", "devel", "hotplug-hook", "-s", "net", "query"}, false},
 		{[]string{"cloud-init", "net-convert"}, false},
 		{[]string{"cloud-init", "--help", "query"}, false},
-		{[]string{"cloud-id", "query"}, false},
+		{[]string{"cloud-id", "query"}, true}, // cloud-id's own argparse error
 		{[]string{"cloud-init", "init", "--local"}, false},
 		{[]string{"cloud-init", "modules", "--mode", "final"}, false},
 		{[]string{"cloud-init", "nosuch"}, false},
@@ -65,8 +71,9 @@ func TestServed(t *testing.T) {
 		{[]string{"cloud-init", "analyze"}, true}, // analyze's own argparse error
 		{[]string{"cloud-init", "--help", "analyze"}, false},
 		{[]string{"/usr/bin/cloudroot", "install", "--root", "/x"}, false},
-		{[]string{"/usr/bin/cloud-id"}, false},
-		{[]string{"cloud-id", "--version"}, false},
+		{[]string{"/usr/bin/cloud-id"}, true},
+		{[]string{"/usr/bin/cloud-id", "-l", "-i", "instance-data.json"}, true},
+		{[]string{"cloud-id", "--version"}, true},
 		{[]string{"/usr/lib/systemd/system-generators/cloudroot-generator", "status"}, false},
 		{nil, false},
 	}
@@ -114,11 +121,11 @@ func TestRunHandsOverToAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, argv := range [][]string{
-		{"/usr/bin/cloud-init", "features"},
+		{"/usr/bin/cloud-init", "clean", "--logs"},
 		{"cloud-init", "--help"},
-		{"cloud-init", "devel", "render", "ud"},
+		{"cloud-init", "devel", "hotplug-hook", "-s", "net", "query"},
 		{"/usr/bin/cloudroot", "modules", "--mode", "config"},
-		{"/usr/bin/cloud-id", "-j"},
+		{"/usr/bin/cloudroot", "single", "--name", "runcmd"},
 	} {
 		var calls []execCall
 		var stderr, out bytes.Buffer
@@ -186,7 +193,7 @@ func TestRunAgentMissing(t *testing.T) {
 	var stderr, out bytes.Buffer
 	f := fakeFront(dir, &calls, &stderr)
 	f.Agents = []string{filepath.Join(dir, AgentName), filepath.Join(dir, "lib", AgentName)}
-	rc := f.run(context.Background(), []string{"/usr/bin/cloud-init", "features"}, nil, testEnv(&out))
+	rc := f.run(context.Background(), []string{"/usr/bin/cloud-init", "collect-logs"}, nil, testEnv(&out))
 	want := "cloud-init: the full agent is missing: neither " + f.Agents[0] + " nor " + f.Agents[1] + " exists (this command runs in it; reinstall cloudroot)\n"
 	if rc != 1 || stderr.String() != want || len(calls) != 0 {
 		t.Errorf("rc %d, execs %v, stderr:\n%s\nwant:\n%s", rc, calls, stderr.String(), want)

@@ -1,7 +1,7 @@
 // Command cloudroot is the front of the in-root agent: the installed
 // /usr/bin/cloudroot and /usr/bin/cloud-init. Scripts and people run it
 // often and want quick answers (`cloud-init status --wait`, `--version`,
-// `query`, `schema`, `analyze`, `devel net-convert`), and a
+// `query`, `schema`, `analyze`, `cloud-id`, the devel tools), and a
 // Go program runs the package initialisation of everything it links before
 // main, so this binary links only what those answers need (pkg/cli built
 // with the cloudroot_front tag, as `just agent` builds it) and answers them

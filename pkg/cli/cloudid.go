@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // cloud-id: the canonical cloud id of this instance, as cloud-init 26.x's

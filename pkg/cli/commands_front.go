@@ -5,13 +5,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 )
 
 // Commands is what the front binary (cmds/cloudroot, built with the
-// cloudroot_front tag) knows: status, query, schema, analyze and devel's
-// net-convert run here (besides the top level's --version); every other
+// cloudroot_front tag) knows: status, query, schema, analyze, cloud-id,
+// features and devel's net-convert, render and make-mime run here
+// (besides the top level's --version); every other
 // subcommand is only its name and help line (commandIndex), for the help
 // and argument errors these print, since the front hands those command
 // lines to the full agent before Run sees them. This package then links
@@ -29,8 +28,12 @@ func Commands() []Command {
 			cmds[i] = schemaCommand()
 		case "analyze":
 			cmds[i] = analyzeCommand()
+		case "cloud-id":
+			cmds[i] = cloudIDCommand()
+		case "features":
+			cmds[i] = featuresCommand()
 		case "devel":
-			cmds[i].Run = runDevelFront
+			cmds[i] = develCommand()
 		default:
 			cmds[i].Run = runInAgent
 		}
@@ -38,18 +41,10 @@ func Commands() []Command {
 	return cmds
 }
 
-// runDevelFront is devel.go's runDevel for `devel net-convert`, the one
-// devel tool the front serves, and for devel's --help, which net-convert's
-// argument errors print (subcommandHelp).
-func runDevelFront(ctx context.Context, env *Env, args []string) int {
-	switch {
-	case len(args) == 0:
-	case args[0] == "net-convert":
-		return netConvertCommand().Run(ctx, env, args[1:])
-	case args[0] == "-h" || (strings.HasPrefix(args[0], "--") && len(args[0]) > 2 && strings.HasPrefix("--help", args[0])):
-		io.WriteString(env.Stdout, develUsage+develHelp)
-		return 0
-	}
+// runHotplug is hotplug.go's in the agent (it links the stages): devel's
+// hotplug-hook is handed to the agent before Run sees it (cmds/cloudroot's
+// served), so the front's devel never gets here.
+func runHotplug(ctx context.Context, env *Env, args []string) int {
 	return runInAgent(ctx, env, args)
 }
 

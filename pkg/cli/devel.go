@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // `cloud-init devel {net-convert,render,make-mime}` and the small argparse

@@ -1,5 +1,3 @@
-//go:build !cloudroot_front
-
 package cli
 
 // features: the feature flags this build supports, one per line, sorted,

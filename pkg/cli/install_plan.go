@@ -35,8 +35,8 @@ const (
 	// generator run it directly.
 	installAgentPath = "/usr/lib/cloudroot/cloudroot-agent"
 	// installFrontPath is the front binary (cmds/cloudroot): it answers
-	// --version, status, query, schema, analyze and devel net-convert itself and execs
-	// the full agent for the rest.
+	// --version, status, query, schema, analyze, cloud-id, features and devel
+	// (but hotplug-hook) itself and execs the full agent for the rest.
 	installFrontPath     = "/usr/bin/cloudroot"
 	installCloudInitPath = "/usr/bin/cloud-init"
 	installCloudIDPath   = "/usr/bin/cloud-id"
@@ -178,7 +178,7 @@ func buildPlan(initSys string, bins Binaries, replace bool, cloudCfg []byte, var
 	p := &installPlan{Init: initSys, Replace: replace}
 	add := func(a action) { p.Actions = append(p.Actions, a) }
 	add(action{Kind: actWrite, Path: installAgentPath, Data: bins.Agent, Mode: 0o755, Why: "the agent"})
-	add(action{Kind: actWrite, Path: installFrontPath, Data: bins.Front, Mode: 0o755, Why: "the front: --version, status, query, schema, analyze and net-convert, the rest handed to the agent"})
+	add(action{Kind: actWrite, Path: installFrontPath, Data: bins.Front, Mode: 0o755, Why: "the front: --version, status, query, schema, analyze, cloud-id, features and devel, the rest handed to the agent"})
 	add(action{Kind: actLink, Path: installCloudInitPath, Target: "cloudroot", Why: "the cloud-init name, for tools that run `cloud-init status --wait`"})
 	add(action{Kind: actLink, Path: installCloudIDPath, Target: "cloudroot", Why: "the cloud-id name, as cloud-init's package installs it"})
 
