@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench-startup.sh — start-up of the agent as whole processes: each command
-# is run BENCH_RUNS times (after one warm-up) under /usr/bin/time, and the
-# median user+sys CPU, median wall time and the largest peak RSS are printed
-# (docs/performance.md, "Start-up"). Read-only commands on files in the
-# repository's testdata; nothing is written outside a temp dir.
+# is run BENCH_RUNS times (after one warm-up), and the median user+sys CPU
+# and wall time (to the microsecond) and the largest peak RSS are printed (docs/performance.md, "Start-up"). Read-only commands
+# on files in the repository's testdata; nothing is written outside a temp
+# dir.
 #
 #   scripts/bench-startup.sh BUILD_DIR            (just bench-startup)
 #   CLOUDINIT_SRC=/path/to/cloud-init scripts/bench-startup.sh BUILD_DIR   # as root
@@ -41,6 +41,7 @@ runs=${BENCH_RUNS:-11}
 cr=$build/cloudroot
 [[ -x $cr ]] || { echo "bench-startup.sh: $cr not built (just agent)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "bench-startup.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "bench-startup.sh: needs python3 (apt-get install python3)" >&2; exit 2; }
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 # Upstream: prepare the copy, then re-run this script in its own namespace.
@@ -90,20 +91,39 @@ cases=(
 	"single --help|cr|y|single --help"
 )
 
-# measure PROGRAM ARGS...: prints "cpu_ms_median wall_ms_median peak_kib_max"
+# measure PROGRAM ARGS...: prints "cpu_ms_median wall_ms_median peak_kib_max".
+# The CPU (user+sys) and wall time of each run (after one warm-up) are
+# wait4's, to the microsecond, of PROGRAM spawned by python with
+# posix_spawn (vfork: nothing is copied before the exec; /usr/bin/time's
+# %U and %S are in 10 ms steps, and as a parent it adds its own start-up to
+# the rusage). The peak RSS is /usr/bin/time's %M over three more runs: a
+# child vfork'd from python would count python's pages as its own. $tmp/out
+# is emptied before each run.
 measure() {
-	local i out=$tmp/time.txt
-	: >"$tmp/samples"
-	for ((i = 0; i <= runs; i++)); do
-		rm -rf "$tmp/out"
-		/usr/bin/time -o "$out" -f '%U %S %e %M' "$@" >/dev/null 2>&1 </dev/null || true
-		((i == 0)) && continue
-		tail -1 "$out" >>"$tmp/samples"
-	done
-	awk '{cpu[NR]=($1+$2)*1000; wall[NR]=$3*1000; if ($4>rss) rss=$4}
-		function med(a, n,   i,j,t) { for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}
-			return (n%2) ? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2 }
-		END { printf "%.0f %.0f %d\n", med(cpu, NR), med(wall, NR), rss }' "$tmp/samples"
+	python3 - "$runs" "$tmp/out" "$tmp/rss" "$@" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+runs, out, rssf, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+prog = shutil.which(argv[0])
+null = os.open(os.devnull, os.O_RDWR)
+acts = [(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
+cpu, wall, rss = [], [], 0
+for i in range(runs + 1):
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.monotonic()
+    pid = os.posix_spawn(prog, argv, os.environ, file_actions=acts)
+    _, _, ru = os.wait4(pid, 0)
+    t1 = time.monotonic()
+    if i > 0:
+        cpu.append((ru.ru_utime + ru.ru_stime) * 1000)
+        wall.append((t1 - t0) * 1000)
+for i in range(3):
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run(["/usr/bin/time", "-o", rssf, "-f", "%M"] + argv,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(rssf) as f:
+        rss = max(rss, int(f.read().split()[-1]))
+print("%.1f %.1f %d" % (statistics.median(cpu), statistics.median(wall), rss))
+PY
 }
 
 up=()
@@ -111,8 +131,8 @@ if [[ -n ${BENCH_IN_NS:-} ]]; then
 	up=(env PYTHONPATH="$BENCH_PYTHONPATH" /usr/bin/python3 -m cloudinit.cmd.main)
 fi
 
-# ratio A B: A/B with one decimal, "-" when B is 0 (below /usr/bin/time's 10 ms)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else printf "-" }'; }
+# ratio A B [DECIMALS]: A/B with one decimal (or DECIMALS), "-" when B is 0
+ratio() { awk -v a="$1" -v b="$2" -v d="${3:-1}" 'BEGIN { if (b > 0) printf "%.*f", d, a / b; else printf "-" }'; }
 
 echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs ($(sed -n 's/^model name\t*: //p' /proc/cpuinfo | head -1)), load $(cut -d' ' -f1-3 /proc/loadavg), $runs runs; cpu/wall ms medians, peak RSS KiB max"
 printf '%-14s %7s %7s %8s' command cpu_ms wall_ms rss_kib
@@ -135,7 +155,7 @@ for c in "${cases[@]}"; do
 		read -r ucpu uwall urss < <(measure "${up[@]}" "${args[@]}")
 		goal=
 		case $name in schema | status | query | net-convert) goal="cpu>=30x" ;; esac
-		printf ' | %7s %7s %8s | %7s %7s  %s' "$ucpu" "$uwall" "$urss" "$(ratio "$ucpu" "$cpu")" "$(ratio "$rss" "$urss")" "${goal:+$goal, }rss<=0.25x"
+		printf ' | %7s %7s %8s | %7s %7s  %s' "$ucpu" "$uwall" "$urss" "$(ratio "$ucpu" "$cpu")" "$(ratio "$rss" "$urss" 2)" "${goal:+$goal, }rss<=0.25x"
 	fi
 	echo
 done
