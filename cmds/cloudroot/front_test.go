@@ -271,3 +271,33 @@ func TestFrontLinksLittle(t *testing.T) {
 		t.Errorf("the front binary links %d packages (bound 280; the full agent links ~370)", len(deps))
 	}
 }
+
+// frontCLIFiles are the pkg/cli files the front is built from: the
+// commands it serves (served) and what they share. Every other pkg/cli
+// file starts with `//go:build !cloudroot_front`; a new file without that
+// line would link its command's dependencies into every front process.
+var frontCLIFiles = []string{
+	"allstages_front.go", "analyze.go", "analyze_plot.go", "argparse.go", "cli.go", "cloudid.go",
+	"commandindex.go", "commands_front.go", "devel.go", "develhelp.go", "features.go", "netconvert.go",
+	"pyformat.go", "query.go", "schema.go", "status.go", "termsafe.go", "toplevel.go", "uptime_linux.go",
+}
+
+// TestFrontCLIFiles: the front builds exactly frontCLIFiles of pkg/cli
+// (TestFrontLinksLittle bounds what they import; this catches a light new
+// file too).
+func TestFrontCLIFiles(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list pkg/cli's files")
+	}
+	cmd := exec.Command(gobin, "list", "-tags", "cloudroot_front", "-f", "{{join .GoFiles \" \"}}", "../../pkg/cli")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	got := strings.Fields(string(b))
+	if diff := cmp.Diff(frontCLIFiles, got); diff != "" {
+		t.Errorf("pkg/cli files in the front (-want +got); a file the front does not serve needs //go:build !cloudroot_front, one it serves belongs in frontCLIFiles and served:\n%s", diff)
+	}
+}
