@@ -17,24 +17,15 @@ import (
 // none of the other commands' dependencies (docs/performance.md, "A front
 // binary").
 func Commands() []Command {
+	served := map[string]func() Command{
+		"status": statusCommand, "query": queryCommand, "schema": schemaCommand, "analyze": analyzeCommand,
+		"cloud-id": cloudIDCommand, "features": featuresCommand, "devel": develCommand,
+	}
 	cmds := commandIndex()
 	for i, c := range cmds {
-		switch c.Name {
-		case "status":
-			cmds[i] = statusCommand()
-		case "query":
-			cmds[i] = queryCommand()
-		case "schema":
-			cmds[i] = schemaCommand()
-		case "analyze":
-			cmds[i] = analyzeCommand()
-		case "cloud-id":
-			cmds[i] = cloudIDCommand()
-		case "features":
-			cmds[i] = featuresCommand()
-		case "devel":
-			cmds[i] = develCommand()
-		default:
+		if mk, ok := served[c.Name]; ok {
+			cmds[i] = mk()
+		} else {
 			cmds[i].Run = runInAgent
 		}
 	}

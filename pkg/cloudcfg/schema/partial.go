@@ -350,42 +350,22 @@ type pruner struct {
 
 // member writes the value v of the schema keyword k.
 func (p *pruner) member(k string, v []byte) {
+	subschema := func(_ string, sub []byte) { p.schema(sub) }
 	switch k {
 	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies":
-		if jsonSpace(v, 0) >= len(v) || v[jsonSpace(v, 0)] != '{' {
+		if i := jsonSpace(v, 0); i >= len(v) || v[i] != '{' {
 			p.out.Write(v) // a malformed keyword: the compiler says so
 			return
 		}
-		p.out.WriteByte('{')
-		first := true
-		p.each(v, '{', func(name string, raw, sub []byte) {
-			if k == "properties" && p.inst != nil {
-				if _, ok := p.inst[name]; !ok {
-					return
-				}
-			}
-			if !first {
-				p.out.WriteByte(',')
-			}
-			first = false
-			p.out.Write(raw)
-			p.out.WriteByte(':')
-			p.schema(sub) // a dependencies array is no object: copied as it is
-		})
-		p.out.WriteByte('}')
+		var keep func(string) bool
+		if k == "properties" && p.inst != nil {
+			keep = func(name string) bool { _, ok := p.inst[name]; return ok }
+		}
+		p.walk(v, '{', keep, subschema) // a dependencies array is no object: copied as it is
 	case "items", "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties",
 		"not", "if", "then", "else", "contains", "propertyNames", "allOf", "anyOf", "oneOf", "prefixItems":
 		if i := jsonSpace(v, 0); i < len(v) && v[i] == '[' {
-			p.out.WriteByte('[')
-			first := true
-			p.each(v, '[', func(_ string, _, sub []byte) {
-				if !first {
-					p.out.WriteByte(',')
-				}
-				first = false
-				p.schema(sub)
-			})
-			p.out.WriteByte(']')
+			p.walk(v, '[', nil, subschema)
 			return
 		}
 		p.schema(v)
@@ -409,18 +389,34 @@ func (p *pruner) schema(v []byte) {
 		p.out.Write(v)
 		return
 	}
-	p.out.WriteByte('{')
+	p.walk(v, '{', nil, p.member)
+}
+
+// walk writes the object or array v (open '{' or '[') with the members or
+// elements keep (nil: every one) keeps: a member's raw name, then write
+// writes its value.
+func (p *pruner) walk(v []byte, open byte, keep func(name string) bool, write func(name string, v []byte)) {
+	p.out.WriteByte(open)
 	first := true
-	p.each(v, '{', func(k string, raw, sub []byte) {
+	p.each(v, open, func(name string, raw, sub []byte) {
+		if keep != nil && !keep(name) {
+			return
+		}
 		if !first {
 			p.out.WriteByte(',')
 		}
 		first = false
-		p.out.Write(raw)
-		p.out.WriteByte(':')
-		p.member(k, sub)
+		if raw != nil {
+			p.out.Write(raw)
+			p.out.WriteByte(':')
+		}
+		write(name, sub)
 	})
-	p.out.WriteByte('}')
+	if open == '[' {
+		p.out.WriteByte(']')
+	} else {
+		p.out.WriteByte('}')
+	}
 }
 
 func (p *pruner) each(v []byte, open byte, fn func(string, []byte, []byte)) {
